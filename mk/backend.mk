@@ -1,0 +1,1 @@
+# backend: sources, programs and tests of this area.

@@ -1,0 +1,1 @@
+# client: sources, programs and tests of this area.

@@ -1,0 +1,1 @@
+# codec: sources, programs and tests of this area.

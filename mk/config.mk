@@ -1,0 +1,1 @@
+# config: sources, programs and tests of this area.

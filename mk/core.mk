@@ -1,0 +1,9 @@
+# core: logging and the verbs registry (common/verbs.h).
+libnfsrdma_a_SOURCES += common/log.c common/log.h common/verbs.c common/verbs.h
+
+if HAVE_CMOCKA
+check_PROGRAMS += t/log_test
+TESTS += t/log_test
+t_log_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_log_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+endif

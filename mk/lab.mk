@@ -1,0 +1,1 @@
+# lab: sources, programs and tests of this area.

@@ -1,0 +1,1 @@
+# rdmacore: sources, programs and tests of this area.

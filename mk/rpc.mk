@@ -1,0 +1,1 @@
+# rpc: sources, programs and tests of this area.

@@ -1,0 +1,1 @@
+# server: sources, programs and tests of this area.

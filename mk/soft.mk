@@ -1,0 +1,1 @@
+# soft: sources, programs and tests of this area.

@@ -1,0 +1,1 @@
+# transport: sources, programs and tests of this area.

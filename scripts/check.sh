@@ -1,0 +1,86 @@
+#!/bin/bash
+# check.sh: install what is needed, build (warnings as errors, ASan + UBSan) and
+# run the whole test suite; then the style check and `make distcheck`; then, where
+# time allows (NFSRDMA_EXTRAS=yes|no|auto), the long runs: the Soft-RoCE lab
+# tests, the fuzz campaign and the benchmarks. Ends with "N passed, N failed[, N skipped]".
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+EXTRAS=${NFSRDMA_EXTRAS:-auto}
+START=$(date +%s)
+BUDGET=${NFSRDMA_CI_BUDGET:-4800}   # seconds for the whole run; CI allows 90 minutes
+
+pass=0 fail=0 skip=0
+log() { echo "check: $*"; }
+
+# Add up one `make check`-style run from its summary block.
+tally() { # tally LOGFILE
+	local p f s
+	p=$(sed -n 's/^# PASS: *\([0-9]*\)/\1/p; s/^# XFAIL: *\([0-9]*\)/\1/p' "$1" | awk '{s+=$1} END {print s+0}')
+	f=$(sed -n 's/^# FAIL: *\([0-9]*\)/\1/p; s/^# XPASS: *\([0-9]*\)/\1/p; s/^# ERROR: *\([0-9]*\)/\1/p' "$1" | awk '{s+=$1} END {print s+0}')
+	s=$(sed -n 's/^# SKIP: *\([0-9]*\)/\1/p' "$1" | awk '{s+=$1} END {print s+0}')
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+}
+# A step that is one check on its own (style, distcheck): pass or fail.
+step() { # step NAME CMD...
+	local name=$1
+	shift
+	if "$@" > "$top/build/$name.log" 2>&1; then
+		log "$name: ok"
+		pass=$((pass + 1))
+	else
+		log "$name: FAILED (see build/$name.log)"
+		tail -n 40 "$top/build/$name.log"
+		fail=$((fail + 1))
+	fi
+}
+left() { echo $((BUDGET - ($(date +%s) - START))); }
+
+lab_arg=""
+[ "$EXTRAS" = no ] || lab_arg=--lab
+scripts/install-deps.sh $lab_arg || { echo "check: installing dependencies failed"; echo "0 passed, 1 failed"; exit 1; }
+
+B=$top/build/check
+mkdir -p "$top/build"
+if ! scripts/build.sh "$B" --enable-werror --enable-sanitizers > "$top/build/build.log" 2>&1; then
+	tail -n 60 "$top/build/build.log"
+	echo "check: build failed"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+log "make check (ASan + UBSan)"
+make -C "$B" -j"$(nproc)" check 2>&1 | tee "$top/build/make-check.log" | grep -E '^(PASS|FAIL|SKIP|ERROR|XPASS|XFAIL):|^# ' 
+tally "$top/build/make-check.log"
+grep -q '^# FAIL: *0' "$top/build/make-check.log" && grep -q '^# ERROR: *0' "$top/build/make-check.log" ||
+	{ for f in $(grep -lE '^(FAIL|ERROR)' "$B"/t/*.log 2>/dev/null); do echo "--- $f"; tail -n 30 "$f"; done; }
+
+step format-check make -C "$B" format-check
+step distcheck make -C "$B" -j"$(nproc)" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror
+
+run_extra() { # run_extra TARGET MIN_SECONDS_LEFT
+	if [ "$EXTRAS" = no ]; then return; fi
+	if [ "$(left)" -lt "$2" ]; then
+		log "$1: skipped, $(left)s left of the budget"
+		skip=$((skip + 1))
+		return
+	fi
+	log "make $1"
+	make -C "$B" "$1" 2>&1 | tee "$top/build/$1.log" | grep -E '^(PASS|FAIL|SKIP|ERROR|XPASS|XFAIL):|^# |^bench'
+	if grep -q '^# TOTAL' "$top/build/$1.log"; then
+		tally "$top/build/$1.log"
+	elif [ "${PIPESTATUS[0]}" -eq 0 ]; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+	fi
+}
+for t in $(make -s -C "$B" print-extra-targets 2>/dev/null); do
+	run_extra "${t%%:*}" "${t##*:}"
+done
+
+log "took $(( $(date +%s) - START ))s"
+summary="$pass passed, $fail failed"
+[ "$skip" -eq 0 ] || summary="$summary, $skip skipped"
+echo "$summary"
+[ "$fail" -eq 0 ]
