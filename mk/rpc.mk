@@ -1,1 +1,18 @@
-# rpc: sources, programs and tests of this area.
+# rpc: ONC RPC (headers over libtirpc XDR, credentials, integrity MICs), the
+# server dispatcher and workers, and RPC over TCP with record marking.
+libnfsrdma_a_SOURCES += \
+	common/rpc.h common/rpc_msg.c common/rpc_auth.c common/rpc_auth.h common/rpc_svc.c \
+	common/integrity.c common/integrity.h common/net.c common/net.h \
+	common/rpc_tcp.h common/rpc_tcp.c common/rpc_tcp_clnt.c common/rpc_rec.c
+
+# The transport test program (echo and bulk), shared by the RPC and RPC/RDMA tests.
+noinst_LIBRARIES += t/libbulkprog.a
+t_libbulkprog_a_SOURCES = t/bulkprog.c t/bulkprog.h
+t_libbulkprog_a_CPPFLAGS = $(AM_CPPFLAGS)
+
+if HAVE_CMOCKA
+check_PROGRAMS += t/rpc_tcp_test
+TESTS += t/rpc_tcp_test
+t_rpc_tcp_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_rpc_tcp_test_LDADD = t/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
+endif

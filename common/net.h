@@ -1,0 +1,23 @@
+/* net.h: socket helpers shared by the TCP transport, the control socket and tests. */
+#ifndef NFSRDMA_NET_H
+#define NFSRDMA_NET_H
+
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+/* Listen on host:port (host NULL = any address, IPv6 with IPv4 mapped where possible).
+ * Returns the fd or -errno; *err names what failed. */
+int net_listen_tcp(const char *host, const char *port, int backlog, const char **err);
+/* Connect with a timeout; returns the fd or -errno. */
+int net_connect_tcp(const char *host, const char *port, int timeout_ms);
+/* The port a socket is bound to (for tests that listen on port 0). */
+int net_local_port(int fd);
+/* "address:port" of sa into buf. */
+const char *net_addr_str(const struct sockaddr *sa, char *buf, size_t len);
+/* Read or write exactly len bytes, retrying on EINTR and short transfers; 0 or -errno
+ * (-ECONNRESET at end of file). */
+int net_read_full(int fd, void *buf, size_t len);
+int net_writev_full(int fd, struct iovec *iov, int iovcnt);
+
+#endif

@@ -1,0 +1,368 @@
+/*
+ * rpc_svc.c: the server side of RPC, shared by every transport: a table of
+ * programs, the call dispatcher (header, credential, MIC, arguments, procedure,
+ * reply) and the worker threads that run it.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "integrity.h"
+#include "log.h"
+#include "rpc.h"
+#include "rpc_auth.h"
+
+#define MAX_PROGRAMS 16
+
+struct rpc_server {
+	struct rpc_program progs[MAX_PROGRAMS];
+	unsigned nprogs;
+	const struct integrity_key *key;
+
+	pthread_mutex_t lock; /* protects the queue and stopping */
+	pthread_cond_t cond;
+	struct rpc_work *head, *tail;
+	int stopping;
+	unsigned nthreads;
+	pthread_t *threads;
+};
+
+/* Worker thread: run queued work until told to stop and the queue is empty. */
+static void *worker_main(void *arg)
+{
+	struct rpc_server *srv = arg;
+
+	pthread_mutex_lock(&srv->lock);
+	for (;;) {
+		struct rpc_work *w = srv->head;
+
+		if (w == NULL) {
+			if (srv->stopping)
+				break;
+			pthread_cond_wait(&srv->cond, &srv->lock);
+			continue;
+		}
+		srv->head = w->next;
+		if (srv->head == NULL)
+			srv->tail = NULL;
+		pthread_mutex_unlock(&srv->lock);
+		w->run(w);
+		pthread_mutex_lock(&srv->lock);
+	}
+	pthread_mutex_unlock(&srv->lock);
+	return NULL;
+}
+
+int rpc_server_create(const struct rpc_server_params *p, struct rpc_server **out)
+{
+	struct rpc_server *srv = calloc(1, sizeof(*srv));
+	unsigned n = p->threads ? p->threads : 1;
+
+	if (!srv)
+		return -ENOMEM;
+	srv->key = p->key;
+	pthread_mutex_init(&srv->lock, NULL);
+	pthread_cond_init(&srv->cond, NULL);
+	srv->threads = calloc(n, sizeof(pthread_t));
+	if (!srv->threads) {
+		free(srv);
+		return -ENOMEM;
+	}
+	for (; srv->nthreads < n; srv->nthreads++) {
+		int rc = pthread_create(&srv->threads[srv->nthreads], NULL, worker_main, srv);
+
+		if (rc) {
+			log_err("cannot start worker thread: %s", strerror(rc));
+			rpc_server_destroy(srv);
+			return -rc;
+		}
+	}
+	*out = srv;
+	return 0;
+}
+
+int rpc_server_add_program(struct rpc_server *srv, const struct rpc_program *prog)
+{
+	if (srv->nprogs == MAX_PROGRAMS)
+		return -ENOSPC;
+	srv->progs[srv->nprogs++] = *prog;
+	return 0;
+}
+
+void rpc_server_submit(struct rpc_server *srv, struct rpc_work *w)
+{
+	w->next = NULL;
+	pthread_mutex_lock(&srv->lock);
+	if (srv->tail)
+		srv->tail->next = w;
+	else
+		srv->head = w;
+	srv->tail = w;
+	pthread_cond_signal(&srv->cond);
+	pthread_mutex_unlock(&srv->lock);
+}
+
+void rpc_server_destroy(struct rpc_server *srv)
+{
+	if (!srv)
+		return;
+	pthread_mutex_lock(&srv->lock);
+	srv->stopping = 1;
+	pthread_cond_broadcast(&srv->cond);
+	pthread_mutex_unlock(&srv->lock);
+	for (unsigned i = 0; i < srv->nthreads; i++)
+		pthread_join(srv->threads[i], NULL);
+	free(srv->threads);
+	pthread_cond_destroy(&srv->cond);
+	pthread_mutex_destroy(&srv->lock);
+	free(srv);
+}
+
+/* ---- the dispatcher ---- */
+
+/* Find the program and procedure, or say why the call cannot run. */
+static enum rpc_reject find_proc(struct rpc_server *srv, const struct call_body *cb,
+				 const struct rpc_program **progp, uint32_t *low, uint32_t *high)
+{
+	const struct rpc_program *found = NULL;
+
+	*low = UINT32_MAX;
+	*high = 0;
+	for (unsigned i = 0; i < srv->nprogs; i++) {
+		const struct rpc_program *p = &srv->progs[i];
+
+		if (p->prog != cb->cb_prog)
+			continue;
+		if (p->vers < *low)
+			*low = p->vers;
+		if (p->vers > *high)
+			*high = p->vers;
+		if (p->vers == cb->cb_vers)
+			found = p;
+	}
+	if (*high == 0)
+		return RPC_PROG_UNAVAIL;
+	if (!found)
+		return RPC_PROG_MISMATCH;
+	*progp = found;
+	if (cb->cb_proc >= found->nprocs || found->procs[cb->cb_proc].fn == NULL)
+		return RPC_PROC_UNAVAIL;
+	return RPC_OK;
+}
+
+/* Encode a reply header and, for a run call, its results; patches the MIC in. */
+static int encode_reply(struct rpc_server *srv, struct rpc_xreq *x, int with_mic, int auth_why)
+{
+	uint8_t mic[INTEGRITY_MIC_LEN] = {0};
+	struct rpc_msg msg;
+	size_t res_start, end;
+	XDR xdrs;
+	int ok;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.rm_xid = x->xid;
+	msg.rm_direction = REPLY;
+	if (x->status == RPC_RPC_MISMATCH || x->status == RPC_AUTH_ERROR) {
+		msg.rm_reply.rp_stat = MSG_DENIED;
+		if (x->status == RPC_AUTH_ERROR) {
+			msg.rjcted_rply.rj_stat = AUTH_ERROR;
+			msg.rjcted_rply.rj_why = (enum auth_stat)auth_why;
+		} else {
+			msg.rjcted_rply.rj_stat = RPC_MISMATCH;
+			msg.rjcted_rply.rj_vers.low = RPC_MSG_VERSION;
+			msg.rjcted_rply.rj_vers.high = RPC_MSG_VERSION;
+		}
+	} else {
+		msg.rm_reply.rp_stat = MSG_ACCEPTED;
+		msg.acpted_rply.ar_verf.oa_flavor = with_mic ? AUTH_NFSRDMA_HMAC : AUTH_NONE;
+		msg.acpted_rply.ar_verf.oa_base = (caddr_t)mic;
+		msg.acpted_rply.ar_verf.oa_length = with_mic ? INTEGRITY_MIC_LEN : 0;
+		msg.acpted_rply.ar_results.where = NULL;
+		msg.acpted_rply.ar_results.proc = (xdrproc_t)xdr_void;
+		switch (x->status) {
+		case RPC_OK:
+			msg.acpted_rply.ar_stat = SUCCESS;
+			msg.acpted_rply.ar_results.where = x->res;
+			msg.acpted_rply.ar_results.proc = x->desc->xdr_res;
+			break;
+		case RPC_PROG_UNAVAIL:
+			msg.acpted_rply.ar_stat = PROG_UNAVAIL;
+			break;
+		case RPC_PROG_MISMATCH:
+			msg.acpted_rply.ar_stat = PROG_MISMATCH;
+			msg.acpted_rply.ar_vers.low = x->vers_low;
+			msg.acpted_rply.ar_vers.high = x->vers_high;
+			break;
+		case RPC_PROC_UNAVAIL:
+			msg.acpted_rply.ar_stat = PROC_UNAVAIL;
+			break;
+		case RPC_GARBAGE_ARGS:
+			msg.acpted_rply.ar_stat = GARBAGE_ARGS;
+			break;
+		default:
+			msg.acpted_rply.ar_stat = SYSTEM_ERR;
+			break;
+		}
+	}
+	xdrmem_create(&xdrs, (char *)x->reply, (u_int)x->reply_cap, XDR_ENCODE);
+	xdrs.x_public = (char *)x->res_ddp;
+	if (x->res_ddp)
+		x->res_ddp->nitems = 0;
+	ok = xdr_replymsg(&xdrs, &msg);
+	end = xdr_getpos(&xdrs);
+	xdr_destroy(&xdrs);
+	if (!ok)
+		return -ENOSPC;
+	x->reply_len = end;
+	if (with_mic && msg.rm_reply.rp_stat == MSG_ACCEPTED) {
+		/* xid, direction, reply_stat, verifier flavor and length, MIC */
+		res_start = 5 * 4 + INTEGRITY_MIC_LEN;
+		if (rpc_reply_mic(srv->key, x->xid, x->reply, res_start, end, x->res_ddp, mic))
+			return -EIO;
+		memcpy(x->reply + 5 * 4, mic, INTEGRITY_MIC_LEN);
+	}
+	return 0;
+}
+
+/* Decode and check the credential and verifier; the MIC is checked later. */
+static int check_auth(struct rpc_server *srv, struct rpc_xreq *x, const struct rpc_msg *msg,
+		      uint32_t *seq)
+{
+	const struct opaque_auth *cr = &msg->rm_call.cb_cred, *vf = &msg->rm_call.cb_verf;
+	int why = rpc_auth_decode_cred((uint32_t)cr->oa_flavor, (const uint8_t *)cr->oa_base,
+				       cr->oa_length, srv->key, &x->req.cred, seq);
+
+	if (why)
+		return why;
+	if (cr->oa_flavor == AUTH_NFSRDMA_HMAC) {
+		if (vf->oa_flavor != AUTH_NFSRDMA_HMAC || vf->oa_length != INTEGRITY_MIC_LEN)
+			return AUTH_BADVERF;
+	} else if (vf->oa_flavor != AUTH_NONE) {
+		return AUTH_BADVERF;
+	}
+	return 0;
+}
+
+/* Check the call's MIC over its header and the argument stream as decoded. */
+static int check_mic(struct rpc_server *srv, struct rpc_xreq *x, const struct rpc_msg *msg,
+		     size_t verf_end)
+{
+	uint8_t mic[INTEGRITY_MIC_LEN];
+	size_t cred_end = verf_end - 8 - INTEGRITY_MIC_LEN;
+
+	if (rpc_call_mic(srv->key, x->call, cred_end, verf_end, x->call_len, x->args_ddp, mic))
+		return AUTH_FAILED;
+	if (!integrity_mic_equal(mic, (const uint8_t *)msg->rm_call.cb_verf.oa_base)) {
+		log_warn("xid %#x: call integrity MIC does not match", x->xid);
+		return AUTH_BADVERF;
+	}
+	return 0;
+}
+
+/* Run a decoded, authorised call; sets x->status for what the reply says. */
+static int decode_and_run(struct rpc_server *srv, struct rpc_xreq *x, const struct rpc_msg *msg,
+			  const struct rpc_program *prog, XDR *xdrs, size_t verf_end)
+{
+	const struct rpc_proc_desc *d = &prog->procs[msg->rm_call.cb_proc];
+	int why;
+
+	x->desc = d;
+	x->args = calloc(1, d->args_size ? d->args_size : 1);
+	x->res = calloc(1, d->res_size ? d->res_size : 1);
+	if (!x->args || !x->res) {
+		x->status = RPC_SYSTEM_ERR;
+		return 0;
+	}
+	xdrs->x_public = (char *)x->args_ddp;
+	if (!d->xdr_args(xdrs, x->args)) {
+		x->status = RPC_GARBAGE_ARGS;
+		return 0;
+	}
+	if (x->req.cred.flavor == AUTH_NFSRDMA_HMAC) {
+		why = check_mic(srv, x, msg, verf_end);
+		if (why)
+			return why;
+		x->req.integrity_ok = 1;
+	}
+	x->req.prog_ctx = prog->ctx;
+	d->fn(&x->req, x->args, x->res);
+	x->ran = 1;
+	x->status = RPC_OK;
+	return 0;
+}
+
+int rpc_dispatch(struct rpc_server *srv, struct rpc_xreq *x)
+{
+	uint8_t credbuf[RPC_MAX_AUTH_BYTES], verfbuf[RPC_MAX_AUTH_BYTES];
+	const struct rpc_program *prog = NULL;
+	struct rpc_msg msg;
+	uint32_t seq = 0, dir;
+	int why = 0, rc;
+	size_t verf_end;
+	XDR xdrs;
+
+	x->desc = NULL;
+	x->args = x->res = NULL;
+	x->ran = 0;
+	x->reply_len = 0;
+	memset(&x->req, 0, sizeof(x->req));
+	if (rpc_peek_xid(x->call, x->call_len, &x->xid) || x->call_len < 8)
+		return -EBADMSG;
+	if (rpc_peek_xid(x->call + 4, 4, &dir) || dir != CALL)
+		return -EBADMSG;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.rm_call.cb_cred.oa_base = (caddr_t)credbuf;
+	msg.rm_call.cb_verf.oa_base = (caddr_t)verfbuf;
+	xdrmem_create(&xdrs, (char *)x->call, (u_int)x->call_len, XDR_DECODE);
+	if (!xdr_callmsg(&xdrs, &msg)) {
+		x->status = RPC_GARBAGE_ARGS;
+	} else if (msg.rm_call.cb_rpcvers != RPC_MSG_VERSION) {
+		x->status = RPC_RPC_MISMATCH;
+	} else if ((why = check_auth(srv, x, &msg, &seq)) != 0) {
+		x->status = RPC_AUTH_ERROR;
+	} else if ((x->status = find_proc(srv, &msg.rm_call, &prog, &x->vers_low, &x->vers_high)) ==
+		   RPC_OK) {
+		x->req.xid = x->xid;
+		x->req.prog = msg.rm_call.cb_prog;
+		x->req.vers = msg.rm_call.cb_vers;
+		x->req.proc = msg.rm_call.cb_proc;
+		x->req.peer = x->peer;
+		x->req.peer_len = x->peer_len;
+		x->req.get_buf = x->get_buf;
+		x->req.xprt_req = x->xprt_req;
+		verf_end = xdr_getpos(&xdrs);
+		why = decode_and_run(srv, x, &msg, prog, &xdrs, verf_end);
+		if (why)
+			x->status = RPC_AUTH_ERROR;
+	}
+	xdr_destroy(&xdrs);
+	if (x->status != RPC_OK)
+		log_debug("xid %#x: %s", x->xid, rpc_reject_str(x->status));
+
+	rc = encode_reply(srv, x, x->status == RPC_OK && x->req.integrity_ok, why);
+	if (rc == -ENOSPC && x->status == RPC_OK) {
+		log_warn("xid %#x: %s reply does not fit in %zu bytes", x->xid, x->desc->name,
+			 x->reply_cap);
+		x->status = RPC_SYSTEM_ERR;
+		rc = encode_reply(srv, x, x->req.integrity_ok, 0);
+	}
+	return rc;
+}
+
+void rpc_dispatch_done(struct rpc_xreq *x)
+{
+	if (x->desc && x->args)
+		xdr_free(x->desc->xdr_args, x->args);
+	if (x->ran) {
+		if (x->desc->free_res)
+			x->desc->free_res(&x->req, x->res);
+		else
+			xdr_free(x->desc->xdr_res, x->res);
+	}
+	free(x->args);
+	free(x->res);
+	x->args = x->res = NULL;
+	x->desc = NULL;
+	x->ran = 0;
+}

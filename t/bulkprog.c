@@ -1,0 +1,141 @@
+/* bulkprog.c: the transport test program's XDR and procedures (see bulkprog.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bulkprog.h"
+
+bool_t xdr_bulk_blob(XDR *xdrs, struct bulk_blob *b)
+{
+	return xdr_bytes(xdrs, &b->data, &b->len, BULK_MAXDATA);
+}
+
+bool_t xdr_bulk_put_args(XDR *xdrs, struct bulk_put_args *a)
+{
+	return xdr_u_int(xdrs, &a->seed) &&
+	       xdr_ddp_opaque(xdrs, &a->data.data, &a->data.len, BULK_MAXDATA);
+}
+
+bool_t xdr_bulk_sum(XDR *xdrs, struct bulk_sum *s)
+{
+	return xdr_u_int(xdrs, &s->len) && xdr_u_int(xdrs, &s->sum);
+}
+
+bool_t xdr_bulk_get_args(XDR *xdrs, struct bulk_get_args *a)
+{
+	return xdr_u_int(xdrs, &a->seed) && xdr_u_int(xdrs, &a->len);
+}
+
+bool_t xdr_bulk_get_res(XDR *xdrs, struct bulk_get_res *r)
+{
+	return xdr_u_int(xdrs, &r->len) &&
+	       xdr_ddp_opaque(xdrs, &r->data.data, &r->data.len, BULK_MAXDATA);
+}
+
+void bulk_fill(void *buf, size_t len, uint32_t seed)
+{
+	uint8_t *p = buf;
+	uint32_t x = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < len; i++) {
+		if ((i & 3) == 0)
+			x = x * 1103515245u + 12345u;
+		p[i] = (uint8_t)(x >> (8 * (i & 3)));
+	}
+}
+
+uint32_t bulk_checksum(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	uint32_t a = 1, b = 0; /* Adler-32 without the modulo shortcut */
+
+	for (size_t i = 0; i < len; i++) {
+		a = (a + p[i]) % 65521;
+		b = (b + a) % 65521;
+	}
+	return (b << 16) | a;
+}
+
+static void proc_null(struct rpc_req *req, void *args, void *res)
+{
+}
+
+static void proc_echo(struct rpc_req *req, void *args, void *res)
+{
+	struct bulk_blob *in = args, *out = res;
+
+	out->len = in->len;
+	out->data = malloc(in->len ? in->len : 1);
+	if (out->data)
+		memcpy(out->data, in->data, in->len);
+	else
+		out->len = 0;
+}
+
+static void proc_put(struct rpc_req *req, void *args, void *res)
+{
+	struct bulk_put_args *a = args;
+	struct bulk_sum *s = res;
+
+	s->len = a->data.len;
+	s->sum = bulk_checksum(a->data.data, a->data.len);
+}
+
+static void proc_get(struct rpc_req *req, void *args, void *res)
+{
+	struct bulk_get_args *a = args;
+	struct bulk_get_res *r = res;
+
+	r->data.data = req->get_buf(req, a->len);
+	r->len = r->data.data ? a->len : 0;
+	r->data.len = r->len;
+	if (r->data.data)
+		bulk_fill(r->data.data, a->len, a->seed);
+}
+
+/* GET's data belongs to the transport (get_buf): nothing to free. */
+static void free_nothing(struct rpc_req *req, void *res)
+{
+}
+
+static void proc_big(struct rpc_req *req, void *args, void *res)
+{
+	u_int *len = args;
+	struct bulk_blob *out = res;
+
+	out->data = malloc(*len ? *len : 1);
+	out->len = out->data ? *len : 0;
+	if (out->data)
+		bulk_fill(out->data, *len, *len);
+}
+
+static void proc_sum(struct rpc_req *req, void *args, void *res)
+{
+	struct bulk_blob *in = args;
+	struct bulk_sum *s = res;
+
+	s->len = in->len;
+	s->sum = bulk_checksum(in->data, in->len);
+}
+
+#define PROC(n, fn, xa, ta, xr, tr, fr)                                                            \
+	[n] = {#n, (xdrproc_t)(xa), (xdrproc_t)(xr), sizeof(ta), sizeof(tr), fn, fr, 0}
+
+const struct rpc_proc_desc bulk_procs[BULK_NPROCS] = {
+	PROC(BULK_NULL, proc_null, xdr_void, char, xdr_void, char, NULL),
+	PROC(BULK_ECHO, proc_echo, xdr_bulk_blob, struct bulk_blob, xdr_bulk_blob, struct bulk_blob,
+	     NULL),
+	PROC(BULK_PUT, proc_put, xdr_bulk_put_args, struct bulk_put_args, xdr_bulk_sum,
+	     struct bulk_sum, NULL),
+	PROC(BULK_GET, proc_get, xdr_bulk_get_args, struct bulk_get_args, xdr_bulk_get_res,
+	     struct bulk_get_res, free_nothing),
+	PROC(BULK_BIG, proc_big, xdr_u_int, u_int, xdr_bulk_blob, struct bulk_blob, NULL),
+	PROC(BULK_SUM, proc_sum, xdr_bulk_blob, struct bulk_blob, xdr_bulk_sum, struct bulk_sum,
+	     NULL),
+};
+
+const struct rpc_program bulk_program = {
+	.prog = BULKPROG,
+	.vers = BULKVERS,
+	.procs = bulk_procs,
+	.nprocs = BULK_NPROCS,
+};
