@@ -169,12 +169,15 @@ void rpc_server_destroy(struct rpc_server *srv);
 
 /*
  * Decode the call in x, check its credential (and MIC), run the procedure and
- * encode the reply into x->reply. Always produces a reply unless the call is
- * too short to carry an xid or is not a CALL (then returns -EBADMSG and the
- * transport drops it). Must be followed by rpc_dispatch_done() once the
- * transport no longer needs the results (after the reply and its RDMA went out).
+ * encode the reply into x->reply. Returns 0 with a reply; -EBADMSG when the
+ * message is too short to carry an xid or is not a CALL (the transport drops
+ * it); -EMSGSIZE when the results do not fit in x->reply_cap: the transport
+ * may point x->reply at more room and call rpc_reencode(), which falls back to
+ * a SYSTEM_ERR reply if they still do not fit. Must be followed by
+ * rpc_dispatch_done() once the transport no longer needs the results.
  */
 int rpc_dispatch(struct rpc_server *srv, struct rpc_xreq *x);
+int rpc_reencode(struct rpc_server *srv, struct rpc_xreq *x);
 void rpc_dispatch_done(struct rpc_xreq *x);
 
 /* ---- the client side ---- */

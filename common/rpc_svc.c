@@ -341,6 +341,15 @@ int rpc_dispatch(struct rpc_server *srv, struct rpc_xreq *x)
 		log_debug("xid %#x: %s", x->xid, rpc_reject_str(x->status));
 
 	rc = encode_reply(srv, x, x->status == RPC_OK && x->req.integrity_ok, why);
+	if (rc == -ENOSPC && x->status == RPC_OK)
+		return -EMSGSIZE; /* the transport may offer more room: rpc_reencode() */
+	return rc;
+}
+
+int rpc_reencode(struct rpc_server *srv, struct rpc_xreq *x)
+{
+	int rc = encode_reply(srv, x, x->status == RPC_OK && x->req.integrity_ok, 0);
+
 	if (rc == -ENOSPC && x->status == RPC_OK) {
 		log_warn("xid %#x: %s reply does not fit in %zu bytes", x->xid, x->desc->name,
 			 x->reply_cap);

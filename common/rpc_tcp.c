@@ -124,6 +124,9 @@ static void tcp_req_run(struct rpc_work *w)
 	struct tcp_conn *c = r->conn;
 	int rc = rpc_dispatch(c->l->srv, &r->x);
 
+	if (rc == -EMSGSIZE)
+		rc = rpc_reencode(c->l->srv, &r->x);
+
 	if (rc == 0) {
 		rc = rpc_rec_write(c->fd, &c->wlock, r->x.reply, r->x.reply_len, &r->res_ddp);
 		if (rc)

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #define VB_NAME_MAX	    64
 #define VB_MAX_PRIVATE_DATA 56 /* what an IB CM REQ carries; RFC 8797 needs 8 */
@@ -79,6 +80,8 @@ struct vb_conn {
 	struct vb_cq *recv_cq;	/* set by create_qp */
 	void *context;		/* the user's */
 	char peer[VB_NAME_MAX]; /* "address:port" of the other side, for logs */
+	struct sockaddr_storage peer_addr; /* the other side's address, for access checks */
+	socklen_t peer_addr_len; /* 0 where the provider cannot tell */
 	uint8_t ird;		/* RDMA Reads the peer may have outstanding at us */
 	uint8_t ord;		/* RDMA Reads we may have outstanding at the peer */
 };

@@ -1,0 +1,620 @@
+/* rpcrdma_reg.c: the registration strategies (see rpcrdma_reg.h). */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "rpcrdma_reg.h"
+
+#define CLASS_MIN_SHIFT 12 /* 4 KiB */
+#define NCLASSES        14 /* 4 KiB .. 32 MiB */
+#define ARENA_WAIT_S    10 /* how long a get waits for arena space */
+
+struct rr_reg_ctx {
+	enum rr_reg kind;
+	struct vb_pd *pd;
+	struct rr_params p;
+	unsigned remote_rights;
+	struct rr_stats *st;
+
+	pthread_mutex_t lock; /* protects everything below */
+	pthread_cond_t cond;  /* arena space or a window came free */
+	struct rr_buf *free[2][NCLASSES]; /* [registered with remote rights][class] */
+	size_t cached_bytes;              /* cache: idle bytes on the free lists */
+
+	uint8_t *arena;                   /* fastreg, allphys */
+	size_t arena_size, arena_used;
+	struct vb_mr *arena_mr;
+
+	struct vb_mw **mws;               /* fastreg: free windows */
+	unsigned nmws, nmw_free;
+
+	pthread_t reg_thread;             /* dynamic: background registrations */
+	int reg_thread_up, reg_stop;
+	struct rr_buf *reg_head, *reg_tail;
+	pthread_cond_t reg_cond;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void stat_add(uint64_t *v, int64_t d)
+{
+	__atomic_add_fetch(v, (uint64_t)d, __ATOMIC_RELAXED);
+}
+
+static int size_class(size_t len)
+{
+	for (int c = 0; c < NCLASSES; c++)
+		if (len <= ((size_t)1 << (CLASS_MIN_SHIFT + c)))
+			return c;
+	return -1;
+}
+
+static size_t class_size(int c)
+{
+	return (size_t)1 << (CLASS_MIN_SHIFT + c);
+}
+
+/* Register [addr, addr+len) with access, counting it. */
+static int do_reg(struct rr_reg_ctx *r, void *addr, size_t len, unsigned access, struct vb_mr **mr)
+{
+	uint64_t t0 = now_ns();
+	int rc = vb_reg_mr(r->pd, addr, len, access, mr);
+
+	stat_add(&r->st->reg_ns, (int64_t)(now_ns() - t0));
+	if (rc)
+		return rc;
+	stat_add(&r->st->regs, 1);
+	stat_add(&r->st->registered_now, (int64_t)len);
+	if (access & VB_ACCESS_REMOTE)
+		stat_add(&r->st->remote_regs_now, 1);
+	return 0;
+}
+
+static void do_dereg(struct rr_reg_ctx *r, struct vb_mr *mr)
+{
+	size_t len = mr->length;
+	int remote = (mr->access & VB_ACCESS_REMOTE) != 0;
+	uint64_t t0 = now_ns();
+	int rc = vb_dereg_mr(mr);
+
+	if (rc)
+		log_err("deregistration failed: %s", strerror(-rc));
+	stat_add(&r->st->dereg_ns, (int64_t)(now_ns() - t0));
+	stat_add(&r->st->deregs, 1);
+	stat_add(&r->st->registered_now, -(int64_t)len);
+	if (remote)
+		stat_add(&r->st->remote_regs_now, -1);
+}
+
+static unsigned local_rights(void)
+{
+	return VB_ACCESS_LOCAL_WRITE;
+}
+
+/* ---- dynamic: background registration ---- */
+
+static void *reg_thread_main(void *arg)
+{
+	struct rr_reg_ctx *r = arg;
+
+	pthread_mutex_lock(&r->lock);
+	for (;;) {
+		struct rr_buf *b = r->reg_head;
+
+		if (!b) {
+			if (r->reg_stop)
+				break;
+			pthread_cond_wait(&r->reg_cond, &r->lock);
+			continue;
+		}
+		r->reg_head = b->next;
+		if (!r->reg_head)
+			r->reg_tail = NULL;
+		pthread_mutex_unlock(&r->lock);
+		b->reg_rc = do_reg(r, b->addr, b->len,
+				   local_rights() | (b->remote ? r->remote_rights : 0), &b->mr);
+		pthread_mutex_lock(&r->lock);
+		b->reg_done = 1;
+		pthread_cond_broadcast(&r->cond);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+static int dynamic_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf *b)
+{
+	b->len = len;
+	if (posix_memalign(&b->addr, 4096, len ? len : 1))
+		return -ENOMEM;
+	b->remote = (flags & RR_GET_EXPOSE) != 0;
+	if ((flags & RR_GET_ASYNC) && r->reg_thread_up) {
+		pthread_mutex_lock(&r->lock);
+		b->next = NULL;
+		if (r->reg_tail)
+			r->reg_tail->next = b;
+		else
+			r->reg_head = b;
+		r->reg_tail = b;
+		pthread_cond_signal(&r->reg_cond);
+		pthread_mutex_unlock(&r->lock);
+		return 0;
+	}
+	b->reg_rc = do_reg(r, b->addr, len, local_rights() | (b->remote ? r->remote_rights : 0),
+			   &b->mr);
+	b->reg_done = 1;
+	if (b->reg_rc) {
+		free(b->addr);
+		return b->reg_rc;
+	}
+	return 0;
+}
+
+int rr_buf_wait(struct rr_reg_ctx *r, struct rr_buf *b)
+{
+	if (!b->reg_done) {
+		pthread_mutex_lock(&r->lock);
+		while (!b->reg_done)
+			pthread_cond_wait(&r->cond, &r->lock);
+		pthread_mutex_unlock(&r->lock);
+	}
+	if (b->reg_rc == 0 && b->mr)
+		b->lkey = b->mr->lkey;
+	return b->reg_rc;
+}
+
+/* ---- cache ---- */
+
+/* Evict idle entries, largest first, until the cache is under its low watermark. */
+static void cache_trim(struct rr_reg_ctx *r)
+{
+	size_t high = r->p.cache_budget / 100 * r->p.cache_high;
+	size_t low = r->p.cache_budget / 100 * r->p.cache_low;
+	struct rr_buf *victims = NULL;
+
+	if (r->cached_bytes <= high)
+		return;
+	for (int c = NCLASSES - 1; c >= 0 && r->cached_bytes > low; c--) {
+		for (int rem = 0; rem < 2 && r->cached_bytes > low; rem++) {
+			while (r->free[rem][c] && r->cached_bytes > low) {
+				struct rr_buf *b = r->free[rem][c];
+
+				r->free[rem][c] = b->next;
+				r->cached_bytes -= b->len;
+				b->next = victims;
+				victims = b;
+			}
+		}
+	}
+	pthread_mutex_unlock(&r->lock);
+	while (victims) {
+		struct rr_buf *b = victims;
+
+		victims = b->next;
+		do_dereg(r, b->mr);
+		free(b->addr);
+		free(b);
+	}
+	pthread_mutex_lock(&r->lock);
+}
+
+static int cache_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf **out)
+{
+	int c = size_class(len), rem = (flags & RR_GET_EXPOSE) != 0;
+	struct rr_buf *b;
+	int rc;
+
+	if (c < 0)
+		return -EMSGSIZE;
+	pthread_mutex_lock(&r->lock);
+	b = r->free[rem][c];
+	if (b) {
+		r->free[rem][c] = b->next;
+		r->cached_bytes -= b->len;
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (b) {
+		stat_add(&r->st->cache_hits, 1);
+		*out = b;
+		return 0;
+	}
+	stat_add(&r->st->cache_misses, 1);
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->len = class_size(c);
+	b->cls = c;
+	b->remote = rem;
+	if (posix_memalign(&b->addr, 4096, b->len)) {
+		free(b);
+		return -ENOMEM;
+	}
+	rc = do_reg(r, b->addr, b->len, local_rights() | (rem ? r->remote_rights : 0), &b->mr);
+	if (rc) {
+		free(b->addr);
+		free(b);
+		return rc;
+	}
+	b->lkey = b->mr->lkey;
+	b->reg_done = 1;
+	*out = b;
+	return 0;
+}
+
+static void cache_put(struct rr_reg_ctx *r, struct rr_buf *b)
+{
+	pthread_mutex_lock(&r->lock);
+	b->next = r->free[b->remote][b->cls];
+	r->free[b->remote][b->cls] = b;
+	r->cached_bytes += b->len;
+	cache_trim(r);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* ---- arenas (fastreg, allphys) ---- */
+
+static int arena_get(struct rr_reg_ctx *r, size_t len, struct rr_buf **out)
+{
+	int c = size_class(len);
+	struct timespec deadline;
+	struct rr_buf *b = NULL;
+
+	if (c < 0 || class_size(c) > r->arena_size)
+		return -EMSGSIZE;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += ARENA_WAIT_S;
+	pthread_mutex_lock(&r->lock);
+	while (!b) {
+		if ((b = r->free[0][c]) != NULL) {
+			r->free[0][c] = b->next;
+			break;
+		}
+		if (r->arena_used + class_size(c) <= r->arena_size) {
+			b = calloc(1, sizeof(*b));
+			if (!b)
+				break;
+			b->addr = r->arena + r->arena_used;
+			b->len = class_size(c);
+			b->cls = c;
+			b->lkey = r->arena_mr->lkey;
+			b->reg_done = 1;
+			r->arena_used += b->len;
+			break;
+		}
+		if (pthread_cond_timedwait(&r->cond, &r->lock, &deadline) == ETIMEDOUT)
+			break;
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (!b) {
+		log_warn("registered arena of %zu bytes exhausted", r->arena_size);
+		return -ENOMEM;
+	}
+	*out = b;
+	return 0;
+}
+
+static void arena_put(struct rr_reg_ctx *r, struct rr_buf *b)
+{
+	pthread_mutex_lock(&r->lock);
+	b->next = r->free[0][b->cls];
+	r->free[0][b->cls] = b;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+static int arena_create(struct rr_reg_ctx *r, unsigned access)
+{
+	size_t sz = r->p.arena_size;
+
+	if (posix_memalign((void **)&r->arena, 4096, sz))
+		return -ENOMEM;
+	memset(r->arena, 0, sz);
+	r->arena_size = sz;
+	return do_reg(r, r->arena, sz, access, &r->arena_mr);
+}
+
+static int windows_create(struct rr_reg_ctx *r)
+{
+	r->mws = calloc(r->p.fastreg_pool, sizeof(*r->mws));
+	if (!r->mws)
+		return -ENOMEM;
+	for (; r->nmws < r->p.fastreg_pool; r->nmws++) {
+		int rc = vb_alloc_mw(r->pd, &r->mws[r->nmws]);
+
+		if (rc)
+			return rc;
+	}
+	r->nmw_free = r->nmws;
+	return 0;
+}
+
+/* fastreg: bind a window with a fresh key over b. */
+static int window_bind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b)
+{
+	struct timespec deadline;
+	struct vb_mw *mw = NULL;
+	int rc;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += ARENA_WAIT_S;
+	pthread_mutex_lock(&r->lock);
+	while (r->nmw_free == 0)
+		if (pthread_cond_timedwait(&r->cond, &r->lock, &deadline) == ETIMEDOUT)
+			break;
+	if (r->nmw_free)
+		mw = r->mws[--r->nmw_free];
+	pthread_mutex_unlock(&r->lock);
+	if (!mw)
+		return -EAGAIN;
+	rc = vb_bind_mw(conn, mw, r->arena_mr, b->addr, b->len, r->remote_rights, 0, 0);
+	if (rc) {
+		pthread_mutex_lock(&r->lock);
+		r->mws[r->nmw_free++] = mw;
+		pthread_mutex_unlock(&r->lock);
+		return rc;
+	}
+	stat_add(&r->st->binds, 1);
+	stat_add(&r->st->remote_regs_now, 1);
+	b->mw = mw;
+	b->rkey = mw->rkey;
+	return 0;
+}
+
+/* fastreg: invalidate b's window; if the connection cannot, replace the window. */
+static void window_unbind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b)
+{
+	struct vb_mw *mw = b->mw;
+
+	if (vb_bind_mw(conn, mw, r->arena_mr, b->addr, 0, 0, 0, 0) != 0) {
+		vb_dealloc_mw(mw);
+		if (vb_alloc_mw(r->pd, &mw) != 0) {
+			log_err("cannot replace a memory window; the pool shrinks");
+			mw = NULL;
+		}
+	}
+	stat_add(&r->st->remote_regs_now, -1);
+	b->mw = NULL;
+	b->rkey = 0;
+	pthread_mutex_lock(&r->lock);
+	if (mw)
+		r->mws[r->nmw_free++] = mw;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* ---- the interface ---- */
+
+int rr_reg_create(struct vb_pd *pd, const struct rr_params *p, unsigned remote_rights,
+		  struct rr_stats *stats, struct rr_reg_ctx **out)
+{
+	struct rr_reg_ctx *r = calloc(1, sizeof(*r));
+	int rc = 0;
+
+	if (!r)
+		return -ENOMEM;
+	r->kind = p->reg;
+	r->pd = pd;
+	r->p = *p;
+	r->remote_rights = remote_rights;
+	r->st = stats;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->cond, NULL);
+	pthread_cond_init(&r->reg_cond, NULL);
+	switch (r->kind) {
+	case RR_REG_ALLPHYS:
+		if (!p->trusted_peers) {
+			log_err("registration 'allphys' exposes the whole arena with one key: "
+				"it needs trusted_peers = true");
+			rc = -EPERM;
+			break;
+		}
+		rc = arena_create(r, local_rights() | remote_rights);
+		break;
+	case RR_REG_FASTREG:
+		rc = arena_create(r, local_rights() | VB_ACCESS_MW_BIND);
+		if (rc == 0 && remote_rights)
+			rc = windows_create(r);
+		if (rc == -EOPNOTSUPP)
+			log_err("registration 'fastreg' needs memory windows, which device %s "
+				"does not have", pd->dev->name);
+		break;
+	case RR_REG_DYNAMIC:
+	case RR_REG_ZEROCOPY:
+		rc = pthread_create(&r->reg_thread, NULL, reg_thread_main, r);
+		r->reg_thread_up = rc == 0;
+		rc = -rc;
+		break;
+	case RR_REG_CACHE:
+		break;
+	}
+	if (rc) {
+		rr_reg_destroy(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+void rr_reg_destroy(struct rr_reg_ctx *r)
+{
+	if (!r)
+		return;
+	if (r->reg_thread_up) {
+		pthread_mutex_lock(&r->lock);
+		r->reg_stop = 1;
+		pthread_cond_signal(&r->reg_cond);
+		pthread_mutex_unlock(&r->lock);
+		pthread_join(r->reg_thread, NULL);
+	}
+	for (int rem = 0; rem < 2; rem++) {
+		for (int c = 0; c < NCLASSES; c++) {
+			while (r->free[rem][c]) {
+				struct rr_buf *b = r->free[rem][c];
+
+				r->free[rem][c] = b->next;
+				if (b->mr)
+					do_dereg(r, b->mr);
+				if (!r->arena)
+					free(b->addr);
+				free(b);
+			}
+		}
+	}
+	for (unsigned i = 0; i < r->nmw_free; i++)
+		vb_dealloc_mw(r->mws[i]);
+	free(r->mws);
+	if (r->arena_mr)
+		do_dereg(r, r->arena_mr);
+	free(r->arena);
+	pthread_cond_destroy(&r->cond);
+	pthread_cond_destroy(&r->reg_cond);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}
+
+int rr_buf_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf **out)
+{
+	struct rr_buf *b;
+	int rc;
+
+	switch (r->kind) {
+	case RR_REG_CACHE:
+		return cache_get(r, len, flags, out);
+	case RR_REG_FASTREG:
+	case RR_REG_ALLPHYS:
+		return arena_get(r, len, out);
+	case RR_REG_DYNAMIC:
+	case RR_REG_ZEROCOPY:
+		break;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	rc = dynamic_get(r, len, flags, b);
+	if (rc) {
+		free(b);
+		return rc;
+	}
+	if (b->reg_done)
+		b->lkey = b->mr->lkey;
+	*out = b;
+	return 0;
+}
+
+int rr_buf_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b)
+{
+	int rc = rr_buf_wait(r, b);
+
+	if (rc)
+		return rc;
+	switch (r->kind) {
+	case RR_REG_FASTREG:
+		rc = window_bind(r, conn, b);
+		break;
+	case RR_REG_ALLPHYS:
+		b->rkey = r->arena_mr->rkey;
+		break;
+	default:
+		if (!b->mr || !(b->mr->access & VB_ACCESS_REMOTE))
+			return -EINVAL; /* asked for without RR_GET_EXPOSE */
+		b->rkey = b->mr->rkey;
+		break;
+	}
+	if (rc == 0)
+		b->exposed = 1;
+	return rc;
+}
+
+void rr_buf_unexpose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b)
+{
+	if (!b->exposed)
+		return;
+	b->exposed = 0;
+	switch (r->kind) {
+	case RR_REG_FASTREG:
+		window_unbind(r, conn, b);
+		break;
+	case RR_REG_DYNAMIC:
+	case RR_REG_ZEROCOPY:
+		do_dereg(r, b->mr); /* the key dies now; the memory goes at put */
+		b->mr = NULL;
+		break;
+	default:
+		break; /* cache and allphys keys live on, by design */
+	}
+}
+
+void rr_buf_put(struct rr_reg_ctx *r, struct rr_buf *b)
+{
+	if (!b)
+		return;
+	if (b->exposed)
+		log_err("buffer released while exposed: unexpose first");
+	rr_buf_wait(r, b);
+	switch (r->kind) {
+	case RR_REG_CACHE:
+		if (!b->wrapped) {
+			cache_put(r, b);
+			return;
+		}
+		break;
+	case RR_REG_FASTREG:
+	case RR_REG_ALLPHYS:
+		if (!b->wrapped) {
+			arena_put(r, b);
+			return;
+		}
+		break;
+	default:
+		break;
+	}
+	if (b->mr)
+		do_dereg(r, b->mr);
+	if (!b->wrapped)
+		free(b->addr);
+	free(b);
+}
+
+int rr_buf_wrap(struct rr_reg_ctx *r, void *addr, size_t len, struct rr_buf **out)
+{
+	struct rr_buf *b = calloc(1, sizeof(*b));
+	int rc;
+
+	if (!b)
+		return -ENOMEM;
+	b->addr = addr;
+	b->len = len;
+	b->wrapped = 1;
+	rc = do_reg(r, addr, len ? len : 1, local_rights() | r->remote_rights, &b->mr);
+	if (rc) {
+		free(b);
+		return rc;
+	}
+	b->reg_done = 1;
+	b->lkey = b->mr->lkey;
+	b->rkey = b->mr->rkey;
+	b->exposed = 1;
+	*out = b;
+	return 0;
+}
+
+enum rr_reg rr_reg_kind(const struct rr_reg_ctx *r)
+{
+	return r->kind;
+}
+
+const char *rr_reg_name(enum rr_reg r)
+{
+	static const char *const names[] = {
+		[RR_REG_DYNAMIC] = "dynamic", [RR_REG_FASTREG] = "fastreg",
+		[RR_REG_CACHE] = "cache",     [RR_REG_ALLPHYS] = "allphys",
+		[RR_REG_ZEROCOPY] = "zerocopy",
+	};
+	return (unsigned)r < sizeof(names) / sizeof(names[0]) ? names[r] : "?";
+}
