@@ -1,0 +1,157 @@
+/*
+ * soft_dev.c: the soft provider's device and protection domains, its tunables
+ * and its ops table (vb_soft_ops).
+ *
+ * Tunables, read from the environment:
+ *   VB_SOFT_SOCKBUF          socket buffer bytes per connection (default 4 MiB)
+ *   VB_SOFT_RNR_TIMEOUT_MS   how long a Send waits for a Receive before the
+ *                            sender's WR fails RNR_RETRY_EXC_ERR (default 3000),
+ *                            read when a QP is created
+ *   VB_SOFT_NO_ORD_THROTTLE  test only: 1 lets a QP created while it is set put
+ *                            more Reads on the wire than its ORD, so a test can
+ *                            see the responder refuse them (REM_INV_REQ_ERR)
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "soft.h"
+
+/* An unsigned tunable from the environment, within [min, max]; def if unset or bad. */
+unsigned soft_env_uint(const char *name, unsigned def, unsigned min, unsigned max)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long v;
+
+	if (s == NULL || *s == '\0')
+		return def;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end != '\0' || v < min || v > max) {
+		log_warn("%s=%s is not a number in [%u, %u]; using %u", name, s, min, max, def);
+		return def;
+	}
+	return (unsigned)v;
+}
+
+/* Open the one soft device: NULL or "soft"; anything else is not ours. */
+static int soft_open(const char *name, struct vb_device **out)
+{
+	struct soft_device *dev;
+	int rc;
+
+	*out = NULL;
+	if (name != NULL && strcmp(name, "soft") != 0)
+		return -ENODEV;
+	dev = calloc(1, sizeof(*dev));
+	if (dev == NULL)
+		return -ENOMEM;
+	dev->base.ops = &vb_soft_ops;
+	strcpy(dev->base.name, "soft");
+	dev->base.provider = "soft";
+	dev->sockbuf = (int)soft_env_uint("VB_SOFT_SOCKBUF", 4u << 20, 0, 1u << 30);
+	if ((rc = soft_keys_init(&dev->keys)) != 0) {
+		free(dev);
+		return rc;
+	}
+	if ((rc = soft_engine_start(dev)) != 0) {
+		soft_keys_fini(&dev->keys);
+		free(dev);
+		return rc;
+	}
+	*out = &dev->base;
+	return 0;
+}
+
+/* Stop the engine and free the device; objects still open are the caller's leak. */
+static void soft_close(struct vb_device *d)
+{
+	struct soft_device *dev = soft_dev(d);
+
+	soft_engine_stop(dev);
+	if (dev->keys.count)
+		log_warn("closing device soft with %u keys still registered", dev->keys.count);
+	soft_keys_fini(&dev->keys);
+	free(dev);
+}
+
+/* The limits this provider enforces. */
+static int soft_query_device(struct vb_device *d, struct vb_device_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->max_sge = SOFT_MAX_SGE;
+	attr->max_qp_wr = SOFT_MAX_QP_WR;
+	attr->max_cqe = SOFT_MAX_CQE;
+	attr->max_mr_size = SOFT_MAX_MR_SIZE;
+	attr->max_qp_rd_atom = SOFT_MAX_RD_ATOM;
+	attr->max_qp_init_rd_atom = SOFT_MAX_RD_ATOM;
+	attr->has_mw = 1;
+	return 0;
+}
+
+/* A protection domain: keys and QPs of one PD only reach each other. */
+static int soft_alloc_pd(struct vb_device *d, struct vb_pd **out)
+{
+	struct soft_pd *pd = calloc(1, sizeof(*pd));
+
+	if (pd == NULL)
+		return -ENOMEM;
+	pd->base.dev = d;
+	*out = &pd->base;
+	return 0;
+}
+
+/* Free a PD; -EBUSY while MRs, windows or QPs still use it. */
+static int soft_dealloc_pd(struct vb_pd *p)
+{
+	struct soft_pd *pd = (struct soft_pd *)p;
+	struct soft_keytab *t = &soft_dev(p->dev)->keys;
+	unsigned users;
+
+	pthread_mutex_lock(&t->lock);
+	users = pd->users;
+	pthread_mutex_unlock(&t->lock);
+	if (users) {
+		log_err("protection domain still has %u users (MRs, windows or QPs)", users);
+		return -EBUSY;
+	}
+	free(pd);
+	return 0;
+}
+
+const struct vb_ops vb_soft_ops = {
+	.name = "soft",
+	.open = soft_open,
+	.close = soft_close,
+	.query_device = soft_query_device,
+	.alloc_pd = soft_alloc_pd,
+	.dealloc_pd = soft_dealloc_pd,
+	.create_cq = soft_create_cq,
+	.destroy_cq = soft_destroy_cq,
+	.cq_fd = soft_cq_fd,
+	.cq_arm = soft_cq_arm,
+	.cq_ack = soft_cq_ack,
+	.poll_cq = soft_poll_cq,
+	.reg_mr = soft_reg_mr,
+	.dereg_mr = soft_dereg_mr,
+	.alloc_mw = soft_alloc_mw,
+	.bind_mw = soft_bind_mw,
+	.dealloc_mw = soft_dealloc_mw,
+	.listen = soft_listen,
+	.listener_fd = soft_listener_fd,
+	.listener_get_event = soft_listener_get_event,
+	.listener_destroy = soft_listener_destroy,
+	.resolve = soft_resolve,
+	.create_qp = soft_create_qp,
+	.connect = soft_connect,
+	.accept = soft_accept,
+	.reject = soft_reject,
+	.disconnect = soft_disconnect,
+	.conn_fd = soft_conn_fd,
+	.conn_get_event = soft_conn_get_event,
+	.conn_destroy = soft_conn_destroy,
+	.post_send = soft_post_send,
+	.post_recv = soft_post_recv,
+};

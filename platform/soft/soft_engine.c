@@ -1,0 +1,338 @@
+/*
+ * soft_engine.c: the progress engine, one thread per device, playing the NIC.
+ *
+ * It waits in epoll on every socket of the device (connections edge-triggered,
+ * listeners level-triggered) and on a wake-up eventfd, then, in this order:
+ * handles the socket events, runs the conns other threads kicked (a Receive
+ * posted while a Send was stalled, tx left over by post_send), fires expired
+ * deadlines, and finally runs commands (fn, arg) that other threads must not
+ * race with, such as freeing a connection: those run only here, between
+ * rounds, when the engine holds no pointer to anything. See soft.h for locks.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "soft.h"
+
+struct soft_cmd {
+	struct soft_list node;
+	void (*fn)(void *);
+	void *arg;
+	bool done;
+};
+
+struct soft_engine {
+	struct soft_device *dev;
+	pthread_t thread;
+	int epfd, wakefd;
+	struct soft_pollobj wake_po;
+	pthread_mutex_t lock; /* ready, timers, cmds, woken, stop */
+	pthread_cond_t cmd_done;
+	struct soft_list ready, timers, cmds;
+	bool woken, stop;
+};
+
+uint64_t soft_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Make the engine's epoll_wait return (eng->lock held); one write per round at most. */
+static void wake(struct soft_engine *e)
+{
+	uint64_t one = 1;
+
+	if (e->woken || pthread_equal(pthread_self(), e->thread))
+		return;
+	e->woken = true;
+	if (write(e->wakefd, &one, sizeof(one)) < 0)
+		log_err("engine wake-up: %s", strerror(errno));
+}
+
+int soft_engine_watch(struct soft_engine *e, int fd, struct soft_pollobj *po, bool edge)
+{
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = po};
+
+	if (edge)
+		ev.events |= EPOLLOUT | EPOLLET;
+	if (epoll_ctl(e->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		int rc = -errno;
+
+		log_err("epoll_ctl add fd %d: %s", fd, strerror(errno));
+		return rc;
+	}
+	return 0;
+}
+
+void soft_engine_unwatch(struct soft_engine *e, int fd)
+{
+	if (fd >= 0 && epoll_ctl(e->epfd, EPOLL_CTL_DEL, fd, NULL) < 0 && errno != ENOENT &&
+	    errno != EBADF)
+		log_err("epoll_ctl del fd %d: %s", fd, strerror(errno));
+}
+
+void soft_engine_forget(struct soft_engine *e, struct soft_conn *c)
+{
+	pthread_mutex_lock(&e->lock);
+	soft_list_del(&c->ready_node);
+	soft_list_del(&c->timer_node);
+	c->ready_flags = 0;
+	pthread_mutex_unlock(&e->lock);
+}
+
+void soft_engine_kick(struct soft_engine *e, struct soft_conn *c, unsigned what)
+{
+	pthread_mutex_lock(&e->lock);
+	c->ready_flags |= what;
+	if (soft_list_empty(&c->ready_node))
+		soft_list_add_tail(&e->ready, &c->ready_node);
+	wake(e);
+	pthread_mutex_unlock(&e->lock);
+}
+
+void soft_engine_timer(struct soft_engine *e, struct soft_conn *c, unsigned ms)
+{
+	pthread_mutex_lock(&e->lock);
+	soft_list_del(&c->timer_node);
+	if (ms) {
+		c->deadline_ms = soft_now_ms() + ms;
+		soft_list_add_tail(&e->timers, &c->timer_node);
+		wake(e);
+	}
+	pthread_mutex_unlock(&e->lock);
+}
+
+void soft_engine_call(struct soft_engine *e, void (*fn)(void *), void *arg)
+{
+	struct soft_cmd cmd = {.fn = fn, .arg = arg};
+
+	if (pthread_equal(pthread_self(), e->thread)) {
+		fn(arg);
+		return;
+	}
+	pthread_mutex_lock(&e->lock);
+	soft_list_add_tail(&e->cmds, &cmd.node);
+	wake(e);
+	while (!cmd.done)
+		pthread_cond_wait(&e->cmd_done, &e->lock);
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* Socket work for one connection: finish a connect, receive, then send. */
+static void conn_work(struct soft_engine *e, struct soft_conn *c, bool rx, bool tx)
+{
+	bool more_rx = false, more_tx = false;
+
+	pthread_mutex_lock(&c->lock);
+	if (c->cm == SOFT_CM_CONNECTING) {
+		if (rx || tx)
+			soft_cm_connected(c);
+	} else if (rx) {
+		more_rx = soft_rx_pump(c);
+	}
+	if (c->fd >= 0 && c->cm != SOFT_CM_CONNECTING)
+		more_tx = soft_tx_pump(c);
+	pthread_mutex_unlock(&c->lock);
+	if (c->listener && c->cm == SOFT_CM_CLOSED) {
+		soft_cm_reap(c);
+		return;
+	}
+	if (more_rx || more_tx)
+		soft_engine_kick(e, c,
+				 (more_rx ? SOFT_READY_RX : 0) | (more_tx ? SOFT_READY_TX : 0));
+}
+
+/* One epoll event. */
+static void dispatch(struct soft_engine *e, struct epoll_event *ev)
+{
+	struct soft_pollobj *po = ev->data.ptr;
+	uint64_t v;
+
+	switch (po->type) {
+	case SOFT_POLL_WAKE:
+		if (read(e->wakefd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			log_err("engine wake-up read: %s", strerror(errno));
+		pthread_mutex_lock(&e->lock);
+		e->woken = false;
+		pthread_mutex_unlock(&e->lock);
+		break;
+	case SOFT_POLL_LISTENER:
+		soft_listener_io(soft_container_of(po, struct soft_listener, po));
+		break;
+	case SOFT_POLL_CONN:
+		conn_work(e, soft_container_of(po, struct soft_conn, po),
+			  ev->events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR),
+			  ev->events & (EPOLLOUT | EPOLLHUP | EPOLLERR));
+		break;
+	}
+}
+
+/* Run the conns kicked so far (not those kicked while running: next round). */
+static void run_ready(struct soft_engine *e)
+{
+	struct soft_list batch, *n;
+
+	soft_list_init(&batch);
+	pthread_mutex_lock(&e->lock);
+	if (!soft_list_empty(&e->ready)) {
+		batch = e->ready;
+		batch.next->prev = &batch;
+		batch.prev->next = &batch;
+		soft_list_init(&e->ready);
+	}
+	while ((n = soft_list_pop(&batch)) != NULL) {
+		struct soft_conn *c = soft_container_of(n, struct soft_conn, ready_node);
+		unsigned what = c->ready_flags;
+
+		c->ready_flags = 0;
+		pthread_mutex_unlock(&e->lock);
+		conn_work(e, c, what & SOFT_READY_RX, what & SOFT_READY_TX);
+		pthread_mutex_lock(&e->lock);
+	}
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* Fire expired deadlines; returns ms until the next one (-1: none, 0: work pending). */
+static int run_timers(struct soft_engine *e)
+{
+	uint64_t now = soft_now_ms(), next = UINT64_MAX;
+	struct soft_list fired, *n;
+	int ms;
+
+	soft_list_init(&fired);
+	pthread_mutex_lock(&e->lock);
+	for (n = e->timers.next; n != &e->timers;) {
+		struct soft_conn *c = soft_container_of(n, struct soft_conn, timer_node);
+
+		n = n->next;
+		if (c->deadline_ms <= now) {
+			soft_list_del(&c->timer_node);
+			soft_list_add_tail(&fired, &c->timer_node);
+		} else if (c->deadline_ms < next) {
+			next = c->deadline_ms;
+		}
+	}
+	while ((n = soft_list_pop(&fired)) != NULL) {
+		struct soft_conn *c = soft_container_of(n, struct soft_conn, timer_node);
+
+		pthread_mutex_unlock(&e->lock);
+		pthread_mutex_lock(&c->lock);
+		soft_conn_timeout(c);
+		pthread_mutex_unlock(&c->lock);
+		pthread_mutex_lock(&e->lock);
+	}
+	ms = next == UINT64_MAX ? -1 : (int)(next - now);
+	if (!soft_list_empty(&e->ready))
+		ms = 0;
+	pthread_mutex_unlock(&e->lock);
+	return ms;
+}
+
+/* Run queued commands; true when the engine must stop. */
+static bool run_cmds(struct soft_engine *e)
+{
+	struct soft_list *n;
+	bool stop;
+
+	pthread_mutex_lock(&e->lock);
+	while ((n = soft_list_pop(&e->cmds)) != NULL) {
+		struct soft_cmd *cmd = soft_container_of(n, struct soft_cmd, node);
+
+		pthread_mutex_unlock(&e->lock);
+		cmd->fn(cmd->arg);
+		pthread_mutex_lock(&e->lock);
+		cmd->done = true;
+		pthread_cond_broadcast(&e->cmd_done);
+	}
+	stop = e->stop;
+	pthread_mutex_unlock(&e->lock);
+	return stop;
+}
+
+static void *engine_main(void *arg)
+{
+	struct soft_engine *e = arg;
+	struct epoll_event evs[64];
+	int timeout = -1;
+
+	for (;;) {
+		int n = epoll_wait(e->epfd, evs, 64, timeout);
+
+		if (n < 0 && errno != EINTR) {
+			log_err("epoll_wait: %s", strerror(errno));
+			n = 0;
+		}
+		for (int i = 0; i < n; i++)
+			dispatch(e, &evs[i]);
+		run_ready(e);
+		timeout = run_timers(e);
+		if (run_cmds(e))
+			break;
+	}
+	return NULL;
+}
+
+int soft_engine_start(struct soft_device *dev)
+{
+	struct soft_engine *e = calloc(1, sizeof(*e));
+	int rc;
+
+	if (e == NULL)
+		return -ENOMEM;
+	e->dev = dev;
+	e->wake_po.type = SOFT_POLL_WAKE;
+	soft_list_init(&e->ready);
+	soft_list_init(&e->timers);
+	soft_list_init(&e->cmds);
+	pthread_mutex_init(&e->lock, NULL);
+	pthread_cond_init(&e->cmd_done, NULL);
+	e->epfd = epoll_create1(EPOLL_CLOEXEC);
+	e->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (e->epfd < 0 || e->wakefd < 0) {
+		rc = -errno;
+		log_err("engine set-up: %s", strerror(errno));
+		goto fail;
+	}
+	if ((rc = soft_engine_watch(e, e->wakefd, &e->wake_po, false)) != 0)
+		goto fail;
+	if ((rc = -pthread_create(&e->thread, NULL, engine_main, e)) != 0) {
+		log_err("engine thread: %s", strerror(-rc));
+		goto fail;
+	}
+	dev->eng = e;
+	return 0;
+fail:
+	if (e->epfd >= 0)
+		close(e->epfd);
+	if (e->wakefd >= 0)
+		close(e->wakefd);
+	pthread_cond_destroy(&e->cmd_done);
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+	return rc;
+}
+
+void soft_engine_stop(struct soft_device *dev)
+{
+	struct soft_engine *e = dev->eng;
+
+	pthread_mutex_lock(&e->lock);
+	e->stop = true;
+	wake(e);
+	pthread_mutex_unlock(&e->lock);
+	pthread_join(e->thread, NULL);
+	close(e->epfd);
+	close(e->wakefd);
+	pthread_cond_destroy(&e->cmd_done);
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+	dev->eng = NULL;
+}
