@@ -29,32 +29,32 @@ enum rr_mode {
 };
 
 enum rr_reg {
-	RR_REG_DYNAMIC,  /* server: register and deregister every I/O buffer */
-	RR_REG_FASTREG,  /* pre-registered arena, a fresh memory-window key per exposed I/O */
-	RR_REG_CACHE,    /* bounded cache of registered buffers by size class */
-	RR_REG_ALLPHYS,  /* one registration over the arena, one key for everything */
+	RR_REG_DYNAMIC,	 /* server: register and deregister every I/O buffer */
+	RR_REG_FASTREG,	 /* pre-registered arena, a fresh memory-window key per exposed I/O */
+	RR_REG_CACHE,	 /* bounded cache of registered buffers by size class */
+	RR_REG_ALLPHYS,	 /* one registration over the arena, one key for everything */
 	RR_REG_ZEROCOPY, /* client: register the caller's buffer per I/O */
 };
 
 struct rr_params {
-	const char *provider;       /* "auto", "soft" or a device name */
-	unsigned credits;           /* most calls outstanding per connection */
-	uint32_t inline_send;       /* our Send size (RFC 8797) */
-	uint32_t inline_recv;       /* our Receive size */
-	uint32_t max_io;            /* largest bulk item (READ/WRITE data) */
-	uint8_t rd_depth;           /* IRD/ORD */
-	unsigned modes;             /* server: accepted set; client: the one it uses */
+	const char *provider; /* "auto", "soft" or a device name */
+	unsigned credits;     /* most calls outstanding per connection */
+	uint32_t inline_send; /* our Send size (RFC 8797) */
+	uint32_t inline_recv; /* our Receive size */
+	uint32_t max_io;      /* largest bulk item (READ/WRITE data) */
+	uint8_t rd_depth;     /* IRD/ORD */
+	unsigned modes;	      /* server: accepted set; client: the one it uses */
 	enum rr_reg reg;
-	size_t cache_budget;        /* cache: bytes of cached registrations */
+	size_t cache_budget;		/* cache: bytes of cached registrations */
 	unsigned cache_high, cache_low; /* cache: watermarks, percent of the budget */
-	unsigned fastreg_pool;      /* fastreg: memory windows */
-	size_t arena_size;          /* fastreg/allphys: the pre-registered arena */
-	int trusted_peers;          /* allphys is refused unless set */
-	uint32_t done_deadline_ms;  /* Read-Read: exposed buffers live at most this long */
-	size_t exposed_max;         /* Read-Read: exposed bytes per connection */
-	size_t mem_budget;          /* server: registered memory shared by all connections */
-	int connect_timeout_ms;     /* client */
-	int call_timeout_ms;        /* client */
+	unsigned fastreg_pool;		/* fastreg: memory windows */
+	size_t arena_size;		/* fastreg/allphys: the pre-registered arena */
+	int trusted_peers;		/* allphys is refused unless set */
+	uint32_t done_deadline_ms;	/* Read-Read: exposed buffers live at most this long */
+	size_t exposed_max;		/* Read-Read: exposed bytes per connection */
+	size_t mem_budget;		/* server: registered memory shared by all connections */
+	int connect_timeout_ms;		/* client */
+	int call_timeout_ms;		/* client */
 };
 
 /* Fill p with the built-in defaults (the same as nfsrdma.conf(5)'s). */
@@ -62,24 +62,25 @@ void rr_params_defaults(struct rr_params *p);
 
 /* Counters, per connection and summed for an endpoint. */
 struct rr_stats {
-	uint64_t calls;            /* calls received (server) or sent (client) */
+	uint64_t calls; /* calls received (server) or sent (client) */
 	uint64_t replies;
 	uint64_t bytes_inline_in, bytes_inline_out;
 	uint64_t bytes_rdma_read;  /* bytes this side pulled with RDMA Read */
 	uint64_t bytes_rdma_write; /* bytes this side pushed with RDMA Write */
-	uint64_t bytes_exposed;    /* bytes the peer pulled from us (Read-Read / read chunks) */
-	uint64_t regs, deregs;     /* registrations made and undone */
+	uint64_t bytes_exposed;	   /* bytes the peer pulled from us (Read-Read / read chunks) */
+	uint64_t regs, deregs;	   /* registrations made and undone */
 	uint64_t reg_ns, dereg_ns; /* time spent in them */
-	uint64_t binds;            /* memory-window bindings */
+	uint64_t binds;		   /* memory-window bindings */
 	uint64_t cache_hits, cache_misses;
-	uint64_t credits_granted;  /* last grant (connection) or sum (endpoint) */
-	uint64_t exposed_now;      /* bytes exposed to peers right now */
-	uint64_t exposed_expired;  /* exposures ended by the deadline */
-	uint64_t done_unknown;     /* RDMA_DONE for no exposed reply (unknown, twice) */
+	uint64_t credits_granted; /* last grant (connection) or sum (endpoint) */
+	uint64_t exposed_now;	  /* bytes exposed to peers right now */
+	uint64_t exposed_expired; /* exposures ended by the deadline */
+	uint64_t done_unknown;	  /* RDMA_DONE for no exposed reply (unknown, twice) */
 	uint64_t err_vers_sent, err_chunk_sent;
 	uint64_t credit_overruns;
-	uint64_t remote_regs_now;  /* registrations a peer can reach right now */
-	uint64_t registered_now;   /* bytes registered right now */
+	uint64_t remote_regs_now; /* registrations a peer can reach right now */
+	uint64_t registered_now;  /* bytes registered right now */
+	uint64_t cached_now;	  /* of which idle in the registration cache */
 	uint64_t conns;
 };
 

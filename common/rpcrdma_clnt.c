@@ -35,22 +35,22 @@ struct cslot {
 	struct rpc_call *call;
 	pthread_cond_t cond;
 	int done, err;
-	struct rr_recv *recv;         /* the reply's, once done */
-	struct rpcrdma_hdr *rh;       /* the reply's transport header */
+	struct rr_recv *recv;	/* the reply's, once done */
+	struct rpcrdma_hdr *rh; /* the reply's transport header */
 	size_t payload_off;
-	struct rpcrdma_hdr *h;        /* the call's transport header */
+	struct rpcrdma_hdr *h; /* the call's transport header */
 
 	struct rr_buf *bufs[2 * RPC_DDP_MAX_ITEMS + 4];
 	unsigned nbufs;
-	struct rr_buf *wbuf;          /* Write chunk target */
-	struct rr_buf *rbuf;          /* Reply chunk */
+	struct rr_buf *wbuf; /* Write chunk target */
+	struct rr_buf *rbuf; /* Reply chunk */
 	struct rr_buf *pulled[RPCRDMA_MAX_READ_SEGS];
 	struct rpcrdma_read_chunk rch[RPCRDMA_MAX_READ_SEGS];
 	uint32_t nrch;
 
 	struct rr_send *send;
 	struct rr_wr send_wr;
-	int send_busy;                /* a Send of ours not yet completed */
+	int send_busy; /* a Send of ours not yet completed */
 	struct rr_wr read_wr;
 	int reads_busy, read_status;
 };
@@ -68,10 +68,10 @@ struct rr_clnt {
 struct clnt_ddp {
 	struct rpc_ddp base;
 	struct cslot *s;
-	size_t cap;          /* encoding: room for the inline call */
-	int force_chunks;    /* encoding: every bulk item to a Read chunk */
-	uint32_t reduced;    /* padded bytes reduced so far (positions) */
-	unsigned wused;      /* decoding: Write chunks consumed */
+	size_t cap;	  /* encoding: room for the inline call */
+	int force_chunks; /* encoding: every bulk item to a Read chunk */
+	uint32_t reduced; /* padded bytes reduced so far (positions) */
+	unsigned wused;	  /* decoding: Write chunks consumed */
 };
 
 static int add_buf(struct cslot *s, struct rr_buf *b)
@@ -137,8 +137,7 @@ static int clnt_put(struct rpc_ddp *ddp, XDR *xdrs, void *data, uint32_t len)
 	if (s->h->nreads == RPCRDMA_MAX_READ_SEGS || !(b = expose_data(s, data, len, 1)))
 		return -ENOMEM;
 	s->h->reads[s->h->nreads++] = (struct rpcrdma_read_seg){
-		.position = pos + cd->reduced,
-		.seg = {b->rkey, len, (uintptr_t)b->addr}};
+		.position = pos + cd->reduced, .seg = {b->rkey, len, (uintptr_t)b->addr}};
 	cd->reduced += RNDUP4(len);
 	rr_stat_add(&s->cl->conn->st.bytes_exposed, len);
 	return rpc_ddp_note(ddp, pos, b->addr, len);
@@ -300,8 +299,8 @@ static int encode_call(struct cslot *s, struct clnt_ddp *cd)
 	int len;
 
 	for (int attempt = 0; attempt < 2; attempt++) {
-		*cd = (struct clnt_ddp){.base.ops = &clnt_ddp_ops, .s = s, .cap = cap,
-					.force_chunks = attempt};
+		*cd = (struct clnt_ddp){
+			.base.ops = &clnt_ddp_ops, .s = s, .cap = cap, .force_chunks = attempt};
 		s->h->nreads = 0;
 		len = rpc_encode_call(&cl->base, s->xid, s->call, buf, cap, &cd->base);
 		if (len != -ENOSPC)
@@ -310,15 +309,14 @@ static int encode_call(struct cslot *s, struct clnt_ddp *cd)
 	/* a long call: the whole message in a Position-Zero Read chunk */
 	if (!(lb = own_exposed(s, long_cap)))
 		return -ENOMEM;
-	*cd = (struct clnt_ddp){.base.ops = &clnt_ddp_ops, .s = s, .cap = long_cap,
-				.force_chunks = 1};
+	*cd = (struct clnt_ddp){
+		.base.ops = &clnt_ddp_ops, .s = s, .cap = long_cap, .force_chunks = 1};
 	s->h->nreads = 1; /* room for the Position-Zero segment first */
 	len = rpc_encode_call(&cl->base, s->xid, s->call, lb->addr, long_cap, &cd->base);
 	if (len < 0)
 		return len;
-	s->h->reads[0] = (struct rpcrdma_read_seg){.position = 0,
-						   .seg = {lb->rkey, (uint32_t)len,
-							   (uintptr_t)lb->addr}};
+	s->h->reads[0] = (struct rpcrdma_read_seg){
+		.position = 0, .seg = {lb->rkey, (uint32_t)len, (uintptr_t)lb->addr}};
 	s->h->proc = RPCRDMA_NOMSG;
 	rr_stat_add(&c->st.bytes_exposed, len);
 	return 0;
@@ -341,8 +339,8 @@ static int offer_chunks(struct cslot *s)
 		s->wbuf = b;
 		s->h->nwrites = 1;
 		s->h->writes[0].nsegs = 1;
-		s->h->writes[0].segs[0] = (struct rpcrdma_seg){b->rkey, call->reply_data_len,
-							       (uintptr_t)b->addr};
+		s->h->writes[0].segs[0] =
+			(struct rpcrdma_seg){b->rkey, call->reply_data_len, (uintptr_t)b->addr};
 	}
 	if (call->reply_hint + 256 > room) {
 		uint32_t len = call->reply_hint + 1024;
@@ -386,9 +384,9 @@ static int pull_exposed(struct cslot *s)
 		for (uint32_t k = ch->first; k < ch->first + ch->nsegs; k++) {
 			const struct rpcrdma_seg *seg = &s->rh->reads[k].seg;
 
-			if (seg->length && (rc = rr_batch_rdma(&b, VB_WR_RDMA_READ, dst, seg->length,
-							      buf->lkey, seg->offset,
-							      seg->handle)) != 0)
+			if (seg->length &&
+			    (rc = rr_batch_rdma(&b, VB_WR_RDMA_READ, dst, seg->length, buf->lkey,
+						seg->offset, seg->handle)) != 0)
 				return rc;
 			dst += seg->length;
 		}

@@ -91,8 +91,8 @@ static int alloc_area(struct rr_conn *c, size_t size, uint8_t **area, struct vb_
 
 static int post_recv_locked(struct rr_conn *c, struct rr_recv *r)
 {
-	struct vb_sge sge = {.addr = (uintptr_t)r->buf, .length = c->recv_max,
-			     .lkey = c->recv_mr->lkey};
+	struct vb_sge sge = {
+		.addr = (uintptr_t)r->buf, .length = c->recv_max, .lkey = c->recv_mr->lkey};
 	struct vb_recv_wr wr = {.wr_id = (uintptr_t)&r->wr, .sg_list = &sge, .num_sge = 1};
 	struct vb_recv_wr *bad;
 	int rc = vb_post_recv(c->vc, &wr, &bad);
@@ -145,8 +145,10 @@ static int conn_setup(struct rr_conn *c)
 	if (rc)
 		return rc;
 	c->cq->context = c;
-	cap = (struct vb_qp_cap){.max_send_wr = c->sq_depth, .max_recv_wr = c->nrecv,
-				 .max_send_sge = 4, .max_recv_sge = 1};
+	cap = (struct vb_qp_cap){.max_send_wr = c->sq_depth,
+				 .max_recv_wr = c->nrecv,
+				 .max_send_sge = 4,
+				 .max_recv_sge = 1};
 	if ((rc = vb_create_qp(c->vc, ep->pd, c->cq, c->cq, &cap)) != 0 ||
 	    (rc = alloc_area(c, (size_t)c->nrecv * c->recv_max, &c->recv_area, &c->recv_mr)) != 0 ||
 	    (rc = alloc_area(c, (size_t)c->nsend * ep->p.inline_send, &c->send_area,
@@ -277,8 +279,8 @@ void rr_send_put(struct rr_conn *c, struct rr_send *s)
 
 /* ---- chains of work requests ---- */
 
-int rr_batch_rdma(struct rr_batch *b, enum vb_wr_opcode op, void *addr, uint32_t len,
-		  uint32_t lkey, uint64_t raddr, uint32_t rkey)
+int rr_batch_rdma(struct rr_batch *b, enum vb_wr_opcode op, void *addr, uint32_t len, uint32_t lkey,
+		  uint64_t raddr, uint32_t rkey)
 {
 	struct vb_send_wr *wr;
 
@@ -286,8 +288,11 @@ int rr_batch_rdma(struct rr_batch *b, enum vb_wr_opcode op, void *addr, uint32_t
 		return -E2BIG;
 	b->sge[b->n] = (struct vb_sge){.addr = (uintptr_t)addr, .length = len, .lkey = lkey};
 	wr = &b->wr[b->n];
-	*wr = (struct vb_send_wr){.sg_list = &b->sge[b->n], .num_sge = 1, .opcode = op,
-				  .remote_addr = raddr, .rkey = rkey};
+	*wr = (struct vb_send_wr){.sg_list = &b->sge[b->n],
+				  .num_sge = 1,
+				  .opcode = op,
+				  .remote_addr = raddr,
+				  .rkey = rkey};
 	b->n++;
 	return 0;
 }
@@ -579,5 +584,6 @@ void rr_stats_print(const struct rr_stats *s, const char *prefix, FILE *f)
 	P(credit_overruns);
 	P(remote_regs_now);
 	P(registered_now);
+	P(cached_now);
 #undef P
 }

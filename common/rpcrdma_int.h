@@ -27,9 +27,9 @@
 #include "rpcrdma_reg.h"
 #include "verbs.h"
 
-#define RR_RECV_SPARE  4   /* receives beyond the credits, to answer an overrun */
-#define RR_BATCH_MAX   160 /* work requests one chain may carry */
-#define RR_HDR_ROOM    2048 /* room for a transport header in a Send buffer */
+#define RR_RECV_SPARE 4	   /* receives beyond the credits, to answer an overrun */
+#define RR_BATCH_MAX  160  /* work requests one chain may carry */
+#define RR_HDR_ROOM   2048 /* room for a transport header in a Send buffer */
 
 struct rr_conn;
 
@@ -41,10 +41,10 @@ struct rr_ep {
 	struct vb_pd *pd;
 	struct rr_reg_ctx *reg;
 	struct evloop *loop;
-	struct rr_stats st;           /* endpoint-wide registration counters */
-	struct rr_stats closed;       /* counters of connections that have gone */
-	pthread_mutex_t lock;         /* protects conns */
-	pthread_cond_t cond;          /* a connection went away */
+	struct rr_stats st;	/* endpoint-wide registration counters */
+	struct rr_stats closed; /* counters of connections that have gone */
+	pthread_mutex_t lock;	/* protects conns */
+	pthread_cond_t cond;	/* a connection went away */
 	struct rr_conn *conns;
 	unsigned nconns;
 };
@@ -56,11 +56,11 @@ struct rr_wr {
 };
 
 struct rr_recv {
-	struct rr_wr wr;       /* done is unused: receives go to conn->on_recv */
+	struct rr_wr wr; /* done is unused: receives go to conn->on_recv */
 	struct rr_conn *conn;
 	uint8_t *buf;
-	uint32_t len;          /* bytes received */
-	struct rr_recv *next;  /* free list */
+	uint32_t len;	      /* bytes received */
+	struct rr_recv *next; /* free list */
 };
 
 /* A Send buffer: header and inline payload, registered with the connection. */
@@ -74,12 +74,12 @@ struct rr_conn {
 	struct rr_ep *ep;
 	struct vb_conn *vc;
 	struct vb_cq *cq;
-	struct rr_conn *next;       /* in ep->conns */
+	struct rr_conn *next; /* in ep->conns */
 	char peer[VB_NAME_MAX];
 	int is_server;
 
-	uint32_t send_max;          /* longest message we may Send (peer's receive size) */
-	uint32_t recv_max;          /* our receive buffers */
+	uint32_t send_max; /* longest message we may Send (peer's receive size) */
+	uint32_t recv_max; /* our receive buffers */
 	int peer_remote_inv;
 
 	uint8_t *recv_area;
@@ -91,23 +91,23 @@ struct rr_conn {
 	struct rr_send *sends, *send_free;
 	unsigned nsend;
 
-	pthread_mutex_t lock;       /* protects everything below */
-	pthread_cond_t cond;        /* send slots, send buffers, sq slots, state */
+	pthread_mutex_t lock; /* protects everything below */
+	pthread_cond_t cond;  /* send slots, send buffers, sq slots, state */
 	unsigned sq_depth, sq_free;
-	unsigned posted_recvs;      /* receives the provider holds */
-	unsigned signaled;          /* signalled chains not yet completed */
+	unsigned posted_recvs; /* receives the provider holds */
+	unsigned signaled;     /* signalled chains not yet completed */
 	int established;
-	int dead;                   /* no new work; tearing down */
+	int dead; /* no new work; tearing down */
 	int destroyed_queued;
 	unsigned refs;
 
-	struct rr_stats st;         /* this connection's counters */
+	struct rr_stats st; /* this connection's counters */
 
 	/* the side's handlers, called in the event loop */
 	void (*on_recv)(struct rr_conn *c, struct rr_recv *r);
 	void (*on_dead)(struct rr_conn *c);
 	void (*on_free)(struct rr_conn *c);
-	void *side;                 /* the server's or client's per-connection state */
+	void *side; /* the server's or client's per-connection state */
 };
 
 /* A chain of work requests being built. */
@@ -142,8 +142,8 @@ struct rr_send *rr_send_get(struct rr_conn *c);
 void rr_send_put(struct rr_conn *c, struct rr_send *s);
 
 /* Build chains. Each returns 0 or -E2BIG when the batch is full. */
-int rr_batch_rdma(struct rr_batch *b, enum vb_wr_opcode op, void *addr, uint32_t len,
-		  uint32_t lkey, uint64_t raddr, uint32_t rkey);
+int rr_batch_rdma(struct rr_batch *b, enum vb_wr_opcode op, void *addr, uint32_t len, uint32_t lkey,
+		  uint64_t raddr, uint32_t rkey);
 int rr_batch_send(struct rr_batch *b, struct vb_sge *sge, int nsge);
 /* Add RDMA Writes that move len bytes at addr into the segments of a chunk, in
  * order; written[i] gets the bytes that went into segment i. -ENOSPC if the

@@ -7,8 +7,8 @@
 #include "rpcrdma_reg.h"
 
 #define CLASS_MIN_SHIFT 12 /* 4 KiB */
-#define NCLASSES        14 /* 4 KiB .. 32 MiB */
-#define ARENA_WAIT_S    10 /* how long a get waits for arena space */
+#define NCLASSES	14 /* 4 KiB .. 32 MiB */
+#define ARENA_WAIT_S	10 /* how long a get waits for arena space */
 
 struct rr_reg_ctx {
 	enum rr_reg kind;
@@ -17,19 +17,19 @@ struct rr_reg_ctx {
 	unsigned remote_rights;
 	struct rr_stats *st;
 
-	pthread_mutex_t lock; /* protects everything below */
-	pthread_cond_t cond;  /* arena space or a window came free */
+	pthread_mutex_t lock;		  /* protects everything below */
+	pthread_cond_t cond;		  /* arena space or a window came free */
 	struct rr_buf *free[2][NCLASSES]; /* [registered with remote rights][class] */
-	size_t cached_bytes;              /* cache: idle bytes on the free lists */
+	size_t cached_bytes;		  /* cache: idle bytes on the free lists */
 
-	uint8_t *arena;                   /* fastreg, allphys */
+	uint8_t *arena; /* fastreg, allphys */
 	size_t arena_size, arena_used;
 	struct vb_mr *arena_mr;
 
-	struct vb_mw **mws;               /* fastreg: free windows */
+	struct vb_mw **mws; /* fastreg: free windows */
 	unsigned nmws, nmw_free;
 
-	pthread_t reg_thread;             /* dynamic: background registrations */
+	pthread_t reg_thread; /* dynamic: background registrations */
 	int reg_thread_up, reg_stop;
 	struct rr_buf *reg_head, *reg_tail;
 	pthread_cond_t reg_cond;
@@ -187,6 +187,7 @@ static void cache_trim(struct rr_reg_ctx *r)
 
 				r->free[rem][c] = b->next;
 				r->cached_bytes -= b->len;
+				stat_add(&r->st->cached_now, -(int64_t)b->len);
 				b->next = victims;
 				victims = b;
 			}
@@ -217,6 +218,7 @@ static int cache_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr
 	if (b) {
 		r->free[rem][c] = b->next;
 		r->cached_bytes -= b->len;
+		stat_add(&r->st->cached_now, -(int64_t)b->len);
 	}
 	pthread_mutex_unlock(&r->lock);
 	if (b) {
@@ -253,6 +255,7 @@ static void cache_put(struct rr_reg_ctx *r, struct rr_buf *b)
 	b->next = r->free[b->remote][b->cls];
 	r->free[b->remote][b->cls] = b;
 	r->cached_bytes += b->len;
+	stat_add(&r->st->cached_now, (int64_t)b->len);
 	cache_trim(r);
 	pthread_mutex_unlock(&r->lock);
 }
@@ -422,7 +425,8 @@ int rr_reg_create(struct vb_pd *pd, const struct rr_params *p, unsigned remote_r
 			rc = windows_create(r);
 		if (rc == -EOPNOTSUPP)
 			log_err("registration 'fastreg' needs memory windows, which device %s "
-				"does not have", pd->dev->name);
+				"does not have",
+				pd->dev->name);
 		break;
 	case RR_REG_DYNAMIC:
 	case RR_REG_ZEROCOPY:
@@ -483,6 +487,8 @@ int rr_buf_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf *
 	struct rr_buf *b;
 	int rc;
 
+	if (len == 0)
+		len = 1; /* registrations are never empty */
 	switch (r->kind) {
 	case RR_REG_CACHE:
 		return cache_get(r, len, flags, out);
@@ -612,8 +618,8 @@ enum rr_reg rr_reg_kind(const struct rr_reg_ctx *r)
 const char *rr_reg_name(enum rr_reg r)
 {
 	static const char *const names[] = {
-		[RR_REG_DYNAMIC] = "dynamic", [RR_REG_FASTREG] = "fastreg",
-		[RR_REG_CACHE] = "cache",     [RR_REG_ALLPHYS] = "allphys",
+		[RR_REG_DYNAMIC] = "dynamic",	[RR_REG_FASTREG] = "fastreg",
+		[RR_REG_CACHE] = "cache",	[RR_REG_ALLPHYS] = "allphys",
 		[RR_REG_ZEROCOPY] = "zerocopy",
 	};
 	return (unsigned)r < sizeof(names) / sizeof(names[0]) ? names[r] : "?";

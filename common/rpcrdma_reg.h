@@ -29,24 +29,24 @@
 #include "verbs.h"
 
 enum rr_get_flags {
-	RR_GET_ASYNC = 1 << 0, /* dynamic: register in the background; rr_buf_wait() before RDMA */
+	RR_GET_ASYNC = 1 << 0,	/* dynamic: register in the background; rr_buf_wait() before RDMA */
 	RR_GET_EXPOSE = 1 << 1, /* the buffer will be exposed: register with the remote rights now
 				  (dynamic, cache) */
 };
 
 struct rr_buf {
 	void *addr;
-	size_t len;        /* usable bytes (>= what was asked) */
+	size_t len; /* usable bytes (>= what was asked) */
 	uint32_t lkey;
-	uint32_t rkey;     /* valid while exposed */
+	uint32_t rkey; /* valid while exposed */
 	int exposed;
 	/* the strategy's */
-	struct vb_mr *mr;  /* own registration (dynamic, cache, zerocopy) */
-	struct vb_mw *mw;  /* window (fastreg, while exposed) */
-	int cls;           /* size class (cache, arenas) */
-	int remote;        /* registered with remote rights (cache) */
-	int wrapped;       /* zerocopy: the memory is the caller's */
-	int reg_rc;        /* async registration result, valid when reg_done */
+	struct vb_mr *mr; /* own registration (dynamic, cache, zerocopy) */
+	struct vb_mw *mw; /* window (fastreg, while exposed) */
+	int cls;	  /* size class (cache, arenas) */
+	int remote;	  /* registered with remote rights (cache) */
+	int wrapped;	  /* zerocopy: the memory is the caller's */
+	int reg_rc;	  /* async registration result, valid when reg_done */
 	int reg_done;
 	struct rr_buf *next;
 };

@@ -22,24 +22,24 @@
 #include "log.h"
 #include "rpcrdma_int.h"
 
-#define RR_RR_MIN      1024 /* Read-Read: bulk results smaller than this go inline */
-#define TICK_MS        100  /* deadlines and the memory budget are checked this often */
-#define DRAIN_S        10   /* how long stopping waits for in-flight calls */
-#define SREQ_MAX_BUFS  (RPCRDMA_MAX_READ_SEGS + 8)
-#define MAX_REPLY(p)   ((size_t)(p)->max_io + 65536)
-#define RNDUP4(x)      (((x) + 3u) & ~3u)
+#define RR_RR_MIN     1024 /* Read-Read: bulk results smaller than this go inline */
+#define TICK_MS	      100  /* deadlines and the memory budget are checked this often */
+#define DRAIN_S	      10   /* how long stopping waits for in-flight calls */
+#define SREQ_MAX_BUFS (RPCRDMA_MAX_READ_SEGS + 8)
+#define MAX_REPLY(p)  ((size_t)(p)->max_io + 65536)
+#define RNDUP4(x)     (((x) + 3u) & ~3u)
 
 struct rr_server;
 
 /* The server's per-connection state; fields under conn->lock. */
 struct svc_conn {
 	struct rr_server *srv;
-	unsigned limit;   /* most credits we grant now */
-	unsigned grant;   /* last grant sent */
+	unsigned limit;	  /* most credits we grant now */
+	unsigned grant;	  /* last grant sent */
 	unsigned ceiling; /* calls active beyond this are an overrun */
 	unsigned active;
-	size_t held;      /* registered bytes its requests hold */
-	size_t exposed;   /* bytes exposed to the peer now */
+	size_t held;			     /* registered bytes its requests hold */
+	size_t exposed;			     /* bytes exposed to the peer now */
 	struct rr_sreq *exp_head, *exp_tail; /* awaiting RDMA_DONE, oldest first */
 };
 
@@ -47,7 +47,7 @@ struct svc_conn {
 struct rr_item {
 	void *data;
 	uint32_t len;
-	int wchunk;        /* Write chunk index, or -1: exposed (Read-Read) */
+	int wchunk;	   /* Write chunk index, or -1: exposed (Read-Read) */
 	uint32_t pos_full; /* Read-Read: its position in the full reply stream */
 	struct rr_buf *buf;
 	uint32_t written[RPCRDMA_MAX_CHUNK_SEGS];
@@ -62,9 +62,9 @@ struct rr_sreq {
 	struct rpc_work work;
 	struct rr_server *srv;
 	struct rr_conn *conn;
-	struct rr_recv *recv;   /* until reposted */
+	struct rr_recv *recv; /* until reposted */
 	int decode_rc;
-	int counted;            /* counted in svc_conn.active */
+	int counted; /* counted in svc_conn.active */
 	int overrun;
 	size_t payload_off;
 	struct rpcrdma_hdr hdr;
@@ -73,7 +73,7 @@ struct rr_sreq {
 	uint32_t nrch;
 	struct rr_buf *chunk_buf[RPCRDMA_MAX_READ_SEGS];
 	uint8_t chunk_used[RPCRDMA_MAX_READ_SEGS];
-	uint32_t args_reduced;  /* padded bytes of chunks spliced in so far */
+	uint32_t args_reduced; /* padded bytes of chunks spliced in so far */
 
 	struct rr_buf *bufs[SREQ_MAX_BUFS];
 	unsigned nbufs;
@@ -94,7 +94,7 @@ struct rr_sreq {
 	int read_status;
 
 	struct rr_wr send_wr;
-	unsigned pending;       /* send completion, exposure end: release at 0 */
+	unsigned pending; /* send completion, exposure end: release at 0 */
 	size_t exposed_bytes;
 	uint64_t deadline_ns;
 	struct rr_sreq *exp_next;
@@ -106,7 +106,7 @@ struct rr_server {
 	struct rpc_server *rpc;
 	struct vb_listener *listener;
 	int timer_fd;
-	pthread_mutex_t lock;  /* protects inflight, stopping, the reaper queue */
+	pthread_mutex_t lock; /* protects inflight, stopping, the reaper queue */
 	pthread_cond_t cond;
 	unsigned inflight;
 	int stopping;
@@ -301,8 +301,8 @@ static int svc_res_put(struct rpc_ddp *ddp, XDR *xdrs, void *data, uint32_t len)
 		return rpc_ddp_note(ddp, pos, data, len);
 	}
 	if (rr_possible(rq) && len >= RR_RR_MIN && idx < RPC_DDP_MAX_ITEMS) {
-		*it = (struct rr_item){.data = data, .len = len, .wchunk = -1,
-				       .pos_full = pos + reduced};
+		*it = (struct rr_item){
+			.data = data, .len = len, .wchunk = -1, .pos_full = pos + reduced};
 		return rpc_ddp_note(ddp, pos, data, len);
 	}
 	return rpc_ddp_inline_ops.put(ddp, xdrs, data, len);
@@ -385,7 +385,8 @@ static void answer_error(struct rr_sreq *rq, int decode_rc)
 		rr_stat_add(&c->st.err_chunk_sent, 1);
 	}
 	log_debug("%s: xid %#x: answered RDMA_ERROR (%s)", c->peer, xid, strerror(-decode_rc));
-	sge = (struct vb_sge){.addr = (uintptr_t)rq->send->buf, .length = (uint32_t)w.pos,
+	sge = (struct vb_sge){.addr = (uintptr_t)rq->send->buf,
+			      .length = (uint32_t)w.pos,
 			      .lkey = c->send_mr->lkey};
 	b.n = 0;
 	rr_batch_send(&b, &sge, 1);
@@ -661,9 +662,9 @@ static int post_reply(struct rr_sreq *rq, size_t reserve, int long_reply)
 	if (rc == 0 && long_reply && rq->hdr.has_reply) {
 		rc = rr_buf_wait(rq->srv->ep->reg, rq->reply_buf);
 		if (rc == 0)
-			rc = rr_batch_write_chunk(&b, rq->reply_buf->addr, (uint32_t)rq->x.reply_len,
-						  rq->reply_buf->lkey, &rq->hdr.reply,
-						  rq->reply_written);
+			rc = rr_batch_write_chunk(&b, rq->reply_buf->addr,
+						  (uint32_t)rq->x.reply_len, rq->reply_buf->lkey,
+						  &rq->hdr.reply, rq->reply_written);
 		rr_stat_add(&c->st.bytes_rdma_write, (int64_t)rq->x.reply_len);
 	}
 	if (rc == 0)
@@ -703,8 +704,7 @@ static int post_reply(struct rr_sreq *rq, size_t reserve, int long_reply)
 	rc = rr_batch_send(&b, sge, long_reply ? 1 : 2);
 	if (rc)
 		return rc;
-	rr_stat_add(&c->st.bytes_inline_out,
-		    (int64_t)(w.pos + (long_reply ? 0 : rq->x.reply_len)));
+	rr_stat_add(&c->st.bytes_inline_out, (int64_t)(w.pos + (long_reply ? 0 : rq->x.reply_len)));
 	rr_stat_add(&c->st.replies, 1);
 
 	rq->pending = 1 + exposing;
@@ -756,8 +756,8 @@ static int dispatch(struct rr_sreq *rq, size_t reserve, int *long_reply)
 	} else if (p->modes & RR_MODE_READ_READ) {
 		cap = MAX_REPLY(p);
 	}
-	if (cap && (rq->reply_buf = get_buf(rq, cap, RR_GET_ASYNC | (rq->hdr.has_reply ? 0 :
-									       RR_GET_EXPOSE)))) {
+	if (cap && (rq->reply_buf = get_buf(
+			    rq, cap, RR_GET_ASYNC | (rq->hdr.has_reply ? 0 : RR_GET_EXPOSE)))) {
 		x->reply = rq->reply_buf->addr;
 		x->reply_cap = cap;
 		*long_reply = 1;
@@ -878,8 +878,7 @@ static void svc_on_recv(struct rr_conn *c, struct rr_recv *r)
 	cur_init(&cu, r->buf, r->len);
 	rq->decode_rc = rpcrdma_hdr_decode(&cu, &rq->hdr);
 	rq->payload_off = cu.pos;
-	if (rq->decode_rc == 0 &&
-	    (rq->hdr.proc == RPCRDMA_MSG || rq->hdr.proc == RPCRDMA_NOMSG)) {
+	if (rq->decode_rc == 0 && (rq->hdr.proc == RPCRDMA_MSG || rq->hdr.proc == RPCRDMA_NOMSG)) {
 		pthread_mutex_lock(&c->lock);
 		sc->active++;
 		rq->counted = 1;
@@ -948,17 +947,17 @@ static void tick(void *arg)
 			heavy_held = sc->held;
 		}
 		if (reg < ep->p.mem_budget / 4 * 3 && sc->limit < ep->p.credits)
-			sc->limit += sc->limit / 4 + 1 < ep->p.credits - sc->limit ?
-					     sc->limit / 4 + 1 :
-					     ep->p.credits - sc->limit;
+			sc->limit += sc->limit / 4 + 1 < ep->p.credits - sc->limit
+					     ? sc->limit / 4 + 1
+					     : ep->p.credits - sc->limit;
 		pthread_mutex_unlock(&c->lock);
 		while (expired) {
 			struct rr_sreq *rq = expired;
 
 			expired = rq->exp_next;
 			rr_stat_add(&c->st.exposed_expired, 1);
-			log_info("%s: xid %#x: no RDMA_DONE within %u ms: exposure ended",
-				 c->peer, rq->hdr.xid, ep->p.done_deadline_ms);
+			log_info("%s: xid %#x: no RDMA_DONE within %u ms: exposure ended", c->peer,
+				 rq->hdr.xid, ep->p.done_deadline_ms);
 			end_exposure(rq);
 		}
 	}
@@ -1112,8 +1111,7 @@ void rr_server_print_stats(struct rr_server *srv, FILE *f)
 	struct rr_stats all;
 
 	rr_server_get_stats(srv, &all);
-	fprintf(f, "rdma.device %s\nrdma.registration %s\n", ep->dev->name,
-		rr_reg_name(ep->p.reg));
+	fprintf(f, "rdma.device %s\nrdma.registration %s\n", ep->dev->name, rr_reg_name(ep->p.reg));
 	rr_stats_print(&all, "rdma.", f);
 	pthread_mutex_lock(&ep->lock);
 	for (struct rr_conn *c = ep->conns; c; c = c->next) {

@@ -75,15 +75,15 @@ struct vb_listener {
 
 struct vb_conn {
 	struct vb_device *dev;
-	struct vb_pd *pd;	/* set by create_qp */
-	struct vb_cq *send_cq;	/* set by create_qp */
-	struct vb_cq *recv_cq;	/* set by create_qp */
-	void *context;		/* the user's */
-	char peer[VB_NAME_MAX]; /* "address:port" of the other side, for logs */
+	struct vb_pd *pd;		   /* set by create_qp */
+	struct vb_cq *send_cq;		   /* set by create_qp */
+	struct vb_cq *recv_cq;		   /* set by create_qp */
+	void *context;			   /* the user's */
+	char peer[VB_NAME_MAX];		   /* "address:port" of the other side, for logs */
 	struct sockaddr_storage peer_addr; /* the other side's address, for access checks */
-	socklen_t peer_addr_len; /* 0 where the provider cannot tell */
-	uint8_t ird;		/* RDMA Reads the peer may have outstanding at us */
-	uint8_t ord;		/* RDMA Reads we may have outstanding at the peer */
+	socklen_t peer_addr_len;	   /* 0 where the provider cannot tell */
+	uint8_t ird;			   /* RDMA Reads the peer may have outstanding at us */
+	uint8_t ord;			   /* RDMA Reads we may have outstanding at the peer */
 };
 
 struct vb_device_attr {

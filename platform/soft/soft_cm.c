@@ -272,6 +272,8 @@ void soft_listener_io(struct soft_listener *l)
 		}
 		tune_socket(dev, fd, ss.ss_family);
 		addr_name((struct sockaddr *)&ss, len, c->base.peer, sizeof(c->base.peer));
+		memcpy(&c->base.peer_addr, &ss, len);
+		c->base.peer_addr_len = len;
 		c->fd = fd;
 		c->cm = SOFT_CM_WAIT_HELLO;
 		c->listener = l;
@@ -378,6 +380,8 @@ int soft_resolve(struct vb_device *dev, const char *host, const char *port, int 
 		freeaddrinfo(res);
 	}
 	addr_name((struct sockaddr *)&c->sa, c->salen, c->base.peer, sizeof(c->base.peer));
+	memcpy(&c->base.peer_addr, &c->sa, c->salen);
+	c->base.peer_addr_len = c->salen;
 	c->active = true;
 	c->timeout_ms = timeout_ms > 0 ? timeout_ms : 10000;
 	*out = &c->base;

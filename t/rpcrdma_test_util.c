@@ -1,0 +1,186 @@
+/* rpcrdma_test_util.c: servers, clients and bulk calls for the RPC/RDMA tests. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "bulkprog.h"
+#include "rpcrdma_test_util.h"
+
+int rrt_free_port(void)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
+		port = ntohs(sa.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+static const char key_bytes[] = "0123456789abcdef0123456789abcdef";
+
+void rrt_params(struct rr_params *p, unsigned modes, enum rr_reg reg)
+{
+	rr_params_defaults(p);
+	p->provider = "soft";
+	p->modes = modes;
+	p->reg = reg;
+	p->credits = 16;
+	p->trusted_peers = 1;
+	p->arena_size = 32u << 20;
+	p->cache_budget = 16u << 20;
+	p->fastreg_pool = 64;
+	p->mem_budget = 1u << 30;
+	p->call_timeout_ms = 20000;
+}
+
+int rrt_server_start(struct rrt_server *t, unsigned modes, enum rr_reg reg, int with_key)
+{
+	struct rpc_server_params sp = {.threads = 4};
+	struct rr_params p;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	rrt_params(&p, modes, reg);
+	if (with_key) {
+		if ((rc = integrity_key_set(&t->key, key_bytes, 32, 0)) != 0)
+			return rc;
+		sp.key = &t->key;
+	}
+	if ((rc = rpc_server_create(&sp, &t->rpc)) != 0 ||
+	    (rc = rpc_server_add_program(t->rpc, &bulk_program)) != 0 ||
+	    (rc = rr_server_create(t->rpc, &p, &t->rr)) != 0)
+		return rc;
+	snprintf(t->port, sizeof(t->port), "%d", rrt_free_port());
+	return rr_server_listen(t->rr, "127.0.0.1", t->port);
+}
+
+void rrt_server_stop(struct rrt_server *t)
+{
+	rr_server_destroy(t->rr);
+	rpc_server_destroy(t->rpc);
+	integrity_key_clear(&t->key);
+}
+
+int rrt_client(struct rrt_server *t, unsigned mode, enum rr_reg reg, int with_key,
+	       struct rpc_clnt **out)
+{
+	struct rr_params p;
+	int rc;
+
+	rrt_params(&p, mode, reg);
+	rc = rr_clnt_create(&p, "127.0.0.1", t->port, out);
+	if (rc == 0) {
+		(*out)->cred.uid = 1000;
+		(*out)->cred.gid = 1000;
+		(*out)->key = with_key ? &t->key : NULL;
+	}
+	return rc;
+}
+
+int rrt_put(struct rpc_clnt *c, uint32_t seed, size_t len)
+{
+	struct bulk_put_args a = {.seed = seed, .data.len = (u_int)len};
+	struct bulk_sum s = {0};
+	struct rpc_call call = {.prog = BULKPROG,
+				.vers = BULKVERS,
+				.proc = BULK_PUT,
+				.xdr_args = (xdrproc_t)xdr_bulk_put_args,
+				.args = &a,
+				.xdr_res = (xdrproc_t)xdr_bulk_sum,
+				.res = &s};
+	int rc;
+
+	a.data.data = malloc(len ? len : 1);
+	bulk_fill(a.data.data, len, seed);
+	rc = rpc_clnt_call(c, &call);
+	if (rc == 0) {
+		if (s.len != len || s.sum != bulk_checksum(a.data.data, len))
+			rc = -EILSEQ;
+		rpc_clnt_free_res(c, &call);
+	}
+	free(a.data.data);
+	return rc;
+}
+
+int rrt_get(struct rpc_clnt *c, uint32_t seed, size_t len)
+{
+	struct bulk_get_args a = {.seed = seed, .len = (u_int)len};
+	struct bulk_get_res r = {0};
+	char *dest = malloc(len ? len : 1), *want = malloc(len ? len : 1);
+	struct rpc_call call = {.prog = BULKPROG,
+				.vers = BULKVERS,
+				.proc = BULK_GET,
+				.xdr_args = (xdrproc_t)xdr_bulk_get_args,
+				.args = &a,
+				.xdr_res = (xdrproc_t)xdr_bulk_get_res,
+				.res = &r,
+				.reply_data = dest,
+				.reply_data_len = (uint32_t)len};
+	int rc = rpc_clnt_call(c, &call);
+
+	if (rc == 0) {
+		bulk_fill(want, len, seed);
+		if (r.len != len || r.data.len != len || (len && memcmp(r.data.data, want, len)))
+			rc = -EILSEQ;
+		rpc_clnt_free_res(c, &call);
+	}
+	free(dest);
+	free(want);
+	return rc;
+}
+
+int rrt_big(struct rpc_clnt *c, u_int n)
+{
+	struct bulk_blob big = {0};
+	struct rpc_call call = {.prog = BULKPROG,
+				.vers = BULKVERS,
+				.proc = BULK_BIG,
+				.xdr_args = (xdrproc_t)xdr_u_int,
+				.args = &n,
+				.xdr_res = (xdrproc_t)xdr_bulk_blob,
+				.res = &big,
+				.reply_hint = n + 64};
+	char *want = malloc(n ? n : 1);
+	int rc = rpc_clnt_call(c, &call);
+
+	if (rc == 0) {
+		bulk_fill(want, n, n);
+		if (big.len != n || memcmp(big.data, want, n))
+			rc = -EILSEQ;
+		rpc_clnt_free_res(c, &call);
+	}
+	free(want);
+	return rc;
+}
+
+int rrt_sum(struct rpc_clnt *c, size_t len)
+{
+	struct bulk_blob in = {(u_int)len, malloc(len ? len : 1)};
+	struct bulk_sum s = {0};
+	struct rpc_call call = {.prog = BULKPROG,
+				.vers = BULKVERS,
+				.proc = BULK_SUM,
+				.xdr_args = (xdrproc_t)xdr_bulk_blob,
+				.args = &in,
+				.xdr_res = (xdrproc_t)xdr_bulk_sum,
+				.res = &s};
+	int rc;
+
+	bulk_fill(in.data, len, 3);
+	rc = rpc_clnt_call(c, &call);
+	if (rc == 0) {
+		if (s.len != len || s.sum != bulk_checksum(in.data, len))
+			rc = -EILSEQ;
+		rpc_clnt_free_res(c, &call);
+	}
+	free(in.data);
+	return rc;
+}

@@ -1,0 +1,30 @@
+/* rpcrdma_test_util.h: helpers shared by the RPC/RDMA tests. */
+#ifndef NFSRDMA_T_RPCRDMA_TEST_UTIL_H
+#define NFSRDMA_T_RPCRDMA_TEST_UTIL_H
+
+#include "integrity.h"
+#include "rpcrdma.h"
+
+struct rrt_server {
+	struct integrity_key key;
+	struct rpc_server *rpc;
+	struct rr_server *rr;
+	char port[16];
+};
+
+/* A TCP port free on 127.0.0.1 right now. */
+int rrt_free_port(void);
+/* The test parameters: soft provider, 16 credits, small arenas. */
+void rrt_params(struct rr_params *p, unsigned modes, enum rr_reg reg);
+/* A server of the bulk program on 127.0.0.1 (integrity key accepted if with_key). */
+int rrt_server_start(struct rrt_server *t, unsigned modes, enum rr_reg reg, int with_key);
+void rrt_server_stop(struct rrt_server *t);
+int rrt_client(struct rrt_server *t, unsigned mode, enum rr_reg reg, int with_key,
+	       struct rpc_clnt **out);
+/* Bulk calls; 0, -errno from the call, or -EILSEQ when the content is wrong. */
+int rrt_put(struct rpc_clnt *c, uint32_t seed, size_t len);
+int rrt_get(struct rpc_clnt *c, uint32_t seed, size_t len);
+int rrt_big(struct rpc_clnt *c, u_int n);
+int rrt_sum(struct rpc_clnt *c, size_t len);
+
+#endif
