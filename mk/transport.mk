@@ -11,3 +11,11 @@ t_rpcrdma_test_SOURCES = t/rpcrdma_test.c t/rpcrdma_test_util.c t/rpcrdma_test_u
 t_rpcrdma_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_rpcrdma_test_LDADD = t/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
 endif
+
+if HAVE_CMOCKA
+check_PROGRAMS += t/rpcrdma_hostile_test
+TESTS += t/rpcrdma_hostile_test
+t_rpcrdma_hostile_test_SOURCES = t/rpcrdma_hostile_test.c t/rpcrdma_test_util.c t/rpcrdma_test_util.h
+t_rpcrdma_hostile_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_rpcrdma_hostile_test_LDADD = t/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
+endif

@@ -1,6 +1,7 @@
 /* bulkprog.c: the transport test program's XDR and procedures (see bulkprog.h). */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bulkprog.h"
 
@@ -117,6 +118,13 @@ static void proc_sum(struct rpc_req *req, void *args, void *res)
 	s->sum = bulk_checksum(in->data, in->len);
 }
 
+static void proc_sleep(struct rpc_req *req, void *args, void *res)
+{
+	u_int *ms = args;
+
+	usleep(*ms > 10000 ? 10000000 : *ms * 1000);
+}
+
 #define PROC(n, fn, xa, ta, xr, tr, fr)                                                            \
 	[n] = {#n, (xdrproc_t)(xa), (xdrproc_t)(xr), sizeof(ta), sizeof(tr), fn, fr, 0}
 
@@ -131,6 +139,7 @@ const struct rpc_proc_desc bulk_procs[BULK_NPROCS] = {
 	PROC(BULK_BIG, proc_big, xdr_u_int, u_int, xdr_bulk_blob, struct bulk_blob, NULL),
 	PROC(BULK_SUM, proc_sum, xdr_bulk_blob, struct bulk_blob, xdr_bulk_sum, struct bulk_sum,
 	     NULL),
+	PROC(BULK_SLEEP, proc_sleep, xdr_u_int, u_int, xdr_void, char, NULL),
 };
 
 const struct rpc_program bulk_program = {

@@ -5,6 +5,7 @@
  *   GET(seed, length)      -> {length, data};  data is DDP-eligible (like NFS READ)
  *   BIG(length)            -> opaque of length bytes, not DDP-eligible (a long reply)
  *   SUM(opaque)            -> {length, checksum}; a long call when the opaque is big
+ *   SLEEP(ms)              -> nothing, after ms milliseconds (keeps calls in flight)
  * Data is a pattern derived from a seed, so each side can check the other.
  */
 #ifndef NFSRDMA_T_BULKPROG_H
@@ -16,7 +17,7 @@
 #define BULKVERS     1
 #define BULK_MAXDATA (16u << 20)
 
-enum { BULK_NULL, BULK_ECHO, BULK_PUT, BULK_GET, BULK_BIG, BULK_SUM, BULK_NPROCS };
+enum { BULK_NULL, BULK_ECHO, BULK_PUT, BULK_GET, BULK_BIG, BULK_SUM, BULK_SLEEP, BULK_NPROCS };
 
 struct bulk_blob {
 	u_int len;

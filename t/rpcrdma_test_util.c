@@ -43,12 +43,19 @@ void rrt_params(struct rr_params *p, unsigned modes, enum rr_reg reg)
 
 int rrt_server_start(struct rrt_server *t, unsigned modes, enum rr_reg reg, int with_key)
 {
-	struct rpc_server_params sp = {.threads = 4};
 	struct rr_params p;
+
+	rrt_params(&p, modes, reg);
+	return rrt_server_start_p(t, &p, with_key);
+}
+
+int rrt_server_start_p(struct rrt_server *t, const struct rr_params *pp, int with_key)
+{
+	struct rpc_server_params sp = {.threads = 8};
+	struct rr_params p = *pp;
 	int rc;
 
 	memset(t, 0, sizeof(*t));
-	rrt_params(&p, modes, reg);
 	if (with_key) {
 		if ((rc = integrity_key_set(&t->key, key_bytes, 32, 0)) != 0)
 			return rc;

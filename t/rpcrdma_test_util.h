@@ -18,6 +18,7 @@ int rrt_free_port(void);
 void rrt_params(struct rr_params *p, unsigned modes, enum rr_reg reg);
 /* A server of the bulk program on 127.0.0.1 (integrity key accepted if with_key). */
 int rrt_server_start(struct rrt_server *t, unsigned modes, enum rr_reg reg, int with_key);
+int rrt_server_start_p(struct rrt_server *t, const struct rr_params *p, int with_key);
 void rrt_server_stop(struct rrt_server *t);
 int rrt_client(struct rrt_server *t, unsigned mode, enum rr_reg reg, int with_key,
 	       struct rpc_clnt **out);

@@ -1,0 +1,673 @@
+/*
+ * rpcrdma_hostile_test: a raw verbs peer sends the server what no good client
+ * would: wrong versions, short and malformed headers, huge counts, bad keys,
+ * credit overruns, RDMA_DONE never / twice / for nothing, and disconnects in
+ * the middle. Each is answered as RFC 8166 says, the server keeps serving,
+ * its receive queue never drains, and its counters come back to baseline.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "bulkprog.h"
+#include "log.h"
+#include "rpcrdma_hdr.h"
+#include "rpcrdma_test_util.h"
+#include "verbs.h"
+
+#define RAW_BUF	  8192
+#define RAW_NRECV 40
+#define RAW_DATA  (4u << 20) /* exposed data area */
+#define CREDITS	  16
+#define WR_SEND	  1u
+#define WR_READ	  2u
+#define TMO	  5000
+
+/* A hand-driven RPC/RDMA peer. */
+struct raw {
+	struct vb_device *dev;
+	struct vb_pd *pd;
+	struct vb_cq *cq;
+	struct vb_conn *vc;
+	uint8_t *area, *data;
+	struct vb_mr *mr, *data_mr;
+	int ready[RAW_NRECV * 2]; /* received buffer indexes, FIFO */
+	uint32_t ready_len[RAW_NRECV * 2];
+	unsigned rhead, rtail;
+	int sends_done, reads_done, broken;
+	struct rpc_clnt clnt; /* for rpc_encode_call's credential */
+	uint32_t xid;
+};
+
+static uint8_t *recv_buf(struct raw *r, int i)
+{
+	return r->area + (size_t)i * RAW_BUF;
+}
+
+static uint8_t *send_buf(struct raw *r)
+{
+	return r->area + (size_t)RAW_NRECV * RAW_BUF;
+}
+
+static void repost(struct raw *r, int i)
+{
+	struct vb_sge sge = {(uintptr_t)recv_buf(r, i), RAW_BUF, r->mr->lkey};
+	struct vb_recv_wr wr = {.wr_id = 100 + (uint64_t)i, .sg_list = &sge, .num_sge = 1}, *bad;
+
+	assert_int_equal(vb_post_recv(r->vc, &wr, &bad), 0);
+}
+
+/* Pump completions for up to ms milliseconds or until one arrives. */
+static void pump(struct raw *r, int ms)
+{
+	struct pollfd pfd = {.fd = vb_cq_fd(r->cq), .events = POLLIN};
+	struct vb_wc wc[16];
+	int n;
+
+	vb_cq_arm(r->cq);
+	n = vb_poll_cq(r->cq, 16, wc);
+	if (n == 0 && poll(&pfd, 1, ms) > 0) {
+		vb_cq_ack(r->cq);
+		n = vb_poll_cq(r->cq, 16, wc);
+	}
+	for (int i = 0; i < n; i++) {
+		if (wc[i].status != VB_WC_SUCCESS) {
+			r->broken = 1;
+			continue;
+		}
+		if (wc[i].wr_id == WR_SEND)
+			r->sends_done++;
+		else if (wc[i].wr_id == WR_READ)
+			r->reads_done++;
+		else if (wc[i].wr_id >= 100) {
+			r->ready[r->rtail % (RAW_NRECV * 2)] = (int)(wc[i].wr_id - 100);
+			r->ready_len[r->rtail % (RAW_NRECV * 2)] = wc[i].byte_len;
+			r->rtail++;
+		}
+	}
+}
+
+static void raw_open(struct raw *r, const char *port)
+{
+	struct rpcrdma_cm_private pd;
+	uint8_t pdata[RPCRDMA_CM_PRIVATE_LEN];
+	struct vb_qp_cap cap = {
+		.max_send_wr = 64, .max_recv_wr = RAW_NRECV, .max_send_sge = 1, .max_recv_sge = 1};
+	struct vb_conn_param param = {.private_data = pdata, .private_data_len = sizeof(pdata)};
+	struct pollfd pfd;
+	struct vb_cm_event ev;
+	struct wcur w;
+
+	memset(r, 0, sizeof(*r));
+	r->clnt.cred.flavor = AUTH_SYS;
+	r->xid = 0x1000;
+	assert_int_equal(vb_open("soft", &r->dev), 0);
+	assert_int_equal(vb_alloc_pd(r->dev, &r->pd), 0);
+	assert_int_equal(vb_create_cq(r->dev, 256, &r->cq), 0);
+	assert_int_equal(vb_resolve(r->dev, "127.0.0.1", port, TMO, &r->vc), 0);
+	assert_int_equal(vb_create_qp(r->vc, r->pd, r->cq, r->cq, &cap), 0);
+	r->area = aligned_alloc(4096, (size_t)(RAW_NRECV + 1) * RAW_BUF);
+	r->data = aligned_alloc(4096, RAW_DATA);
+	assert_int_equal(vb_reg_mr(r->pd, r->area, (size_t)(RAW_NRECV + 1) * RAW_BUF,
+				   VB_ACCESS_LOCAL_WRITE, &r->mr),
+			 0);
+	assert_int_equal(vb_reg_mr(r->pd, r->data, RAW_DATA,
+				   VB_ACCESS_LOCAL_WRITE | VB_ACCESS_REMOTE, &r->data_mr),
+			 0);
+	for (int i = 0; i < RAW_NRECV; i++)
+		repost(r, i);
+	rpcrdma_cm_private_init(&pd, 0, RAW_BUF, RAW_BUF);
+	wcur_init(&w, pdata, sizeof(pdata));
+	assert_int_equal(rpcrdma_cm_private_encode(&w, &pd), 0);
+	assert_int_equal(vb_connect(r->vc, &param), 0);
+	pfd = (struct pollfd){.fd = vb_conn_fd(r->vc), .events = POLLIN};
+	assert_true(poll(&pfd, 1, TMO) > 0);
+	assert_int_equal(vb_conn_get_event(r->vc, &ev), 0);
+	assert_int_equal(ev.type, VB_CM_ESTABLISHED);
+}
+
+static void raw_close(struct raw *r)
+{
+	vb_disconnect(r->vc);
+	vb_conn_destroy(r->vc);
+	vb_dereg_mr(r->mr);
+	vb_dereg_mr(r->data_mr);
+	vb_destroy_cq(r->cq);
+	vb_dealloc_pd(r->pd);
+	vb_close(r->dev);
+	free(r->area);
+	free(r->data);
+}
+
+static void raw_send(struct raw *r, const void *msg, size_t len)
+{
+	struct vb_sge sge = {(uintptr_t)send_buf(r), (uint32_t)len, r->mr->lkey};
+	struct vb_send_wr wr = {.wr_id = WR_SEND,
+				.sg_list = &sge,
+				.num_sge = 1,
+				.opcode = VB_WR_SEND,
+				.send_flags = VB_SEND_SIGNALED},
+			  *bad;
+	int before = r->sends_done;
+
+	assert_true(len <= RAW_BUF);
+	memcpy(send_buf(r), msg, len);
+	assert_int_equal(vb_post_send(r->vc, &wr, &bad), 0);
+	for (int i = 0; i < 100 && r->sends_done == before && !r->broken; i++)
+		pump(r, 50);
+	assert_true(r->sends_done > before);
+}
+
+/* Wait for the next received message; copies it out and reposts. 0 bytes on timeout. */
+static size_t raw_recv(struct raw *r, uint8_t *out, int ms)
+{
+	size_t len;
+	int idx;
+
+	for (int waited = 0; r->rhead == r->rtail && waited < ms && !r->broken; waited += 50)
+		pump(r, 50);
+	if (r->rhead == r->rtail)
+		return 0;
+	idx = r->ready[r->rhead % (RAW_NRECV * 2)];
+	len = r->ready_len[r->rhead % (RAW_NRECV * 2)];
+	r->rhead++;
+	memcpy(out, recv_buf(r, idx), len);
+	repost(r, idx);
+	return len;
+}
+
+/* A message of words (big-endian on the wire). */
+static size_t words(uint8_t *buf, const uint32_t *w, size_t n)
+{
+	struct wcur wc;
+
+	wcur_init(&wc, buf, n * 4);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(wcur_put_u32(&wc, w[i]), 0);
+	return n * 4;
+}
+
+/* Encode an RPC call behind transport header h into buf. */
+static size_t build(struct raw *r, struct rpcrdma_hdr *h, struct rpc_call *call, uint8_t *buf)
+{
+	struct wcur w;
+	int len;
+
+	wcur_init(&w, buf, RAW_BUF);
+	assert_int_equal(rpcrdma_hdr_encode(&w, h), 0);
+	len = rpc_encode_call(&r->clnt, h->xid, call, buf + w.pos, RAW_BUF - w.pos, NULL);
+	assert_true(len > 0);
+	return w.pos + (size_t)len;
+}
+
+static struct rpcrdma_hdr *new_hdr(struct raw *r, uint32_t proc)
+{
+	struct rpcrdma_hdr *h = calloc(1, sizeof(*h));
+
+	rpcrdma_hdr_init(h, ++r->xid, CREDITS, proc);
+	return h;
+}
+
+static void expect_error(struct raw *r, uint32_t xid, uint32_t err)
+{
+	uint8_t buf[RAW_BUF];
+	struct rpcrdma_hdr *h = calloc(1, sizeof(*h));
+	size_t len = raw_recv(r, buf, TMO);
+	struct cur c;
+
+	assert_true(len > 0);
+	cur_init(&c, buf, len);
+	assert_int_equal(rpcrdma_hdr_decode(&c, h), 0);
+	assert_int_equal(h->xid, xid);
+	assert_int_equal(h->proc, RPCRDMA_ERROR);
+	assert_int_equal(h->err, err);
+	if (err == RPCRDMA_ERR_VERS) {
+		assert_int_equal(h->vers_low, 1);
+		assert_int_equal(h->vers_high, 1);
+	}
+	free(h);
+}
+
+/* A NULL (or other void) call that must be answered: the connection still works. */
+static int raw_null(struct raw *r, uint32_t prog)
+{
+	struct rpcrdma_hdr *h = new_hdr(r, RPCRDMA_MSG);
+	struct rpc_call call = {.prog = prog,
+				.vers = BULKVERS,
+				.proc = BULK_NULL,
+				.xdr_args = (xdrproc_t)xdr_void,
+				.xdr_res = (xdrproc_t)xdr_void};
+	uint8_t buf[RAW_BUF];
+	struct rpcrdma_hdr *rh = calloc(1, sizeof(*rh));
+	size_t len = build(r, h, &call, buf);
+	struct cur c;
+	int rc;
+
+	raw_send(r, buf, len);
+	len = raw_recv(r, buf, TMO);
+	assert_true(len > 0);
+	cur_init(&c, buf, len);
+	assert_int_equal(rpcrdma_hdr_decode(&c, rh), 0);
+	assert_int_equal(rh->xid, h->xid);
+	assert_int_equal(rh->proc, RPCRDMA_MSG);
+	rc = rpc_decode_reply(&r->clnt, h->xid, &call, buf + c.pos, len - c.pos, NULL);
+	free(h);
+	free(rh);
+	return rc;
+}
+
+/* Send each kind of garbage once; each gets its answer (or none) and nothing else. */
+static void garbage_round(struct raw *r)
+{
+	uint8_t buf[RAW_BUF];
+	uint32_t x;
+
+	x = ++r->xid; /* rdma_vers 2 */
+	raw_send(r, buf, words(buf, (uint32_t[]){x, 2, CREDITS, RPCRDMA_MSG, 0, 0, 0}, 7));
+	expect_error(r, x, RPCRDMA_ERR_VERS);
+	x = ++r->xid; /* only xid and version */
+	raw_send(r, buf, words(buf, (uint32_t[]){x, 1}, 2));
+	expect_error(r, x, RPCRDMA_ERR_CHUNK);
+	raw_send(r, "abc", 3); /* not even an xid: dropped */
+	assert_int_equal(raw_recv(r, buf, 300), 0);
+	x = ++r->xid; /* a Write chunk claiming 2^32-1 segments */
+	raw_send(r, buf, words(buf, (uint32_t[]){x, 1, CREDITS, RPCRDMA_MSG, 0, 1, 0xffffffff}, 7));
+	expect_error(r, x, RPCRDMA_ERR_CHUNK);
+	x = ++r->xid; /* rdma_proc 9 */
+	raw_send(r, buf, words(buf, (uint32_t[]){x, 1, CREDITS, 9, 0, 0, 0}, 7));
+	expect_error(r, x, RPCRDMA_ERR_CHUNK);
+	x = ++r->xid; /* a Read segment at position 5 */
+	raw_send(r, buf,
+		 words(buf, (uint32_t[]){x, 1, CREDITS, RPCRDMA_MSG, 1, 5, 1, 8, 0, 0, 0, 0, 0},
+		       13));
+	expect_error(r, x, RPCRDMA_ERR_CHUNK);
+	x = ++r->xid; /* RDMA_NOMSG without a Position-Zero chunk */
+	raw_send(r, buf, words(buf, (uint32_t[]){x, 1, CREDITS, RPCRDMA_NOMSG, 0, 0, 0}, 7));
+	expect_error(r, x, RPCRDMA_ERR_CHUNK);
+	x = ++r->xid; /* RDMA_DONE for nothing: ignored */
+	raw_send(r, buf, words(buf, (uint32_t[]){x, 1, CREDITS, RPCRDMA_DONE}, 4));
+	assert_int_equal(raw_recv(r, buf, 200), 0);
+	/* an RPC call for a program the server does not have */
+	assert_int_equal(raw_null(r, BULKPROG + 7), -EPROTO);
+}
+
+static struct rrt_server srv;
+
+static int setup(void **state)
+{
+	struct rr_params p;
+
+	rrt_params(&p, RR_MODE_READ_WRITE | RR_MODE_READ_READ, RR_REG_DYNAMIC);
+	p.credits = CREDITS;
+	p.done_deadline_ms = 400;
+	p.exposed_max = 1u << 20;
+	return rrt_server_start_p(&srv, &p, 0);
+}
+
+static int teardown(void **state)
+{
+	rrt_server_stop(&srv);
+	return 0;
+}
+
+/* Wait for the server's counters to come back once a connection went away. */
+static void expect_settled(unsigned conns)
+{
+	struct rr_stats st;
+
+	for (int i = 0; i < 500; i++) {
+		rr_server_get_stats(srv.rr, &st);
+		if (st.conns == conns && st.exposed_now == 0)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(st.conns, conns);
+	assert_int_equal(st.exposed_now, 0);
+	assert_int_equal(st.registered_now - st.cached_now, 0);
+}
+
+/* Three rounds of every malformed message (more messages than the server has
+ * receives), then as many calls at once as the credits allow: all answered, so
+ * every error path gave its receive buffer back. */
+static void malformed_headers_answered(void **state)
+{
+	struct raw r;
+	struct rr_stats st;
+	uint8_t buf[RAW_BUF];
+
+	raw_open(&r, srv.port);
+	for (int i = 0; i < 3; i++)
+		garbage_round(&r);
+	for (int i = 0; i < CREDITS; i++) {
+		struct rpcrdma_hdr *h = new_hdr(&r, RPCRDMA_MSG);
+		u_int ms = 50;
+		struct rpc_call call = {.prog = BULKPROG,
+					.vers = BULKVERS,
+					.proc = BULK_SLEEP,
+					.xdr_args = (xdrproc_t)xdr_u_int,
+					.args = &ms,
+					.xdr_res = (xdrproc_t)xdr_void};
+
+		raw_send(&r, buf, build(&r, h, &call, buf));
+		free(h);
+	}
+	for (int i = 0; i < CREDITS; i++)
+		assert_true(raw_recv(&r, buf, TMO) > 0);
+	assert_int_equal(raw_null(&r, BULKPROG), 0);
+	rr_server_get_stats(srv.rr, &st);
+	assert_int_equal(st.err_vers_sent, 3);
+	assert_int_equal(st.err_chunk_sent, 15);
+	assert_int_equal(st.done_unknown, 3);
+	assert_false(r.broken);
+	raw_close(&r);
+	expect_settled(0);
+}
+
+/* More calls than credits at once: the excess is answered ERR_CHUNK, the rest run. */
+static void credit_overrun_answered(void **state)
+{
+	struct raw r;
+	struct rr_stats st;
+	uint8_t buf[RAW_BUF];
+	int errors = 0, replies = 0;
+
+	raw_open(&r, srv.port);
+	assert_int_equal(raw_null(&r, BULKPROG), 0); /* the first grant */
+	for (int i = 0; i < CREDITS + 2; i++) {
+		struct rpcrdma_hdr *h = new_hdr(&r, RPCRDMA_MSG);
+		u_int ms = 300;
+		struct rpc_call call = {.prog = BULKPROG,
+					.vers = BULKVERS,
+					.proc = BULK_SLEEP,
+					.xdr_args = (xdrproc_t)xdr_u_int,
+					.args = &ms,
+					.xdr_res = (xdrproc_t)xdr_void};
+
+		raw_send(&r, buf, build(&r, h, &call, buf));
+		free(h);
+	}
+	for (int i = 0; i < CREDITS + 2; i++) {
+		size_t len = raw_recv(&r, buf, TMO);
+		uint32_t proc;
+		struct cur c;
+
+		assert_true(len >= 16);
+		cur_init(&c, buf + 12, 4);
+		cur_get_u32(&c, &proc);
+		errors += proc == RPCRDMA_ERROR;
+		replies += proc == RPCRDMA_MSG;
+	}
+	assert_int_equal(errors, 2);
+	assert_int_equal(replies, CREDITS);
+	rr_server_get_stats(srv.rr, &st);
+	assert_int_equal(st.credit_overruns, 2);
+	assert_int_equal(raw_null(&r, BULKPROG), 0); /* still serving */
+	raw_close(&r);
+	expect_settled(0);
+}
+
+/* A PUT with 4096 bytes of data in a Read chunk at descriptor (rkey, offset). */
+static size_t put_with_chunk(struct raw *r, uint32_t rkey, uint64_t offset, uint8_t *buf)
+{
+	struct rpcrdma_hdr *h = new_hdr(r, RPCRDMA_MSG);
+	struct bulk_put_args a = {.seed = 1, .data.len = 0};
+	struct rpc_call call = {.prog = BULKPROG,
+				.vers = BULKVERS,
+				.proc = BULK_PUT,
+				.xdr_args = (xdrproc_t)xdr_bulk_put_args,
+				.args = &a,
+				.xdr_res = (xdrproc_t)xdr_void};
+	uint8_t rpcbuf[RAW_BUF];
+	uint32_t datalen = htonl(4096);
+	struct wcur w;
+	int rl;
+
+	/* encode with empty data, then make the length word say 4096: the data
+	 * itself is the Read chunk at the position right after it */
+	rl = rpc_encode_call(&r->clnt, h->xid, &call, rpcbuf, sizeof(rpcbuf), NULL);
+	assert_true(rl > 4);
+	memcpy(rpcbuf + rl - 4, &datalen, 4);
+	h->nreads = 1;
+	h->reads[0] =
+		(struct rpcrdma_read_seg){.position = (uint32_t)rl, .seg = {rkey, 4096, offset}};
+	wcur_init(&w, buf, RAW_BUF);
+	assert_int_equal(rpcrdma_hdr_encode(&w, h), 0);
+	memcpy(buf + w.pos, rpcbuf, (size_t)rl);
+	free(h);
+	return w.pos + (size_t)rl;
+}
+
+/* A PUT whose Read chunk names a key we never registered, or bytes past the
+ * end of our registration: the server's RDMA Read fails, that connection goes,
+ * the server stays and cleans up. A good chunk works. */
+static void bad_read_chunk_key(void **state)
+{
+	uint8_t buf[RAW_BUF];
+	struct rpc_clnt *c;
+
+	for (int k = 0; k < 3; k++) {
+		struct raw r;
+		size_t len;
+
+		raw_open(&r, srv.port);
+		if (k == 0)
+			len = put_with_chunk(&r, 0xdeadbeef, (uintptr_t)r.data, buf);
+		else if (k == 1)
+			len = put_with_chunk(&r, r.data_mr->rkey,
+					     (uintptr_t)r.data + RAW_DATA - 100, buf);
+		else
+			len = put_with_chunk(&r, r.data_mr->rkey, (uintptr_t)r.data, buf);
+		raw_send(&r, buf, len);
+		if (k < 2)
+			assert_int_equal(raw_recv(&r, buf, 2000), 0); /* the connection went */
+		else
+			assert_true(raw_recv(&r, buf, TMO) > 0); /* answered */
+		raw_close(&r);
+		expect_settled(0);
+	}
+	assert_int_equal(rrt_client(&srv, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY, 0, &c), 0);
+	assert_int_equal(rrt_put(c, 3, 100000), 0);
+	rpc_clnt_destroy(c);
+}
+
+/* A GET whose Write chunk names a bad key: the server's RDMA Write fails. */
+static void bad_write_chunk_key(void **state)
+{
+	struct raw r;
+	struct rpcrdma_hdr *h;
+	struct bulk_get_args a = {.seed = 1, .len = 65536};
+	struct rpc_call call = {.prog = BULKPROG,
+				.vers = BULKVERS,
+				.proc = BULK_GET,
+				.xdr_args = (xdrproc_t)xdr_bulk_get_args,
+				.args = &a,
+				.xdr_res = (xdrproc_t)xdr_void};
+	uint8_t buf[RAW_BUF];
+
+	raw_open(&r, srv.port);
+	h = new_hdr(&r, RPCRDMA_MSG);
+	h->nwrites = 1;
+	h->writes[0].nsegs = 1;
+	h->writes[0].segs[0] = (struct rpcrdma_seg){0xdeadbeef, 65536, (uintptr_t)r.data};
+	raw_send(&r, buf, build(&r, h, &call, buf));
+	free(h);
+	assert_int_equal(raw_recv(&r, buf, 2000), 0);
+	raw_close(&r);
+	expect_settled(0);
+}
+
+/* Read-Read: a GET with no Write chunk gets its data exposed in a Read chunk. */
+static uint32_t rr_get(struct raw *r, struct rpcrdma_hdr *rh)
+{
+	struct rpcrdma_hdr *h = new_hdr(r, RPCRDMA_MSG);
+	struct bulk_get_args a = {.seed = 9, .len = 65536};
+	struct rpc_call call = {.prog = BULKPROG,
+				.vers = BULKVERS,
+				.proc = BULK_GET,
+				.xdr_args = (xdrproc_t)xdr_bulk_get_args,
+				.args = &a,
+				.xdr_res = (xdrproc_t)xdr_void};
+	uint8_t buf[RAW_BUF];
+	uint32_t xid = h->xid;
+	size_t len;
+	struct cur c;
+
+	raw_send(r, buf, build(r, h, &call, buf));
+	free(h);
+	len = raw_recv(r, buf, TMO);
+	assert_true(len > 0);
+	cur_init(&c, buf, len);
+	assert_int_equal(rpcrdma_hdr_decode(&c, rh), 0);
+	assert_int_equal(rh->proc, RPCRDMA_MSG);
+	assert_int_equal(rh->nreads, 1);
+	assert_int_equal(rh->reads[0].seg.length, 65536);
+	return xid;
+}
+
+/* RDMA Read the exposed segment into our data area; whether it worked. */
+static int raw_read(struct raw *r, const struct rpcrdma_seg *seg)
+{
+	struct vb_sge sge = {(uintptr_t)r->data, seg->length, r->data_mr->lkey};
+	struct vb_send_wr wr = {.wr_id = WR_READ,
+				.sg_list = &sge,
+				.num_sge = 1,
+				.opcode = VB_WR_RDMA_READ,
+				.send_flags = VB_SEND_SIGNALED,
+				.remote_addr = seg->offset,
+				.rkey = seg->handle},
+			  *bad;
+	int before = r->reads_done;
+
+	if (vb_post_send(r->vc, &wr, &bad) != 0)
+		return 0;
+	for (int i = 0; i < 100 && r->reads_done == before && !r->broken; i++)
+		pump(r, 50);
+	return r->reads_done > before;
+}
+
+static void rdma_done_never_sent(void **state)
+{
+	struct raw r;
+	struct rpcrdma_hdr *rh = calloc(1, sizeof(*rh));
+	struct rr_stats st;
+	char *want = malloc(65536);
+
+	raw_open(&r, srv.port);
+	rr_get(&r, rh);
+	assert_true(raw_read(&r, &rh->reads[0].seg));
+	bulk_fill(want, 65536, 9);
+	assert_memory_equal(r.data, want, 65536);
+	rr_server_get_stats(srv.rr, &st);
+	assert_int_equal(st.exposed_now, 65536);
+	usleep(800 * 1000); /* past the 400 ms deadline */
+	rr_server_get_stats(srv.rr, &st);
+	assert_int_equal(st.exposed_now, 0);
+	assert_int_equal(st.exposed_expired, 1);
+	/* the key is dead: reading again breaks our connection, not the server */
+	assert_false(raw_read(&r, &rh->reads[0].seg));
+	raw_close(&r);
+	expect_settled(0);
+	free(rh);
+	free(want);
+}
+
+static void rdma_done_twice(void **state)
+{
+	struct raw r;
+	struct rpcrdma_hdr *rh = calloc(1, sizeof(*rh));
+	struct rr_stats st;
+	uint8_t buf[64];
+	uint32_t xid;
+
+	raw_open(&r, srv.port);
+	xid = rr_get(&r, rh);
+	assert_true(raw_read(&r, &rh->reads[0].seg));
+	for (int i = 0; i < 2; i++)
+		raw_send(&r, buf, words(buf, (uint32_t[]){xid, 1, CREDITS, RPCRDMA_DONE}, 4));
+	assert_int_equal(raw_null(&r, BULKPROG), 0); /* ordered after both DONEs */
+	rr_server_get_stats(srv.rr, &st);
+	assert_int_equal(st.exposed_now, 0);
+	assert_int_equal(st.done_unknown, 1);
+	assert_int_equal(st.exposed_expired, 0);
+	raw_close(&r);
+	expect_settled(0);
+	free(rh);
+}
+
+/* Many big calls in flight, then the client vanishes. */
+static void disconnect_mid_transfer(void **state)
+{
+	for (int round = 0; round < 2; round++) {
+		struct raw r;
+		uint8_t buf[RAW_BUF];
+
+		raw_open(&r, srv.port);
+		for (int i = 0; i < CREDITS; i++) {
+			struct rpcrdma_hdr *h = new_hdr(&r, RPCRDMA_MSG);
+			struct bulk_get_args a = {.seed = (u_int)i, .len = 1u << 20};
+			struct rpc_call call = {.prog = BULKPROG,
+						.vers = BULKVERS,
+						.proc = BULK_GET,
+						.xdr_args = (xdrproc_t)xdr_bulk_get_args,
+						.args = &a,
+						.xdr_res = (xdrproc_t)xdr_void};
+
+			if (round == 0) { /* Read-Write: the server writes into us */
+				h->nwrites = 1;
+				h->writes[0].nsegs = 1;
+				h->writes[0].segs[0] = (struct rpcrdma_seg){
+					r.data_mr->rkey, 1u << 20, (uintptr_t)r.data};
+			} /* else Read-Read: the server exposes */
+			raw_send(&r, buf, build(&r, h, &call, buf));
+			free(h);
+		}
+		raw_close(&r); /* without waiting for anything */
+		expect_settled(0);
+	}
+}
+
+/* A client with the wrong integrity key is refused; the right one works. */
+static void mutated_mic_refused(void **state)
+{
+	struct rrt_server t;
+	struct rpc_clnt *c;
+	struct integrity_key bad;
+
+	assert_int_equal(rrt_server_start(&t, RR_MODE_READ_WRITE, RR_REG_DYNAMIC, 1), 0);
+	assert_int_equal(rrt_client(&t, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY, 1, &c), 0);
+	assert_int_equal(rrt_put(c, 1, 200000), 0);
+	assert_int_equal(integrity_key_set(&bad, "another key of 32 bytes, exactly", 32, 0), 0);
+	c->key = &bad;
+	assert_int_equal(rrt_put(c, 1, 200000), -EACCES);
+	assert_int_equal(rrt_get(c, 1, 200000), -EACCES);
+	c->key = &t.key;
+	assert_int_equal(rrt_get(c, 1, 200000), 0);
+	rpc_clnt_destroy(c);
+	integrity_key_clear(&bad);
+	rrt_server_stop(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(malformed_headers_answered, setup, teardown),
+		cmocka_unit_test_setup_teardown(credit_overrun_answered, setup, teardown),
+		cmocka_unit_test_setup_teardown(bad_read_chunk_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(bad_write_chunk_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(rdma_done_never_sent, setup, teardown),
+		cmocka_unit_test_setup_teardown(rdma_done_twice, setup, teardown),
+		cmocka_unit_test_setup_teardown(disconnect_mid_transfer, setup, teardown),
+		cmocka_unit_test(mutated_mic_refused),
+	};
+
+	log_set_level(getenv("RRT_DEBUG") ? LOG_LVL_DEBUG : LOG_LVL_ERR);
+	return cmocka_run_group_tests_name("rpcrdma_hostile", tests, NULL, NULL);
+}
