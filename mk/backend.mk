@@ -54,10 +54,26 @@ libnfsrdma_a_SOURCES += \
 # Tests: cmocka, over scratch exports under $TMPDIR.
 EXTRA_DIST += t/nfs3_testlib.h
 if HAVE_CMOCKA
-BACKEND_TESTS = t/nfs3_proc_test
+BACKEND_TESTS = t/nfs3_proc_test t/nfs3_security_test t/backend_fh_test \
+	t/nfs3_stress_test t/mount3_test t/backend_osdep_test
 check_PROGRAMS += $(BACKEND_TESTS)
 TESTS += $(BACKEND_TESTS)
 t_nfs3_proc_test_SOURCES = t/nfs3_proc_test.c t/nfs3_testlib.c
 t_nfs3_proc_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_nfs3_proc_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+t_nfs3_security_test_SOURCES = t/nfs3_security_test.c t/nfs3_testlib.c
+t_nfs3_security_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_nfs3_security_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+t_backend_fh_test_SOURCES = t/backend_fh_test.c t/nfs3_testlib.c
+t_backend_fh_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_backend_fh_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+t_nfs3_stress_test_SOURCES = t/nfs3_stress_test.c t/nfs3_testlib.c
+t_nfs3_stress_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_nfs3_stress_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+t_mount3_test_SOURCES = t/mount3_test.c t/nfs3_testlib.c
+t_mount3_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_mount3_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+t_backend_osdep_test_SOURCES = t/backend_osdep_test.c
+t_backend_osdep_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_backend_osdep_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
 endif
