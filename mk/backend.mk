@@ -55,7 +55,10 @@ libnfsrdma_a_SOURCES += \
 EXTRA_DIST += t/nfs3_testlib.h
 if HAVE_CMOCKA
 BACKEND_TESTS = t/nfs3_proc_test t/nfs3_security_test t/backend_fh_test \
-	t/nfs3_stress_test t/mount3_test t/backend_osdep_test
+	t/nfs3_stress_test t/mount3_test
+if PLATFORM_LINUX
+BACKEND_TESTS += t/backend_osdep_test
+endif
 check_PROGRAMS += $(BACKEND_TESTS)
 TESTS += $(BACKEND_TESTS)
 t_nfs3_proc_test_SOURCES = t/nfs3_proc_test.c t/nfs3_testlib.c

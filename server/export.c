@@ -78,6 +78,15 @@ static int open_root(struct export *e)
 			e->path, strerror(-r));
 		return r;
 	}
+	/* open_by_handle_at needs CAP_DAC_READ_SEARCH: say so now, not as
+	 * NFS3ERR_STALE on every call later. */
+	r = osdep_fh_open(e->root_fd, &e->root_fh, OSDEP_OPEN_PATH);
+	if (r < 0) {
+		log_err("export '%s': cannot open objects by handle: %s%s", e->path, strerror(-r),
+			r == -EPERM ? " (the server needs root, or CAP_DAC_READ_SEARCH)" : "");
+		return r;
+	}
+	close(r);
 	if (e->conf.fsid == 0) {
 		if (realpath(e->path, real) == NULL)
 			return -errno;

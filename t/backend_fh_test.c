@@ -231,6 +231,7 @@ static void fhcache_bound_and_refs(void **state)
 
 int main(void)
 {
+	tenv_require_root();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(forged_handles),
 		cmocka_unit_test(restart_keeps_handles),

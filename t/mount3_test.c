@@ -115,6 +115,7 @@ static void export_list(void **state)
 
 int main(void)
 {
+	tenv_require_root();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(mnt_dump_umnt),
 		cmocka_unit_test(export_list),

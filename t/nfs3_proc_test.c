@@ -437,6 +437,28 @@ static void symlink_mknod(void **state)
 			 NF3LNK);
 	tfree(NFSPROC3_SYMLINK, &sr);
 	assert_int_equal(readlink(tpath(t, "sl"), target, sizeof(target)), 12);
+	/* a symlink's times and owner can be set through its handle, not its target's */
+	{
+		SETATTR3args a;
+		SETATTR3res r;
+		nfs_fh3 fh = {{0}};
+
+		assert_int_equal(t_lookup(t, &t->root, "sl", &fh), NFS3_OK);
+		memset(&a, 0, sizeof(a));
+		a.object = fh;
+		a.new_attributes.mtime.set_it = SET_TO_CLIENT_TIME;
+		a.new_attributes.mtime.set_mtime_u.mtime.seconds = 123456;
+		a.new_attributes.mode.set_it = TRUE; /* ignored for symlinks, as on Linux */
+		a.new_attributes.mode.set_mode3_u.mode = 0600;
+		a.new_attributes.uid.set_it = TRUE;
+		a.new_attributes.uid.set_uid3_u.uid = geteuid();
+		tcall(t, NFSPROC3_SETATTR, &a, &r);
+		assert_int_equal(r.status, NFS3_OK);
+		tfree(NFSPROC3_SETATTR, &r);
+		assert_int_equal(lstat(tpath(t, "sl"), &st), 0);
+		assert_int_equal(st.st_mtime, 123456);
+		fh_free(&fh);
+	}
 	tcall(t, NFSPROC3_SYMLINK, &sa, &sr);
 	assert_int_equal(sr.status, NFS3ERR_EXIST);
 	tfree(NFSPROC3_SYMLINK, &sr);
@@ -547,6 +569,17 @@ static void rename_link(void **state)
 	tcall(t, NFSPROC3_LINK, &la, &lr);
 	assert_int_equal(lr.status, NFS3ERR_EXIST);
 	tfree(NFSPROC3_LINK, &lr);
+	/* a symlink links as itself, not as its target */
+	assert_int_equal(symlink("b", tpath(t, "sub/sl")), 0);
+	fh_free(&fh);
+	assert_int_equal(t_lookup(t, &sub, "sl", &fh), NFS3_OK);
+	la.file = fh;
+	la.link.name = "sl2";
+	tcall(t, NFSPROC3_LINK, &la, &lr);
+	assert_int_equal(lr.status, NFS3_OK);
+	tfree(NFSPROC3_LINK, &lr);
+	assert_int_equal(lstat(tpath(t, "sl2"), &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
 	la.file = sub;
 	la.link.name = "dirlink";
 	tcall(t, NFSPROC3_LINK, &la, &lr);
@@ -679,6 +712,7 @@ static void errno_mapping(void **state)
 
 int main(void)
 {
+	tenv_require_root();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(null_and_getattr, setup, teardown),
 		cmocka_unit_test_setup_teardown(lookup_cases, setup, teardown),

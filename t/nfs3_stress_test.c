@@ -230,6 +230,7 @@ static void readdirplus_1000_in_chunks(void **state)
 
 int main(void)
 {
+	tenv_require_root();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(concurrent_writes),
 		cmocka_unit_test(readdir_1000_in_chunks),

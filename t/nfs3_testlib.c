@@ -2,6 +2,7 @@
  * nfs3_testlib.c: see nfs3_testlib.h.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,7 +13,40 @@
 #include <cmocka.h>
 #include <arpa/inet.h>
 
+#include "osdep.h"
 #include "t/nfs3_testlib.h"
+
+/* See nfs3_testlib.h. */
+void tenv_require_root(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	char dir[PATH_MAX];
+	struct osdep_fh fh;
+	int fd, r;
+
+	if (!osdep_cred_available()) {
+		printf("1..0 # SKIP needs root: the backend switches to callers' identities\n");
+		exit(0);
+	}
+	snprintf(dir, sizeof(dir), "%s/nfsrdma-probe-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (mkdtemp(dir) == NULL) {
+		printf("1..0 # SKIP cannot make a scratch directory under %s\n", dir);
+		exit(0);
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	r = fd < 0 ? -errno : osdep_fh_get(fd, "", &fh);
+	if (r == 0 && (r = osdep_fh_open(fd, &fh, OSDEP_OPEN_PATH)) >= 0) {
+		close(r);
+		r = 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	rmdir(dir);
+	if (r < 0) {
+		printf("1..0 # SKIP no file handles on %s here: %s\n", dir, strerror(-r));
+		exit(0);
+	}
+}
 
 /* See nfs3_testlib.h. */
 void tenv_init(struct tenv *t)

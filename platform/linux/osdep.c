@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -99,6 +100,27 @@ static void server_groups_read(void)
 	server_ngroups = n < 0 ? 0 : n;
 }
 
+/* Lower or raise CAP_SYS_RESOURCE in this thread's effective set (raw
+ * capget/capset act on the calling thread only). The kernel drops the file
+ * capabilities itself when the fsuid leaves 0; this one it does not, and a
+ * caller must not write past quotas or into the reserved blocks, which is
+ * what knfsd drops it for too. */
+static int sys_resource_cap(int on)
+{
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[2];
+	uint32_t bit = 1u << (CAP_SYS_RESOURCE % 32);
+	int word = CAP_SYS_RESOURCE / 32;
+
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return -errno;
+	if (on)
+		data[word].effective |= data[word].permitted & bit;
+	else
+		data[word].effective &= ~bit;
+	return syscall(SYS_capset, &hdr, data) < 0 ? -errno : 0;
+}
+
 /* See osdep.h. Groups first, then gid, then uid; each is checked. */
 int osdep_cred_set(uid_t uid, gid_t gid, size_t ngids, const gid_t *gids)
 {
@@ -111,7 +133,7 @@ int osdep_cred_set(uid_t uid, gid_t gid, size_t ngids, const gid_t *gids)
 	setfsuid(uid);
 	if ((uid_t)setfsuid((uid_t)-1) != uid)
 		return -EPERM;
-	return 0;
+	return uid == 0 ? 0 : sys_resource_cap(0);
 }
 
 /* See osdep.h. */
@@ -125,6 +147,8 @@ int osdep_cred_restore(void)
 	setfsgid(gid);
 	if (syscall(SYS_setgroups, (size_t)server_ngroups, server_groups) < 0)
 		return -errno;
+	if (sys_resource_cap(1) < 0)
+		return -EPERM;
 	if ((uid_t)setfsuid((uid_t)-1) != uid || (gid_t)setfsgid((gid_t)-1) != gid)
 		return -EPERM;
 	return 0;
