@@ -169,7 +169,12 @@ uid_t be_req_uid(const struct nfs_req *req, const struct export *e)
 	return uid;
 }
 
-/* See backend_int.h. */
+/* Whether this thread took on a caller's identity (be_cred_leave undoes it). */
+static _Thread_local int cred_switched;
+
+/* See backend_int.h. A caller mapped to uid 0 and gid 0 needs no switch: the
+ * server already is root, and root's access does not depend on groups. That
+ * saves the switch's system calls (about 12 us a call on a VM). */
 nfsstat3 be_cred_enter(struct nfs_req *req, const struct export *e)
 {
 	gid_t gid, gids[NFS_CRED_MAX_GIDS];
@@ -177,9 +182,13 @@ nfsstat3 be_cred_enter(struct nfs_req *req, const struct export *e)
 	uid_t uid;
 	int r;
 
+	cred_switched = 0;
 	if (!req->be->cred_ok)
 		return NFS3_OK;
 	export_map_cred(e, &req->cred, &uid, &gid, &ngids, gids);
+	if (uid == 0 && gid == 0)
+		return NFS3_OK;
+	cred_switched = 1;
 	r = osdep_cred_set(uid, gid, ngids, gids);
 	if (r < 0) {
 		log_err("cannot take on uid %u gid %u: %s", (unsigned)uid, (unsigned)gid,
@@ -196,8 +205,9 @@ void be_cred_leave(struct nfs_req *req)
 {
 	int r;
 
-	if (!req->be->cred_ok)
+	if (!cred_switched)
 		return;
+	cred_switched = 0;
 	r = osdep_cred_restore();
 	if (r < 0) {
 		log_err("cannot restore the server's identity: %s", strerror(-r));

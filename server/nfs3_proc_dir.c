@@ -347,6 +347,7 @@ void nfs3_proc_rename(struct nfs_req *req, void *argp, void *resp)
 	if ((r->status = be_name_check(a->from.name)) == NFS3_OK &&
 	    (r->status = be_name_check(a->to.name)) == NFS3_OK &&
 	    (r->status = be_cred_enter(req, from.exp)) == NFS3_OK) {
+		forget_name(req, &to, a->to.name); /* it may be replaced */
 		if (renameat(from.fd, a->from.name, to.fd, a->to.name) < 0)
 			r->status = nfs3_errno_to_stat(errno);
 		be_cred_leave(req);

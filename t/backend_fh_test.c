@@ -36,6 +36,7 @@ static nfsstat3 raw_getattr(struct tenv *t, const void *fh, size_t len, fattr3 *
 	return r.status;
 }
 
+/* Every bit flip, length, export id and version of a handle is refused. */
 static void forged_handles(void **state)
 {
 	unsigned char buf[NFS3_FHSIZE + 8];
@@ -80,6 +81,7 @@ static void forged_handles(void **state)
 	tenv_fini(&t);
 }
 
+/* A restart keeps handles and the export id, and changes the write verifier. */
 static void restart_keeps_handles(void **state)
 {
 	unsigned char v1[8], v2[8];
@@ -114,6 +116,7 @@ static void restart_keeps_handles(void **state)
 	tenv_fini(&t);
 }
 
+/* Relative or missing paths, a bad max_io and duplicate ids are refused. */
 static void bad_exports_refused(void **state)
 {
 	struct nfs_export_conf c[2];
@@ -153,6 +156,7 @@ static void mnt_root(struct tenv *t, char *path, nfs_fh3 *out)
 	tfree_mnt(MOUNTPROC3_MNT, &r);
 }
 
+/* RENAME and LINK between two exports are XDEV. */
 static void rename_link_across_exports(void **state)
 {
 	struct nfs_export_conf c[2];
@@ -195,6 +199,7 @@ static void rename_link_across_exports(void **state)
 	tenv_fini(&a);
 }
 
+/* The fd cache keeps its bound, and held or forgotten entries keep their fd. */
 static void fhcache_bound_and_refs(void **state)
 {
 	struct fhcache *c = fhcache_create(4);
@@ -229,6 +234,7 @@ static void fhcache_bound_and_refs(void **state)
 	fhcache_destroy(c);
 }
 
+/* Run the group (TAP output when CMOCKA_MESSAGE_OUTPUT=TAP). */
 int main(void)
 {
 	tenv_require_root();

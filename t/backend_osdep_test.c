@@ -63,6 +63,7 @@ static void scratch(char *dir, size_t len)
 	assert_int_equal(chmod(dir, 0777), 0);
 }
 
+/* One thread's identity switch does not reach another; restore undoes it. */
 static void identity_is_per_thread(void **state)
 {
 	char dir[256], mine[300], theirs[300];
@@ -109,6 +110,7 @@ static void identity_is_per_thread(void **state)
 	pthread_barrier_destroy(&o.done);
 }
 
+/* A handle opens the same file; STALE once it is gone; EINVAL when malformed. */
 static void handles_round_trip(void **state)
 {
 	char dir[256], path[300], buf[8];
@@ -142,6 +144,7 @@ static void handles_round_trip(void **state)
 	rmdir(dir);
 }
 
+/* Run the group (TAP output when CMOCKA_MESSAGE_OUTPUT=TAP). */
 int main(void)
 {
 	if (!osdep_cred_available()) {

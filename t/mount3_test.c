@@ -49,6 +49,7 @@ static int dump(struct tenv *t, const char *host, int *for_host)
 	return n;
 }
 
+/* MNT, DUMP, UMNT and UMNTALL keep the mount list per client. */
 static void mnt_dump_umnt(void **state)
 {
 	char slashed[PATH_MAX + 2];
@@ -87,6 +88,7 @@ static void mnt_dump_umnt(void **state)
 	tenv_fini(&t);
 }
 
+/* EXPORT lists the export with its client names as groups. */
 static void export_list(void **state)
 {
 	const char *clients[] = {"192.0.2.0/24", "host.example"};
@@ -113,6 +115,7 @@ static void export_list(void **state)
 	tenv_fini(&t);
 }
 
+/* Run the group (TAP output when CMOCKA_MESSAGE_OUTPUT=TAP). */
 int main(void)
 {
 	tenv_require_root();

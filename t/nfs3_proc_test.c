@@ -49,6 +49,7 @@ static void put_file(struct tenv *t, const char *name, const char *text)
 	close(fd);
 }
 
+/* NULL answers; GETATTR of the root gives a directory with the export id as fsid. */
 static void null_and_getattr(void **state)
 {
 	struct tenv *t = *state;
@@ -61,6 +62,7 @@ static void null_and_getattr(void **state)
 	assert_int_equal(fa.mode, 0755);
 }
 
+/* LOOKUP: found, NOENT, NOTDIR, bad names, ".." at the root, NAMETOOLONG. */
 static void lookup_cases(void **state)
 {
 	struct tenv *t = *state;
@@ -116,6 +118,7 @@ static nfsstat3 setattr(struct tenv *t, const nfs_fh3 *fh, const sattr3 *sa, con
 	return st;
 }
 
+/* SETATTR: mode, size and mtime applied; the ctime guard; size on a directory. */
 static void setattr_cases(void **state)
 {
 	struct tenv *t = *state;
@@ -168,6 +171,7 @@ static uint32_t access3(struct tenv *t, const nfs_fh3 *fh, uint32_t want, nfssta
 	return got;
 }
 
+/* ACCESS: only asked bits come back; another user gets only READ on root's 0644 file. */
 static void access_cases(void **state)
 {
 	struct tenv *t = *state;
@@ -192,6 +196,7 @@ static void access_cases(void **state)
 	fh_free(&fh);
 }
 
+/* READLINK: a symlink's target; INVAL on a directory. */
 static void readlink_cases(void **state)
 {
 	struct tenv *t = *state;
@@ -222,6 +227,7 @@ static void write3(struct tenv *t, const nfs_fh3 *fh, uint64_t off, const char *
 	tcall(t, NFSPROC3_WRITE, &a, r);
 }
 
+/* WRITE at each stability level, READ back, COMMIT with the write verifier, errors. */
 static void read_write_commit(void **state)
 {
 	struct tenv *t = *state;
@@ -285,6 +291,7 @@ static void *give_buf(void *opaque, size_t len)
 	return len <= sizeof(b->data) ? b->data : NULL;
 }
 
+/* READ into a buffer from get_buf, which free_res leaves alone; none: JUKEBOX. */
 static void read_into_transport_buffer(void **state)
 {
 	struct tenv *t = *state;
@@ -354,6 +361,7 @@ static nfsstat3 create3(struct tenv *t, const char *name, createmode3 how, const
 	return st;
 }
 
+/* CREATE UNCHECKED (truncating), GUARDED, EXCLUSIVE and its replay. */
 static void create_modes(void **state)
 {
 	struct tenv *t = *state;
@@ -380,6 +388,7 @@ static void create_modes(void **state)
 	assert_int_equal(create3(t, "a/b", GUARDED, NULL, 0, &id2), NFS3ERR_INVAL);
 }
 
+/* MKDIR and RMDIR with their error cases (NOTEMPTY, INVAL, NOTDIR, NOENT). */
 static void mkdir_rmdir(void **state)
 {
 	struct tenv *t = *state;
@@ -411,6 +420,7 @@ static void mkdir_rmdir(void **state)
 	fh_free(&f);
 }
 
+/* SYMLINK (and SETATTR through its handle), MKNOD of FIFO, socket, device, BADTYPE. */
 static void symlink_mknod(void **state)
 {
 	struct tenv *t = *state;
@@ -503,6 +513,7 @@ static nfsstat3 remove3(struct tenv *t, const nfs_fh3 *dir, const char *name)
 	return st;
 }
 
+/* REMOVE: the handle goes STALE even with its fd cached; NOENT; ISDIR. */
 static void remove_makes_stale(void **state)
 {
 	struct tenv *t = *state;
@@ -539,6 +550,7 @@ static nfsstat3 rename3(struct tenv *t, const nfs_fh3 *fd, const char *from, con
 	return st;
 }
 
+/* RENAME and LINK, their errors, and handles that survive a rename. */
 static void rename_link(void **state)
 {
 	struct tenv *t = *state;
@@ -589,6 +601,7 @@ static void rename_link(void **state)
 	fh_free(&sub);
 }
 
+/* READDIR: every name with . and ..; TOOSMALL; BAD_COOKIE; NOTDIR. */
 static void readdir_small(void **state)
 {
 	struct tenv *t = *state;
@@ -635,6 +648,7 @@ static void readdir_small(void **state)
 	fh_free(&a.dir);
 }
 
+/* READDIRPLUS: each entry's handle and attributes match; TOOSMALL. */
 static void readdirplus_handles(void **state)
 {
 	struct tenv *t = *state;
@@ -669,6 +683,7 @@ static void readdirplus_handles(void **state)
 	tfree(NFSPROC3_READDIRPLUS, &r);
 }
 
+/* FSSTAT, FSINFO (rtmax/wtmax from max_io) and PATHCONF. */
 static void fs_info(void **state)
 {
 	struct tenv *t = *state;
@@ -698,6 +713,7 @@ static void fs_info(void **state)
 	tfree(NFSPROC3_PATHCONF, &pr);
 }
 
+/* errno -> nfsstat3 and status names. */
 static void errno_mapping(void **state)
 {
 	assert_int_equal(nfs3_errno_to_stat(ENOENT), NFS3ERR_NOENT);
@@ -710,6 +726,7 @@ static void errno_mapping(void **state)
 	assert_string_equal(nfs3_stat_name((nfsstat3)4242), "NFS3ERR_?");
 }
 
+/* Run the group (TAP output when CMOCKA_MESSAGE_OUTPUT=TAP). */
 int main(void)
 {
 	tenv_require_root();

@@ -38,6 +38,7 @@ static void start_with_file(struct tenv *t)
 	assert_int_equal(tenv_start(t), 0);
 }
 
+/* A read-only export serves reads and refuses every change with ROFS. */
 static void read_only_export(void **state)
 {
 	struct tenv t;
@@ -81,6 +82,7 @@ static void read_only_export(void **state)
 	tenv_fini(&t);
 }
 
+/* A client the access list refuses gets ACCES on every call and on MNT. */
 static void client_not_allowed(void **state)
 {
 	struct in_addr only;
@@ -111,6 +113,7 @@ static void client_not_allowed(void **state)
 	tenv_fini(&t);
 }
 
+/* An export that requires integrity refuses calls (and MNT) without it. */
 static void integrity_required(void **state)
 {
 	struct tenv t;
@@ -136,6 +139,7 @@ static uid_t owner_of(struct tenv *t, const char *name)
 	return st.st_uid;
 }
 
+/* root_squash: root becomes the anonymous ids for access and ownership. */
 static void root_squash(void **state)
 {
 	struct tenv t;
@@ -164,6 +168,7 @@ static void root_squash(void **state)
 	tenv_fini(&t);
 }
 
+/* AUTH_NONE callers get the anonymous ids whatever the cred says. */
 static void auth_none_is_anonymous(void **state)
 {
 	struct tenv t;
@@ -179,6 +184,7 @@ static void auth_none_is_anonymous(void **state)
 	tenv_fini(&t);
 }
 
+/* The caller's uid and groups decide access; the owner may write its 0444 file. */
 static void caller_identity_decides(void **state)
 {
 	struct tenv t;
@@ -215,6 +221,7 @@ static void caller_identity_decides(void **state)
 	tenv_fini(&t);
 }
 
+/* A caller's WRITE clears the set-uid bit, as a local write would. */
 static void write_clears_setuid(void **state)
 {
 	struct tenv t;
@@ -235,6 +242,7 @@ static void write_clears_setuid(void **state)
 	tenv_fini(&t);
 }
 
+/* Run the group (TAP output when CMOCKA_MESSAGE_OUTPUT=TAP). */
 int main(void)
 {
 	tenv_require_root();

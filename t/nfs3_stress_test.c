@@ -88,6 +88,7 @@ static void check_file(struct tenv *t, int w, int f)
 	free(buf);
 }
 
+/* Several threads write their own files at once; every byte is checked. */
 static void concurrent_writes(void **state)
 {
 	struct writer w[NTHREADS];
@@ -159,6 +160,7 @@ static void see(unsigned char *seen, const char *name, int *dots)
 		fail_msg("entry %s returned twice", name);
 }
 
+/* READDIR of 1000 entries in 1 KiB chunks returns each exactly once. */
 static void readdir_1000_in_chunks(void **state)
 {
 	unsigned char seen[NENTRIES] = {0};
@@ -193,6 +195,7 @@ static void readdir_1000_in_chunks(void **state)
 	tenv_fini(&t);
 }
 
+/* READDIRPLUS of 1000 entries in small chunks returns each exactly once. */
 static void readdirplus_1000_in_chunks(void **state)
 {
 	unsigned char seen[NENTRIES] = {0};
@@ -228,6 +231,7 @@ static void readdirplus_1000_in_chunks(void **state)
 	tenv_fini(&t);
 }
 
+/* Run the group (TAP output when CMOCKA_MESSAGE_OUTPUT=TAP). */
 int main(void)
 {
 	tenv_require_root();
