@@ -55,7 +55,7 @@ libnfsrdma_a_SOURCES += \
 EXTRA_DIST += t/nfs3_testlib.h
 if HAVE_CMOCKA
 BACKEND_TESTS = t/nfs3_proc_test t/nfs3_security_test t/backend_fh_test \
-	t/nfs3_stress_test t/mount3_test
+	t/nfs3_stress_test t/mount3_test t/nfs3_xdr_test
 if PLATFORM_LINUX
 BACKEND_TESTS += t/backend_osdep_test
 endif
@@ -79,4 +79,7 @@ t_mount3_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
 t_backend_osdep_test_SOURCES = t/backend_osdep_test.c
 t_backend_osdep_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_backend_osdep_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+t_nfs3_xdr_test_SOURCES = t/nfs3_xdr_test.c
+t_nfs3_xdr_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_nfs3_xdr_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
 endif

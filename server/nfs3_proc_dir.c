@@ -74,14 +74,17 @@ static nfsstat3 made_object(struct be_obj *d, const char *name, int fd, const sa
 	return s;
 }
 
-/* The EXCLUSIVE verifier as the times it is stored in (atime, mtime). */
+/* The EXCLUSIVE verifier as the times it is stored in (atime, mtime). The top
+ * bit of each half is dropped, as knfsd does, so that file systems whose
+ * timestamps end in 2038 store (and give back) exactly what we compare. */
 static void verf_times(const createverf3 v, struct timespec ts[2])
 {
 	for (int i = 0; i < 2; i++) {
 		const unsigned char *p = (const unsigned char *)v + 4 * i;
 
-		ts[i].tv_sec = (time_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-					(uint32_t)p[2] << 8 | p[3]);
+		ts[i].tv_sec = (time_t)(((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+					 (uint32_t)p[2] << 8 | p[3]) &
+					0x7fffffff);
 		ts[i].tv_nsec = 0;
 	}
 }
