@@ -13,6 +13,11 @@
 #include "log.h"
 #include "server/backend_int.h"
 
+/* Whether this thread took on a caller's identity (be_cred_leave undoes it),
+ * and whether undoing it failed. */
+static _Thread_local int cred_switched, identity_lost;
+static int be_identity_ok(void);
+
 /* Idle fds the cache keeps at most; less if RLIMIT_NOFILE is low. */
 #define BE_FDCACHE_MAX 1024
 
@@ -145,6 +150,8 @@ struct export *be_export_by_id(struct nfs_backend *be, uint32_t id)
 /* See backend_int.h. */
 nfsstat3 be_export_check(const struct nfs_req *req, const struct export *e, unsigned flags)
 {
+	if (!be_identity_ok())
+		return NFS3ERR_SERVERFAULT;
 	if (!export_client_ok(e, req->client)) {
 		log_debug("export '%s': client not in the access list", e->path);
 		return NFS3ERR_ACCES;
@@ -168,9 +175,6 @@ uid_t be_req_uid(const struct nfs_req *req, const struct export *e)
 	export_map_cred(e, &req->cred, &uid, &gid, &ngids, gids);
 	return uid;
 }
-
-/* Whether this thread took on a caller's identity (be_cred_leave undoes it). */
-static _Thread_local int cred_switched;
 
 /* See backend_int.h. A caller mapped to uid 0 and gid 0 needs no switch: the
  * server already is root, and root's access does not depend on groups. That
@@ -199,8 +203,9 @@ nfsstat3 be_cred_enter(struct nfs_req *req, const struct export *e)
 	return NFS3_OK;
 }
 
-/* See backend_int.h. Failing to get our identity back would run later calls
- * with a caller's: that cannot be allowed to go on. */
+/* See backend_int.h. If our identity cannot be had back (setgroups can fail
+ * for memory), this thread refuses every call until it can: see
+ * be_identity_ok. */
 void be_cred_leave(struct nfs_req *req)
 {
 	int r;
@@ -210,7 +215,18 @@ void be_cred_leave(struct nfs_req *req)
 	cred_switched = 0;
 	r = osdep_cred_restore();
 	if (r < 0) {
-		log_err("cannot restore the server's identity: %s", strerror(-r));
-		abort();
+		log_err("cannot restore the server's identity: %s; refusing calls on this thread "
+			"until it can",
+			strerror(-r));
+		identity_lost = 1;
 	}
+}
+
+/* Whether this thread runs with the server's own identity, retrying a
+ * restore that failed before. */
+static int be_identity_ok(void)
+{
+	if (identity_lost && osdep_cred_restore() == 0)
+		identity_lost = 0;
+	return !identity_lost;
 }
