@@ -34,6 +34,7 @@ static void threshold_filters(void **state)
 	assert_true(log_enabled(LOG_LVL_DEBUG));
 }
 
+/* Run the group (TAP output when CMOCKA_MESSAGE_OUTPUT=TAP). */
 int main(void)
 {
 	const struct CMUnitTest tests[] = {

@@ -1,0 +1,79 @@
+/*
+ * osdep.h: the per-OS hooks the NFS backend needs, one implementation per OS in
+ * platform/<os>/osdep.c (as tmux does). Everything here is plain POSIX types:
+ * no OS conditionals, no verbs. Unless said otherwise a hook returns 0 or a
+ * negative errno, and leaves errno alone for the caller to ignore.
+ */
+#ifndef NFSRDMA_OSDEP_H
+#define NFSRDMA_OSDEP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+/* Bytes of platform handle that fit in a 64-byte NFSv3 handle after our header. */
+#define OSDEP_FH_MAX 56
+
+/* A platform file handle: opaque bytes that name an object on one file system
+ * and stay valid across a restart of the server (not across a re-format). */
+struct osdep_fh {
+	uint32_t len;
+	unsigned char data[OSDEP_FH_MAX];
+};
+
+/* How osdep_fh_open opens the object. PATH gives an fd usable for fstat, the
+ * *at() calls and the other osdep hooks, on any type of object, with no side
+ * effects (devices and FIFOs are not opened); READ/RDWR are for regular files. */
+enum osdep_open_mode {
+	OSDEP_OPEN_PATH,
+	OSDEP_OPEN_READ,
+	OSDEP_OPEN_RDWR,
+};
+
+/* The handle of dirfd/name (name "" means dirfd itself); a final symlink is not
+ * followed. -EOVERFLOW if the handle does not fit OSDEP_FH_MAX. */
+int osdep_fh_get(int dirfd, const char *name, struct osdep_fh *fh);
+/* Open the object fh names on the file system mount_fd is on. Needs the
+ * server's own privileges: call it before osdep_cred_set. Returns an fd, or
+ * -ESTALE when the object is gone, -EINVAL when fh is malformed. */
+int osdep_fh_open(int mount_fd, const struct osdep_fh *fh, enum osdep_open_mode mode);
+
+/* Whether this process can take on a caller's identity per thread (it is
+ * root): 1 yes, 0 no (everything then runs as the server's own user). */
+int osdep_cred_available(void);
+/* Switch the calling THREAD (only) to uid/gid/groups for file system access. */
+int osdep_cred_set(uid_t uid, gid_t gid, size_t ngids, const gid_t *gids);
+/* Back to the server's own identity, for the calling thread. */
+int osdep_cred_restore(void);
+
+/* Check access (R_OK, W_OK, X_OK) to the object fd refers to as the calling
+ * thread's current identity, with ACLs, as open() would. */
+int osdep_access(int fd, int mode);
+/* Flush a file's data and the metadata needed to read it back. */
+int osdep_datasync(int fd);
+
+/* File system figures for FSSTAT/PATHCONF. */
+struct osdep_fsstat {
+	uint64_t tbytes, fbytes, abytes;
+	uint64_t tfiles, ffiles, afiles;
+	uint32_t name_max, link_max;
+};
+int osdep_fsstat(int fd, struct osdep_fsstat *st);
+
+/* Metadata changes on an fd from osdep_fh_open(PATH) or a plain fd; each is
+ * checked against the calling thread's identity like its path-based cousin. */
+int osdep_chmod_fd(int fd, mode_t mode);
+int osdep_chown_fd(int fd, uid_t uid, gid_t gid);
+/* times[0] atime, times[1] mtime; tv_nsec may be UTIME_NOW or UTIME_OMIT. */
+int osdep_utimens_fd(int fd, const struct timespec times[2]);
+/* Read the target of the symlink fd refers to into buf (not terminated);
+ * returns its length, or -ENAMETOOLONG if it does not fit. */
+ssize_t osdep_readlink_fd(int fd, char *buf, size_t len);
+/* Open dirfd/name, not following a final symlink, as osdep_fh_open(PATH)
+ * would: for fstat and the hooks above. Returns an fd or a negative errno. */
+int osdep_open_path(int dirfd, const char *name);
+/* Make a new hard link dirfd/name to the object fd refers to. */
+int osdep_link_fd(int fd, int dirfd, const char *name);
+
+#endif

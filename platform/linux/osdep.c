@@ -1,0 +1,247 @@
+/*
+ * osdep.c (Linux): the backend's per-OS hooks (common/osdep.h).
+ * Handles are name_to_handle_at/open_by_handle_at handles, which survive a
+ * server restart. Credentials are per thread: setfsuid/setfsgid and the raw
+ * setgroups system call (glibc's setgroups() changes every thread). The kernel
+ * drops the file capabilities (CAP_DAC_READ_SEARCH among them, which
+ * open_by_handle_at needs) while the fsuid is not 0, so handles are opened
+ * before a caller's identity is taken on.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <sys/fsuid.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+
+#include "osdep.h"
+
+/* Bytes of the kernel handle after the 4-byte handle type we store first. */
+#define LINUX_FH_BYTES (OSDEP_FH_MAX - 4)
+
+union linux_fh {
+	struct file_handle fh;
+	char space[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+};
+
+/* The server's own groups, restored after each request (read once). */
+static pthread_once_t server_groups_once = PTHREAD_ONCE_INIT;
+static gid_t server_groups[NGROUPS_MAX > 256 ? 256 : NGROUPS_MAX];
+static int server_ngroups;
+
+/* The "/proc/self/fd/N" path that reaches what fd refers to. */
+static void fd_path(int fd, char *buf, size_t len)
+{
+	snprintf(buf, len, "/proc/self/fd/%d", fd);
+}
+
+/* See osdep.h. */
+int osdep_fh_get(int dirfd, const char *name, struct osdep_fh *fh)
+{
+	union linux_fh h;
+	int mount_id;
+	uint32_t type;
+
+	h.fh.handle_bytes = LINUX_FH_BYTES;
+	if (name_to_handle_at(dirfd, name, &h.fh, &mount_id, name[0] ? 0 : AT_EMPTY_PATH) < 0)
+		return -errno;
+	type = (uint32_t)h.fh.handle_type;
+	fh->data[0] = (unsigned char)(type >> 24);
+	fh->data[1] = (unsigned char)(type >> 16);
+	fh->data[2] = (unsigned char)(type >> 8);
+	fh->data[3] = (unsigned char)type;
+	memcpy(fh->data + 4, h.fh.f_handle, h.fh.handle_bytes);
+	fh->len = 4 + h.fh.handle_bytes;
+	return 0;
+}
+
+/* See osdep.h. */
+int osdep_fh_open(int mount_fd, const struct osdep_fh *fh, enum osdep_open_mode mode)
+{
+	static const int flags[] = {
+		[OSDEP_OPEN_PATH] = O_PATH,
+		[OSDEP_OPEN_READ] = O_RDONLY | O_NOCTTY | O_NONBLOCK,
+		[OSDEP_OPEN_RDWR] = O_RDWR | O_NOCTTY | O_NONBLOCK,
+	};
+	union linux_fh h;
+	int fd;
+
+	if (fh->len <= 4 || fh->len > OSDEP_FH_MAX || (unsigned)mode > OSDEP_OPEN_RDWR)
+		return -EINVAL;
+	h.fh.handle_type = (int)((uint32_t)fh->data[0] << 24 | (uint32_t)fh->data[1] << 16 |
+				 (uint32_t)fh->data[2] << 8 | fh->data[3]);
+	h.fh.handle_bytes = fh->len - 4;
+	memcpy(h.fh.f_handle, fh->data + 4, h.fh.handle_bytes);
+	fd = open_by_handle_at(mount_fd, &h.fh, flags[mode] | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	if (errno == ENOENT || errno == ESTALE)
+		return -ESTALE;
+	return -errno;
+}
+
+/* See osdep.h. */
+int osdep_cred_available(void)
+{
+	return geteuid() == 0;
+}
+
+/* Remember the server's own supplementary groups. */
+static void server_groups_read(void)
+{
+	int n = getgroups((int)(sizeof(server_groups) / sizeof(server_groups[0])), server_groups);
+
+	server_ngroups = n < 0 ? 0 : n;
+}
+
+/* Lower or raise CAP_SYS_RESOURCE in this thread's effective set (raw
+ * capget/capset act on the calling thread only). The kernel drops the file
+ * capabilities itself when the fsuid leaves 0; this one it does not, and a
+ * caller must not write past quotas or into the reserved blocks, which is
+ * what knfsd drops it for too. */
+static int sys_resource_cap(int on)
+{
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[2];
+	uint32_t bit = 1u << (CAP_SYS_RESOURCE % 32);
+	int word = CAP_SYS_RESOURCE / 32;
+
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return -errno;
+	if (on)
+		data[word].effective |= data[word].permitted & bit;
+	else
+		data[word].effective &= ~bit;
+	return syscall(SYS_capset, &hdr, data) < 0 ? -errno : 0;
+}
+
+/* See osdep.h. Groups first, then gid, then uid; each is checked. */
+int osdep_cred_set(uid_t uid, gid_t gid, size_t ngids, const gid_t *gids)
+{
+	pthread_once(&server_groups_once, server_groups_read);
+	if (syscall(SYS_setgroups, ngids, gids) < 0)
+		return -errno;
+	setfsgid(gid);
+	if ((gid_t)setfsgid((gid_t)-1) != gid)
+		return -EPERM;
+	setfsuid(uid);
+	if ((uid_t)setfsuid((uid_t)-1) != uid)
+		return -EPERM;
+	return uid == 0 ? 0 : sys_resource_cap(0);
+}
+
+/* See osdep.h. */
+int osdep_cred_restore(void)
+{
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+
+	pthread_once(&server_groups_once, server_groups_read);
+	setfsuid(uid);
+	setfsgid(gid);
+	if (syscall(SYS_setgroups, (size_t)server_ngroups, server_groups) < 0)
+		return -errno;
+	if (sys_resource_cap(1) < 0)
+		return -EPERM;
+	if ((uid_t)setfsuid((uid_t)-1) != uid || (gid_t)setfsgid((gid_t)-1) != gid)
+		return -EPERM;
+	return 0;
+}
+
+/* See osdep.h. faccessat2 with AT_EACCESS checks as the fsuid/fsgid. */
+int osdep_access(int fd, int mode)
+{
+	return faccessat(fd, "", mode, AT_EACCESS | AT_EMPTY_PATH) < 0 ? -errno : 0;
+}
+
+/* See osdep.h. */
+int osdep_datasync(int fd)
+{
+	return fdatasync(fd) < 0 ? -errno : 0;
+}
+
+/* See osdep.h. */
+int osdep_fsstat(int fd, struct osdep_fsstat *st)
+{
+	struct statvfs v;
+	long link_max;
+
+	if (fstatvfs(fd, &v) < 0)
+		return -errno;
+	st->tbytes = (uint64_t)v.f_blocks * v.f_frsize;
+	st->fbytes = (uint64_t)v.f_bfree * v.f_frsize;
+	st->abytes = (uint64_t)v.f_bavail * v.f_frsize;
+	st->tfiles = v.f_files;
+	st->ffiles = v.f_ffree;
+	st->afiles = v.f_favail;
+	st->name_max = v.f_namemax > 0 && v.f_namemax < UINT32_MAX ? (uint32_t)v.f_namemax : 255;
+	link_max = fpathconf(fd, _PC_LINK_MAX);
+	st->link_max = link_max > 0 && link_max < UINT32_MAX ? (uint32_t)link_max : 1;
+	return 0;
+}
+
+/* See osdep.h. An O_PATH fd refuses fchmod; its /proc path does not. */
+int osdep_chmod_fd(int fd, mode_t mode)
+{
+	char path[64];
+
+	if (fchmod(fd, mode) == 0)
+		return 0;
+	if (errno != EBADF)
+		return -errno;
+	fd_path(fd, path, sizeof(path));
+	return chmod(path, mode) < 0 ? -errno : 0;
+}
+
+/* See osdep.h. */
+int osdep_chown_fd(int fd, uid_t uid, gid_t gid)
+{
+	return fchownat(fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+}
+
+/* See osdep.h. */
+int osdep_utimens_fd(int fd, const struct timespec times[2])
+{
+	if (utimensat(fd, "", times, AT_EMPTY_PATH) == 0)
+		return 0;
+	if (errno != EINVAL)
+		return -errno;
+	/* Kernels before 5.8 do not take AT_EMPTY_PATH here. */
+	return futimens(fd, times) < 0 ? -errno : 0;
+}
+
+/* See osdep.h. */
+ssize_t osdep_readlink_fd(int fd, char *buf, size_t len)
+{
+	ssize_t n = readlinkat(fd, "", buf, len);
+
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= len)
+		return -ENAMETOOLONG;
+	return n;
+}
+
+/* See osdep.h. */
+int osdep_open_path(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* See osdep.h. linkat(AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH, which a
+ * caller's identity lacks; the /proc path does not. */
+int osdep_link_fd(int fd, int dirfd, const char *name)
+{
+	char path[64];
+
+	fd_path(fd, path, sizeof(path));
+	return linkat(AT_FDCWD, path, dirfd, name, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
+}

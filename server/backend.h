@@ -1,0 +1,63 @@
+/*
+ * backend.h: the POSIX backend the NFSv3 and MOUNT v3 procedures run against:
+ * the exports, their access rules, the file-handle and fd cache state and the
+ * write verifier. Create one at start-up; every worker thread then calls the
+ * procedures in nfs3.h with it at the same time.
+ */
+#ifndef NFSRDMA_BACKEND_H
+#define NFSRDMA_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+/* RPC auth flavors the backend tells apart (RFC 5531, RFC 2203). */
+#define NFS_AUTH_NONE	    0
+#define NFS_AUTH_SYS	    1
+#define NFS_AUTH_RPCSEC_GSS 6
+
+#define NFS_CRED_MAX_GIDS 16
+
+/* The caller's identity, as the RPC layer verified it. AUTH_NONE callers get
+ * the export's anonymous ids; for any other flavor uid/gid/gids are used as
+ * given (subject to root_squash/all_squash). */
+struct nfs_cred {
+	uint32_t flavor;
+	uint32_t uid, gid;
+	uint32_t ngids;
+	uint32_t gids[NFS_CRED_MAX_GIDS];
+};
+
+/* One export as the configuration gives it; nfs_backend_create copies it. */
+struct nfs_export_conf {
+	const char *path; /* absolute path of an existing directory */
+	uint32_t fsid;	  /* export id in handles; 0: a hash of the real path */
+	int ro;		  /* refuse every modifying procedure with NFS3ERR_ROFS */
+	int root_squash;  /* uid 0 (and gid 0) -> anon_uid/anon_gid */
+	int all_squash;	  /* every caller -> anon_uid/anon_gid */
+	uint32_t anon_uid, anon_gid;
+	int integrity_required; /* calls without a valid integrity MIC get NFS3ERR_ACCES */
+	/* Access list: client_allowed(acl, sa) != 0 admits the client. NULL
+	 * client_allowed admits everyone. The acl pointer is not copied. */
+	const void *acl;
+	int (*client_allowed)(const void *acl, const struct sockaddr *sa);
+	/* Client names shown by MOUNT EXPORT as the export's groups. */
+	const char *const *clients;
+	size_t nclients;
+};
+
+struct nfs_backend;
+
+/* Open the n exports and set up the backend; max_io bounds READ/WRITE sizes
+ * (FSINFO rtmax/wtmax), 4096 .. NFS3_MAXDATA. Returns 0 or a negative errno,
+ * after logging which export or setting is wrong. */
+int nfs_backend_create(const struct nfs_export_conf *exports, size_t n, uint32_t max_io,
+		       struct nfs_backend **out);
+/* Close everything; no procedure may be running. NULL is fine. */
+void nfs_backend_destroy(struct nfs_backend *be);
+/* The export id (as in handles) of export i, in the order given to create. */
+uint32_t nfs_backend_export_id(const struct nfs_backend *be, size_t i);
+/* The 8-byte write verifier of this server instance. */
+void nfs_backend_write_verf(const struct nfs_backend *be, unsigned char verf[8]);
+
+#endif

@@ -1,0 +1,193 @@
+/*
+ * backend_fh.c: file handles. A handle is our 8-byte header (version, length
+ * of the platform handle, zeros, export id) and the platform's persistent
+ * handle; every call checks each part: a malformed handle is BADHANDLE, one
+ * naming an unknown export or a vanished object is STALE. Handles are not
+ * confined to the exported subtree beyond the file system check (like knfsd's
+ * no_subtree_check): a client that forges a valid platform handle for another
+ * object on the same file system reaches it, subject to file permissions.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "log.h"
+#include "server/backend_int.h"
+
+/* See backend_int.h. */
+int be_fh_encode(const struct export *e, const struct osdep_fh *ofh, unsigned char *buf,
+		 size_t *len)
+{
+	if (ofh->len == 0 || ofh->len > NFS3_FHSIZE - BE_FH_HDR)
+		return -EOVERFLOW;
+	buf[0] = BE_FH_VERSION;
+	buf[1] = (unsigned char)ofh->len;
+	buf[2] = buf[3] = 0;
+	buf[4] = (unsigned char)(e->id >> 24);
+	buf[5] = (unsigned char)(e->id >> 16);
+	buf[6] = (unsigned char)(e->id >> 8);
+	buf[7] = (unsigned char)e->id;
+	memcpy(buf + BE_FH_HDR, ofh->data, ofh->len);
+	*len = BE_FH_HDR + ofh->len;
+	return 0;
+}
+
+/* Check the header of a handle from the wire and split it. */
+static nfsstat3 fh_parse(const nfs_fh3 *fh, uint32_t *id, struct osdep_fh *ofh)
+{
+	const unsigned char *p = (const unsigned char *)fh->data.data_val;
+	size_t len = fh->data.data_len;
+
+	if (p == NULL || len <= BE_FH_HDR || len > NFS3_FHSIZE || p[0] != BE_FH_VERSION ||
+	    p[1] != len - BE_FH_HDR || p[2] != 0 || p[3] != 0)
+		return NFS3ERR_BADHANDLE;
+	*id = (uint32_t)p[4] << 24 | (uint32_t)p[5] << 16 | (uint32_t)p[6] << 8 | p[7];
+	ofh->len = (uint32_t)(len - BE_FH_HDR);
+	memcpy(ofh->data, p + BE_FH_HDR, ofh->len);
+	return NFS3_OK;
+}
+
+/* An fd of the given kind for the handle: from the cache, else opened. */
+static nfsstat3 open_kind(struct nfs_req *req, struct be_obj *o, const struct osdep_fh *ofh,
+			  enum osdep_open_mode kind, struct fhc_entry **out)
+{
+	struct fhcache *c = req->be->fds;
+	int fd;
+
+	*out = fhcache_get(c, o->fh, o->fhlen, kind);
+	if (*out)
+		return NFS3_OK;
+	fd = osdep_fh_open(o->exp->root_fd, ofh, kind);
+	if (fd < 0) {
+		if (fd == -EINVAL || fd == -EOVERFLOW)
+			return NFS3ERR_BADHANDLE;
+		if (fd == -EMFILE || fd == -ENFILE || fd == -ENOMEM)
+			return NFS3ERR_JUKEBOX;
+		if (fd == -ESTALE || fd == -ENOENT || fd == -EOPNOTSUPP || fd == -EPERM)
+			return NFS3ERR_STALE;
+		return nfs3_errno_to_stat(-fd);
+	}
+	*out = fhcache_insert(c, o->fh, o->fhlen, kind, fd);
+	return *out ? NFS3_OK : NFS3ERR_JUKEBOX;
+}
+
+/* Check the object is alive and on the export's file system. */
+static nfsstat3 check_alive(struct nfs_req *req, struct be_obj *o)
+{
+	if (fstat(o->fd, &o->st) < 0)
+		return NFS3ERR_STALE;
+	if (o->st.st_dev != o->exp->dev || o->st.st_nlink == 0) {
+		fhcache_forget(req->be->fds, o->fh, o->fhlen);
+		return NFS3ERR_STALE;
+	}
+	return NFS3_OK;
+}
+
+/* Open the regular file a PATH-resolved o names for READ/RDWR. */
+static nfsstat3 reopen_file(struct nfs_req *req, struct be_obj *o, const struct osdep_fh *ofh,
+			    enum osdep_open_mode kind)
+{
+	struct fhc_entry *ent;
+	nfsstat3 st;
+
+	if (!S_ISREG(o->st.st_mode))
+		return S_ISDIR(o->st.st_mode) ? NFS3ERR_ISDIR : NFS3ERR_INVAL;
+	st = open_kind(req, o, ofh, kind, &ent);
+	if (st != NFS3_OK)
+		return st;
+	fhcache_put(req->be->fds, o->ent);
+	o->ent = ent;
+	o->fd = ent->fd;
+	return NFS3_OK;
+}
+
+/* See backend_int.h. */
+nfsstat3 be_resolve(struct nfs_req *req, const nfs_fh3 *fh, enum osdep_open_mode kind,
+		    unsigned flags, struct be_obj *o)
+{
+	struct osdep_fh ofh;
+	uint32_t id;
+	nfsstat3 st;
+
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	if ((st = fh_parse(fh, &id, &ofh)) != NFS3_OK)
+		return st;
+	if ((o->exp = be_export_by_id(req->be, id)) == NULL)
+		return NFS3ERR_STALE;
+	if ((st = be_export_check(req, o->exp, flags)) != NFS3_OK)
+		return st;
+	o->fhlen = fh->data.data_len;
+	memcpy(o->fh, fh->data.data_val, o->fhlen);
+	if ((st = open_kind(req, o, &ofh, OSDEP_OPEN_PATH, &o->ent)) != NFS3_OK)
+		return st;
+	o->fd = o->ent->fd;
+	st = check_alive(req, o);
+	if (st == NFS3_OK && kind != OSDEP_OPEN_PATH)
+		st = reopen_file(req, o, &ofh, kind);
+	if (st != NFS3_OK)
+		be_release(req, o);
+	return st;
+}
+
+/* See backend_int.h. */
+void be_release(struct nfs_req *req, struct be_obj *o)
+{
+	if (o->ent)
+		fhcache_put(req->be->fds, o->ent);
+	o->ent = NULL;
+	o->fd = -1;
+}
+
+/* See backend_int.h. */
+nfsstat3 be_fh_make(const struct export *e, int dirfd, const char *name, nfs_fh3 *out)
+{
+	unsigned char buf[NFS3_FHSIZE];
+	struct osdep_fh ofh;
+	size_t len;
+	int r;
+
+	if ((r = osdep_fh_get(dirfd, name, &ofh)) < 0 || (r = be_fh_encode(e, &ofh, buf, &len)) < 0)
+		return r == -EOVERFLOW ? NFS3ERR_SERVERFAULT : nfs3_errno_to_stat(-r);
+	if ((out->data.data_val = malloc(len)) == NULL)
+		return NFS3ERR_JUKEBOX;
+	memcpy(out->data.data_val, buf, len);
+	out->data.data_len = (u_int)len;
+	return NFS3_OK;
+}
+
+/* See backend_int.h. */
+void be_post_fh(const struct export *e, int dirfd, const char *name, post_op_fh3 *out)
+{
+	out->handle_follows = be_fh_make(e, dirfd, name, &out->post_op_fh3_u.handle) == NFS3_OK;
+}
+
+/* See backend_int.h. */
+nfsstat3 be_io_allowed(const struct be_obj *o, uid_t uid, int write)
+{
+	int r;
+
+	if (o->st.st_uid == uid)
+		return NFS3_OK;
+	r = osdep_access(o->fd, write ? W_OK : R_OK);
+	if (r < 0 && !write && osdep_access(o->fd, X_OK) == 0)
+		r = 0;
+	return r < 0 ? nfs3_errno_to_stat(-r) : NFS3_OK;
+}
+
+/* See backend_int.h. A mount path names an export exactly (slashes at the
+ * end do not matter). */
+struct export *be_export_by_path(struct nfs_backend *be, const char *path)
+{
+	size_t len = strlen(path);
+
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	for (size_t i = 0; i < be->nexports; i++)
+		if (strlen(be->exports[i].path) == len &&
+		    memcmp(be->exports[i].path, path, len) == 0)
+			return &be->exports[i];
+	return NULL;
+}

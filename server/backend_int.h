@@ -1,0 +1,97 @@
+/*
+ * backend_int.h: what the procedure files (nfs3_proc*.c, mount3_proc.c) share
+ * with the backend: its state, resolving a handle to an open object with the
+ * export's rules applied, taking on the caller's identity, and attributes.
+ */
+#ifndef NFSRDMA_BACKEND_INT_H
+#define NFSRDMA_BACKEND_INT_H
+
+#include <pthread.h>
+#include <sys/stat.h>
+
+#include "osdep.h"
+#include "server/export.h"
+#include "server/fhcache.h"
+#include "server/nfs3.h"
+
+/* Our handle: version, platform handle length, 2 zero bytes, export id (big
+ * endian), platform handle. Every use checks all of it. */
+#define BE_FH_VERSION 1
+#define BE_FH_HDR     8
+
+/* Bounds of the in-memory mount list (MOUNT DUMP), so no client can grow it
+ * without limit. */
+#define BE_MOUNTS_MAX 4096
+
+struct be_mount {
+	char *host, *path;
+};
+
+struct nfs_backend {
+	struct export *exports;
+	size_t nexports;
+	uint32_t max_io;
+	unsigned char write_verf[8];
+	struct fhcache *fds;
+	int cred_ok; /* per-thread identities work (we are root) */
+	pthread_mutex_t mnt_lock;
+	struct be_mount *mounts;
+	size_t nmounts;
+};
+
+/* An object a handle resolved to: fd is an osdep PATH fd (or READ/RDWR when
+ * asked), st its attributes when it was resolved. */
+struct be_obj {
+	struct export *exp;
+	struct fhc_entry *ent;
+	int fd;
+	struct stat st;
+	size_t fhlen;
+	unsigned char fh[NFS3_FHSIZE];
+};
+
+/* be_resolve flags */
+#define BE_MODIFY 0x1 /* the call changes things: NFS3ERR_ROFS on a ro export */
+
+/* Check fh, find its export, apply the export's rules to the call, and open
+ * (or find cached) the object as `kind` (READ/RDWR only for regular files:
+ * ISDIR/INVAL otherwise). On NFS3_OK the caller must be_release(o). */
+nfsstat3 be_resolve(struct nfs_req *req, const nfs_fh3 *fh, enum osdep_open_mode kind,
+		    unsigned flags, struct be_obj *o);
+void be_release(struct nfs_req *req, struct be_obj *o);
+/* The export's rules for a call that named no handle (MOUNT). */
+nfsstat3 be_export_check(const struct nfs_req *req, const struct export *e, unsigned flags);
+/* The export with this id / mount path, or NULL. */
+struct export *be_export_by_id(struct nfs_backend *be, uint32_t id);
+struct export *be_export_by_path(struct nfs_backend *be, const char *path);
+
+/* Take on the caller's identity (mapped by the export) for this thread, and
+ * give it back. Resolve handles before entering: see osdep.h. */
+nfsstat3 be_cred_enter(struct nfs_req *req, const struct export *e);
+void be_cred_leave(struct nfs_req *req);
+
+/* Encode our handle for a platform handle; 0 or -EOVERFLOW. */
+int be_fh_encode(const struct export *e, const struct osdep_fh *ofh, unsigned char *buf,
+		 size_t *len);
+/* A handle (malloc'd, for a result) for dirfd/name on export e. */
+nfsstat3 be_fh_make(const struct export *e, int dirfd, const char *name, nfs_fh3 *out);
+/* The same into a post_op_fh3; leaves it empty on failure. */
+void be_post_fh(const struct export *e, int dirfd, const char *name, post_op_fh3 *out);
+
+/* Attributes. */
+void be_fattr(const struct export *e, const struct stat *st, fattr3 *out);
+void be_post_attr_st(const struct export *e, const struct stat *st, post_op_attr *out);
+void be_post_attr_fd(const struct export *e, int fd, post_op_attr *out);
+void be_pre_attr(const struct stat *st, pre_op_attr *out);
+/* wcc_data with before (may be NULL) and a fresh fstat of fd after. */
+void be_wcc(const struct export *e, int fd, const struct stat *before, wcc_data *out);
+/* A name a client may create or look up: not empty, no '/', not too long. */
+nfsstat3 be_name_check(const char *name);
+/* May the caller (identity in force) read/write the regular file o? The
+ * owner always may (as knfsd allows), and a reader may read what it may
+ * execute; otherwise the file's permissions and ACLs decide. */
+nfsstat3 be_io_allowed(const struct be_obj *o, uid_t uid, int write);
+/* The uid the thread runs with on export e for req (after squashing). */
+uid_t be_req_uid(const struct nfs_req *req, const struct export *e);
+
+#endif

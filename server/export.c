@@ -1,0 +1,161 @@
+/*
+ * export.c: exports at run time (export.h). The export id goes into every
+ * file handle, so it must not change across restarts: it is the configured
+ * fsid, or a hash of the export's real path.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "log.h"
+#include "server/export.h"
+
+/* See export.h. */
+uint32_t export_id_for_path(const char *path)
+{
+	uint32_t h = 2166136261u;
+
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return h ? h : 1;
+}
+
+/* Copy the client names so the configuration may be freed after create. */
+static int copy_clients(struct export *e, const struct nfs_export_conf *conf)
+{
+	if (conf->nclients == 0)
+		return 0;
+	e->clients = calloc(conf->nclients, sizeof(*e->clients));
+	if (e->clients == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < conf->nclients; i++) {
+		e->clients[i] = strdup(conf->clients[i] ? conf->clients[i] : "");
+		if (e->clients[i] == NULL)
+			return -ENOMEM;
+	}
+	e->conf.clients = (const char *const *)e->clients;
+	return 0;
+}
+
+/* Copy the path without trailing slashes; it must be absolute. */
+static int copy_path(struct export *e, const char *path)
+{
+	size_t len;
+
+	if (path == NULL || path[0] != '/') {
+		log_err("export '%s': the path must be absolute", path ? path : "(none)");
+		return -EINVAL;
+	}
+	len = strlen(path);
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	e->path = strndup(path, len);
+	return e->path ? 0 : -ENOMEM;
+}
+
+/* Open the root and read its identity, handle and export id. */
+static int open_root(struct export *e)
+{
+	char real[PATH_MAX];
+	struct stat st;
+	int r;
+
+	e->root_fd = open(e->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (e->root_fd < 0 || fstat(e->root_fd, &st) < 0) {
+		r = -errno;
+		log_err("export '%s': cannot open the directory: %s", e->path, strerror(-r));
+		return r;
+	}
+	e->dev = st.st_dev;
+	e->ino = st.st_ino;
+	r = osdep_fh_get(e->root_fd, "", &e->root_fh);
+	if (r < 0) {
+		log_err("export '%s': the file system gives no persistent file handles: %s",
+			e->path, strerror(-r));
+		return r;
+	}
+	/* open_by_handle_at needs CAP_DAC_READ_SEARCH: say so now, not as
+	 * NFS3ERR_STALE on every call later. */
+	r = osdep_fh_open(e->root_fd, &e->root_fh, OSDEP_OPEN_PATH);
+	if (r < 0) {
+		log_err("export '%s': cannot open objects by handle: %s%s", e->path, strerror(-r),
+			r == -EPERM ? " (the server needs root, or CAP_DAC_READ_SEARCH)" : "");
+		return r;
+	}
+	close(r);
+	if (e->conf.fsid == 0) {
+		if (realpath(e->path, real) == NULL)
+			return -errno;
+		e->id = export_id_for_path(real);
+	} else {
+		e->id = e->conf.fsid;
+	}
+	return 0;
+}
+
+/* See export.h. */
+int export_open(struct export *e, const struct nfs_export_conf *conf)
+{
+	int r;
+
+	memset(e, 0, sizeof(*e));
+	e->root_fd = -1;
+	e->conf = *conf;
+	e->conf.clients = NULL;
+	if ((r = copy_path(e, conf->path)) < 0 || (r = copy_clients(e, conf)) < 0 ||
+	    (r = open_root(e)) < 0)
+		return r;
+	e->conf.path = e->path;
+	log_info("export '%s': id %08x%s%s%s", e->path, e->id, e->conf.ro ? ", read-only" : "",
+		 e->conf.root_squash ? ", root_squash" : "",
+		 e->conf.integrity_required ? ", integrity required" : "");
+	return 0;
+}
+
+/* See export.h. */
+void export_close(struct export *e)
+{
+	if (e->root_fd >= 0)
+		close(e->root_fd);
+	e->root_fd = -1;
+	if (e->clients)
+		for (size_t i = 0; i < e->conf.nclients; i++)
+			free(e->clients[i]);
+	free(e->clients);
+	free(e->path);
+	e->clients = NULL;
+	e->path = NULL;
+}
+
+/* See export.h. A call with no address is refused where a list exists. */
+int export_client_ok(const struct export *e, const struct sockaddr *sa)
+{
+	if (e->conf.client_allowed == NULL)
+		return 1;
+	return sa != NULL && e->conf.client_allowed(e->conf.acl, sa) != 0;
+}
+
+/* See export.h. */
+void export_map_cred(const struct export *e, const struct nfs_cred *in, uid_t *uid, gid_t *gid,
+		     size_t *ngids, gid_t *gids)
+{
+	int anon = in->flavor == NFS_AUTH_NONE || e->conf.all_squash;
+	int squash_root = e->conf.root_squash;
+	size_t n = 0;
+
+	if (anon) {
+		*uid = e->conf.anon_uid;
+		*gid = e->conf.anon_gid;
+		*ngids = 0;
+		return;
+	}
+	*uid = squash_root && in->uid == 0 ? e->conf.anon_uid : in->uid;
+	*gid = squash_root && in->gid == 0 ? e->conf.anon_gid : in->gid;
+	for (uint32_t i = 0; i < in->ngids && i < NFS_CRED_MAX_GIDS; i++)
+		gids[n++] = squash_root && in->gids[i] == 0 ? e->conf.anon_gid : in->gids[i];
+	*ngids = n;
+}

@@ -1,0 +1,42 @@
+/*
+ * export.h: one exported directory at run time: its id (stable across
+ * restarts), its root, and its rules (client list, read-only, squashing,
+ * integrity) applied to each call.
+ */
+#ifndef NFSRDMA_EXPORT_H
+#define NFSRDMA_EXPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "osdep.h"
+#include "server/backend.h"
+
+struct export
+{
+	uint32_t id;
+	char *path;  /* as configured, without trailing slashes */
+	int root_fd; /* the root directory, opened O_RDONLY|O_DIRECTORY */
+	dev_t dev;   /* its file system: handles elsewhere are refused */
+	ino_t ino;
+	struct osdep_fh root_fh;
+	struct nfs_export_conf conf; /* path and clients point at our copies */
+	char **clients;
+};
+
+/* The export id derived from a (real) path: 32-bit FNV-1a, never 0. */
+uint32_t export_id_for_path(const char *path);
+/* Open the export conf describes. Returns 0 or a negative errno, logged with
+ * the path and what is wrong. */
+int export_open(struct export *e, const struct nfs_export_conf *conf);
+/* Release what export_open took; safe on a zeroed or half-opened export. */
+void export_close(struct export *e);
+/* Whether the client may use the export (its access list admits it). */
+int export_client_ok(const struct export *e, const struct sockaddr *sa);
+/* The identity a call runs with on this export: AUTH_NONE and squashing map
+ * to the anonymous ids; gids has room for NFS_CRED_MAX_GIDS. */
+void export_map_cred(const struct export *e, const struct nfs_cred *in, uid_t *uid, gid_t *gid,
+		     size_t *ngids, gid_t *gids);
+
+#endif

@@ -1,0 +1,46 @@
+/*
+ * fhcache.h: a bounded, thread-safe LRU cache of open file descriptors keyed by
+ * file handle and open mode, so READ and WRITE do not open and close the file
+ * on every call. An entry handed out holds a reference; its fd stays open until
+ * the reference is put back, even if the entry is evicted or forgotten meanwhile.
+ */
+#ifndef NFSRDMA_FHCACHE_H
+#define NFSRDMA_FHCACHE_H
+
+#include <stddef.h>
+
+#define FHCACHE_KEY_MAX 72
+
+struct fhcache;
+
+struct fhc_entry {
+	int fd;	  /* the open fd: read it, never close it */
+	int kind; /* what the caller said at insert (an osdep_open_mode) */
+	/* private below */
+	unsigned refs;
+	int dead;
+	size_t keylen;
+	unsigned char key[FHCACHE_KEY_MAX];
+	unsigned hash;
+	struct fhc_entry *hnext;
+	struct fhc_entry *lprev, *lnext;
+};
+
+/* A cache holding at most max_entries idle fds (at least 1). NULL on ENOMEM. */
+struct fhcache *fhcache_create(size_t max_entries);
+/* Close every fd; no entry may still be held. */
+void fhcache_destroy(struct fhcache *c);
+/* The entry for (key, kind) with a reference taken, or NULL if absent. */
+struct fhc_entry *fhcache_get(struct fhcache *c, const void *key, size_t len, int kind);
+/* Add fd for (key, kind) and return it referenced. The cache owns fd from now
+ * on. If another thread added the same key first, fd is closed and that entry
+ * is returned. NULL (fd closed) on ENOMEM or a key longer than FHCACHE_KEY_MAX. */
+struct fhc_entry *fhcache_insert(struct fhcache *c, const void *key, size_t len, int kind, int fd);
+/* Give back a reference from get/insert. */
+void fhcache_put(struct fhcache *c, struct fhc_entry *e);
+/* Drop every entry for key (any kind), e.g. when the object is gone. */
+void fhcache_forget(struct fhcache *c, const void *key, size_t len);
+/* Entries currently cached (for tests and statistics). */
+size_t fhcache_count(struct fhcache *c);
+
+#endif

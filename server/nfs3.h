@@ -1,0 +1,68 @@
+/*
+ * nfs3.h: the NFSv3 and MOUNT v3 procedure tables. The RPC layer decodes the
+ * arguments with desc->xdr_args into a zeroed args_size buffer, calls
+ * desc->fn with a zeroed res_size buffer, encodes the result with
+ * desc->xdr_res, then calls nfs_proc_free_res and frees the arguments with
+ * xdr_free(desc->xdr_args, args) (after detaching WRITE data it did not
+ * malloc). Nothing here touches sockets or verbs. Every procedure checks the
+ * export's rules itself (client list, integrity, read-only, squashing).
+ */
+#ifndef NFSRDMA_NFS3_H
+#define NFSRDMA_NFS3_H
+
+#include <stddef.h>
+#include <sys/socket.h>
+
+#include "server/backend.h"
+#include "server/mount_prot.h"
+#include "server/nfs3_prot.h"
+
+/* One call as the procedures see it. */
+struct nfs_req {
+	struct nfs_backend *be;
+	const struct sockaddr *client; /* NULL: refused by exports with an access list */
+	socklen_t client_len;
+	struct nfs_cred cred;
+	int integrity_ok; /* the call carried a valid integrity MIC */
+	/* READ: where to put the data. The transport passes a buffer it can send by
+	 * RDMA (it stays the transport's: nfs_proc_free_res leaves it alone);
+	 * NULL get_buf means malloc. get_buf returns NULL when it has none. */
+	void *(*get_buf)(void *opaque, size_t len);
+	void *buf_opaque;
+};
+
+/* Procedure flags. */
+#define RPC_PROC_MODIFIES      0x01 /* changes the file system: ROFS on ro exports */
+#define RPC_PROC_NONIDEMPOTENT 0x02 /* replay is not harmless: worth a reply cache */
+#define RPC_PROC_DDP_ARGS      0x04 /* has a DDP-eligible argument (RFC 8267: WRITE, SYMLINK) */
+#define RPC_PROC_DDP_RES       0x08 /* has a DDP-eligible result (RFC 8267: READ, READLINK) */
+#define RPC_PROC_RES_BUF       0x10 /* result data may live in a get_buf buffer (READ) */
+
+struct rpc_proc_desc {
+	const char *name;
+	xdrproc_t xdr_args, xdr_res;
+	size_t args_size, res_size; /* NULL procedures: 0, any buffer will do */
+	void (*fn)(struct nfs_req *req, void *args, void *res);
+	unsigned flags;
+};
+
+#define NFS3_NPROCS   22
+#define MOUNT3_NPROCS 6
+
+extern const struct rpc_proc_desc nfs3_procs[NFS3_NPROCS];
+extern const struct rpc_proc_desc mount3_procs[MOUNT3_NPROCS];
+
+/* The XDR routine of an empty argument or result (tirpc's xdr_void takes no
+ * arguments, so it cannot be cast to xdrproc_t cleanly). */
+bool_t nfs_xdr_void(XDR *xdrs, void *unused);
+
+/* Free what desc->fn put in res, after it was encoded. A READ data buffer that
+ * req->get_buf supplied is the caller's and is not freed. */
+void nfs_proc_free_res(const struct rpc_proc_desc *desc, const struct nfs_req *req, void *res);
+
+/* errno -> nfsstat3, for every errno the backend can meet (unknown -> IO). */
+nfsstat3 nfs3_errno_to_stat(int err);
+/* The name of an nfsstat3, for logs and tests ("NFS3ERR_STALE"). */
+const char *nfs3_stat_name(nfsstat3 st);
+
+#endif

@@ -1,0 +1,365 @@
+/*
+ * nfs3_proc.c: the NFSv3 procedure table, the attribute procedures (GETATTR,
+ * SETATTR, LOOKUP, ACCESS, READLINK, FSSTAT, FSINFO, PATHCONF) and freeing
+ * results. Each procedure resolves its handles (which applies the export's
+ * rules), takes on the caller's identity for the file system calls, and fills
+ * the result, with attributes wherever the protocol has room for them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "log.h"
+#include "server/nfs3_proc.h"
+
+/* NULL: nothing to do, always succeeds (the RPC "ping"). */
+static void nfs3_proc_null(struct nfs_req *req, void *argp, void *resp)
+{
+}
+
+/* GETATTR: the object's attributes. */
+static void nfs3_proc_getattr(struct nfs_req *req, void *argp, void *resp)
+{
+	GETATTR3args *a = argp;
+	GETATTR3res *r = resp;
+	struct be_obj o;
+
+	r->status = be_resolve(req, &a->object, OSDEP_OPEN_PATH, 0, &o);
+	if (r->status != NFS3_OK)
+		return;
+	be_fattr(o.exp, &o.st, &r->GETATTR3res_u.resok.obj_attributes);
+	be_release(req, &o);
+}
+
+/* The times a sattr3 asks for, as utimensat takes them; 0 if none. */
+static int sattr_times(const sattr3 *sa, struct timespec ts[2])
+{
+	const set_atime *at = &sa->atime;
+	const set_mtime *mt = &sa->mtime;
+
+	ts[0].tv_sec = ts[1].tv_sec = 0;
+	ts[0].tv_nsec = at->set_it == SET_TO_SERVER_TIME ? UTIME_NOW : UTIME_OMIT;
+	ts[1].tv_nsec = mt->set_it == SET_TO_SERVER_TIME ? UTIME_NOW : UTIME_OMIT;
+	if (at->set_it == SET_TO_CLIENT_TIME) {
+		ts[0].tv_sec = at->set_atime_u.atime.seconds;
+		ts[0].tv_nsec = at->set_atime_u.atime.nseconds;
+	}
+	if (mt->set_it == SET_TO_CLIENT_TIME) {
+		ts[1].tv_sec = mt->set_mtime_u.mtime.seconds;
+		ts[1].tv_nsec = mt->set_mtime_u.mtime.nseconds;
+	}
+	return at->set_it != DONT_CHANGE || mt->set_it != DONT_CHANGE;
+}
+
+/* See nfs3_proc.h. Size first, then owner (which may clear set-id bits),
+ * then mode, then times, so that nothing after bumps the times set. A
+ * symlink's mode is not settable (as on Linux) and is left alone. */
+nfsstat3 nfs3_sattr_apply(int fd, const struct stat *st, const sattr3 *sa)
+{
+	struct timespec ts[2];
+	int r = 0;
+
+	if (sa->size.set_it) {
+		if (!S_ISREG(st->st_mode))
+			return S_ISDIR(st->st_mode) ? NFS3ERR_ISDIR : NFS3ERR_INVAL;
+		if (sa->size.set_size3_u.size > INT64_MAX)
+			return NFS3ERR_FBIG;
+		if (ftruncate(fd, (off_t)sa->size.set_size3_u.size) < 0)
+			return nfs3_errno_to_stat(errno);
+	}
+	if (sa->uid.set_it || sa->gid.set_it)
+		r = osdep_chown_fd(fd, sa->uid.set_it ? sa->uid.set_uid3_u.uid : (uid_t)-1,
+				   sa->gid.set_it ? sa->gid.set_gid3_u.gid : (gid_t)-1);
+	if (r == 0 && sa->mode.set_it && !S_ISLNK(st->st_mode))
+		r = osdep_chmod_fd(fd, sa->mode.set_mode3_u.mode & 07777);
+	if (r == 0 && sattr_times(sa, ts))
+		r = osdep_utimens_fd(fd, ts);
+	return r < 0 ? nfs3_errno_to_stat(-r) : NFS3_OK;
+}
+
+/* SETATTR: change attributes, if the guard (the client's idea of ctime)
+ * still holds. Truncation needs write access to the file, as knfsd asks. */
+static void nfs3_proc_setattr(struct nfs_req *req, void *argp, void *resp)
+{
+	SETATTR3args *a = argp;
+	SETATTR3res *r = resp;
+	wcc_data *wcc = &r->SETATTR3res_u.resok.obj_wcc;
+	int trunc = a->new_attributes.size.set_it;
+	struct be_obj o;
+
+	r->status = be_resolve(req, &a->object, OSDEP_OPEN_PATH, BE_MODIFY, &o);
+	if (r->status == NFS3_OK && trunc && S_ISREG(o.st.st_mode)) {
+		be_release(req, &o);
+		r->status = be_resolve(req, &a->object, OSDEP_OPEN_RDWR, BE_MODIFY, &o);
+	}
+	if (r->status != NFS3_OK)
+		return;
+	if (a->guard.check &&
+	    (a->guard.sattrguard3_u.obj_ctime.seconds != (uint32)o.st.st_ctim.tv_sec ||
+	     a->guard.sattrguard3_u.obj_ctime.nseconds != (uint32)o.st.st_ctim.tv_nsec))
+		r->status = NFS3ERR_NOT_SYNC;
+	else if ((r->status = be_cred_enter(req, o.exp)) == NFS3_OK) {
+		if (trunc && S_ISREG(o.st.st_mode))
+			r->status = be_io_allowed(&o, be_req_uid(req, o.exp), 1);
+		if (r->status == NFS3_OK)
+			r->status = nfs3_sattr_apply(o.fd, &o.st, &a->new_attributes);
+		be_cred_leave(req);
+	}
+	be_wcc(o.exp, o.fd, &o.st, wcc);
+	be_release(req, &o);
+}
+
+/* Resolve a directory handle for a call on a name in it. */
+nfsstat3 nfs3_dir_resolve(struct nfs_req *req, const nfs_fh3 *fh, unsigned flags, struct be_obj *d)
+{
+	nfsstat3 st = be_resolve(req, fh, OSDEP_OPEN_PATH, flags, d);
+
+	if (st == NFS3_OK && !S_ISDIR(d->st.st_mode)) {
+		be_release(req, d);
+		st = NFS3ERR_NOTDIR;
+	}
+	return st;
+}
+
+/* LOOKUP body, as the caller: ".." of the export root is the root itself, and
+ * an object on another file system (a mount inside the export) is refused. */
+static nfsstat3 lookup_name(struct be_obj *d, const char *name, LOOKUP3resok *ok)
+{
+	int at_root = d->st.st_ino == d->exp->ino && d->st.st_dev == d->exp->dev;
+	struct stat st;
+	nfsstat3 s;
+
+	if (at_root && strcmp(name, "..") == 0)
+		name = ".";
+	if (fstatat(d->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return nfs3_errno_to_stat(errno);
+	if (st.st_dev != d->exp->dev) {
+		log_debug("export '%s': '%s' is on another file system, not exported", d->exp->path,
+			  name);
+		return NFS3ERR_ACCES;
+	}
+	if ((s = be_fh_make(d->exp, d->fd, name, &ok->object)) != NFS3_OK)
+		return s;
+	be_post_attr_st(d->exp, &st, &ok->obj_attributes);
+	return NFS3_OK;
+}
+
+/* LOOKUP: the handle and attributes of a name in a directory. */
+static void nfs3_proc_lookup(struct nfs_req *req, void *argp, void *resp)
+{
+	LOOKUP3args *a = argp;
+	LOOKUP3res *r = resp;
+	struct be_obj d;
+
+	r->status = nfs3_dir_resolve(req, &a->what.dir, 0, &d);
+	if (r->status != NFS3_OK)
+		return;
+	r->status = be_name_check(a->what.name);
+	if (r->status == NFS3_OK && (r->status = be_cred_enter(req, d.exp)) == NFS3_OK) {
+		r->status = lookup_name(&d, a->what.name, &r->LOOKUP3res_u.resok);
+		be_cred_leave(req);
+	}
+	if (r->status == NFS3_OK)
+		be_post_attr_fd(d.exp, d.fd, &r->LOOKUP3res_u.resok.dir_attributes);
+	else
+		be_post_attr_fd(d.exp, d.fd, &r->LOOKUP3res_u.resfail.dir_attributes);
+	be_release(req, &d);
+}
+
+/* The ACCESS bits the caller (identity in force) has on o, among `want`. */
+static uint32 access_bits(struct nfs_req *req, const struct be_obj *o, uint32 want)
+{
+	int dir = S_ISDIR(o->st.st_mode);
+	int owner = o->st.st_uid == be_req_uid(req, o->exp);
+	uint32 got = 0;
+
+	if ((want & ACCESS3_READ) && (owner || osdep_access(o->fd, R_OK) == 0))
+		got |= ACCESS3_READ;
+	if (osdep_access(o->fd, W_OK) == 0)
+		got |= ACCESS3_MODIFY | ACCESS3_EXTEND | (dir ? ACCESS3_DELETE : 0);
+	if (osdep_access(o->fd, X_OK) == 0)
+		got |= dir ? ACCESS3_LOOKUP : ACCESS3_EXECUTE;
+	if (o->exp->conf.ro)
+		got &= ~(uint32)(ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_DELETE);
+	return got & want;
+}
+
+/* ACCESS: which of the asked rights the caller has on the object. */
+static void nfs3_proc_access(struct nfs_req *req, void *argp, void *resp)
+{
+	ACCESS3args *a = argp;
+	ACCESS3res *r = resp;
+	struct be_obj o;
+
+	r->status = be_resolve(req, &a->object, OSDEP_OPEN_PATH, 0, &o);
+	if (r->status != NFS3_OK)
+		return;
+	r->status = be_cred_enter(req, o.exp);
+	if (r->status == NFS3_OK) {
+		r->ACCESS3res_u.resok.access = access_bits(req, &o, a->access);
+		be_cred_leave(req);
+	}
+	be_post_attr_st(o.exp, &o.st, &r->ACCESS3res_u.resok.obj_attributes);
+	be_release(req, &o);
+}
+
+/* READLINK: a symlink's target. */
+static void nfs3_proc_readlink(struct nfs_req *req, void *argp, void *resp)
+{
+	READLINK3args *a = argp;
+	READLINK3res *r = resp;
+	char buf[NFS3_MAXPATHLEN + 1];
+	struct be_obj o;
+	ssize_t n;
+
+	r->status = be_resolve(req, &a->symlink, OSDEP_OPEN_PATH, 0, &o);
+	if (r->status != NFS3_OK)
+		return;
+	be_post_attr_st(o.exp, &o.st, &r->READLINK3res_u.resok.symlink_attributes);
+	if (!S_ISLNK(o.st.st_mode)) {
+		r->status = NFS3ERR_INVAL;
+	} else if ((n = osdep_readlink_fd(o.fd, buf, sizeof(buf))) < 0) {
+		r->status = nfs3_errno_to_stat((int)-n);
+	} else if ((r->READLINK3res_u.resok.data = strndup(buf, (size_t)n)) == NULL) {
+		r->status = NFS3ERR_JUKEBOX;
+	}
+	be_release(req, &o);
+}
+
+/* FSSTAT: space and file counts of the export's file system. */
+static void nfs3_proc_fsstat(struct nfs_req *req, void *argp, void *resp)
+{
+	FSSTAT3args *a = argp;
+	FSSTAT3res *r = resp;
+	FSSTAT3resok *ok = &r->FSSTAT3res_u.resok;
+	struct osdep_fsstat fs;
+	struct be_obj o;
+	int e;
+
+	r->status = be_resolve(req, &a->fsroot, OSDEP_OPEN_PATH, 0, &o);
+	if (r->status != NFS3_OK)
+		return;
+	be_post_attr_st(o.exp, &o.st, &ok->obj_attributes);
+	if ((e = osdep_fsstat(o.fd, &fs)) < 0) {
+		r->status = nfs3_errno_to_stat(-e);
+	} else {
+		ok->tbytes = fs.tbytes;
+		ok->fbytes = fs.fbytes;
+		ok->abytes = fs.abytes;
+		ok->tfiles = fs.tfiles;
+		ok->ffiles = fs.ffiles;
+		ok->afiles = fs.afiles;
+		ok->invarsec = 0;
+	}
+	be_release(req, &o);
+}
+
+/* FSINFO: the server's limits; READ/WRITE sizes from the configured max I/O. */
+static void nfs3_proc_fsinfo(struct nfs_req *req, void *argp, void *resp)
+{
+	FSINFO3args *a = argp;
+	FSINFO3res *r = resp;
+	FSINFO3resok *ok = &r->FSINFO3res_u.resok;
+	uint32_t max = req->be->max_io;
+	struct be_obj o;
+
+	r->status = be_resolve(req, &a->fsroot, OSDEP_OPEN_PATH, 0, &o);
+	if (r->status != NFS3_OK)
+		return;
+	be_post_attr_st(o.exp, &o.st, &ok->obj_attributes);
+	ok->rtmax = ok->rtpref = ok->wtmax = ok->wtpref = max;
+	ok->rtmult = ok->wtmult = 4096;
+	ok->dtpref = max < 32768 ? max : 32768;
+	ok->maxfilesize = INT64_MAX;
+	ok->time_delta.seconds = 0;
+	ok->time_delta.nseconds = 1;
+	ok->properties = FSF3_LINK | FSF3_SYMLINK | FSF3_HOMOGENEOUS | FSF3_CANSETTIME;
+	be_release(req, &o);
+}
+
+/* PATHCONF: name and link limits of the file system. */
+static void nfs3_proc_pathconf(struct nfs_req *req, void *argp, void *resp)
+{
+	PATHCONF3args *a = argp;
+	PATHCONF3res *r = resp;
+	PATHCONF3resok *ok = &r->PATHCONF3res_u.resok;
+	struct osdep_fsstat fs;
+	struct be_obj o;
+	int e;
+
+	r->status = be_resolve(req, &a->object, OSDEP_OPEN_PATH, 0, &o);
+	if (r->status != NFS3_OK)
+		return;
+	be_post_attr_st(o.exp, &o.st, &ok->obj_attributes);
+	if ((e = osdep_fsstat(o.fd, &fs)) < 0) {
+		r->status = nfs3_errno_to_stat(-e);
+	} else {
+		ok->linkmax = fs.link_max;
+		ok->name_max = fs.name_max < NFS3_MAXNAMLEN ? fs.name_max : NFS3_MAXNAMLEN;
+		ok->no_trunc = TRUE;
+		ok->chown_restricted = TRUE;
+		ok->case_insensitive = FALSE;
+		ok->case_preserving = TRUE;
+	}
+	be_release(req, &o);
+}
+
+/* See nfs3.h. */
+bool_t nfs_xdr_void(XDR *xdrs, void *unused)
+{
+	return TRUE;
+}
+
+#define PROC(n, fn, args, res, fl)                                                                 \
+	{                                                                                          \
+		n, (xdrproc_t)xdr_##args, (xdrproc_t)xdr_##res, sizeof(args), sizeof(res), fn, fl  \
+	}
+#define MOD (RPC_PROC_MODIFIES | RPC_PROC_NONIDEMPOTENT)
+
+/* See nfs3.h. Indexed by procedure number (RFC 1813). */
+const struct rpc_proc_desc nfs3_procs[NFS3_NPROCS] = {
+	{"NULL", (xdrproc_t)nfs_xdr_void, (xdrproc_t)nfs_xdr_void, 0, 0, nfs3_proc_null, 0},
+	PROC("GETATTR", nfs3_proc_getattr, GETATTR3args, GETATTR3res, 0),
+	PROC("SETATTR", nfs3_proc_setattr, SETATTR3args, SETATTR3res, RPC_PROC_MODIFIES),
+	PROC("LOOKUP", nfs3_proc_lookup, LOOKUP3args, LOOKUP3res, 0),
+	PROC("ACCESS", nfs3_proc_access, ACCESS3args, ACCESS3res, 0),
+	PROC("READLINK", nfs3_proc_readlink, READLINK3args, READLINK3res, RPC_PROC_DDP_RES),
+	PROC("READ", nfs3_proc_read, READ3args, READ3res, RPC_PROC_DDP_RES | RPC_PROC_RES_BUF),
+	PROC("WRITE", nfs3_proc_write, WRITE3args, WRITE3res,
+	     RPC_PROC_MODIFIES | RPC_PROC_DDP_ARGS),
+	PROC("CREATE", nfs3_proc_create, CREATE3args, CREATE3res, MOD),
+	PROC("MKDIR", nfs3_proc_mkdir, MKDIR3args, MKDIR3res, MOD),
+	PROC("SYMLINK", nfs3_proc_symlink, SYMLINK3args, SYMLINK3res, MOD | RPC_PROC_DDP_ARGS),
+	PROC("MKNOD", nfs3_proc_mknod, MKNOD3args, MKNOD3res, MOD),
+	PROC("REMOVE", nfs3_proc_remove, REMOVE3args, REMOVE3res, MOD),
+	PROC("RMDIR", nfs3_proc_rmdir, RMDIR3args, RMDIR3res, MOD),
+	PROC("RENAME", nfs3_proc_rename, RENAME3args, RENAME3res, MOD),
+	PROC("LINK", nfs3_proc_link, LINK3args, LINK3res, MOD),
+	PROC("READDIR", nfs3_proc_readdir, READDIR3args, READDIR3res, 0),
+	PROC("READDIRPLUS", nfs3_proc_readdirplus, READDIRPLUS3args, READDIRPLUS3res, 0),
+	PROC("FSSTAT", nfs3_proc_fsstat, FSSTAT3args, FSSTAT3res, 0),
+	PROC("FSINFO", nfs3_proc_fsinfo, FSINFO3args, FSINFO3res, 0),
+	PROC("PATHCONF", nfs3_proc_pathconf, PATHCONF3args, PATHCONF3res, 0),
+	PROC("COMMIT", nfs3_proc_commit, COMMIT3args, COMMIT3res, RPC_PROC_MODIFIES),
+};
+
+/* See nfs3.h. */
+void nfs_proc_free_res(const struct rpc_proc_desc *desc, const struct nfs_req *req, void *res)
+{
+	if (desc->res_size == 0 || res == NULL)
+		return;
+	if ((desc->flags & RPC_PROC_RES_BUF) && req->get_buf) {
+		READ3res *r = res;
+
+		if (r->status == NFS3_OK)
+			r->READ3res_u.resok.data.data_val = NULL;
+	}
+	if (desc == &nfs3_procs[NFSPROC3_READDIR])
+		nfs3_readdir_free(res);
+	if (desc == &nfs3_procs[NFSPROC3_READDIRPLUS])
+		nfs3_readdirplus_free(res);
+	xdr_free(desc->xdr_res, res);
+}

@@ -1,0 +1,174 @@
+/*
+ * nfs3_proc_io.c: READ, WRITE and COMMIT. They use the fd cache's READ/RDWR
+ * fds (opened with the server's privileges), so each call checks the caller's
+ * right to the file itself; the I/O runs as the caller so that the kernel
+ * clears set-id bits and applies reserved-space limits as for a local write.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "log.h"
+#include "server/nfs3_proc.h"
+
+/* pread until len bytes or end of file; returns bytes read or -errno. */
+static ssize_t read_full(int fd, char *buf, size_t len, off_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pread(fd, buf + done, len - done, off + (off_t)done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+/* pwrite all of buf; returns 0 or -errno. */
+static int write_full(int fd, const char *buf, size_t len, off_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pwrite(fd, buf + done, len - done, off + (off_t)done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* A buffer for READ data: the transport's if it offers one, else malloc. */
+static char *read_buf(struct nfs_req *req, size_t len)
+{
+	if (req->get_buf)
+		return req->get_buf(req->buf_opaque, len);
+	return malloc(len);
+}
+
+/* READ body, as the caller: fill ok->data from the file. */
+static nfsstat3 read_data(struct nfs_req *req, struct be_obj *o, const READ3args *a, READ3resok *ok)
+{
+	size_t count = a->count < req->be->max_io ? a->count : req->be->max_io;
+	nfsstat3 st = be_io_allowed(o, be_req_uid(req, o->exp), 0);
+	ssize_t n;
+
+	if (st != NFS3_OK)
+		return st;
+	if (a->offset > INT64_MAX)
+		return NFS3ERR_INVAL;
+	if (count == 0) {
+		ok->eof = a->offset >= (uint64_t)o->st.st_size;
+		return NFS3_OK;
+	}
+	if ((ok->data.data_val = read_buf(req, count)) == NULL)
+		return NFS3ERR_JUKEBOX;
+	n = read_full(o->fd, ok->data.data_val, count, (off_t)a->offset);
+	if (n < 0)
+		return nfs3_errno_to_stat((int)-n);
+	ok->data.data_len = (u_int)n;
+	ok->count = (count3)n;
+	ok->eof = (size_t)n < count || a->offset + (uint64_t)n >= (uint64_t)o->st.st_size;
+	return NFS3_OK;
+}
+
+/* See nfs3_proc.h. READ: up to count bytes (capped at the max I/O size). */
+void nfs3_proc_read(struct nfs_req *req, void *argp, void *resp)
+{
+	READ3args *a = argp;
+	READ3res *r = resp;
+	READ3resok *ok = &r->READ3res_u.resok;
+	struct be_obj o;
+
+	r->status = be_resolve(req, &a->file, OSDEP_OPEN_READ, 0, &o);
+	if (r->status != NFS3_OK)
+		return;
+	if ((r->status = be_cred_enter(req, o.exp)) == NFS3_OK) {
+		r->status = read_data(req, &o, a, ok);
+		be_cred_leave(req);
+	}
+	if (r->status != NFS3_OK && ok->data.data_val) {
+		if (!req->get_buf)
+			free(ok->data.data_val);
+		ok->data.data_val = NULL;
+		ok->data.data_len = 0;
+	}
+	be_post_attr_fd(o.exp, o.fd, &ok->file_attributes);
+	be_release(req, &o);
+}
+
+/* WRITE body, as the caller: write and make stable as asked. */
+static nfsstat3 write_data(struct nfs_req *req, struct be_obj *o, const WRITE3args *a,
+			   WRITE3resok *ok)
+{
+	nfsstat3 st = be_io_allowed(o, be_req_uid(req, o->exp), 1);
+	int e = 0;
+
+	if (st != NFS3_OK)
+		return st;
+	if (a->count > a->data.data_len || a->count > req->be->max_io)
+		return NFS3ERR_INVAL;
+	if (a->offset > INT64_MAX || a->count > INT64_MAX - a->offset)
+		return NFS3ERR_FBIG;
+	if (a->count)
+		e = write_full(o->fd, a->data.data_val, a->count, (off_t)a->offset);
+	if (e == 0 && a->stable == DATA_SYNC)
+		e = osdep_datasync(o->fd);
+	else if (e == 0 && a->stable == FILE_SYNC && fsync(o->fd) < 0)
+		e = -errno;
+	if (e < 0)
+		return nfs3_errno_to_stat(-e);
+	ok->count = a->count;
+	ok->committed = a->stable == UNSTABLE || a->stable == DATA_SYNC ? a->stable : FILE_SYNC;
+	memcpy(ok->verf, req->be->write_verf, NFS3_WRITEVERFSIZE);
+	return NFS3_OK;
+}
+
+/* See nfs3_proc.h. WRITE: args->data may point into a transport buffer; it is
+ * only read here. */
+void nfs3_proc_write(struct nfs_req *req, void *argp, void *resp)
+{
+	WRITE3args *a = argp;
+	WRITE3res *r = resp;
+	struct be_obj o;
+
+	r->status = be_resolve(req, &a->file, OSDEP_OPEN_RDWR, BE_MODIFY, &o);
+	if (r->status != NFS3_OK)
+		return;
+	if ((r->status = be_cred_enter(req, o.exp)) == NFS3_OK) {
+		r->status = write_data(req, &o, a, &r->WRITE3res_u.resok);
+		be_cred_leave(req);
+	}
+	be_wcc(o.exp, o.fd, &o.st, &r->WRITE3res_u.resok.file_wcc);
+	be_release(req, &o);
+}
+
+/* See nfs3_proc.h. COMMIT: make earlier UNSTABLE writes stable; the whole
+ * file is flushed whatever the range. */
+void nfs3_proc_commit(struct nfs_req *req, void *argp, void *resp)
+{
+	COMMIT3args *a = argp;
+	COMMIT3res *r = resp;
+	struct be_obj o;
+	int e;
+
+	r->status = be_resolve(req, &a->file, OSDEP_OPEN_READ, BE_MODIFY, &o);
+	if (r->status != NFS3_OK)
+		return;
+	if ((e = osdep_datasync(o.fd)) < 0)
+		r->status = nfs3_errno_to_stat(-e);
+	memcpy(r->COMMIT3res_u.resok.verf, req->be->write_verf, NFS3_WRITEVERFSIZE);
+	be_wcc(o.exp, o.fd, &o.st, &r->COMMIT3res_u.resok.file_wcc);
+	be_release(req, &o);
+}

@@ -1,0 +1,159 @@
+/*
+ * backend_osdep_test: the platform hooks the backend relies on: identities
+ * are per thread (one thread's switch does not leak into another), restore
+ * gives the server's identity back, and handles round-trip through
+ * open_by_handle. Needs root: skipped (the whole program, see nfs3_testlib.h)
+ * without it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
+
+#include "osdep.h"
+
+/* Whether CAP_SYS_RESOURCE is in this thread's effective set. */
+static int has_sys_resource(void)
+{
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[2];
+
+	assert_int_equal(syscall(SYS_capget, &hdr, data), 0);
+	return (data[CAP_SYS_RESOURCE / 32].effective >> (CAP_SYS_RESOURCE % 32)) & 1;
+}
+
+struct other {
+	pthread_barrier_t switched, done;
+	const char *path;
+	int result;
+};
+
+/* The other thread: wait until main has switched, then create a file. */
+static void *other_main(void *arg)
+{
+	struct other *o = arg;
+	int fd;
+
+	pthread_barrier_wait(&o->switched);
+	fd = open(o->path, O_CREAT | O_EXCL | O_WRONLY, 0600);
+	o->result = fd >= 0 ? 0 : -1;
+	if (fd >= 0)
+		close(fd);
+	pthread_barrier_wait(&o->done);
+	return NULL;
+}
+
+/* A scratch directory name (made 0777 so uid 1000 may create in it). */
+static void scratch(char *dir, size_t len)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(dir, len, "%s/nfsrdma-osdep-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0777), 0);
+}
+
+/* One thread's identity switch does not reach another; restore undoes it. */
+static void identity_is_per_thread(void **state)
+{
+	char dir[256], mine[300], theirs[300];
+	gid_t groups[1] = {1000};
+	struct other o;
+	pthread_t th;
+	int had_sys_resource;
+	struct stat st;
+	int fd;
+
+	scratch(dir, sizeof(dir));
+	snprintf(mine, sizeof(mine), "%s/mine", dir);
+	snprintf(theirs, sizeof(theirs), "%s/theirs", dir);
+	o.path = theirs;
+	had_sys_resource = has_sys_resource();
+	pthread_barrier_init(&o.switched, NULL, 2);
+	pthread_barrier_init(&o.done, NULL, 2);
+	assert_int_equal(pthread_create(&th, NULL, other_main, &o), 0);
+	assert_int_equal(osdep_cred_set(1000, 1000, 1, groups), 0);
+	fd = open(mine, O_CREAT | O_EXCL | O_WRONLY, 0600);
+	pthread_barrier_wait(&o.switched);
+	pthread_barrier_wait(&o.done);
+	/* as uid 1000 a root-only file is out of reach, and quotas apply */
+	assert_true(open("/etc/shadow", O_RDONLY) < 0);
+	assert_false(has_sys_resource());
+	assert_int_equal(osdep_cred_restore(), 0);
+	assert_int_equal(has_sys_resource(), had_sys_resource);
+	pthread_join(th, NULL);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(o.result, 0);
+	assert_int_equal(stat(mine, &st), 0);
+	assert_int_equal(st.st_uid, 1000);
+	assert_int_equal(stat(theirs, &st), 0);
+	assert_int_equal(st.st_uid, 0);
+	/* and root's reach is back */
+	fd = open("/etc/shadow", O_RDONLY);
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(mine);
+	unlink(theirs);
+	rmdir(dir);
+	pthread_barrier_destroy(&o.switched);
+	pthread_barrier_destroy(&o.done);
+}
+
+/* A handle opens the same file; STALE once it is gone; EINVAL when malformed. */
+static void handles_round_trip(void **state)
+{
+	char dir[256], path[300], buf[8];
+	struct osdep_fh fh;
+	struct stat a, b;
+	int root, fd, r;
+
+	scratch(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/f", dir);
+	fd = open(path, O_CREAT | O_WRONLY, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "abc", 3), 3);
+	close(fd);
+	root = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_true(root >= 0);
+	r = osdep_fh_get(root, "f", &fh);
+	assert_int_equal(r, 0);
+	assert_true(fh.len > 4 && fh.len <= OSDEP_FH_MAX);
+	fd = osdep_fh_open(root, &fh, OSDEP_OPEN_READ);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 3);
+	assert_int_equal(fstat(fd, &a), 0);
+	assert_int_equal(stat(path, &b), 0);
+	assert_int_equal(a.st_ino, b.st_ino);
+	close(fd);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(osdep_fh_open(root, &fh, OSDEP_OPEN_PATH), -ESTALE);
+	fh.len = 2;
+	assert_int_equal(osdep_fh_open(root, &fh, OSDEP_OPEN_PATH), -EINVAL);
+	close(root);
+	rmdir(dir);
+}
+
+/* Run the group (TAP output when CMOCKA_MESSAGE_OUTPUT=TAP). */
+int main(void)
+{
+	if (!osdep_cred_available()) {
+		printf("1..0 # SKIP needs root to switch identities and open by handle\n");
+		return 0;
+	}
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(identity_is_per_thread),
+		cmocka_unit_test(handles_round_trip),
+	};
+	return cmocka_run_group_tests_name("backend_osdep", tests, NULL, NULL);
+}

@@ -1,0 +1,118 @@
+/*
+ * nfs3_xdr_test: the generated XDR routines enforce the caps written into
+ * nfs3_prot.x and mount_prot.x: a name over 255 bytes, a handle over 64, WRITE
+ * data over 16 MiB or a path over the limit fail to decode (before any large
+ * allocation), and what fits round-trips unchanged.
+ */
+#include <arpa/inet.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "server/nfs3.h"
+
+/* Append a big-endian word to a buffer. */
+static size_t put32(unsigned char *b, size_t off, uint32_t v)
+{
+	uint32_t be = htonl(v);
+
+	memcpy(b + off, &be, 4);
+	return off + 4;
+}
+
+/* Decode len bytes of buf with proc into obj (size bytes); the result. */
+static int decode(xdrproc_t proc, const unsigned char *buf, size_t len, void *obj, size_t size)
+{
+	XDR x;
+	int ok;
+
+	memset(obj, 0, size);
+	xdrmem_create(&x, (char *)buf, (u_int)len, XDR_DECODE);
+	ok = proc(&x, obj);
+	xdr_destroy(&x);
+	xdr_free(proc, obj);
+	return ok;
+}
+
+/* A handle of hlen bytes and a name of nlen bytes, as LOOKUP3args on the wire. */
+static size_t lookup_args(unsigned char *b, uint32_t hlen, uint32_t nlen)
+{
+	size_t off = put32(b, 0, hlen);
+
+	memset(b + off, 1, (hlen + 3) & ~3u);
+	off += (hlen + 3) & ~3u;
+	off = put32(b, off, nlen);
+	memset(b + off, 'a', (nlen + 3) & ~3u);
+	return off + ((nlen + 3) & ~3u);
+}
+
+/* Names and handles at and over their caps. */
+static void caps_on_names_and_handles(void **state)
+{
+	unsigned char b[1024];
+	LOOKUP3args a;
+
+	assert_true(decode((xdrproc_t)xdr_LOOKUP3args, b, lookup_args(b, 64, 255), &a, sizeof(a)));
+	assert_false(decode((xdrproc_t)xdr_LOOKUP3args, b, lookup_args(b, 64, 256), &a, sizeof(a)));
+	assert_false(decode((xdrproc_t)xdr_LOOKUP3args, b, lookup_args(b, 65, 1), &a, sizeof(a)));
+	/* a length far past the buffer fails without reading or allocating it */
+	put32(b, 0, 0xfffffff0u);
+	assert_false(decode((xdrproc_t)xdr_LOOKUP3args, b, 64, &a, sizeof(a)));
+}
+
+/* WRITE data of len bytes (all present in the buffer) decodes only up to the
+ * 16 MiB cap. */
+static int write_decodes(uint32_t len)
+{
+	size_t size = 32 + (size_t)NFS3_MAXDATA + 8;
+	unsigned char *b = calloc(1, size);
+	WRITE3args a;
+	size_t off = put32(b, 0, 8);
+	int ok;
+
+	assert_non_null(b);
+	off += 8;
+	off = put32(b, off, 0); /* offset, two words */
+	off = put32(b, off, 0);
+	off = put32(b, off, len);
+	off = put32(b, off, UNSTABLE);
+	off = put32(b, off, len);
+	ok = decode((xdrproc_t)xdr_WRITE3args, b, off + ((len + 3) & ~3u), &a, sizeof(a));
+	free(b);
+	return ok;
+}
+
+/* WRITE data: 16 MiB is the cap. */
+static void cap_on_write_data(void **state)
+{
+	assert_true(write_decodes(NFS3_MAXDATA));
+	assert_false(write_decodes(NFS3_MAXDATA + 1));
+}
+
+/* MOUNT paths are capped at MNTPATHLEN. */
+static void cap_on_mount_path(void **state)
+{
+	unsigned char *b = calloc(1, 4 + MNTPATHLEN + 8);
+	dirpath p;
+
+	put32(b, 0, MNTPATHLEN);
+	assert_true(decode((xdrproc_t)xdr_dirpath, b, 4 + MNTPATHLEN, &p, sizeof(p)));
+	put32(b, 0, MNTPATHLEN + 1);
+	assert_false(decode((xdrproc_t)xdr_dirpath, b, 4 + MNTPATHLEN + 4, &p, sizeof(p)));
+	free(b);
+}
+
+/* Run the group (TAP output when CMOCKA_MESSAGE_OUTPUT=TAP). */
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(caps_on_names_and_handles),
+		cmocka_unit_test(cap_on_write_data),
+		cmocka_unit_test(cap_on_mount_path),
+	};
+	return cmocka_run_group_tests_name("nfs3_xdr", tests, NULL, NULL);
+}
