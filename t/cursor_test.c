@@ -101,6 +101,10 @@ static void get_opaque(void **state)
 	/* 2 bytes of data present but their padding is not */
 	assert_int_equal(cur_get_opaque(&c, 100, &p, &len), -EBADMSG);
 	assert_int_equal(c.pos, 16);
+	/* not even a whole length word */
+	cur_init(&c, buf, 3);
+	assert_int_equal(cur_get_opaque(&c, 100, &p, &len), -EBADMSG);
+	assert_int_equal(c.pos, 0);
 }
 
 /* A length near 2^32 must not wrap the padded size. */

@@ -876,6 +876,50 @@ static void read_chunk_groups(void **state)
 	assert_int_equal(rc[31].position, 124);
 }
 
+/* Build want into hdr_a, copy it to hdr_b, change hdr_b with stmt, and
+ * expect rpcrdma_hdr_equal to say so (or not) both ways round. */
+#define EXPECT_EQUAL(same, want, stmt)                                                             \
+	do {                                                                                       \
+		want(&hdr_a);                                                                      \
+		hdr_b = hdr_a;                                                                     \
+		stmt;                                                                              \
+		assert_int_equal(rpcrdma_hdr_equal(&hdr_a, &hdr_b), same);                         \
+		assert_int_equal(rpcrdma_hdr_equal(&hdr_b, &hdr_a), same);                         \
+	} while (0)
+
+/* rpcrdma_hdr_equal sees a change in any field the wire carries, and ignores
+ * the fields of other procs and array slots past the counts. */
+static void equal_sees_changes(void **state)
+{
+	EXPECT_EQUAL(true, want_msg_writes, (void)0);
+	EXPECT_EQUAL(false, want_msg_plain, hdr_b.xid++);
+	EXPECT_EQUAL(false, want_msg_plain, hdr_b.vers++);
+	EXPECT_EQUAL(false, want_msg_plain, hdr_b.credit++);
+	EXPECT_EQUAL(false, want_msg_plain, hdr_b.proc = RPCRDMA_NOMSG);
+	EXPECT_EQUAL(false, want_msgp, hdr_b.align++);
+	EXPECT_EQUAL(false, want_msgp, hdr_b.thresh++);
+	EXPECT_EQUAL(false, want_msg_reads, hdr_b.nreads--);
+	EXPECT_EQUAL(false, want_msg_reads, hdr_b.reads[1].position += 4);
+	EXPECT_EQUAL(false, want_msg_reads, hdr_b.reads[2].seg.handle++);
+	EXPECT_EQUAL(false, want_msg_reads, hdr_b.reads[2].seg.length++);
+	EXPECT_EQUAL(false, want_msg_reads, hdr_b.reads[2].seg.offset++);
+	EXPECT_EQUAL(false, want_msg_writes, hdr_b.nwrites--);
+	EXPECT_EQUAL(false, want_msg_writes, hdr_b.writes[0].nsegs = 0);
+	EXPECT_EQUAL(false, want_msg_writes, hdr_b.writes[1].segs[1].offset++);
+	EXPECT_EQUAL(false, want_msg_writes, hdr_b.has_reply = false);
+	EXPECT_EQUAL(false, want_msg_writes, hdr_b.reply.segs[0].length++);
+	EXPECT_EQUAL(false, want_err_vers, hdr_b.err = RPCRDMA_ERR_CHUNK);
+	EXPECT_EQUAL(false, want_err_vers, hdr_b.vers_low++);
+	EXPECT_EQUAL(false, want_err_vers, hdr_b.vers_high++);
+	/* not on the wire for this proc, or past a count: ignored */
+	EXPECT_EQUAL(true, want_err_chunk, hdr_b.vers_low++);
+	EXPECT_EQUAL(true, want_done, hdr_b.nreads = 5);
+	EXPECT_EQUAL(true, want_msg_plain, hdr_b.align = 9);
+	EXPECT_EQUAL(true, want_msg_reads, hdr_b.reads[3].position = 4);
+	EXPECT_EQUAL(true, want_msg_writes, hdr_b.writes[0].segs[1].length = 1);
+	EXPECT_EQUAL(true, want_msg_plain, hdr_b.reply.segs[0].length = 1);
+}
+
 /* Names for logs. */
 static void proc_names(void **state)
 {
@@ -1363,6 +1407,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(encode_invalid),
 		cmocka_unit_test(write_chunk_len),
 		cmocka_unit_test(read_chunk_groups),
+		cmocka_unit_test(equal_sees_changes),
 		cmocka_unit_test(proc_names),
 		cmocka_unit_test(private_vector),
 		cmocka_unit_test(private_foreign_and_padded),
