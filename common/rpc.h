@@ -8,8 +8,10 @@
  * Direct data placement (DDP): RFC 8166/8267 let a transport move a "DDP-eligible"
  * item (NFS READ and WRITE data, READLINK and SYMLINK paths) by RDMA instead of
  * inline. An XDR routine for such an item calls xdr_ddp_opaque(), which asks the
- * stream's struct rpc_ddp (in XDR::x_public) to take the bytes from a chunk or put
- * them into one; without a struct rpc_ddp the item is plain inline XDR.
+ * struct rpc_ddp bound to that very stream (rpc_ddp_bind) to take the bytes from a
+ * chunk or put them into one; on any other stream (xdr_sizeof, xdr_free, a
+ * caller's own) the item is plain inline XDR. The binding is per thread and
+ * names the XDR object, because libtirpc leaves x_public uninitialised.
  */
 #ifndef NFSRDMA_RPC_H
 #define NFSRDMA_RPC_H
@@ -58,6 +60,8 @@ struct rpc_ddp {
 	struct rpc_ddp_item items[RPC_DDP_MAX_ITEMS];
 };
 
+/* Make ddp serve the DDP items of xdrs in this thread; rpc_ddp_bind(NULL, NULL) ends it. */
+void rpc_ddp_bind(XDR *xdrs, struct rpc_ddp *ddp);
 /* Record an item as reduced (moved by RDMA); -E2BIG past RPC_DDP_MAX_ITEMS. */
 int rpc_ddp_note(struct rpc_ddp *ddp, uint32_t pos, void *data, uint32_t len);
 /* The inline behaviour, for transports and streams without chunks. */

@@ -13,6 +13,17 @@
 
 #define RNDUP4(x) (((x) + 3u) & ~3u)
 
+static __thread struct {
+	XDR *xdrs;
+	struct rpc_ddp *ddp;
+} ddp_binding;
+
+void rpc_ddp_bind(XDR *xdrs, struct rpc_ddp *ddp)
+{
+	ddp_binding.xdrs = xdrs;
+	ddp_binding.ddp = ddp;
+}
+
 int rpc_ddp_note(struct rpc_ddp *ddp, uint32_t pos, void *data, uint32_t len)
 {
 	if (ddp->nitems >= RPC_DDP_MAX_ITEMS)
@@ -66,10 +77,9 @@ bool_t xdr_ddp_opaque(XDR *xdrs, char **data, u_int *len, u_int maxlen)
 	const struct rpc_ddp_ops *ops;
 	void *p = NULL;
 
-	/* xdr_free() leaves x_public uninitialised: look at nothing else for FREE. */
 	if (xdrs->x_op == XDR_FREE)
 		return TRUE; /* the bytes always belong to a buffer, never to the struct */
-	ddp = (struct rpc_ddp *)xdrs->x_public;
+	ddp = ddp_binding.xdrs == xdrs ? ddp_binding.ddp : NULL;
 	ops = ddp ? ddp->ops : &rpc_ddp_inline_ops;
 	switch (xdrs->x_op) {
 	case XDR_FREE:
@@ -184,14 +194,16 @@ int rpc_encode_call(struct rpc_clnt *c, uint32_t xid, const struct rpc_call *cal
 	msg.rm_call.cb_verf.oa_length = c->key ? INTEGRITY_MIC_LEN : 0;
 
 	xdrmem_create(&xdrs, (char *)buf, (u_int)cap, XDR_ENCODE);
-	xdrs.x_public = (char *)ddp;
 	if (!xdr_callmsg(&xdrs, &msg))
 		return -ENOSPC;
 	verf_end = xdr_getpos(&xdrs);
-	if (!call->xdr_args(&xdrs, call->args))
-		return -ENOSPC;
+	rpc_ddp_bind(&xdrs, ddp);
+	rc = call->xdr_args(&xdrs, call->args) ? 0 : -ENOSPC;
+	rpc_ddp_bind(NULL, NULL);
 	end = xdr_getpos(&xdrs);
 	xdr_destroy(&xdrs);
+	if (rc)
+		return rc;
 	if (c->key) {
 		cred_end = verf_end - 8 - INTEGRITY_MIC_LEN;
 		rc = call_mic(c->key, buf, cred_end, verf_end, end, ddp, mic);
@@ -242,7 +254,6 @@ int rpc_decode_reply(struct rpc_clnt *c, uint32_t xid, struct rpc_call *call, co
 	msg.acpted_rply.ar_results.where = NULL;
 	msg.acpted_rply.ar_results.proc = (xdrproc_t)xdr_void;
 	xdrmem_create(&xdrs, (char *)buf, (u_int)len, XDR_DECODE);
-	xdrs.x_public = (char *)ddp;
 	if (!xdr_replymsg(&xdrs, &msg) || msg.rm_xid != xid) {
 		rc = -EBADMSG;
 		goto out;
@@ -258,9 +269,11 @@ int rpc_decode_reply(struct rpc_clnt *c, uint32_t xid, struct rpc_call *call, co
 		rc = -EBADMSG;
 		goto out;
 	}
-	if (!call->xdr_res(&xdrs, call->res)) {
+	rpc_ddp_bind(&xdrs, ddp);
+	rc = call->xdr_res(&xdrs, call->res) ? 0 : -EBADMSG;
+	rpc_ddp_bind(NULL, NULL);
+	if (rc) {
 		xdr_free(call->xdr_res, call->res);
-		rc = -EBADMSG;
 		goto out;
 	}
 	if (c->key) {

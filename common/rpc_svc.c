@@ -205,10 +205,11 @@ static int encode_reply(struct rpc_server *srv, struct rpc_xreq *x, int with_mic
 		}
 	}
 	xdrmem_create(&xdrs, (char *)x->reply, (u_int)x->reply_cap, XDR_ENCODE);
-	xdrs.x_public = (char *)x->res_ddp;
 	if (x->res_ddp)
 		x->res_ddp->nitems = 0;
+	rpc_ddp_bind(&xdrs, x->res_ddp);
 	ok = xdr_replymsg(&xdrs, &msg);
+	rpc_ddp_bind(NULL, NULL);
 	end = xdr_getpos(&xdrs);
 	xdr_destroy(&xdrs);
 	if (!ok)
@@ -264,6 +265,7 @@ static int decode_and_run(struct rpc_server *srv, struct rpc_xreq *x, const stru
 			  const struct rpc_program *prog, XDR *xdrs, size_t verf_end)
 {
 	const struct rpc_proc_desc *d = &prog->procs[msg->rm_call.cb_proc];
+	bool_t ok;
 	int why;
 
 	x->desc = d;
@@ -273,8 +275,10 @@ static int decode_and_run(struct rpc_server *srv, struct rpc_xreq *x, const stru
 		x->status = RPC_SYSTEM_ERR;
 		return 0;
 	}
-	xdrs->x_public = (char *)x->args_ddp;
-	if (!d->xdr_args(xdrs, x->args)) {
+	rpc_ddp_bind(xdrs, x->args_ddp);
+	ok = d->xdr_args(xdrs, x->args);
+	rpc_ddp_bind(NULL, NULL);
+	if (!ok) {
 		x->status = RPC_GARBAGE_ARGS;
 		return 0;
 	}

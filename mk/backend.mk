@@ -49,7 +49,8 @@ libnfsrdma_a_SOURCES += \
 	server/fhcache.c server/fhcache.h \
 	server/nfs3.h server/nfs3_proc.h server/nfs3_proc.c server/nfs3_proc_dir.c \
 	server/nfs3_proc_io.c server/nfs3_proc_readdir.c \
-	server/mount3_proc.c
+	server/mount3_proc.c server/nfs3_ddp.c server/nfs3_ddp.h \
+	server/nfs_program.c server/nfs_program.h
 
 # Tests: cmocka, over scratch exports under $TMPDIR.
 EXTRA_DIST += t/nfs3_testlib.h

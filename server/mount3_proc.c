@@ -200,7 +200,7 @@ static void mount3_proc_export(struct nfs_req *req, void *argp, void *resp)
 }
 
 /* See nfs3.h. Indexed by procedure number. */
-const struct rpc_proc_desc mount3_procs[MOUNT3_NPROCS] = {
+const struct nfs_proc_desc mount3_procs[MOUNT3_NPROCS] = {
 	{"NULL", (xdrproc_t)nfs_xdr_void, (xdrproc_t)nfs_xdr_void, 0, 0, mount3_proc_null, 0},
 	{"MNT", (xdrproc_t)xdr_dirpath, (xdrproc_t)xdr_mountres3, sizeof(dirpath),
 	 sizeof(mountres3), mount3_proc_mnt, RPC_PROC_NONIDEMPOTENT},

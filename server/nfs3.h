@@ -38,7 +38,7 @@ struct nfs_req {
 #define RPC_PROC_DDP_RES       0x08 /* has a DDP-eligible result (RFC 8267: READ, READLINK) */
 #define RPC_PROC_RES_BUF       0x10 /* result data may live in a get_buf buffer (READ) */
 
-struct rpc_proc_desc {
+struct nfs_proc_desc {
 	const char *name;
 	xdrproc_t xdr_args, xdr_res;
 	size_t args_size, res_size; /* NULL procedures: 0, any buffer will do */
@@ -49,8 +49,8 @@ struct rpc_proc_desc {
 #define NFS3_NPROCS   22
 #define MOUNT3_NPROCS 6
 
-extern const struct rpc_proc_desc nfs3_procs[NFS3_NPROCS];
-extern const struct rpc_proc_desc mount3_procs[MOUNT3_NPROCS];
+extern const struct nfs_proc_desc nfs3_procs[NFS3_NPROCS];
+extern const struct nfs_proc_desc mount3_procs[MOUNT3_NPROCS];
 
 /* The XDR routine of an empty argument or result (tirpc's xdr_void takes no
  * arguments, so it cannot be cast to xdrproc_t cleanly). */
@@ -58,7 +58,7 @@ bool_t nfs_xdr_void(XDR *xdrs, void *unused);
 
 /* Free what desc->fn put in res, after it was encoded. A READ data buffer that
  * req->get_buf supplied is the caller's and is not freed. */
-void nfs_proc_free_res(const struct rpc_proc_desc *desc, const struct nfs_req *req, void *res);
+void nfs_proc_free_res(const struct nfs_proc_desc *desc, const struct nfs_req *req, void *res);
 
 /* errno -> nfsstat3, for every errno the backend can meet (unknown -> IO). */
 nfsstat3 nfs3_errno_to_stat(int err);

@@ -320,7 +320,7 @@ bool_t nfs_xdr_void(XDR *xdrs, void *unused)
 #define MOD (RPC_PROC_MODIFIES | RPC_PROC_NONIDEMPOTENT)
 
 /* See nfs3.h. Indexed by procedure number (RFC 1813). */
-const struct rpc_proc_desc nfs3_procs[NFS3_NPROCS] = {
+const struct nfs_proc_desc nfs3_procs[NFS3_NPROCS] = {
 	{"NULL", (xdrproc_t)nfs_xdr_void, (xdrproc_t)nfs_xdr_void, 0, 0, nfs3_proc_null, 0},
 	PROC("GETATTR", nfs3_proc_getattr, GETATTR3args, GETATTR3res, 0),
 	PROC("SETATTR", nfs3_proc_setattr, SETATTR3args, SETATTR3res, RPC_PROC_MODIFIES),
@@ -347,15 +347,20 @@ const struct rpc_proc_desc nfs3_procs[NFS3_NPROCS] = {
 };
 
 /* See nfs3.h. */
-void nfs_proc_free_res(const struct rpc_proc_desc *desc, const struct nfs_req *req, void *res)
+void nfs_proc_free_res(const struct nfs_proc_desc *desc, const struct nfs_req *req, void *res)
 {
 	if (desc->res_size == 0 || res == NULL)
 		return;
-	if ((desc->flags & RPC_PROC_RES_BUF) && req->get_buf) {
+	if (desc->flags & RPC_PROC_RES_BUF) {
 		READ3res *r = res;
 
-		if (r->status == NFS3_OK)
+		/* READ data is never freed by XDR (nfs3_ddpdata): a transport's
+		 * buffer stays the transport's, our own malloc goes here */
+		if (r->status == NFS3_OK) {
+			if (!req->get_buf)
+				free(r->READ3res_u.resok.data.data_val);
 			r->READ3res_u.resok.data.data_val = NULL;
+		}
 	}
 	if (desc == &nfs3_procs[NFSPROC3_READDIR])
 		nfs3_readdir_free(res);

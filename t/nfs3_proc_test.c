@@ -295,7 +295,7 @@ static void *give_buf(void *opaque, size_t len)
 static void read_into_transport_buffer(void **state)
 {
 	struct tenv *t = *state;
-	const struct rpc_proc_desc *d = &nfs3_procs[NFSPROC3_READ];
+	const struct nfs_proc_desc *d = &nfs3_procs[NFSPROC3_READ];
 	struct nfs_req req = t->req;
 	struct tbuf b = {.calls = 0};
 	nfs_fh3 fh = {{0}};

@@ -98,6 +98,10 @@ int tenv_start(struct tenv *t)
 	return mount_root(t);
 }
 
+/* Wire buffers whose decoded results the test may still read; freed at tenv_fini. */
+static char **kept;
+static size_t nkept;
+
 /* See nfs3_testlib.h. */
 int tenv_restart(struct tenv *t)
 {
@@ -117,12 +121,18 @@ void tenv_fini(struct tenv *t)
 {
 	nfs_backend_destroy(t->be);
 	t->be = NULL;
+	while (nkept)
+		free(kept[--nkept]);
+	free(kept);
+	kept = NULL;
 	fh_free(&t->root);
 	nftw(t->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* Encode obj with proc into a fresh buffer and decode it into out. */
-static void xdr_round_trip(xdrproc_t proc, void *obj, void *out, size_t size)
+/* Encode obj with proc into a fresh buffer and decode it into out. READ and
+ * WRITE data decode in place (nfs3_ddpdata), so the buffer is returned for the
+ * caller to free once out is no longer used. */
+static char *xdr_round_trip(xdrproc_t proc, void *obj, void *out, size_t size)
 {
 	unsigned long len = xdr_sizeof(proc, obj);
 	char *buf = malloc(len ? len : 4);
@@ -137,24 +147,35 @@ static void xdr_round_trip(xdrproc_t proc, void *obj, void *out, size_t size)
 	assert_true(proc(&x, out));
 	assert_int_equal(xdr_getpos(&x), len);
 	xdr_destroy(&x);
-	free(buf);
+	return buf;
+}
+
+static void keep(char *buf)
+{
+	char **k = realloc(kept, (nkept + 1) * sizeof(*kept));
+
+	assert_non_null(k);
+	kept = k;
+	kept[nkept++] = buf;
 }
 
 /* Drive one procedure of a table the way the RPC layer does. */
-static void run(const struct rpc_proc_desc *d, struct nfs_req *req, void *args, void *res)
+static void run(const struct nfs_proc_desc *d, struct nfs_req *req, void *args, void *res)
 {
 	void *a = calloc(1, d->args_size + 1), *r = calloc(1, d->res_size + 1);
+	char *abuf = NULL;
 
 	assert_non_null(a);
 	assert_non_null(r);
 	if (d->args_size)
-		xdr_round_trip(d->xdr_args, args, a, d->args_size);
+		abuf = xdr_round_trip(d->xdr_args, args, a, d->args_size);
 	d->fn(req, a, r);
 	if (d->res_size)
-		xdr_round_trip(d->xdr_res, r, res, d->res_size);
+		keep(xdr_round_trip(d->xdr_res, r, res, d->res_size));
 	nfs_proc_free_res(d, req, r);
 	if (d->args_size)
 		xdr_free(d->xdr_args, a);
+	free(abuf);
 	free(a);
 	free(r);
 }

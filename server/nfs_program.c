@@ -1,0 +1,108 @@
+/*
+ * nfs_program.c: the glue between the RPC layer (struct rpc_req, any transport)
+ * and the backend's procedure tables (struct nfs_req). One generic function per
+ * program picks the procedure by number; the transport's bulk buffer (get_buf)
+ * is handed through, so READ data lands where RDMA can send it.
+ */
+#include <string.h>
+
+#include "server/nfs3.h"
+#include "server/nfs_program.h"
+
+/* The caller as the backend sees it. */
+static void *glue_get_buf(void *opaque, size_t len)
+{
+	struct rpc_req *r = opaque;
+
+	return r->get_buf ? r->get_buf(r, len) : NULL;
+}
+
+static void to_nfs_req(struct rpc_req *r, struct nfs_req *n)
+{
+	memset(n, 0, sizeof(*n));
+	n->be = r->prog_ctx;
+	n->client = r->peer;
+	n->client_len = r->peer_len;
+	n->cred.flavor = r->cred.flavor;
+	n->cred.uid = r->cred.uid;
+	n->cred.gid = r->cred.gid;
+	n->cred.ngids = r->cred.ngids < NFS_CRED_MAX_GIDS ? r->cred.ngids : NFS_CRED_MAX_GIDS;
+	memcpy(n->cred.gids, r->cred.gids, n->cred.ngids * sizeof(n->cred.gids[0]));
+	n->integrity_ok = r->integrity_ok;
+	n->get_buf = r->get_buf ? glue_get_buf : NULL;
+	n->buf_opaque = r;
+}
+
+static void nfs3_run(struct rpc_req *r, void *args, void *res)
+{
+	struct nfs_req n;
+
+	to_nfs_req(r, &n);
+	nfs3_procs[r->proc].fn(&n, args, res);
+}
+
+static void nfs3_free(struct rpc_req *r, void *res)
+{
+	struct nfs_req n;
+
+	to_nfs_req(r, &n);
+	nfs_proc_free_res(&nfs3_procs[r->proc], &n, res);
+}
+
+static void mount3_run(struct rpc_req *r, void *args, void *res)
+{
+	struct nfs_req n;
+
+	to_nfs_req(r, &n);
+	mount3_procs[r->proc].fn(&n, args, res);
+}
+
+static void mount3_free(struct rpc_req *r, void *res)
+{
+	struct nfs_req n;
+
+	to_nfs_req(r, &n);
+	nfs_proc_free_res(&mount3_procs[r->proc], &n, res);
+}
+
+static struct rpc_proc_desc nfs3_rpc[NFS3_NPROCS];
+static struct rpc_proc_desc mount3_rpc[MOUNT3_NPROCS];
+
+/* Describe a backend table to the RPC layer. */
+static void fill(struct rpc_proc_desc *out, const struct nfs_proc_desc *in, unsigned n,
+		 void (*run)(struct rpc_req *, void *, void *),
+		 void (*fr)(struct rpc_req *, void *))
+{
+	for (unsigned i = 0; i < n; i++) {
+		out[i] = (struct rpc_proc_desc){
+			.name = in[i].name,
+			.xdr_args = in[i].xdr_args,
+			.xdr_res = in[i].xdr_res,
+			.args_size = in[i].args_size,
+			.res_size = in[i].res_size,
+			.fn = in[i].fn ? run : NULL,
+			.free_res = fr,
+			.flags = in[i].flags,
+		};
+	}
+}
+
+int nfs_programs_register(struct rpc_server *srv, struct nfs_backend *be)
+{
+	struct rpc_program nfs = {.prog = NFS_PROGRAM,
+				  .vers = NFS_V3,
+				  .procs = nfs3_rpc,
+				  .nprocs = NFS3_NPROCS,
+				  .ctx = be};
+	struct rpc_program mnt = {.prog = MOUNT_PROGRAM,
+				  .vers = MOUNT_V3,
+				  .procs = mount3_rpc,
+				  .nprocs = MOUNT3_NPROCS,
+				  .ctx = be};
+	int rc;
+
+	fill(nfs3_rpc, nfs3_procs, NFS3_NPROCS, nfs3_run, nfs3_free);
+	fill(mount3_rpc, mount3_procs, MOUNT3_NPROCS, mount3_run, mount3_free);
+	rc = rpc_server_add_program(srv, &nfs);
+	return rc ? rc : rpc_server_add_program(srv, &mnt);
+}
