@@ -1,6 +1,8 @@
 # config: the configuration file (common/config.c over libconfig), sizes, the
 # first nfsrdma-server (option parsing, -t, -D), the sample file and its man page.
-libnfsrdma_a_SOURCES += common/config.c common/config.h common/size.c common/size.h
+libnfsrdma_a_SOURCES += common/config.c common/config.h common/config_int.h \
+	common/config_table.c common/config_check.c common/config_parse.c common/config_addr.c \
+	common/size.c common/size.h
 
 sbin_PROGRAMS += server/nfsrdma-server
 server_nfsrdma_server_SOURCES = server/main.c

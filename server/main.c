@@ -108,6 +108,7 @@ static int server_run(const char *path)
 	return 1;
 }
 
+/* Options, then one of: print defaults, check the file, or run. Exit 2 on bad usage. */
 int main(int argc, char **argv)
 {
 	struct server_opts opts = {0};

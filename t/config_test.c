@@ -179,6 +179,7 @@ static void assert_same_config(const struct nfsrdma_config *a, const struct nfsr
 	assert_memory_equal(&x, &y, sizeof(x));
 }
 
+/* config_defaults gives the values the brief and the man page promise. */
 static void defaults_are_the_documented_ones(void **state)
 {
 	struct nfsrdma_config cfg;
@@ -240,6 +241,7 @@ static void printed_defaults_load_as_defaults(void **state)
 	config_free(&loaded);
 }
 
+/* A file with only a comment loads as the defaults. */
 static void empty_file_gives_defaults(void **state)
 {
 	struct nfsrdma_config def, cfg;
@@ -251,6 +253,7 @@ static void empty_file_gives_defaults(void **state)
 	config_free(&cfg);
 }
 
+/* Values of every type land in their fields. */
 static void values_are_stored(void **state)
 {
 	struct nfsrdma_config cfg;
@@ -285,6 +288,7 @@ static void values_are_stored(void **state)
 	config_free(&cfg);
 }
 
+/* Export groups: values, defaults, normalised paths, lines. */
 static void exports_are_stored(void **state)
 {
 	struct nfsrdma_config cfg;
@@ -314,6 +318,7 @@ static void exports_are_stored(void **state)
 
 /* ------------------------------------------------------------------ errors by kind */
 
+/* Wrong types: the message says what was expected and what was given. */
 static void type_errors(void **state)
 {
 	EXPECT("rdma = {\n credits = \"8\";\n max_io_size = true;\n};\n"
@@ -343,6 +348,7 @@ static void type_errors(void **state)
 	       "integer");
 }
 
+/* Out of range: the message says the range, in sizes where the setting is a size. */
 static void range_errors(void **state)
 {
 	EXPECT("rdma = {\n"
@@ -368,6 +374,7 @@ static void range_errors(void **state)
 	EXPECT("server = { listen = []; };\n", "1: server.listen: has 0 entries; it needs 1..64");
 }
 
+/* Size strings that are not sizes, or too large to represent. */
 static void size_text_errors(void **state)
 {
 	EXPECT("rdma = { max_io_size = \"1 M\"; inline_send = \"4KB\"; };\n"
@@ -394,6 +401,7 @@ static void wrapped_integers_are_refused(void **state)
 		  "server = { pidfile = \"/run/9999999999\"; };\n");
 }
 
+/* A name not in the list: the message lists the allowed names. */
 static void enum_errors(void **state)
 {
 	EXPECT("log = { level = \"verbose\"; destination = \"file\"; };\n"
@@ -412,6 +420,7 @@ static void enum_errors(void **state)
 	       "1: server.modes: must name at least 1 of: read-write, read-read");
 }
 
+/* Unknown names at every level; an unknown group is reported once. */
 static void unknown_settings(void **state)
 {
 	EXPECT("logging = { level = \"info\"; };\n"
@@ -424,6 +433,7 @@ static void unknown_settings(void **state)
 	       "5: server.exports.[0].acces: unknown setting");
 }
 
+/* Per-string checks: provider names, absolute paths, listen addresses. */
 static void string_checks(void **state)
 {
 	EXPECT("rdma = { provider = \"mlx5 0\"; };\n"
@@ -476,6 +486,7 @@ static void watermarks(void **state)
 	EXPECT_OK("server = { cache = { low_watermark = 1; high_watermark = 100; }; };\n");
 }
 
+/* allphys is refused unless the peers are declared trusted. */
 static void allphys_needs_trust(void **state)
 {
 	EXPECT("server = {\n registration = \"allphys\"; };\n"
@@ -500,6 +511,7 @@ static void expect_key_error(const char *text, const char *prefix, const char *k
 	EXPECT(text, want);
 }
 
+/* hmac-sha256 needs a key file that is regular, non-empty and private. */
 static void integrity_needs_a_safe_key(void **state)
 {
 	char text[512];
@@ -536,6 +548,7 @@ static void integrity_needs_a_safe_key(void **state)
 	       "\"hmac-sha256\"");
 }
 
+/* A relative key_file is stored resolved against the config file's directory. */
 static void key_file_path_is_made_absolute(void **state)
 {
 	struct nfsrdma_config cfg;
@@ -548,6 +561,7 @@ static void key_file_path_is_made_absolute(void **state)
 	config_free(&cfg);
 }
 
+/* Ports, budgets, attribute-cache bounds, Read-Read exposure. */
 static void other_cross_checks(void **state)
 {
 	EXPECT("server = { tcp_port = 20049; };\n",
@@ -588,6 +602,7 @@ static void three_kinds_at_once(void **state)
 	       "3: rdma.frobnicate: unknown setting", "6: syntax: syntax error");
 }
 
+/* Several syntax errors, and one at the end of the file. */
 static void several_syntax_errors(void **state)
 {
 	EXPECT("a = ;\n"
@@ -601,6 +616,7 @@ static void several_syntax_errors(void **state)
 	       "open?)");
 }
 
+/* t/data/config/three-errors.conf: all three, printed as FILE:LINE: SETTING: PROBLEM. */
 static void data_file_three_errors(void **state)
 {
 	const char *top = getenv("top_srcdir") ? getenv("top_srcdir") : ".";
@@ -636,6 +652,7 @@ static void data_file_three_errors(void **state)
 	config_errors_free(&errs);
 }
 
+/* Errors inside an @include file name that file and its line. */
 static void include_files(void **state)
 {
 	const char *top = getenv("top_srcdir") ? getenv("top_srcdir") : ".";
@@ -658,6 +675,7 @@ static void include_files(void **state)
 	config_errors_free(&errs);
 }
 
+/* "FILE: cannot open: reason"; errors accumulate across loads. */
 static void missing_and_unreadable_files(void **state)
 {
 	struct nfsrdma_config cfg;
@@ -818,6 +836,7 @@ static struct cfg_export *export_for(const char *const *entries)
 	return e;
 }
 
+/* Free what export_for made. */
 static void free_export(struct cfg_export *e)
 {
 	free(e->allow);
@@ -847,6 +866,7 @@ static int allows(const char *const *entries, const char *peer)
 
 #define ALLOWS(peer, ...) allows((const char *const[]){__VA_ARGS__, NULL}, peer)
 
+/* IPv4 addresses and prefixes, /0 and /32. */
 static void ipv4_matching(void **state)
 {
 	assert_true(ALLOWS("192.0.2.7", "192.0.2.7"));
@@ -863,6 +883,7 @@ static void ipv4_matching(void **state)
 	assert_true(ALLOWS("192.168.1.1", "10.0.0.0/8", "192.168.0.0/16"));
 }
 
+/* IPv6 addresses and prefixes, /0 and /128. */
 static void ipv6_matching(void **state)
 {
 	assert_true(ALLOWS("::1", "::1"));
@@ -877,6 +898,7 @@ static void ipv6_matching(void **state)
 	assert_false(ALLOWS("2001:db8:0:2::5", "2001:db8::/63"));
 }
 
+/* IPv4-mapped peers and entries count as IPv4; "*" admits anyone. */
 static void mapped_and_wildcard_matching(void **state)
 {
 	/* an IPv4 peer arriving on an IPv6 socket is matched as IPv4 */
@@ -892,6 +914,7 @@ static void mapped_and_wildcard_matching(void **state)
 	assert_true(ALLOWS("198.51.100.1", "192.0.2.7", "*"));
 }
 
+/* Non-IP peers, NULL arguments, an empty client list. */
 static void odd_peers_and_exports(void **state)
 {
 	struct cfg_export *e = export_for((const char *const[]){"10.0.0.0/8", NULL});
@@ -909,6 +932,7 @@ static void odd_peers_and_exports(void **state)
 	free_export(any);
 }
 
+/* Entries that must be refused, leaving the output untouched. */
 static void malformed_client_entries(void **state)
 {
 	const char *bad[] = {"",
@@ -950,6 +974,7 @@ static int make_tmpdir(void **state)
 	return mkdtemp(tmpdir) ? 0 : -1;
 }
 
+/* Group teardown: remove the scratch files and directory. */
 static int remove_tmpdir(void **state)
 {
 	const char *names[] = {"test.conf", "defaults.conf", "key.ok", "key.open", "key.empty"};
@@ -959,6 +984,7 @@ static int remove_tmpdir(void **state)
 	return rmdir(tmpdir);
 }
 
+/* Run every case; TAP output when CMOCKA_MESSAGE_OUTPUT=TAP. */
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
