@@ -136,6 +136,7 @@ struct nfsrdma_config {
 		} read_read;
 		unsigned threads;		/* worker threads */
 		char *pidfile;			/* absolute path; NULL: write none */
+		char *control_socket;		/* absolute path of the stats socket */
 		bool rpcbind;			/* register NFS and MOUNT with rpcbind */
 		struct cfg_integrity integrity; /* per-message HMAC */
 		struct cfg_export *exports;	/* n_exports exported directories */

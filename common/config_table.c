@@ -188,6 +188,9 @@ const struct cfg_entry config_main_table[] = {
 	      "Worker threads running NFS requests."),
 	E_STR("server.pidfile", C, server.pidfile, NULL, false, check_abs_path,
 	      "Absolute path of a file to write the server's process id to; unset: none."),
+	E_STR("server.control_socket", C, server.control_socket, "/run/nfsrdma-server.sock", false,
+	      check_abs_path,
+	      "Unix socket where the running server answers `nfsrdma-server -s` (stats)."),
 	E_BOOL("server.rpcbind", C, server.rpcbind, false,
 	       "Register NFS and MOUNT with the local rpcbind (off: do not disturb a kernel "
 	       "nfsd)."),

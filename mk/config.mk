@@ -1,12 +1,8 @@
 # config: the configuration file (common/config.c over libconfig), sizes, the
-# first nfsrdma-server (option parsing, -t, -D), the sample file and its man page.
+# sample file and its man page. (nfsrdma-server itself: mk/server.mk.)
 libnfsrdma_a_SOURCES += common/config.c common/config.h common/config_int.h \
 	common/config_table.c common/config_check.c common/config_parse.c common/config_addr.c \
 	common/size.c common/size.h
-
-sbin_PROGRAMS += server/nfsrdma-server
-server_nfsrdma_server_SOURCES = server/main.c
-server_nfsrdma_server_CPPFLAGS = $(AM_CPPFLAGS) -DSYSCONFDIR=\"$(sysconfdir)\"
 
 dist_sysconf_DATA += etc/nfsrdma.conf
 dist_man_MANS += man/nfsrdma.conf.5

@@ -3,7 +3,8 @@
 libnfsrdma_a_SOURCES += \
 	common/rpc.h common/rpc_msg.c common/rpc_auth.c common/rpc_auth.h common/rpc_svc.c \
 	common/integrity.c common/integrity.h common/net.c common/net.h \
-	common/rpc_tcp.h common/rpc_tcp.c common/rpc_tcp_clnt.c common/rpc_rec.c
+	common/rpc_tcp.h common/rpc_tcp.c common/rpc_tcp_clnt.c common/rpc_rec.c \
+	common/rpc_udp.c common/rpc_udp.h
 
 # The transport test program (echo and bulk), shared by the RPC and RPC/RDMA tests.
 noinst_LIBRARIES += t/libbulkprog.a
