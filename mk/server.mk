@@ -4,3 +4,6 @@ sbin_PROGRAMS += server/nfsrdma-server
 server_nfsrdma_server_SOURCES = server/main.c server/daemon.c server/daemon.h \
 	server/rpcbind.c server/rpcbind.h server/ctl.c server/ctl.h
 server_nfsrdma_server_CPPFLAGS = $(AM_CPPFLAGS) -DSYSCONFDIR=\"$(sysconfdir)\"
+
+TESTS += t/server_daemon.sh
+EXTRA_DIST += t/server_daemon.sh

@@ -121,11 +121,12 @@ void ctl_stop(struct ctl *c)
 int ctl_query(const char *path, const char *cmd, FILE *out)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	char buf[4096];
+	char buf[4096], line[80];
 	ssize_t n;
-	int fd;
+	int fd, len;
 
-	if (strlen(path) >= sizeof(sa.sun_path))
+	len = snprintf(line, sizeof(line), "%s\n", cmd);
+	if (strlen(path) >= sizeof(sa.sun_path) || len >= (int)sizeof(line))
 		return -ENAMETOOLONG;
 	strcpy(sa.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -136,9 +137,12 @@ int ctl_query(const char *path, const char *cmd, FILE *out)
 			close(fd);
 		return rc;
 	}
-	if (write(fd, cmd, strlen(cmd)) < 0 || write(fd, "\n", 1) < 0) {
+	/* one send, without SIGPIPE: the server may answer and close at once */
+	if (send(fd, line, (size_t)len, MSG_NOSIGNAL) != len) {
+		int rc = -errno;
+
 		close(fd);
-		return -errno;
+		return rc;
 	}
 	shutdown(fd, SHUT_WR);
 	while ((n = read(fd, buf, sizeof(buf))) > 0)

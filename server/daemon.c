@@ -163,6 +163,8 @@ int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg)
 	memset(s, 0, sizeof(*s));
 	s->cfg = *cfg;
 	memset(cfg, 0, sizeof(*cfg));
+	if ((rc = write_pidfile(s)) != 0)
+		goto fail;
 	if (c->server.integrity.mode == CFG_INTEGRITY_HMAC_SHA256) {
 		rc = integrity_key_load(c->server.integrity.key_file, &s->key, err, sizeof(err));
 		if (rc) {
@@ -188,8 +190,7 @@ int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg)
 		goto fail;
 	if (c->server.rpcbind && c->server.tcp_port)
 		s->rpcbind_done = rpcbind_register(c->server.tcp_port) == 0;
-	if ((rc = ctl_start(c->server.control_socket, ctl_answer, s, &s->ctl)) != 0 ||
-	    (rc = write_pidfile(s)) != 0)
+	if ((rc = ctl_start(c->server.control_socket, ctl_answer, s, &s->ctl)) != 0)
 		goto fail;
 	log_notice("serving %zu export%s with %u worker threads", c->server.n_exports,
 		   c->server.n_exports == 1 ? "" : "s", c->server.threads);
