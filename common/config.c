@@ -22,6 +22,7 @@
 
 /* ------------------------------------------------------------------ errors */
 
+/* An empty error list, ready for config_load. */
 void config_errors_init(struct config_errors *errs)
 {
 	memset(errs, 0, sizeof(*errs));
@@ -713,12 +714,15 @@ static void load_exports(struct load_ctx *c, const config_setting_t *s, const ch
 				      "expected a group { path = ...; clients = [...]; }, got %s",
 				      type_name(el));
 		} else {
-			struct walk_target t = {
-				config_export_table,	     NEXP, exp,
-				c->xseen + (size_t)i * NEXP, NULL, strlen(path) + 1};
+			const config_setting_t **seen = c->xseen + (size_t)i * NEXP;
+			struct walk_target t = {.tab = config_export_table,
+						.n = NEXP,
+						.base = exp,
+						.seen = seen,
+						.keyoff = strlen(path) + 1};
 
 			walk_group(c, el, path, &t);
-			check_required(c, el, path, c->xseen + (size_t)i * NEXP);
+			check_required(c, el, path, seen);
 		}
 	}
 }
