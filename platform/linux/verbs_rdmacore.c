@@ -28,15 +28,25 @@ int rdmacore_set_nonblock(int fd)
 	return 0;
 }
 
-/* The memory-window type to use: type 2 (remote-invalidatable) when offered. */
+/*
+ * The memory-window type to use: type 2 (remote-invalidatable, bound by a
+ * work request) when offered, else type 1. VB_RDMACORE_MW_TYPE=1|2 forces one
+ * the device has, so that tests can run both paths on one device.
+ */
 static enum ibv_mw_type pick_mw_type(const struct ibv_device_attr *attr)
 {
-	if (attr->device_cap_flags &
-	    (IBV_DEVICE_MEM_WINDOW_TYPE_2A | IBV_DEVICE_MEM_WINDOW_TYPE_2B))
-		return IBV_MW_TYPE_2;
-	if (attr->device_cap_flags & IBV_DEVICE_MEM_WINDOW)
+	int has2 = (attr->device_cap_flags &
+		    (IBV_DEVICE_MEM_WINDOW_TYPE_2A | IBV_DEVICE_MEM_WINDOW_TYPE_2B)) != 0;
+	int has1 = (attr->device_cap_flags & IBV_DEVICE_MEM_WINDOW) != 0;
+	const char *force = getenv("VB_RDMACORE_MW_TYPE");
+
+	if (force && strcmp(force, "1") == 0 && has1)
 		return IBV_MW_TYPE_1;
-	return 0;
+	if (force && strcmp(force, "2") == 0 && has2)
+		return IBV_MW_TYPE_2;
+	if (force)
+		log_warn("VB_RDMACORE_MW_TYPE=%s: not a window type this device has", force);
+	return has2 ? IBV_MW_TYPE_2 : has1 ? IBV_MW_TYPE_1 : 0;
 }
 
 /*

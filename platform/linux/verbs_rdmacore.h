@@ -91,6 +91,7 @@ struct rdmacore_mr {
 struct rdmacore_mw {
 	struct vb_mw base; /* base.rkey: 0 once unbound here or invalidated by the peer */
 	struct ibv_mw *mw;
+	struct ibv_mr *bound_mr;       /* the MR of the current binding */
 	struct rdmacore_map_node node; /* in mwmap while bound */
 };
 

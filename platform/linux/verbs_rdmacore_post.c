@@ -387,6 +387,26 @@ static int bind_type2(struct ibv_qp *qp, struct rdmacore_mw *w, const struct ibv
 	return 0;
 }
 
+/*
+ * Type 1: ibv_bind_mw, which gives the window a fresh key. An unbind names the
+ * MR of the current binding with length 0: librxe (rdma-core 44) reads the MR
+ * of every bind and crashes on the NULL that ibv_bind_mw(3) allows.
+ */
+static int bind_type1(struct ibv_qp *qp, struct rdmacore_mw *w, struct ibv_mw_bind *b,
+		      uint64_t wr_id, int signaled)
+{
+	int rc;
+
+	b->wr_id = wr_id;
+	b->send_flags = signaled ? IBV_SEND_SIGNALED : 0;
+	if (b->bind_info.length == 0)
+		b->bind_info.mr = w->bound_mr;
+	if ((rc = ibv_bind_mw(qp, w->mw, b)) != 0)
+		return -rc;
+	mw_set_key(w, b->bind_info.length ? w->mw->rkey : 0);
+	return 0;
+}
+
 /* Bind mw over [addr, addr+len) of mr with a fresh rkey, or unbind when len is 0. */
 int rdmacore_bind_mw(struct vb_conn *conn, struct vb_mw *mw, struct vb_mr *mr, void *addr,
 		     size_t len, unsigned access, uint64_t wr_id, int signaled)
@@ -407,11 +427,10 @@ int rdmacore_bind_mw(struct vb_conn *conn, struct vb_mw *mw, struct vb_mr *mr, v
 		return -EINVAL;
 	}
 	if (w->mw->type == IBV_MW_TYPE_2)
-		return bind_type2(qp, w, &b.bind_info, wr_id, signaled);
-	b.wr_id = wr_id;
-	b.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
-	if ((rc = ibv_bind_mw(qp, w->mw, &b)) != 0)
-		return -rc;
-	mw_set_key(w, len ? w->mw->rkey : 0);
-	return 0;
+		rc = bind_type2(qp, w, &b.bind_info, wr_id, signaled);
+	else
+		rc = bind_type1(qp, w, &b, wr_id, signaled);
+	if (rc == 0)
+		w->bound_mr = b.bind_info.mr;
+	return rc;
 }

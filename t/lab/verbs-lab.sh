@@ -3,16 +3,21 @@
 # (../shared/rdmalab: a stock Debian kernel under qemu with rxe0 on 192.0.2.1).
 #
 # Boots the lab once and runs in it, with VB_DEVICE=rxe0 VB_ADDR=$RDMALAB_IP:
-#   t/verbs_conformance   the provider-independent conformance suite
-#   t/rdmacore_test       the rdma-core provider's own device tests
-#   t/rdmacore_unit_test  its device-less unit tests (once more, in the guest)
+#   verbs_conformance     the provider-independent conformance suite
+#   rdmacore_test         the rdma-core provider's own device tests
+#   rdmacore_test_mw1     the same with type 1 memory windows (rxe has 1 and 2B)
+#   rdmacore_unit_test    its device-less unit tests (once more, in the guest)
 # and prints their results as one TAP stream, one line per case, named
-# "binary: case". Prints "1..0 # SKIP reason" when the lab cannot run here.
+# "run: case". Prints "1..0 # SKIP reason" when the lab cannot run here.
 #
 # Environment: see lab-common.sh; LAB_TIMEOUT (seconds, default 780).
 set -u
 timeout=${LAB_TIMEOUT:-780}
-tests="t/verbs_conformance t/rdmacore_test t/rdmacore_unit_test"
+# One run per line: name, binary, extra environment.
+runs="verbs_conformance t/verbs_conformance
+rdmacore_test t/rdmacore_test
+rdmacore_test_mw1 t/rdmacore_test VB_RDMACORE_MW_TYPE=1
+rdmacore_unit_test t/rdmacore_unit_test"
 . "$(dirname "$0")/lab-common.sh"
 
 skip_all() {
@@ -29,25 +34,24 @@ logs=$top_builddir/t/lab/verbs
 rm -rf "$logs"
 mkdir -p "$logs" || exit 1
 
-# The guest side: each binary's TAP, stderr, exit status and run time into $logs.
+# The guest side: each run's TAP, stderr, exit status and time into $logs.
+echo "$runs" > "$logs/runs"
 cat > "$logs/guest.sh" << 'EOF'
 cd "$1" || exit 1
 logs=$2
-shift 2
 export VB_DEVICE=rxe0 VB_ADDR=$RDMALAB_IP CMOCKA_MESSAGE_OUTPUT=TAP
-for t in "$@"; do
-	n=$(basename "$t")
-	[ -x "$t" ] || { echo missing > "$logs/$n.rc"; continue; }
+while read -r name bin envs; do
+	[ -x "$bin" ] || { echo missing > "$logs/$name.rc"; continue; }
 	start=$(date +%s.%N)
-	"./$t" > "$logs/$n.tap" 2> "$logs/$n.err"
-	echo $? > "$logs/$n.rc"
-	echo "$start $(date +%s.%N)" | awk '{ printf "%.1f\n", $2 - $1 }' > "$logs/$n.secs"
-done
+	env $envs "./$bin" > "$logs/$name.tap" 2> "$logs/$name.err"
+	echo $? > "$logs/$name.rc"
+	echo "$start $(date +%s.%N)" | awk '{ printf "%.1f\n", $2 - $1 }' > "$logs/$name.secs"
+done < "$logs/runs"
 EOF
 
 start=$(date +%s)
 "$lab/lab-run.sh" -t "$timeout" -s "$logs" -C "$top_builddir" \
-	"bash '$logs/guest.sh' '$top_builddir' '$logs' $tests" > "$logs/lab.out" 2> "$logs/lab.err"
+	"bash '$logs/guest.sh' '$top_builddir' '$logs'" > "$logs/lab.out" 2> "$logs/lab.err"
 rc=$?
 secs=$(($(date +%s) - start))
 if [ $rc -eq 125 ]; then
@@ -63,8 +67,7 @@ emit() { # emit "ok"|"not ok" DESCRIPTION
 }
 echo "# lab: $secs s for boot, tests and power-off (lab-run.sh exit $rc)"
 [ $rc -eq 124 ] && echo "# lab: timed out after $timeout s"
-for t in $tests; do
-	b=$(basename "$t")
+while read -r b bin envs; do
 	if [ "$(cat "$logs/$b.rc" 2> /dev/null)" = missing ]; then
 		emit ok "$b # SKIP not built in $top_builddir"
 		continue
@@ -101,5 +104,5 @@ for t in $tests; do
 		echo "# $b stderr (last lines):"
 		tail -n 15 "$logs/$b.err" | sed 's/^/#   /'
 	fi
-done
+done <<< "$runs"
 echo "1..$n"
