@@ -314,12 +314,12 @@ static void open_missing_device(void **state)
 	assert_int_equal(vb_rdmacore_ops.open("no-such-device0", &dev), -ENODEV);
 	assert_null(dev);
 	assert_int_equal(vb_rdmacore_ops.open("", &dev), -ENODEV);
-	if (getenv("VB_DEVICE") == NULL && vb_rdmacore_ops.open(NULL, &dev) == 0) {
-		vb_rdmacore_ops.close(dev); /* a machine with RDMA: the first device opened */
+	if (vb_rdmacore_ops.open(NULL, &dev) == 0) {
+		vb_rdmacore_ops.close(dev); /* a machine with RDMA (the lab): the first device */
 		return;
 	}
-	assert_int_equal(vb_rdmacore_ops.open(NULL, &dev), -ENODEV);
 	assert_null(dev);
+	assert_int_equal(vb_rdmacore_ops.open(NULL, &dev), -ENODEV);
 }
 
 int main(void)

@@ -18,6 +18,12 @@ runs="verbs_conformance t/verbs_conformance
 rdmacore_test t/rdmacore_test
 rdmacore_test_mw1 t/rdmacore_test VB_RDMACORE_MW_TYPE=1
 rdmacore_unit_test t/rdmacore_unit_test"
+# Cases that fail because of rxe itself (Linux 6.1): reported with a TODO
+# directive (XFAIL, and XPASS once rxe is fixed). One "run: case|reason" a line.
+known_rxe="verbs_conformance: recv_too_small|rxe fails a too-small Receive with LOC_QP_OP_ERR \
+(rxe_resp.c send_data_in wants -ENOSPC from copy_data, gets -EINVAL)
+verbs_conformance: mw_range_and_rights|rxe checks a window key against its MR's range, \
+not the window's (rxe_resp.c check_rkey)"
 . "$(dirname "$0")/lab-common.sh"
 
 skip_all() {
@@ -65,6 +71,13 @@ emit() { # emit "ok"|"not ok" DESCRIPTION
 	n=$((n + 1))
 	echo "$1 $n - $2"
 }
+# The TODO directive for "run: case" when it is a known rxe failure.
+known() {
+	local line
+	while IFS= read -r line; do
+		[ "${line%%|*}" = "$1" ] && echo " # TODO ${line#*|}"
+	done <<< "$known_rxe"
+}
 echo "# lab: $secs s for boot, tests and power-off (lab-run.sh exit $rc)"
 [ $rc -eq 124 ] && echo "# lab: timed out after $timeout s"
 while read -r b bin envs; do
@@ -77,7 +90,7 @@ while read -r b bin envs; do
 		continue
 	fi
 	echo "# $b: exit $(cat "$logs/$b.rc"), $(cat "$logs/$b.secs") s in the guest"
-	results=0
+	results=0 failed=0
 	while IFS= read -r line; do
 		case $line in
 		"1..0"*"# SKIP"*)
@@ -90,6 +103,8 @@ while read -r b bin envs; do
 			rest=$(echo "$line" | sed -E 's/^(not )?ok [0-9]+( -)? ?//')
 			# cmocka 1.1 prints a skipped case as "not ok N # SKIP name": a skip
 			case $rest in "# SKIP "*) status=ok rest="${rest#\# SKIP } # SKIP cmocka skip()" ;; esac
+			case $rest in *"#"*) ;; *) rest="$rest$(known "$b: ${rest%% *}")" ;; esac
+			case $status$rest in "not ok"*) failed=$((failed + 1)) ;; esac
 			emit "$status" "$b: $rest"
 			results=$((results + 1))
 			;;
@@ -99,6 +114,10 @@ while read -r b bin envs; do
 	planned=$(sed -nE 's/^1\.\.([0-9]+).*/\1/p' "$logs/$b.tap" | head -n 1)
 	if [ -z "$planned" ] || [ "$results" -lt "$planned" ]; then
 		emit "not ok" "$b: ${results} of ${planned:-?} results (exit $(cat "$logs/$b.rc"))"
+	fi
+	# a bad exit with every case passed: a leak or a crash after the last case
+	if [ "$(cat "$logs/$b.rc")" != 0 ] && [ "$failed" -eq 0 ]; then
+		emit "not ok" "$b: exit $(cat "$logs/$b.rc") though every case passed"
 	fi
 	if [ "$(cat "$logs/$b.rc")" != 0 ] && [ -s "$logs/$b.err" ]; then
 		echo "# $b stderr (last lines):"
