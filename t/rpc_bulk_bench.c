@@ -46,10 +46,13 @@ static void *worker(void *p)
 		if (j->get) {
 			struct bulk_get_args a = {.seed = 1, .len = (u_int)j->size};
 			struct bulk_get_res r = {0};
-			struct rpc_call call = {.prog = BULKPROG, .vers = BULKVERS,
+			struct rpc_call call = {.prog = BULKPROG,
+						.vers = BULKVERS,
 						.proc = BULK_GET,
-						.xdr_args = (xdrproc_t)xdr_bulk_get_args, .args = &a,
-						.xdr_res = (xdrproc_t)xdr_bulk_get_res, .res = &r,
+						.xdr_args = (xdrproc_t)xdr_bulk_get_args,
+						.args = &a,
+						.xdr_res = (xdrproc_t)xdr_bulk_get_res,
+						.res = &r,
 						.reply_data = j->buf,
 						.reply_data_len = (uint32_t)j->size};
 
@@ -59,13 +62,15 @@ static void *worker(void *p)
 				rpc_clnt_free_res(j->c, &call);
 			}
 		} else {
-			struct bulk_put_args a = {.seed = 1,
-						  .data = {(u_int)j->size, j->buf}};
+			struct bulk_put_args a = {.seed = 1, .data = {(u_int)j->size, j->buf}};
 			struct bulk_sum s;
-			struct rpc_call call = {.prog = BULKPROG, .vers = BULKVERS,
+			struct rpc_call call = {.prog = BULKPROG,
+						.vers = BULKVERS,
 						.proc = BULK_PUT,
-						.xdr_args = (xdrproc_t)xdr_bulk_put_args, .args = &a,
-						.xdr_res = (xdrproc_t)xdr_bulk_sum, .res = &s};
+						.xdr_args = (xdrproc_t)xdr_bulk_put_args,
+						.args = &a,
+						.xdr_res = (xdrproc_t)xdr_bulk_sum,
+						.res = &s};
 
 			rc = rpc_clnt_call(j->c, &call);
 			if (rc == 0)
@@ -89,8 +94,8 @@ static double measure(struct rpc_clnt *c, int get, size_t size, int nthreads, do
 	double t0 = now(), el;
 
 	for (int i = 0; i < nthreads; i++) {
-		j[i] = (struct job){.c = c, .get = get, .size = size, .until = t0 + secs,
-				    .buf = malloc(size)};
+		j[i] = (struct job){
+			.c = c, .get = get, .size = size, .until = t0 + secs, .buf = malloc(size)};
 		memset(j[i].buf, i, size);
 		pthread_create(&t[i], NULL, worker, &j[i]);
 	}
@@ -159,13 +164,14 @@ int main(int argc, char **argv)
 					double get = measure(cl, 1, sizes[z], nthreads, secs);
 
 					printf("%-10s %-8s %-8s %7zuK %10.0f %10.0f\n",
-					       m ? "read-read" : "read-write", rr_reg_name(sregs[s]),
-					       rr_reg_name(cregs[c]), sizes[z] >> 10, put, get);
+					       m ? "read-read" : "read-write",
+					       rr_reg_name(sregs[s]), rr_reg_name(cregs[c]),
+					       sizes[z] >> 10, put, get);
 					if (csv)
 						fprintf(csv, "rdma,%s,%s,%s,%zu,%.1f,%.1f\n",
 							m ? "read-read" : "read-write",
-							rr_reg_name(sregs[s]), rr_reg_name(cregs[c]),
-							sizes[z], put, get);
+							rr_reg_name(sregs[s]),
+							rr_reg_name(cregs[c]), sizes[z], put, get);
 					fflush(stdout);
 				}
 				rpc_clnt_destroy(cl);
@@ -176,8 +182,8 @@ int main(int argc, char **argv)
 	/* the same program over RPC/TCP, as the baseline */
 	{
 		struct rpc_server_params sp = {.threads = 8};
-		struct rpc_tcp_params tp = {.max_record = 17u << 20, .max_reply = 65536,
-					    .max_inflight = 32};
+		struct rpc_tcp_params tp = {
+			.max_record = 17u << 20, .max_reply = 65536, .max_inflight = 32};
 		struct rpc_server *rpc;
 		struct tcp_listener *l;
 		struct rpc_clnt *cl;

@@ -24,8 +24,9 @@
 /* "addr:port" (or "[addr]:port") of sa, for logs and vb_conn.peer. */
 void rdmacore_set_peer(struct vb_conn *c, const struct sockaddr *sa)
 {
-	socklen_t len = sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
-			sa->sa_family == AF_INET ? sizeof(struct sockaddr_in) : 0;
+	socklen_t len = sa->sa_family == AF_INET6  ? sizeof(struct sockaddr_in6)
+			: sa->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+						   : 0;
 
 	rdmacore_format_addr(sa, c->peer, sizeof(c->peer));
 	memcpy(&c->peer_addr, sa, len);
