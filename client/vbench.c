@@ -40,6 +40,7 @@
 #define NRECV	   64	       /* passive receive pool, MAXSZ each */
 #define CTL_MAGIC  0x76626e63u
 #define MAX_POINTS 16
+#define MAX_REPS   9
 
 enum cmd { CMD_PINGPONG = 1, CMD_COUNT, CMD_TCP, CMD_QUIT, CMD_REPLY };
 
@@ -71,15 +72,23 @@ struct opts {
 	size_t sizes[MAX_POINTS];
 	int nsizes, depths[MAX_POINTS], ndepths;
 	double secs;
+	int reps;
 	bool quick;
 };
 
 enum op { OP_WRITE, OP_READ, OP_SEND, NOPS };
 static const char *const op_names[NOPS] = {"write", "read", "send"};
 
+/* Medians over the repetitions. */
 struct results {
 	double bw[NOPS][MAX_POINTS][MAX_POINTS]; /* MB/s by op, size, depth */
 	double tcp[MAX_POINTS], lat[MAX_POINTS], reg[MAX_POINTS];
+};
+
+/* Every sample, by repetition. */
+struct samples {
+	double bw[NOPS][MAX_POINTS][MAX_POINTS][MAX_REPS];
+	double tcp[MAX_POINTS][MAX_REPS], lat[MAX_POINTS][MAX_REPS], reg[MAX_POINTS][MAX_REPS];
 };
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -555,20 +564,56 @@ static void active_connect(struct active *a, const struct opts *o, const char *p
 		die("TCP baseline: connect: %s", strerror(errno));
 }
 
-/* Every measurement, in order. */
-static void measure(struct active *a, const struct opts *o, struct results *r)
+/* The median of n samples (sorts them). */
+static double median(double *v, int n)
+{
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double t = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One repetition of every point, TCP and verbs interleaved size by size, so that
+ * load from elsewhere on the machine hits the baseline and the provider alike. */
+static void measure_once(struct active *a, const struct opts *o, struct samples *m, int rep)
 {
 	for (int s = 0; s < o->nsizes; s++) {
 		size_t sz = o->sizes[s];
 
+		m->tcp[s][rep] = run_tcp(a, sz, o->secs);
 		for (int op = 0; op < NOPS; op++)
 			for (int d = 0; d < o->ndepths; d++)
-				r->bw[op][s][d] = run_bw(a, (enum op)op, sz, o->depths[d], o->secs);
-		r->tcp[s] = run_tcp(a, sz, o->secs);
-		r->lat[s] = run_latency(a, sz, o->secs);
-		r->reg[s] = run_reg(a, sz, o->secs / 2);
-		fprintf(stderr, "nfsrdma-vbench: %zu bytes done\n", sz);
+				m->bw[op][s][d][rep] =
+					run_bw(a, (enum op)op, sz, o->depths[d], o->secs);
+		m->lat[s][rep] = run_latency(a, sz, o->secs);
+		m->reg[s][rep] = run_reg(a, sz, o->secs / 2);
 	}
+}
+
+/* Every measurement, o->reps times; medians into r. */
+static void measure(struct active *a, const struct opts *o, struct results *r)
+{
+	struct samples *m = calloc(1, sizeof(*m));
+
+	if (m == NULL)
+		die("out of memory");
+	for (int rep = 0; rep < o->reps; rep++) {
+		measure_once(a, o, m, rep);
+		fprintf(stderr, "nfsrdma-vbench: repetition %d of %d done\n", rep + 1, o->reps);
+	}
+	for (int s = 0; s < o->nsizes; s++) {
+		for (int op = 0; op < NOPS; op++)
+			for (int d = 0; d < o->ndepths; d++)
+				r->bw[op][s][d] = median(m->bw[op][s][d], o->reps);
+		r->tcp[s] = median(m->tcp[s], o->reps);
+		r->lat[s] = median(m->lat[s], o->reps);
+		r->reg[s] = median(m->reg[s], o->reps);
+	}
+	free(m);
 }
 
 /* ---- output ---- */
@@ -585,8 +630,8 @@ static double best_bw(const struct opts *o, const struct results *r, int op, int
 
 static void print_table(const struct opts *o, const struct results *r, const char *dev)
 {
-	printf("nfsrdma-vbench: device %s, %ld CPUs, %.2f s per point\n\n", dev,
-	       sysconf(_SC_NPROCESSORS_ONLN), o->secs);
+	printf("nfsrdma-vbench: device %s, %ld CPUs, %.2f s per point, median of %d runs\n\n", dev,
+	       sysconf(_SC_NPROCESSORS_ONLN), o->secs, o->reps);
 	printf("bandwidth, MB/s (qd = work requests outstanding); tcp = plain TCP loopback\n");
 	printf("%8s %-6s", "size", "op");
 	for (int d = 0; d < o->ndepths; d++)
@@ -694,10 +739,12 @@ static int parse_list(const char *s, const char *what, size_t *out, long max)
 static void usage(void)
 {
 	printf("usage: nfsrdma-vbench [--device NAME] [--quick] [--csv FILE] [--time SECONDS]\n"
-	       "                      [--sizes 4k,64k,1m] [--depths 1,4,16]\n"
+	       "                      [--sizes 4k,64k,1m] [--depths 1,4,16] [--reps N]\n"
 	       "  --device  verbs device: auto (default), soft, or a device name like rxe0\n"
 	       "  --quick   fewer sizes and 0.2 s per point (make bench-verbs)\n"
-	       "  --csv     also write every figure to FILE as CSV\n");
+	       "  --csv     also write every figure to FILE as CSV\n"
+	       "  --time    seconds per point (default 0.5, quick 0.2)\n"
+	       "  --reps    repetitions; figures are medians (default 3)\n");
 }
 
 static void parse_args(int argc, char **argv, struct opts *o)
@@ -705,14 +752,14 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	static const struct option lo[] = {
 		{"device", 1, 0, 'd'}, {"csv", 1, 0, 'c'},   {"time", 1, 0, 't'},
 		{"quick", 0, 0, 'q'},  {"sizes", 1, 0, 's'}, {"depths", 1, 0, 'D'},
-		{"help", 0, 0, 'h'},   {0, 0, 0, 0},
+		{"help", 0, 0, 'h'},   {"reps", 1, 0, 'r'},  {0, 0, 0, 0},
 	};
 	const char *sizes = NULL, *depths = "1,4,16";
 	size_t dv[MAX_POINTS];
 	int c;
 
-	*o = (struct opts){.device = "auto", .secs = 1.0};
-	while ((c = getopt_long(argc, argv, "d:c:t:qs:D:h", lo, NULL)) != -1) {
+	*o = (struct opts){.device = "auto", .secs = 0.5, .reps = 3};
+	while ((c = getopt_long(argc, argv, "d:c:t:qs:D:hr:", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			o->device = optarg;
@@ -734,6 +781,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			if (o->secs <= 0 || o->secs > 60)
 				die("--time must be in (0, 60] seconds");
 			break;
+		case 'r':
+			o->reps = atoi(optarg);
+			if (o->reps < 1 || o->reps > MAX_REPS)
+				die("--reps must be in [1, %d]", MAX_REPS);
+			break;
 		case 'h':
 			usage();
 			exit(0);
@@ -742,7 +794,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			exit(2);
 		}
 	}
-	if (o->quick && o->secs == 1.0)
+	if (o->quick && o->secs == 0.5)
 		o->secs = 0.2;
 	if (sizes == NULL)
 		sizes = o->quick ? "4k,16k,64k,256k,1m" : "4k,8k,16k,32k,64k,128k,256k,512k,1m";
