@@ -387,13 +387,15 @@ static uint64_t ctl_call(struct active *a, enum cmd cmd, uint32_t size, bool wan
 	return want_reply ? r->count : 0;
 }
 
-/* Post up to k signaled WRs of one kind in one chain. */
-static void post_chain(struct active *a, enum op op, size_t size, uint64_t *posted, int k)
+/* Post up to k signaled WRs of one kind in one chain; each of the depth WRs
+ * outstanding has its own buffer (and remote buffer), as an application would. */
+static void post_chain(struct active *a, enum op op, size_t size, int depth, uint64_t *posted,
+		       int k)
 {
 	static const enum vb_wr_opcode opc[NOPS] = {VB_WR_RDMA_WRITE, VB_WR_RDMA_READ, VB_WR_SEND};
 	struct vb_send_wr wr[16];
 	struct vb_sge s[16];
-	size_t slots = AREA / size;
+	size_t slots = (size_t)depth * size <= AREA ? (size_t)depth : AREA / size;
 	int rc;
 
 	for (int i = 0; i < k; i++) {
@@ -432,7 +434,7 @@ static double run_bw(struct active *a, enum op op, size_t size, int depth, doubl
 		if (more && posted - done < (uint64_t)depth) {
 			int k = depth - (int)(posted - done);
 
-			post_chain(a, op, size, &posted, k > 16 ? 16 : k);
+			post_chain(a, op, size, depth, &posted, k > 16 ? 16 : k);
 		}
 		if (posted == done)
 			break;

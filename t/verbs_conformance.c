@@ -615,9 +615,15 @@ static void run_acase(const struct acase *c)
 
 static void bad_rkey(void **state)
 {
-	struct acase c = {.access = RW_ALL, .op = VB_WR_RDMA_WRITE, .len = 4096, .key = 2};
+	const struct acase cases[] = {
+		{.access = RW_ALL, .op = VB_WR_RDMA_WRITE, .len = 4096, .key = 2},
+		/* refused while its payload is still on the way */
+		{.access = RW_ALL, .op = VB_WR_RDMA_WRITE, .len = 16 << 20, .key = 2},
+		{.access = RW_ALL, .op = VB_WR_RDMA_READ, .len = 4096, .key = 2},
+	};
 
-	run_acase(&c);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		run_acase(&cases[i]);
 }
 
 static void lkey_is_not_rkey(void **state)

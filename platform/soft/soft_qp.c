@@ -189,7 +189,9 @@ void soft_sq_nak(struct soft_conn *c, uint32_t seq, enum vb_wc_status status)
 	for (uint32_t k = 0, i = c->sq_head; k < c->sq_count; k++, i = (i + 1) % cap) {
 		struct soft_swqe *w = &c->sq[i];
 
-		if (w->opcode != SOFT_WR_BIND && w->state == SOFT_WQE_SENT && w->seq == seq) {
+		/* PICKED too: a Write is refused at its header, while its payload still goes out */
+		if (w->opcode != SOFT_WR_BIND &&
+		    (w->state == SOFT_WQE_SENT || w->state == SOFT_WQE_PICKED) && w->seq == seq) {
 			w->state = SOFT_WQE_FAILED;
 			w->status = status;
 			found = true;
@@ -315,7 +317,13 @@ static void enqueue_send(struct soft_conn *c, const struct vb_send_wr *wr, uint3
 /* Start transmitting from the caller's thread; the engine finishes what does not fit. */
 static void start_tx(struct soft_conn *c)
 {
-	if (c->qp == SOFT_QP_RTS && soft_tx_pump(c))
+	static int direct = -1;
+
+	if (direct < 0)
+		direct = (int)soft_env_uint("VB_SOFT_DIRECT_TX", 1, 0, 1);
+	if (c->qp != SOFT_QP_RTS)
+		return;
+	if (!direct || soft_tx_pump(c))
 		soft_engine_kick(c->dev->eng, c, SOFT_READY_TX);
 }
 
