@@ -106,6 +106,7 @@ static void die(const char *fmt, ...)
 	exit(1);
 }
 
+/* Monotonic seconds. */
 static double now_s(void)
 {
 	struct timespec ts;
@@ -132,6 +133,7 @@ static int wait_wcs(struct ep *e, struct vb_wc *wc, int n)
 	}
 }
 
+/* Any failed work request ends the benchmark. */
 static void check_wc(const struct vb_wc *wc)
 {
 	if (wc->status != VB_WC_SUCCESS)
@@ -139,6 +141,7 @@ static void check_wc(const struct vb_wc *wc)
 		    vb_wc_status_str(wc->status));
 }
 
+/* Post one Receive over p. */
 static void post_recv(struct ep *e, uint64_t id, void *p, uint32_t len)
 {
 	struct vb_sge s = {.addr = (uintptr_t)p, .length = len, .lkey = e->mr->lkey};
@@ -149,6 +152,7 @@ static void post_recv(struct ep *e, uint64_t id, void *p, uint32_t len)
 		die("post_recv: %s", strerror(-rc));
 }
 
+/* Post one signaled send-side WR over p. */
 static void post_send(struct ep *e, uint64_t id, enum vb_wr_opcode op, void *p, uint32_t len,
 		      uint64_t raddr, uint32_t rkey)
 {
@@ -186,6 +190,7 @@ static void ep_open(struct ep *e, const char *device, size_t len)
 		die("cannot register %zu bytes: %s", len, strerror(-rc));
 }
 
+/* Tear an endpoint down. */
 static void ep_close(struct ep *e)
 {
 	if (e->conn)
@@ -234,6 +239,7 @@ static bool read_full(int fd, void *p, size_t n)
 	return true;
 }
 
+/* Write exactly n bytes to a TCP socket. */
 static bool write_full(int fd, const void *p, size_t n)
 {
 	while (n) {
@@ -337,6 +343,7 @@ static void passive_loop(struct ep *e, int tlfd)
 	}
 }
 
+/* The passive process: listen, accept, serve until told to quit. */
 static int run_passive(const struct opts *o, const char *port, int tlfd, int ready_fd)
 {
 	struct ep e;
@@ -630,6 +637,7 @@ static double best_bw(const struct opts *o, const struct results *r, int op, int
 	return b;
 }
 
+/* The results as a table on stdout. */
 static void print_table(const struct opts *o, const struct results *r, const char *dev)
 {
 	printf("nfsrdma-vbench: device %s, %ld CPUs, %.2f s per point, median of %d runs\n\n", dev,
@@ -653,6 +661,7 @@ static void print_table(const struct opts *o, const struct results *r, const cha
 		       r->lat[s] + r->reg[s]);
 }
 
+/* The results as CSV, one figure per line. */
 static void write_csv(const struct opts *o, const struct results *r, const char *dev)
 {
 	FILE *f = fopen(o->csv, "w");
@@ -680,6 +689,7 @@ static void write_csv(const struct opts *o, const struct results *r, const char 
 		die("cannot write %s: %s", o->csv, strerror(errno));
 }
 
+/* The active process: connect, measure, report, tell the passive side to quit. */
 static int run_active(const struct opts *o, const char *port, int tport)
 {
 	struct active a = {0};
@@ -738,6 +748,7 @@ static int parse_list(const char *s, const char *what, size_t *out, long max)
 	return n;
 }
 
+/* Command-line help. */
 static void usage(void)
 {
 	printf("usage: nfsrdma-vbench [--device NAME] [--quick] [--csv FILE] [--time SECONDS]\n"
@@ -749,6 +760,7 @@ static void usage(void)
 	       "  --reps    repetitions; figures are medians (default 3)\n");
 }
 
+/* Options into o; bad values end the program with the reason. */
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
@@ -806,6 +818,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		o->depths[i] = (int)dv[i];
 }
 
+/* Fork the passive side, run the active side, wait for both. */
 int main(int argc, char **argv)
 {
 	struct opts o;

@@ -113,6 +113,7 @@ static void expect_wc_tmo(struct vb_cq *cq, uint64_t wr_id, enum vb_wc_status st
 			 (unsigned long long)wr_id, vb_wc_status_str(st));
 }
 
+/* expect_wc_tmo with the default timeout. */
 static void expect_wc(struct vb_cq *cq, uint64_t wr_id, enum vb_wc_status st)
 {
 	expect_wc_tmo(cq, wr_id, st, TMO_MS);
@@ -154,6 +155,7 @@ static void expect_request(struct vb_cm_event *ev)
 	assert_non_null(ev->conn);
 }
 
+/* Queue sizes most cases use. */
 static struct vb_qp_cap default_cap(void)
 {
 	return (struct vb_qp_cap){.max_send_wr = 64,
@@ -224,6 +226,7 @@ static void pair_open_opts(struct pair *pr, const struct pair_opts *opts)
 	expect_event(pr->p, VB_CM_ESTABLISHED, &ev);
 }
 
+/* Connect a pair with default options. */
 static void pair_open(struct pair *pr)
 {
 	struct pair_opts o = {0};
@@ -261,6 +264,7 @@ static void buf_new(struct buf *b, struct vb_pd *pd, size_t len, unsigned access
 		assert_int_equal(vb_reg_mr(pd, b->p, len, access, &b->mr), 0);
 }
 
+/* Deregister and free a buffer. */
 static void buf_free(struct buf *b)
 {
 	if (b->mr)
@@ -268,11 +272,13 @@ static void buf_free(struct buf *b)
 	free(b->p);
 }
 
+/* An SGE over [off, off+len) of b. */
 static struct vb_sge sge_of(struct buf *b, size_t off, uint32_t len)
 {
 	return (struct vb_sge){.addr = (uintptr_t)(b->p + off), .length = len, .lkey = b->mr->lkey};
 }
 
+/* Post one Receive over [off, off+len) of b. */
 static void post_recv1(struct vb_conn *c, uint64_t id, struct buf *b, size_t off, uint32_t len)
 {
 	struct vb_sge s = sge_of(b, off, len);
@@ -297,6 +303,7 @@ static void post1(struct vb_conn *c, uint64_t id, enum vb_wr_opcode op, struct b
 	assert_int_equal(vb_post_send(c, &wr, NULL), 0);
 }
 
+/* The remote address of offset off in b (VA-based keys). */
 static uint64_t raddr(const struct buf *b, size_t off)
 {
 	return (uintptr_t)b->p + off;
@@ -315,6 +322,7 @@ static void open_names(void **state)
 	assert_true(attr.max_mr_size >= (1u << 20));
 }
 
+/* Private data travels both ways; IRD/ORD are negotiated down. */
 static void connect_private_data(void **state)
 {
 	struct pair pr = {0};
@@ -333,6 +341,7 @@ static void connect_private_data(void **state)
 	pair_close(&pr);
 }
 
+/* A reject reaches the active side with its private data. */
 static void connect_rejected(void **state)
 {
 	struct pair pr = {0};
@@ -350,6 +359,7 @@ static void connect_rejected(void **state)
 	pair_close(&pr);
 }
 
+/* Nobody listening: UNREACHABLE with an error status. */
 static void connect_unreachable(void **state)
 {
 	struct pair pr = {0};
@@ -410,6 +420,7 @@ static void send_recv_order(void **state)
 	pair_close(&pr);
 }
 
+/* A Send posted after Writes is delivered after them (RC ordering). */
 static void write_then_send(void **state)
 {
 	struct pair pr = {0};
@@ -440,6 +451,7 @@ static void write_then_send(void **state)
 	pair_close(&pr);
 }
 
+/* A Read scatters into several local SGEs, leaving the gaps alone. */
 static void rdma_read_sges(void **state)
 {
 	struct pair pr = {0};
@@ -473,6 +485,7 @@ static void rdma_read_sges(void **state)
 	pair_close(&pr);
 }
 
+/* A Write gathers several local SGEs into one remote range. */
 static void rdma_write_sges(void **state)
 {
 	struct pair pr = {0};
@@ -535,6 +548,7 @@ static void mixed_order_and_fence(void **state)
 	pair_close(&pr);
 }
 
+/* Inline data is copied at post time. */
 static void inline_send(void **state)
 {
 	struct pair pr = {0};
@@ -595,6 +609,7 @@ struct acase {
 	int key; /* 0: the rkey, 1: the lkey, 2: a made-up key */
 };
 
+/* Run one access case that must fail REM_ACCESS_ERR and flush both sides. */
 static void run_acase(const struct acase *c)
 {
 	struct pair pr = {0};
@@ -613,6 +628,7 @@ static void run_acase(const struct acase *c)
 
 #define RW_ALL (VB_ACCESS_LOCAL_WRITE | VB_ACCESS_REMOTE)
 
+/* A key nobody registered is refused. */
 static void bad_rkey(void **state)
 {
 	const struct acase cases[] = {
@@ -626,6 +642,7 @@ static void bad_rkey(void **state)
 		run_acase(&cases[i]);
 }
 
+/* An lkey does not open remote access. */
 static void lkey_is_not_rkey(void **state)
 {
 	struct acase c = {.access = RW_ALL, .op = VB_WR_RDMA_READ, .len = 4096, .key = 1};
@@ -633,6 +650,7 @@ static void lkey_is_not_rkey(void **state)
 	run_acase(&c);
 }
 
+/* Accesses outside the MR are refused, overflowing ones included. */
 static void out_of_bounds(void **state)
 {
 	const struct acase cases[] = {
@@ -652,6 +670,7 @@ static void out_of_bounds(void **state)
 		run_acase(&cases[i]);
 }
 
+/* Writes need REMOTE_WRITE, Reads need REMOTE_READ. */
 static void missing_access_right(void **state)
 {
 	const struct acase cases[] = {
@@ -666,6 +685,7 @@ static void missing_access_right(void **state)
 		run_acase(&cases[i]);
 }
 
+/* A key of another PD than the QP's is refused. */
 static void wrong_pd(void **state)
 {
 	struct pair pr = {0};
@@ -682,6 +702,7 @@ static void wrong_pd(void **state)
 	pair_close(&pr);
 }
 
+/* After deregistration the peer's old key fails at once. */
 static void dereg_while_peer_holds_key(void **state)
 {
 	struct pair pr = {0};
@@ -703,6 +724,7 @@ static void dereg_while_peer_holds_key(void **state)
 	pair_close(&pr);
 }
 
+/* A Send larger than the Receive: LOC_LEN_ERR there, REM_INV_REQ_ERR here. */
 static void recv_too_small(void **state)
 {
 	struct pair pr = {0};
@@ -744,6 +766,7 @@ static void rnr_then_receive(void **state)
 	pair_close(&pr);
 }
 
+/* No Receive ever: the Send fails RNR_RETRY_EXC_ERR, the rest flush. */
 static void rnr_retries_exhausted(void **state)
 {
 	struct pair pr = {0};
@@ -795,6 +818,7 @@ static void ord_throttles_reads(void **state)
 	pair_close(&pr);
 }
 
+/* The responder refuses Reads beyond its IRD (soft: initiator throttle off). */
 static void ird_enforced(void **state)
 {
 	struct pair pr = {0};
@@ -847,6 +871,7 @@ static void mw_skip_unless(void)
 		skip(); /* the provider has no memory windows */
 }
 
+/* A bound window works with its key; rebinding retires the old key. */
 static void mw_bind_write_rebind(void **state)
 {
 	struct pair pr = {0};
@@ -902,6 +927,7 @@ static void mw_case(size_t off, size_t len, unsigned rights, enum vb_wr_opcode o
 	pair_close(&pr);
 }
 
+/* Windows are checked for range and rights like MRs. */
 static void mw_range_and_rights(void **state)
 {
 	mw_skip_unless();
@@ -913,6 +939,7 @@ static void mw_range_and_rights(void **state)
 	mw_case(0, 8192, VB_ACCESS_REMOTE_READ, VB_WR_RDMA_WRITE, 0, 4096);
 }
 
+/* SEND_WITH_INV invalidates a window at the receiver and says so. */
 static void mw_send_with_invalidate(void **state)
 {
 	struct pair pr = {0};
@@ -985,6 +1012,7 @@ static void disconnect_flushes(void **state)
 	pair_close(&pr);
 }
 
+/* The peer destroying its conn is a disconnect here, with flushes. */
 static void peer_vanishes(void **state)
 {
 	struct pair pr = {0};
@@ -1026,6 +1054,7 @@ static void cq_event_fd(void **state)
 	pair_close(&pr);
 }
 
+/* Overflowing a CQ is reported (soft: poll_cq says -EOVERFLOW). */
 static void cq_overflow_reported(void **state)
 {
 	struct pair pr = {.shared = true};
@@ -1089,6 +1118,7 @@ static int pair_of(struct many *m, struct vb_conn *c)
 	return -1;
 }
 
+/* Receives, a Write and Sends for pair i. */
 static void many_post(struct many *m, int i)
 {
 	struct pair *pr = &m->pr[i];
@@ -1102,6 +1132,7 @@ static void many_post(struct many *m, int i)
 		      VB_SEND_SIGNALED);
 }
 
+/* 64 connections move data at once; per-conn order holds, data intact. */
 static void many_connections(void **state)
 {
 	struct many *m = calloc(1, sizeof(*m));
@@ -1205,6 +1236,7 @@ static void pick_port(void)
 	close(fd);
 }
 
+/* Open the device and the listener shared by every case. */
 static int suite_setup(void **state)
 {
 	const char *name = getenv("VB_DEVICE"), *a = getenv("VB_ADDR");
@@ -1229,6 +1261,7 @@ static int suite_setup(void **state)
 	return 0;
 }
 
+/* Close the listener and the device. */
 static int suite_teardown(void **state)
 {
 	if (lst)
@@ -1237,6 +1270,7 @@ static int suite_teardown(void **state)
 	return 0;
 }
 
+/* Fork the passive side, run the active side, wait for both. */
 int main(void)
 {
 	const struct CMUnitTest tests[] = {

@@ -29,6 +29,7 @@
 
 #define UNIX_PREFIX "unix:"
 
+/* A fresh, unconnected conn with its event fd, rings and staging buffer. */
 struct soft_conn *soft_conn_new(struct soft_device *dev)
 {
 	struct soft_conn *c = calloc(1, sizeof(*c));
@@ -59,6 +60,7 @@ struct soft_conn *soft_conn_new(struct soft_device *dev)
 	return c;
 }
 
+/* Release everything a conn holds; the engine must have forgotten it. */
 void soft_conn_free(struct soft_conn *c)
 {
 	soft_tx_drop(c, false);
@@ -121,6 +123,7 @@ static int unix_addr(const char *host, struct sockaddr_storage *ss, socklen_t *l
 	return 0;
 }
 
+/* Queue a CM event and make the conn fd readable (conn->lock held). */
 void soft_conn_event(struct soft_conn *c, enum vb_cm_event_type type, int status,
 		     const uint8_t *pdata, uint8_t len)
 {
@@ -204,6 +207,7 @@ static int listen_unix(const char *host, int backlog)
 	return fd;
 }
 
+/* Listen on host:port (or unix:/path); CONNECT_REQUESTs come on the listener fd. */
 int soft_listen(struct vb_device *dev, const char *host, const char *port, int backlog,
 		struct vb_listener **out)
 {
@@ -242,6 +246,7 @@ int soft_listen(struct vb_device *dev, const char *host, const char *port, int b
 	return 0;
 }
 
+/* Readable while CONNECT_REQUESTs wait. */
 int soft_listener_fd(struct vb_listener *l)
 {
 	return ((struct soft_listener *)l)->evfd;
@@ -296,6 +301,7 @@ void soft_cm_reap(struct soft_conn *c)
 	soft_conn_free(c);
 }
 
+/* Hand out the next CONNECT_REQUEST; the app owns ev->conn from now on. */
 int soft_listener_get_event(struct vb_listener *lb, struct vb_cm_event *ev)
 {
 	struct soft_listener *l = (struct soft_listener *)lb;
@@ -335,6 +341,7 @@ static void listener_teardown(void *arg)
 	}
 }
 
+/* Stop listening; conns never handed out are freed by the engine. */
 int soft_listener_destroy(struct vb_listener *lb)
 {
 	struct soft_listener *l = (struct soft_listener *)lb;
@@ -431,6 +438,7 @@ static int start_connect(struct soft_conn *c)
 	return 0;
 }
 
+/* Start connecting (asynchronous): ESTABLISHED, REJECTED or UNREACHABLE follows. */
 int soft_connect(struct vb_conn *conn, const struct vb_conn_param *param)
 {
 	struct soft_conn *c = soft_conn(conn);
@@ -447,6 +455,7 @@ int soft_connect(struct vb_conn *conn, const struct vb_conn_param *param)
 	return rc;
 }
 
+/* Engine: the socket connect finished; send HELLO or report UNREACHABLE. */
 void soft_cm_connected(struct soft_conn *c)
 {
 	int err = 0;
@@ -467,6 +476,7 @@ void soft_cm_connected(struct soft_conn *c)
 	c->cm_op = SOFT_OP_HELLO;
 }
 
+/* Engine: a deadline passed: the connect took too long, or a Send stalled (RNR). */
 void soft_conn_timeout(struct soft_conn *c)
 {
 	if (c->cm == SOFT_CM_CONNECTING) {
@@ -506,6 +516,7 @@ int soft_accept(struct vb_conn *conn, const struct vb_conn_param *param)
 	return rc;
 }
 
+/* Refuse a CONNECT_REQUEST with private data; the socket closes after it. */
 int soft_reject(struct vb_conn *conn, const void *private_data, uint8_t len)
 {
 	struct soft_conn *c = soft_conn(conn);
@@ -562,6 +573,7 @@ static void got_accept(struct soft_conn *c, const struct soft_hdr *h, const uint
 	soft_conn_event(c, VB_CM_ESTABLISHED, 0, pdata, (uint8_t)h->len);
 }
 
+/* Engine: act on a handshake message (conn->lock held). */
 void soft_cm_recv(struct soft_conn *c, const struct soft_hdr *h, const uint8_t *pdata)
 {
 	if ((h->op == SOFT_OP_HELLO || h->op == SOFT_OP_ACCEPT) && h->addr != SOFT_WIRE_MAGIC) {
@@ -625,6 +637,7 @@ void soft_conn_broken(struct soft_conn *c, int err)
 	}
 }
 
+/* Flush the QP, raise DISCONNECTED here and (by EOF) at the peer. */
 int soft_disconnect(struct vb_conn *conn)
 {
 	struct soft_conn *c = soft_conn(conn);
@@ -652,11 +665,13 @@ int soft_disconnect(struct vb_conn *conn)
 	return rc;
 }
 
+/* Readable while CM events wait for conn_get_event. */
 int soft_conn_fd(struct vb_conn *conn)
 {
 	return soft_conn(conn)->evfd;
 }
 
+/* Pop the next CM event, or -EAGAIN. */
 int soft_conn_get_event(struct vb_conn *conn, struct vb_cm_event *ev)
 {
 	struct soft_conn *c = soft_conn(conn);
@@ -685,6 +700,7 @@ static void conn_teardown(void *arg)
 	soft_engine_forget(c->dev->eng, c);
 }
 
+/* Flush, take the conn away from the engine, and free it. */
 int soft_conn_destroy(struct vb_conn *conn)
 {
 	struct soft_conn *c = soft_conn(conn);

@@ -58,6 +58,7 @@ static int alloc_queues(struct soft_conn *c)
 	return 0;
 }
 
+/* Give the conn its send and receive queues. */
 int soft_create_qp(struct vb_conn *conn, struct vb_pd *pd, struct vb_cq *send_cq,
 		   struct vb_cq *recv_cq, const struct vb_qp_cap *cap)
 {
@@ -101,6 +102,7 @@ int soft_create_qp(struct vb_conn *conn, struct vb_pd *pd, struct vb_cq *send_cq
 	return 0;
 }
 
+/* Free the queues and drop the PD and CQ uses. */
 void soft_qp_free(struct soft_conn *c)
 {
 	if (c->qp == SOFT_QP_NONE)
@@ -151,6 +153,7 @@ static bool wqe_done(const struct soft_conn *c, const struct soft_swqe *w)
 	       soft_seq_le(w->seq, c->acked_seq);
 }
 
+/* Complete finished send WRs from the head, keeping post order. */
 void soft_sq_retire(struct soft_conn *c)
 {
 	while (c->sq_count && wqe_done(c, &c->sq[c->sq_head])) {
@@ -162,6 +165,7 @@ void soft_sq_retire(struct soft_conn *c)
 	}
 }
 
+/* Complete the oldest Receive with status. */
 void soft_rq_complete(struct soft_conn *c, enum vb_wc_status status, uint32_t byte_len,
 		      unsigned flags, uint32_t inv_rkey)
 {
@@ -181,6 +185,7 @@ void soft_rq_complete(struct soft_conn *c, enum vb_wc_status status, uint32_t by
 	c->rq_count--;
 }
 
+/* The peer refused our request seq: fail it, then move the QP to error. */
 void soft_sq_nak(struct soft_conn *c, uint32_t seq, enum vb_wc_status status)
 {
 	uint32_t cap = c->cap.max_send_wr;
@@ -227,6 +232,7 @@ static void flush_sq(struct soft_conn *c)
 	c->reads_out = 0;
 }
 
+/* Move the QP to error: tell the peer as origin says, flush both queues. */
 void soft_qp_error(struct soft_conn *c, enum soft_err_origin origin, uint32_t seq,
 		   enum vb_wc_status status)
 {
@@ -327,6 +333,7 @@ static void start_tx(struct soft_conn *c)
 		soft_engine_kick(c->dev->eng, c, SOFT_READY_TX);
 }
 
+/* Queue send WRs and start transmitting; a QP in error flushes them. */
 int soft_post_send(struct vb_conn *conn, struct vb_send_wr *wr, struct vb_send_wr **bad)
 {
 	struct soft_conn *c = soft_conn(conn);
@@ -357,6 +364,7 @@ int soft_post_send(struct vb_conn *conn, struct vb_send_wr *wr, struct vb_send_w
 	return rc;
 }
 
+/* Queue Receives; wakes a Send stalled for want of one (RNR). */
 int soft_post_recv(struct vb_conn *conn, struct vb_recv_wr *wr, struct vb_recv_wr **bad)
 {
 	struct soft_conn *c = soft_conn(conn);

@@ -247,6 +247,7 @@ static void tx_consume(struct soft_conn *c, size_t n)
 	}
 }
 
+/* Drop picked messages after an error, keeping a half-sent one if asked. */
 void soft_tx_drop(struct soft_conn *c, bool keep_partial)
 {
 	uint32_t keep = 0;
@@ -271,6 +272,7 @@ static void tx_maybe_shut(struct soft_conn *c)
 	}
 }
 
+/* Send what can go without blocking (conn->lock held); true if more remains. */
 bool soft_tx_pump(struct soft_conn *c)
 {
 	struct iovec iov[TX_IOV_MAX];
