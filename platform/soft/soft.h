@@ -80,7 +80,8 @@ struct soft_device {
 	struct vb_device base;
 	struct soft_keytab keys;
 	struct soft_engine *eng;
-	int sockbuf; /* SO_SNDBUF/SO_RCVBUF for connection sockets (VB_SOFT_SOCKBUF) */
+	int sockbuf;	/* SO_SNDBUF/SO_RCVBUF (VB_SOFT_SOCKBUF); 0: the default */
+	bool direct_tx; /* post_send transmits from the caller's thread (VB_SOFT_DIRECT_TX) */
 };
 
 struct soft_pd {

@@ -75,10 +75,14 @@ void soft_conn_free(struct soft_conn *c)
 	free(c);
 }
 
-/* Non-blocking, no Nagle, big buffers: what a connection socket needs. */
+/* Non-blocking, no Nagle, big buffers: what a connection socket needs. TCP's
+ * own buffer autotuning is the default; AF_UNIX has none, so it gets 4 MiB. */
 static void tune_socket(struct soft_device *dev, int fd, int family)
 {
 	int one = 1, buf = dev->sockbuf;
+
+	if (buf == 0 && family == AF_UNIX)
+		buf = 4 << 20;
 
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	if (family != AF_UNIX)

@@ -3,7 +3,10 @@
  * and its ops table (vb_soft_ops).
  *
  * Tunables, read from the environment:
- *   VB_SOFT_SOCKBUF          socket buffer bytes per connection (default 4 MiB)
+ *   VB_SOFT_SOCKBUF          socket buffer bytes per connection; default: TCP lets
+ *                            the kernel autotune (up to net.ipv4.tcp_[rw]mem max,
+ *                            more than an explicit size may get: [rw]mem_max caps
+ *                            those), AF_UNIX gets 4 MiB
  *   VB_SOFT_RNR_TIMEOUT_MS   how long a Send waits for a Receive before the
  *                            sender's WR fails RNR_RETRY_EXC_ERR (default 3000),
  *                            read when a QP is created
@@ -53,7 +56,8 @@ static int soft_open(const char *name, struct vb_device **out)
 	dev->base.ops = &vb_soft_ops;
 	strcpy(dev->base.name, "soft");
 	dev->base.provider = "soft";
-	dev->sockbuf = (int)soft_env_uint("VB_SOFT_SOCKBUF", 4u << 20, 0, 1u << 30);
+	dev->sockbuf = (int)soft_env_uint("VB_SOFT_SOCKBUF", 0, 0, 1u << 30);
+	dev->direct_tx = soft_env_uint("VB_SOFT_DIRECT_TX", 1, 0, 1);
 	if ((rc = soft_keys_init(&dev->keys)) != 0) {
 		free(dev);
 		return rc;

@@ -323,13 +323,9 @@ static void enqueue_send(struct soft_conn *c, const struct vb_send_wr *wr, uint3
 /* Start transmitting from the caller's thread; the engine finishes what does not fit. */
 static void start_tx(struct soft_conn *c)
 {
-	static int direct = -1;
-
-	if (direct < 0)
-		direct = (int)soft_env_uint("VB_SOFT_DIRECT_TX", 1, 0, 1);
 	if (c->qp != SOFT_QP_RTS)
 		return;
-	if (!direct || soft_tx_pump(c))
+	if (!c->dev->direct_tx || soft_tx_pump(c))
 		soft_engine_kick(c->dev->eng, c, SOFT_READY_TX);
 }
 
