@@ -1199,6 +1199,82 @@ static void many_connections(void **state)
 	free(m);
 }
 
+/* ---- several threads on one QP ---- */
+
+enum { NTHR = 4, PER_THR = 64, TSZ = 1024 };
+
+struct poster {
+	pthread_t tid;
+	struct vb_conn *conn;
+	struct buf *src;
+	int idx, rc;
+};
+
+/* One thread's Sends: tagged (thread, n), posted one by one. */
+static void *poster_main(void *arg)
+{
+	struct poster *p = arg;
+
+	for (int n = 0; n < PER_THR && p->rc == 0; n++) {
+		size_t off = ((size_t)p->idx * PER_THR + (size_t)n) * TSZ;
+		struct vb_sge s = {.addr = (uintptr_t)(p->src->p + off),
+				   .length = TSZ,
+				   .lkey = p->src->mr->lkey};
+		struct vb_send_wr wr = {.wr_id = off,
+					.sg_list = &s,
+					.num_sge = 1,
+					.opcode = VB_WR_SEND,
+					.send_flags = VB_SEND_SIGNALED};
+
+		p->src->p[off] = (uint8_t)p->idx;
+		p->src->p[off + 1] = (uint8_t)n;
+		p->rc = vb_post_send(p->conn, &wr, NULL);
+	}
+	return NULL;
+}
+
+/* Threads posting on one QP at once: nothing lost, each thread's order kept. */
+static void threads_share_a_qp(void **state)
+{
+	struct pair pr = {0};
+	struct pair_opts o = {.cap = {.max_send_wr = NTHR * PER_THR,
+				      .max_recv_wr = NTHR * PER_THR,
+				      .max_send_sge = 1,
+				      .max_recv_sge = 1}};
+	struct poster th[NTHR];
+	struct buf src, dst;
+	int next[NTHR] = {0};
+	struct vb_wc wc;
+
+	pair_open_opts(&pr, &o);
+	buf_new(&src, pr.apd, NTHR * PER_THR * TSZ, 0, 46);
+	buf_new(&dst, pr.ppd, NTHR * PER_THR * TSZ, VB_ACCESS_LOCAL_WRITE, 47);
+	for (int i = 0; i < NTHR * PER_THR; i++)
+		post_recv1(pr.p, (uint64_t)i, &dst, (size_t)i * TSZ, TSZ);
+	for (int t = 0; t < NTHR; t++) {
+		th[t] = (struct poster){.conn = pr.a, .src = &src, .idx = t};
+		assert_int_equal(pthread_create(&th[t].tid, NULL, poster_main, &th[t]), 0);
+	}
+	for (int t = 0; t < NTHR; t++) {
+		assert_int_equal(pthread_join(th[t].tid, NULL), 0);
+		assert_int_equal(th[t].rc, 0);
+	}
+	for (int i = 0; i < NTHR * PER_THR; i++) {
+		assert_true(get_wc(pr.prcq, &wc, TMO_MS));
+		assert_int_equal(wc.status, VB_WC_SUCCESS);
+		uint8_t *m = dst.p + wc.wr_id * TSZ;
+		assert_true(m[0] < NTHR);
+		assert_int_equal(m[1], next[m[0]]++);
+	}
+	for (int i = 0; i < NTHR * PER_THR; i++) {
+		assert_true(get_wc(pr.ascq, &wc, TMO_MS));
+		assert_int_equal(wc.status, VB_WC_SUCCESS);
+	}
+	buf_free(&src);
+	buf_free(&dst);
+	pair_close(&pr);
+}
+
 /* ---- set-up ---- */
 
 /* A free TCP port on addr, or VB_PORT. */
@@ -1303,6 +1379,7 @@ int main(void)
 		cmocka_unit_test(cq_event_fd),
 		cmocka_unit_test(cq_overflow_reported),
 		cmocka_unit_test(many_connections),
+		cmocka_unit_test(threads_share_a_qp),
 	};
 
 	log_set_level(LOG_LVL_ERR);
