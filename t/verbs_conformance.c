@@ -1454,6 +1454,20 @@ static void hostile_handshake(void **state)
 	pair_close(&pr);
 }
 
+/* A peer that connects and says nothing is dropped after the HELLO deadline. */
+static void hostile_silent_peer(void **state)
+{
+	char b;
+	int fd;
+
+	if (!is_soft)
+		skip(); /* the deadline is the soft provider's (VB_SOFT_HELLO_TIMEOUT_MS) */
+	fd = raw_connect();
+	assert_true(wait_fd(fd, 8000)); /* EOF, well within the deadline + slack */
+	assert_int_equal(read(fd, &b, 1), 0);
+	close(fd);
+}
+
 /* A raw peer connected to a passive conn that has one Receive posted. */
 struct raw_peer {
 	struct pair pr;
@@ -1584,6 +1598,7 @@ static int suite_setup(void **state)
 	snprintf(addr, sizeof(addr), "%s", a && *a ? a : "127.0.0.1");
 	/* soft: RNR deadline short enough for the RNR case to finish quickly */
 	setenv("VB_SOFT_RNR_TIMEOUT_MS", "1500", 0);
+	setenv("VB_SOFT_HELLO_TIMEOUT_MS", "1000", 0); /* and for the silent-peer case */
 	if (vb_open(name, &dev) != 0) {
 		fprintf(stderr, "cannot open verbs device %s\n", name);
 		return -1;
@@ -1645,6 +1660,7 @@ int main(void)
 		cmocka_unit_test(churn),
 		cmocka_unit_test(hostile_handshake),
 		cmocka_unit_test(hostile_requests),
+		cmocka_unit_test(hostile_silent_peer),
 	};
 
 	log_set_level(LOG_LVL_ERR);

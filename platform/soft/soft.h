@@ -51,6 +51,7 @@
 #define SOFT_MAX_MR_SIZE (1ULL << 46)
 #define SOFT_TX_RING	 16 /* messages picked for transmission at once */
 #define SOFT_RX_BUF	 (64 * 1024)
+#define SOFT_MAX_PENDING 1024 /* half-open conns per listener */
 
 /* ---- device, PD, keys (soft_dev.c, soft_mr.c) ---- */
 
@@ -328,6 +329,8 @@ struct soft_listener {
 	int fd, evfd;
 	struct soft_list pending;  /* conns waiting for their HELLO */
 	struct soft_list requests; /* conns with a CONNECT_REQUEST to hand out */
+	unsigned nconns;	   /* on either list: bounded, against floods */
+	unsigned hello_ms;	   /* a new socket must say HELLO within this */
 };
 
 static inline struct soft_conn *soft_conn(struct vb_conn *c)

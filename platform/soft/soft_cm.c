@@ -235,6 +235,7 @@ int soft_listen(struct vb_device *dev, const char *host, const char *port, int b
 		return -ENOMEM;
 	}
 	l->fd = fd;
+	l->hello_ms = soft_env_uint("VB_SOFT_HELLO_TIMEOUT_MS", 10000, 1, 3600000);
 	l->po.type = SOFT_POLL_LISTENER;
 	l->base.dev = dev;
 	pthread_mutex_init(&l->lock, NULL);
@@ -286,9 +287,17 @@ void soft_listener_io(struct soft_listener *l)
 		c->listener = l;
 		pthread_mutex_lock(&l->lock);
 		soft_list_add_tail(&l->pending, &c->lnode);
+		l->nconns++;
 		pthread_mutex_unlock(&l->lock);
-		if (soft_engine_watch(dev->eng, fd, &c->po, true) != 0)
+		if (l->nconns > SOFT_MAX_PENDING) {
+			log_warn("%s: more than %u connections not yet accepted; dropping",
+				 c->base.peer, SOFT_MAX_PENDING);
 			soft_cm_reap(c);
+		} else if (soft_engine_watch(dev->eng, fd, &c->po, true) != 0) {
+			soft_cm_reap(c);
+		} else {
+			soft_engine_timer(dev->eng, c, l->hello_ms);
+		}
 	}
 }
 
@@ -299,6 +308,7 @@ void soft_cm_reap(struct soft_conn *c)
 
 	pthread_mutex_lock(&l->lock);
 	soft_list_del(&c->lnode);
+	l->nconns--;
 	pthread_mutex_unlock(&l->lock);
 	soft_engine_unwatch(c->dev->eng, c->fd);
 	soft_engine_forget(c->dev->eng, c);
@@ -315,6 +325,8 @@ int soft_listener_get_event(struct vb_listener *lb, struct vb_cm_event *ev)
 
 	pthread_mutex_lock(&l->lock);
 	n = soft_list_pop(&l->requests);
+	if (n)
+		l->nconns--;
 	if (n && read(l->evfd, &v, sizeof(v)) < 0)
 		log_err("listener event read: %s", strerror(errno));
 	pthread_mutex_unlock(&l->lock);
@@ -483,7 +495,10 @@ void soft_cm_connected(struct soft_conn *c)
 /* Engine: a deadline passed: the connect took too long, or a Send stalled (RNR). */
 void soft_conn_timeout(struct soft_conn *c)
 {
-	if (c->cm == SOFT_CM_CONNECTING) {
+	if (c->cm == SOFT_CM_WAIT_HELLO) {
+		log_info("%s: no HELLO in time; dropping", c->base.peer);
+		c->cm = SOFT_CM_CLOSED; /* the engine reaps it */
+	} else if (c->cm == SOFT_CM_CONNECTING) {
 		log_info("connect to %s: timed out", c->base.peer);
 		c->cm = SOFT_CM_CLOSED;
 		soft_conn_event(c, VB_CM_UNREACHABLE, -ETIMEDOUT, NULL, 0);
@@ -553,6 +568,7 @@ static void got_hello(struct soft_conn *c, const struct soft_hdr *h, const uint8
 	c->req.initiator_depth = (uint8_t)h->aux;
 	c->cm = SOFT_CM_REQUEST;
 	c->listener = NULL;
+	soft_engine_timer(c->dev->eng, c, 0);
 	pthread_mutex_lock(&l->lock);
 	soft_list_del(&c->lnode);
 	soft_list_add_tail(&l->requests, &c->lnode);

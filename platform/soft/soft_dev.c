@@ -10,6 +10,8 @@
  *   VB_SOFT_RNR_TIMEOUT_MS   how long a Send waits for a Receive before the
  *                            sender's WR fails RNR_RETRY_EXC_ERR (default 3000),
  *                            read when a QP is created
+ *   VB_SOFT_HELLO_TIMEOUT_MS how long an accepted socket may take to send its
+ *                            connect request (default 10000), read by listen
  *   VB_SOFT_DIRECT_TX        1 (default): post_send starts transmitting from the
  *                            caller's thread; 0: the engine thread sends everything
  *   VB_SOFT_NO_ORD_THROTTLE  test only: 1 lets a QP created while it is set put

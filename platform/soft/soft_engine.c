@@ -234,6 +234,8 @@ static int run_timers(struct soft_engine *e)
 		pthread_mutex_lock(&c->lock);
 		soft_conn_timeout(c);
 		pthread_mutex_unlock(&c->lock);
+		if (c->listener && c->cm == SOFT_CM_CLOSED)
+			soft_cm_reap(c); /* never said HELLO */
 		pthread_mutex_lock(&e->lock);
 	}
 	ms = next == UINT64_MAX ? -1 : (int)(next - now);
