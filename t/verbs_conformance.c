@@ -739,6 +739,45 @@ static void dereg_while_peer_holds_key(void **state)
 	pair_close(&pr);
 }
 
+/* Deregistration waits for an access under way: a Read being answered out of the
+ * MR when it is deregistered never delivers what the owner writes there after. */
+static void dereg_waits_for_inflight(void **state)
+{
+	enum { BIG = 64 << 20 };
+	struct pair pr = {0};
+	struct buf src, dst, m, rm;
+	struct vb_wc wc;
+
+	pair_open(&pr);
+	buf_new(&src, pr.ppd, BIG, VB_ACCESS_REMOTE_READ, 62);
+	buf_new(&dst, pr.apd, BIG, VB_ACCESS_LOCAL_WRITE, 63);
+	buf_new(&m, pr.apd, 64, 0, 64);
+	buf_new(&rm, pr.ppd, 64, VB_ACCESS_LOCAL_WRITE, 65);
+	uint8_t *expect = malloc(BIG);
+	assert_non_null(expect);
+	memcpy(expect, src.p, BIG);
+	post_recv1(pr.p, 1, &rm, 0, 64);
+	post1(pr.a, 2, VB_WR_RDMA_READ, &dst, 0, BIG, raddr(&src, 0), src.mr->rkey,
+	      VB_SEND_SIGNALED);
+	post1(pr.a, 3, VB_WR_SEND, &m, 0, 64, 0, 0, VB_SEND_SIGNALED);
+	expect_wc(pr.prcq, 1, VB_WC_SUCCESS); /* the Read request was taken before this */
+	assert_int_equal(vb_dereg_mr(src.mr), 0);
+	src.mr = NULL;
+	memset(src.p, 0xee, BIG); /* the owner reuses the memory */
+	assert_true(get_wc(pr.ascq, &wc, TMO_MS));
+	assert_int_equal(wc.wr_id, 2);
+	if (wc.status == VB_WC_SUCCESS)
+		assert_memory_equal(dst.p, expect, BIG);
+	else
+		assert_true(is_soft == false); /* soft must finish the Read */
+	free(expect);
+	buf_free(&src);
+	buf_free(&dst);
+	buf_free(&m);
+	buf_free(&rm);
+	pair_close(&pr);
+}
+
 /* A Send larger than the Receive: LOC_LEN_ERR there, REM_INV_REQ_ERR here. */
 static void recv_too_small(void **state)
 {
@@ -917,6 +956,35 @@ static void mw_bind_write_rebind(void **state)
 	assert_true(mw->rkey != k1);
 	post1(pr.a, 2, VB_WR_RDMA_WRITE, &src, 0, 4096, raddr(&arena, 65536), k1, VB_SEND_SIGNALED);
 	expect_wc(pr.ascq, 2, VB_WC_REM_ACCESS_ERR);
+	assert_int_equal(vb_dealloc_mw(mw), 0);
+	buf_free(&src);
+	buf_free(&arena);
+	pair_close(&pr);
+}
+
+/* Binding with length 0 unbinds: the window's key stops working. */
+static void mw_unbind_len0(void **state)
+{
+	struct pair pr = {0};
+	struct buf src, arena;
+	struct vb_mw *mw;
+	uint32_t key;
+
+	mw_skip_unless();
+	pair_open(&pr);
+	buf_new(&src, pr.apd, 4096, 0, 66);
+	buf_new(&arena, pr.ppd, 65536, RW_ALL | VB_ACCESS_MW_BIND, 67);
+	assert_int_equal(vb_alloc_mw(pr.ppd, &mw), 0);
+	assert_int_equal(
+		vb_bind_mw(pr.p, mw, arena.mr, arena.p, 65536, VB_ACCESS_REMOTE_WRITE, 1, 1), 0);
+	expect_wc(pr.pscq, 1, VB_WC_SUCCESS);
+	key = mw->rkey;
+	post1(pr.a, 2, VB_WR_RDMA_WRITE, &src, 0, 4096, raddr(&arena, 0), key, VB_SEND_SIGNALED);
+	expect_wc(pr.ascq, 2, VB_WC_SUCCESS);
+	assert_int_equal(vb_bind_mw(pr.p, mw, arena.mr, arena.p, 0, 0, 3, 1), 0);
+	expect_wc(pr.pscq, 3, VB_WC_SUCCESS);
+	post1(pr.a, 4, VB_WR_RDMA_WRITE, &src, 0, 4096, raddr(&arena, 0), key, VB_SEND_SIGNALED);
+	expect_wc(pr.ascq, 4, VB_WC_REM_ACCESS_ERR);
 	assert_int_equal(vb_dealloc_mw(mw), 0);
 	buf_free(&src);
 	buf_free(&arena);
@@ -1643,6 +1711,7 @@ int main(void)
 		cmocka_unit_test(missing_access_right),
 		cmocka_unit_test(wrong_pd),
 		cmocka_unit_test(dereg_while_peer_holds_key),
+		cmocka_unit_test(dereg_waits_for_inflight),
 		cmocka_unit_test(recv_too_small),
 		cmocka_unit_test(rnr_then_receive),
 		cmocka_unit_test(rnr_retries_exhausted),
@@ -1650,6 +1719,7 @@ int main(void)
 		cmocka_unit_test(ird_enforced),
 		cmocka_unit_test(mw_bind_write_rebind),
 		cmocka_unit_test(mw_range_and_rights),
+		cmocka_unit_test(mw_unbind_len0),
 		cmocka_unit_test(mw_send_with_invalidate),
 		cmocka_unit_test(disconnect_flushes),
 		cmocka_unit_test(peer_vanishes),
