@@ -638,8 +638,18 @@ static double best_bw(const struct opts *o, const struct results *r, int op, int
 }
 
 /* The results as a table on stdout. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1 /* ASan makes mlock a no-op and slows everything down */
+#else
+#define SANITIZED 0
+#endif
+
 static void print_table(const struct opts *o, const struct results *r, const char *dev)
 {
+	if (SANITIZED)
+		printf("WARNING: built with AddressSanitizer: mlock is a no-op and copies are "
+		       "instrumented, so these figures are not representative; use a plain "
+		       "build\n");
 	printf("nfsrdma-vbench: device %s, %ld CPUs, %.2f s per point, median of %d runs\n\n", dev,
 	       sysconf(_SC_NPROCESSORS_ONLN), o->secs, o->reps);
 	printf("bandwidth, MB/s (qd = work requests outstanding); tcp = plain TCP loopback\n");
@@ -669,6 +679,7 @@ static void write_csv(const struct opts *o, const struct results *r, const char 
 	if (f == NULL)
 		die("cannot write %s: %s", o->csv, strerror(errno));
 	fprintf(f, "device,metric,op,size,qd,value,unit\n");
+	fprintf(f, "%s,sanitized_build,,,,%d,\n", dev, SANITIZED);
 	for (int s = 0; s < o->nsizes; s++) {
 		size_t sz = o->sizes[s];
 
