@@ -527,6 +527,49 @@ static void rdma_write_sges(void **state)
 	pair_close(&pr);
 }
 
+/* A chain that fills the send queue exactly goes out whole; one more is refused. */
+static void full_send_queue(void **state)
+{
+	enum { DEPTH = 4 };
+	struct pair pr = {0};
+	struct pair_opts o = {.cap = {.max_send_wr = DEPTH,
+				      .max_recv_wr = DEPTH,
+				      .max_send_sge = 1,
+				      .max_recv_sge = 1}};
+	struct vb_send_wr wr[DEPTH + 1], *bad = NULL;
+	struct vb_sge sg;
+	struct buf src, dst;
+
+	pair_open_opts(&pr, &o);
+	buf_new(&src, pr.apd, 4096, 0, 68);
+	buf_new(&dst, pr.ppd, DEPTH * 4096, VB_ACCESS_LOCAL_WRITE, 69);
+	for (int i = 0; i < DEPTH; i++)
+		post_recv1(pr.p, (uint64_t)i, &dst, (size_t)i * 4096, 4096);
+	struct vb_sge rs = sge_of(&dst, 0, 4096);
+	struct vb_recv_wr rw = {.wr_id = 99, .sg_list = &rs, .num_sge = 1}, *rbad = NULL;
+	assert_int_equal(vb_post_recv(pr.p, &rw, &rbad), -ENOMEM); /* receive queue full */
+	assert_ptr_equal(rbad, &rw);
+	sg = sge_of(&src, 0, 4096);
+	for (int i = 0; i <= DEPTH; i++)
+		wr[i] = (struct vb_send_wr){.wr_id = (uint64_t)i,
+					    .sg_list = &sg,
+					    .num_sge = 1,
+					    .opcode = VB_WR_SEND,
+					    .send_flags = VB_SEND_SIGNALED,
+					    .next = i < DEPTH - 1 ? &wr[i + 1] : NULL};
+	assert_int_equal(vb_post_send(pr.a, wr, NULL), 0);
+	wr[DEPTH].next = NULL;
+	assert_int_equal(vb_post_send(pr.a, &wr[DEPTH], &bad), -ENOMEM); /* queue full */
+	assert_ptr_equal(bad, &wr[DEPTH]);
+	for (int i = 0; i < DEPTH; i++)
+		expect_wc(pr.ascq, (uint64_t)i, VB_WC_SUCCESS);
+	for (int i = 0; i < DEPTH; i++)
+		expect_wc(pr.prcq, (uint64_t)i, VB_WC_SUCCESS);
+	buf_free(&src);
+	buf_free(&dst);
+	pair_close(&pr);
+}
+
 /* Mixed operations complete in post order; a fenced Send carries what a Read fetched. */
 static void mixed_order_and_fence(void **state)
 {
@@ -1703,6 +1746,7 @@ int main(void)
 		cmocka_unit_test(write_then_send),
 		cmocka_unit_test(rdma_read_sges),
 		cmocka_unit_test(rdma_write_sges),
+		cmocka_unit_test(full_send_queue),
 		cmocka_unit_test(mixed_order_and_fence),
 		cmocka_unit_test(inline_send),
 		cmocka_unit_test(bad_rkey),

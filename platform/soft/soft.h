@@ -288,9 +288,11 @@ struct soft_conn {
 	/* send queue: ring of cap.max_send_wr; head = oldest unfinished, tx = next to pick */
 	struct soft_swqe *sq;
 	uint32_t sq_head, sq_tx, sq_count;
-	uint32_t next_seq;  /* seq of the next request */
-	uint32_t acked_seq; /* last request the peer acknowledged */
-	unsigned reads_out; /* our Reads on the wire, not yet answered */
+	uint32_t sq_unpicked; /* WRs from sq_tx on, not yet picked (sq_tx alone is ambiguous when
+				 full) */
+	uint32_t next_seq;    /* seq of the next request */
+	uint32_t acked_seq;   /* last request the peer acknowledged */
+	unsigned reads_out;   /* our Reads on the wire, not yet answered */
 	/* receive queue */
 	struct soft_rwqe *rq;
 	uint32_t rq_head, rq_count;

@@ -229,6 +229,7 @@ static void flush_sq(struct soft_conn *c)
 		c->sq_count--;
 	}
 	c->sq_tx = c->sq_head;
+	c->sq_unpicked = 0;
 	c->reads_out = 0;
 }
 
@@ -309,6 +310,7 @@ static void enqueue_send(struct soft_conn *c, const struct vb_send_wr *wr, uint3
 	w->seq = c->next_seq++;
 	w->num_sge = wr->num_sge;
 	memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*w->sge));
+	c->sq_unpicked++;
 	if (w->is_inline) {
 		uint8_t *p = w->inline_data;
 
@@ -349,6 +351,7 @@ int soft_post_send(struct vb_conn *conn, struct vb_send_wr *wr, struct vb_send_w
 			send_cqe(c, wr->wr_id, (uint8_t)wr->opcode, true, VB_WC_WR_FLUSH_ERR);
 		} else if (c->sq_count == c->cap.max_send_wr) {
 			rc = -ENOMEM;
+			break; /* *bad is this WR */
 		} else {
 			enqueue_send(c, wr, (uint32_t)len);
 		}
@@ -379,6 +382,7 @@ int soft_post_recv(struct vb_conn *conn, struct vb_recv_wr *wr, struct vb_recv_w
 			log_err("recv WR %llu: SGE count %d, the QP allows %u",
 				(unsigned long long)wr->wr_id, wr->num_sge, c->cap.max_recv_sge);
 			rc = -EINVAL;
+			break; /* *bad is this WR */
 		} else if (c->qp == SOFT_QP_ERROR) {
 			struct vb_wc wc = {.wr_id = wr->wr_id,
 					   .conn = conn,
@@ -388,6 +392,7 @@ int soft_post_recv(struct vb_conn *conn, struct vb_recv_wr *wr, struct vb_recv_w
 			soft_cq_push((struct soft_cq *)conn->recv_cq, &wc);
 		} else if (c->rq_count == c->cap.max_recv_wr) {
 			rc = -ENOMEM;
+			break;
 		} else {
 			w = &c->rq[(c->rq_head + c->rq_count++) % c->cap.max_recv_wr];
 			w->wr_id = wr->wr_id;
@@ -446,6 +451,7 @@ int soft_bind_mw(struct vb_conn *conn, struct vb_mw *m, struct vb_mr *mr, void *
 					     .access = access,
 					     .rkey = rkey};
 		m->rkey = rkey;
+		c->sq_unpicked++;
 		start_tx(c);
 	}
 	pthread_mutex_unlock(&c->lock);

@@ -160,7 +160,7 @@ static void fill_sq(struct soft_conn *c)
 	uint32_t cap = c->cap.max_send_wr;
 
 	while (c->tx_count < SOFT_TX_RING && c->qp == SOFT_QP_RTS && !c->tx_closed &&
-	       c->sq_tx != (c->sq_head + c->sq_count) % cap) {
+	       c->sq_unpicked) {
 		struct soft_swqe *w = &c->sq[c->sq_tx];
 
 		if (w->fence && c->reads_out)
@@ -171,6 +171,7 @@ static void fill_sq(struct soft_conn *c)
 			w->state = ok ? SOFT_WQE_DONE : SOFT_WQE_FAILED;
 			w->status = VB_WC_MW_BIND_ERR;
 			c->sq_tx = (c->sq_tx + 1) % cap;
+			c->sq_unpicked--;
 			if (!ok) {
 				log_err("%s: memory window bind WR %llu is invalid", c->base.peer,
 					(unsigned long long)w->wr_id);
@@ -186,6 +187,7 @@ static void fill_sq(struct soft_conn *c)
 		if (!pick_wqe(c, w, c->sq_tx))
 			return;
 		c->sq_tx = (c->sq_tx + 1) % cap;
+		c->sq_unpicked--;
 	}
 }
 
