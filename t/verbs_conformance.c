@@ -1264,13 +1264,35 @@ static void many_post(struct many *m, int i)
 		      VB_SEND_SIGNALED);
 }
 
+/* Every Receive and every Send completed, in order per conn, data intact. */
+static void many_check(struct many *m, struct vb_cq *prcq, struct vb_cq *scq)
+{
+	struct vb_wc wc;
+
+	for (int n = 0; n < NCONN * MSGS; n++) {
+		assert_true(get_wc(prcq, &wc, TMO_MS));
+		assert_int_equal(wc.status, VB_WC_SUCCESS);
+		int i = pair_of(m, wc.conn);
+		assert_int_equal(wc.wr_id, m->recvd[i]++); /* in order per conn */
+		assert_memory_equal(m->dst[i].p + wc.wr_id * MSZ, m->src[i].p + wc.wr_id * MSZ,
+				    MSZ);
+		if (m->recvd[i] == MSGS) /* Write before Send: landed */
+			assert_memory_equal(m->wdst[i].p, m->src[i].p, WSZ);
+	}
+	for (int n = 0; n < NCONN * MSGS; n++) {
+		assert_true(get_wc(scq, &wc, TMO_MS));
+		assert_int_equal(wc.status, VB_WC_SUCCESS);
+		int i = pair_of(m, wc.conn);
+		assert_int_equal(wc.wr_id, m->sent[i]++);
+	}
+}
+
 /* 64 connections move data at once; per-conn order holds, data intact. */
 static void many_connections(void **state)
 {
 	struct many *m = calloc(1, sizeof(*m));
 	struct vb_pd *apd, *ppd;
 	struct vb_cq *scq, *rcq, *pscq, *prcq;
-	struct vb_wc wc;
 
 	assert_non_null(m);
 	assert_int_equal(vb_alloc_pd(dev, &apd), 0);
@@ -1300,22 +1322,7 @@ static void many_connections(void **state)
 	}
 	for (int i = 0; i < NCONN; i++) /* everything in flight on all conns at once */
 		many_post(m, i);
-	for (int n = 0; n < NCONN * MSGS; n++) {
-		assert_true(get_wc(prcq, &wc, TMO_MS));
-		assert_int_equal(wc.status, VB_WC_SUCCESS);
-		int i = pair_of(m, wc.conn);
-		assert_int_equal(wc.wr_id, m->recvd[i]++); /* in order per conn */
-		assert_memory_equal(m->dst[i].p + wc.wr_id * MSZ, m->src[i].p + wc.wr_id * MSZ,
-				    MSZ);
-		if (m->recvd[i] == MSGS) /* Write before Send: landed */
-			assert_memory_equal(m->wdst[i].p, m->src[i].p, WSZ);
-	}
-	for (int n = 0; n < NCONN * MSGS; n++) {
-		assert_true(get_wc(scq, &wc, TMO_MS));
-		assert_int_equal(wc.status, VB_WC_SUCCESS);
-		int i = pair_of(m, wc.conn);
-		assert_int_equal(wc.wr_id, m->sent[i]++);
-	}
+	many_check(m, prcq, scq);
 	for (int i = 0; i < NCONN; i++) {
 		pair_close(&m->pr[i]);
 		buf_free(&m->src[i]);
