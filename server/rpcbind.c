@@ -31,8 +31,8 @@ int rpcbind_register(unsigned port)
 		return fd;
 	}
 	close(fd);
+	rpcbind_unregister(); /* whatever an earlier run left, every protocol at once */
 	for (size_t i = 0; i < NENTRIES; i++) {
-		pmap_unset(entries[i].prog, entries[i].vers);
 		if (!pmap_set(entries[i].prog, entries[i].vers, entries[i].proto,
 			      (unsigned short)port)) {
 			log_warn("rpcbind refused program %lu version %lu", entries[i].prog,
