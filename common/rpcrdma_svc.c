@@ -193,11 +193,17 @@ static void sreq_reap(struct rr_sreq *rq)
 	pthread_mutex_unlock(&srv->lock);
 }
 
-/* One of the things the request waits for is over; release it after the last. */
+/* One of the things the request waits for is over; release it after the last:
+ * at once where giving buffers back is cheap (so the next call finds them), on
+ * the reaper thread where it deregisters (dynamic). */
 static void sreq_unpend(struct rr_sreq *rq)
 {
-	if (__atomic_sub_fetch(&rq->pending, 1, __ATOMIC_ACQ_REL) == 0)
+	if (__atomic_sub_fetch(&rq->pending, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	if (rr_reg_kind(rq->srv->ep->reg) == RR_REG_DYNAMIC)
 		sreq_reap(rq);
+	else
+		sreq_release(rq);
 }
 
 /* ---- buffers of a request ---- */

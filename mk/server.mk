@@ -7,3 +7,4 @@ server_nfsrdma_server_CPPFLAGS = $(AM_CPPFLAGS) -DSYSCONFDIR=\"$(sysconfdir)\"
 
 TESTS += t/server_daemon.sh
 EXTRA_DIST += t/server_daemon.sh
+dist_man_MANS += man/nfsrdma-server.8
