@@ -8,3 +8,7 @@ server_nfsrdma_server_CPPFLAGS = $(AM_CPPFLAGS) -DSYSCONFDIR=\"$(sysconfdir)\"
 TESTS += t/server_daemon.sh
 EXTRA_DIST += t/server_daemon.sh
 dist_man_MANS += man/nfsrdma-server.8
+TESTS += t/server_fio.sh
+EXTRA_DIST += t/server_fio.sh scripts/build-fio-nfs.sh
+check_PROGRAMS += t/nfsprobe
+t_nfsprobe_SOURCES = t/nfsprobe.c

@@ -42,6 +42,9 @@ scripts/install-deps.sh $lab_arg || { echo "check: installing dependencies faile
 
 B=$top/build/check
 mkdir -p "$top/build"
+# fio with its nfs engine, an external NFS client for the server's tests
+scripts/build-fio-nfs.sh > "$top/build/fio.log" 2>&1 ||
+	log "fio with the nfs engine could not be built (see build/fio.log): its test will SKIP"
 if ! scripts/build.sh "$B" --enable-werror --enable-sanitizers > "$top/build/build.log" 2>&1; then
 	tail -n 60 "$top/build/build.log"
 	echo "check: build failed"

@@ -68,7 +68,7 @@ EOF
 URL="nfs://127.0.0.1$T/export"
 Q="?version=3&nfsport=$TCP&mountport=$TCP"
 
-echo "1..18"
+echo "1..21"
 write_conf "$T/srv.conf" rw ""
 "$S" -f "$T/srv.conf" 2>"$T/start.log"
 started=$?
@@ -122,6 +122,20 @@ kill -TERM "$(cat "$T/server.pid")"
 for i in $(seq 50); do [ -e "$T/server.pid" ] || break; sleep 0.1; done
 check "SIGTERM stops it and removes the pidfile" test ! -e "$T/server.pid"
 write_conf "$T/srv.conf" rw ""
+
+# a restart: handles stay valid, the write verifier changes (so clients resend)
+"$S" -f "$T/srv.conf" 2>/dev/null
+"$B/t/nfsprobe" before 127.0.0.1 $TCP "$T/export" "$T/probe.state" >"$T/probe1" 2>&1
+check "an UNSTABLE write before the restart" grep -q "wrote 37 bytes UNSTABLE" "$T/probe1"
+kill -TERM "$(cat "$T/server.pid")"
+for i in $(seq 50); do [ -e "$T/server.pid" ] || break; sleep 0.1; done
+"$S" -f "$T/srv.conf" 2>/dev/null
+"$B/t/nfsprobe" after 127.0.0.1 $TCP "$T/export" "$T/probe.state" >"$T/probe2" 2>&1
+check "after a restart the old file handle still resolves and the data is there" \
+	bash -c "grep -q 'still resolves' '$T/probe2' && grep -q 'reads back' '$T/probe2'"
+check "and the write verifier changed" grep -q "verifier changed" "$T/probe2"
+kill -TERM "$(cat "$T/server.pid")"
+for i in $(seq 50); do [ -e "$T/server.pid" ] || break; sleep 0.1; done
 "$S" -F -f "$T/srv.conf" 2>"$T/load.log" &
 SPID=$!
 PIDS+=($SPID)
