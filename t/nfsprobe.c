@@ -17,28 +17,42 @@
 
 #define DATA "written before the restart, unstable\n"
 
+/* The calls made, so their results (and the transport's buffers) are freed at the end. */
+static struct rpc_call made[16];
+static unsigned nmade;
+
 static int call(struct rpc_clnt *c, uint32_t prog, uint32_t proc, xdrproc_t xa, void *a,
 		xdrproc_t xr, void *r)
 {
-	struct rpc_call rc = {.prog = prog,
-			      .vers = 3,
-			      .proc = proc,
-			      .xdr_args = xa,
-			      .args = a,
-			      .xdr_res = xr,
-			      .res = r,
-			      .timeout_ms = 10000};
-	int e = rpc_clnt_call(c, &rc);
+	struct rpc_call *rc = &made[nmade];
+	int e;
 
+	*rc = (struct rpc_call){.prog = prog,
+				.vers = 3,
+				.proc = proc,
+				.xdr_args = xa,
+				.args = a,
+				.xdr_res = xr,
+				.res = r,
+				.timeout_ms = 10000};
+	e = rpc_clnt_call(c, rc);
 	if (e)
 		fprintf(stderr, "nfsprobe: call %u/%u: %s\n", prog, proc, strerror(-e));
+	else
+		nmade++;
 	return e;
+}
+
+static void free_calls(struct rpc_clnt *c)
+{
+	while (nmade)
+		rpc_clnt_free_res(c, &made[--nmade]);
 }
 
 static int mount_root(struct rpc_clnt *c, const char *path, nfs_fh3 *root)
 {
 	dirpath p = (char *)path;
-	mountres3 r;
+	static mountres3 r; /* static: freed with the call at the end of main */
 
 	memset(&r, 0, sizeof(r));
 	if (call(c, MOUNT_PROGRAM, MOUNTPROC3_MNT, (xdrproc_t)xdr_dirpath, &p,
@@ -49,7 +63,6 @@ static int mount_root(struct rpc_clnt *c, const char *path, nfs_fh3 *root)
 	root->data.data_val = malloc(root->data.data_len);
 	memcpy(root->data.data_val, r.mountres3_u.mountinfo.fhandle.fhandle3_val,
 	       root->data.data_len);
-	xdr_free((xdrproc_t)xdr_mountres3, &r);
 	return 0;
 }
 
@@ -73,9 +86,9 @@ static size_t unhex(const char *s, unsigned char *out, size_t max)
 static int before(struct rpc_clnt *c, nfs_fh3 *root, const char *state)
 {
 	CREATE3args ca = {.where = {*root, "probe"}};
-	CREATE3res cr;
+	static CREATE3res cr;
 	WRITE3args wa;
-	WRITE3res wr;
+	static WRITE3res wr;
 	FILE *f;
 
 	memset(&cr, 0, sizeof(cr));
@@ -105,8 +118,6 @@ static int before(struct rpc_clnt *c, nfs_fh3 *root, const char *state)
 	fclose(f);
 	printf("wrote %u bytes UNSTABLE, committed: %s\n", wr.WRITE3res_u.resok.count,
 	       wr.WRITE3res_u.resok.committed == UNSTABLE ? "no" : "yes");
-	xdr_free((xdrproc_t)xdr_WRITE3res, &wr);
-	xdr_free((xdrproc_t)xdr_CREATE3res, &cr);
 	return 0;
 }
 
@@ -115,11 +126,11 @@ static int after(struct rpc_clnt *c, const char *state)
 	unsigned char fh[NFS3_FHSIZE], verf[NFS3_WRITEVERFSIZE];
 	char line[512], data[128];
 	GETATTR3args ga;
-	GETATTR3res gr;
+	static GETATTR3res gr;
 	READ3args ra;
 	READ3res rr;
 	COMMIT3args ka;
-	COMMIT3res kr;
+	static COMMIT3res kr;
 	int bad = 0;
 	FILE *f = fopen(state, "r");
 
@@ -178,8 +189,6 @@ static int after(struct rpc_clnt *c, const char *state)
 	} else {
 		puts("the write verifier changed across the restart");
 	}
-	xdr_free((xdrproc_t)xdr_GETATTR3res, &gr);
-	xdr_free((xdrproc_t)xdr_COMMIT3res, &kr);
 	return bad;
 }
 
@@ -204,6 +213,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	rc = !strcmp(argv[1], "before") ? before(c, &root, argv[5]) : after(c, argv[5]);
+	free_calls(c);
 	free(root.data.data_val);
 	rpc_clnt_destroy(c);
 	return rc;
