@@ -118,7 +118,7 @@ int main(int argc, char **argv)
 					    RR_REG_ALLPHYS};
 	static const size_t sizes[] = {128 << 10, 1 << 20};
 	double secs = 1.0;
-	int nthreads = 4, quick = 0;
+	int nthreads = 4, quick = 0, only_overlap = 0;
 	FILE *csv = NULL;
 
 	for (int i = 1; i < argc; i++) {
@@ -130,9 +130,11 @@ int main(int argc, char **argv)
 			csv = fopen(argv[++i], "w");
 		else if (!strcmp(argv[i], "--quick"))
 			quick = 1;
+		else if (!strcmp(argv[i], "--overlap"))
+			only_overlap = 1;
 		else {
 			fprintf(stderr, "usage: rpc_bulk_bench [--seconds S] [--threads N] "
-					"[--csv FILE] [--quick]\n");
+					"[--csv FILE] [--quick] [--overlap]\n");
 			return 2;
 		}
 	}
@@ -143,7 +145,7 @@ int main(int argc, char **argv)
 	       "GET MB/s");
 	if (csv)
 		fprintf(csv, "transport,mode,server,client,size,put_mbs,get_mbs\n");
-	for (unsigned m = 0; m < 2; m++) {
+	for (unsigned m = 0; m < 2 && !only_overlap; m++) {
 		for (unsigned s = 0; s < 4; s++) {
 			for (unsigned c = 0; c < 4; c++) {
 				struct rrt_server t;
@@ -178,6 +180,31 @@ int main(int argc, char **argv)
 				rrt_server_stop(&t);
 			}
 		}
+	}
+	/* dynamic registration: the reply buffer registered while the procedure fills
+	 * it, against registered first and filled after, side by side */
+	for (int overlap = 1; overlap >= 0; overlap--) {
+		struct rrt_server t;
+		struct rpc_clnt *cl;
+		struct rr_params p;
+
+		rrt_params(&p, RR_MODE_READ_WRITE, RR_REG_DYNAMIC);
+		p.no_reg_overlap = !overlap;
+		if (rrt_server_start_p(&t, &p, 0) != 0 ||
+		    rrt_client(&t, RR_MODE_READ_WRITE, RR_REG_CACHE, 0, &cl) != 0)
+			return 1;
+		for (unsigned z = 0; z < 2; z++) {
+			double get = measure(cl, 1, sizes[z], nthreads, secs);
+
+			printf("%-10s %-8s %-8s %7zuK %10s %10.0f   (registration %s the fill)\n",
+			       "read-write", "dynamic", "cache", sizes[z] >> 10, "-", get,
+			       overlap ? "overlapping" : "before");
+			if (csv)
+				fprintf(csv, "rdma-%s,read-write,dynamic,cache,%zu,,%.1f\n",
+					overlap ? "overlap" : "no-overlap", sizes[z], get);
+		}
+		rpc_clnt_destroy(cl);
+		rrt_server_stop(&t);
 	}
 	/* the same program over RPC/TCP, as the baseline */
 	{

@@ -543,6 +543,10 @@ static void full_send_queue(void **state)
 	struct vb_sge sg, rs[DEPTH + 1];
 	struct buf src, dst;
 
+	/* a device may give a queue more slots than asked (rxe does; verbs allows it)
+	 * and verbs.h does not say how many: only soft's exact capacity is testable */
+	if (!is_soft)
+		skip();
 	pair_open_opts(&pr, &o);
 	buf_new(&src, pr.apd, 4096, 0, 68);
 	buf_new(&dst, pr.ppd, DEPTH * 4096, VB_ACCESS_LOCAL_WRITE, 69);
