@@ -769,10 +769,10 @@ static int dispatch(struct rr_sreq *rq, size_t reserve, int *long_reply)
 		*long_reply = 1;
 	}
 	rc = rpc_reencode(rq->srv->rpc, x);
-	if (rc == 0 && *long_reply && x->reply_len <= x->reply_cap && rq->x.status != RPC_OK) {
-		/* became a short SYSTEM_ERR: send it inline */
+	if (rc == 0 && *long_reply && x->status != RPC_OK) {
+		/* too long even for that: it became a SYSTEM_ERR of a few words, inline */
 		memcpy(rq->send->buf + reserve, x->reply, x->reply_len);
-		*long_reply = x->reply_len > (c->send_max > reserve ? c->send_max - reserve : 0);
+		*long_reply = 0;
 	}
 	return rc;
 }

@@ -11,13 +11,7 @@ FIO=${FIO:-${top_srcdir:-.}/build/tools/fio}
 	{ echo "1..0 # SKIP no fio with the nfs engine at $FIO (scripts/build-fio-nfs.sh)"; exit 0; }
 T=$(mktemp -d /tmp/nfsrdma-fio.XXXXXX)
 trap '[ -f "$T/server.pid" ] && kill -TERM "$(cat "$T/server.pid")"; sleep 0.3; rm -rf "$T"' EXIT
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 30000))
-		ss -ltnuH "( sport = :$p )" 2>/dev/null | grep -q . || { echo $p; return; }
-	done
-}
+. "$(dirname "$0")/daemon-lib.sh"
 TCP=$(free_port)
 mkdir -p "$T/export"
 cat > "$T/srv.conf" << CONF
