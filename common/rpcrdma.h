@@ -50,6 +50,8 @@ struct rr_params {
 	unsigned fastreg_pool;		/* fastreg: memory windows */
 	size_t arena_size;		/* fastreg/allphys: the pre-registered arena */
 	int trusted_peers;		/* allphys is refused unless set */
+	int no_reg_overlap;		/* dynamic: register before filling, not alongside
+					   (only to measure what the overlap gains) */
 	uint32_t done_deadline_ms;	/* Read-Read: exposed buffers live at most this long */
 	size_t exposed_max;		/* Read-Read: exposed bytes per connection */
 	size_t mem_budget;		/* server: registered memory shared by all connections */

@@ -489,6 +489,9 @@ static void conn_destroy_in_loop(void *arg)
 		}
 	}
 	ep->nconns--;
+	/* a closed connection keeps its counts, not its gauges */
+	c->st.credits_granted = c->st.exposed_now = c->st.remote_regs_now = 0;
+	c->st.registered_now = c->st.cached_now = c->st.conns = 0;
 	rr_stats_add(&ep->closed, &c->st);
 	pthread_cond_broadcast(&ep->cond);
 	pthread_mutex_unlock(&ep->lock);

@@ -9,6 +9,7 @@
 #define CLASS_MIN_SHIFT 12 /* 4 KiB */
 #define NCLASSES	14 /* 4 KiB .. 32 MiB */
 #define ARENA_WAIT_S	10 /* how long a get waits for arena space */
+#define REG_THREADS	4  /* dynamic: registrations run this many at once */
 
 struct rr_reg_ctx {
 	enum rr_reg kind;
@@ -29,7 +30,7 @@ struct rr_reg_ctx {
 	struct vb_mw **mws; /* fastreg: free windows */
 	unsigned nmws, nmw_free;
 
-	pthread_t reg_thread; /* dynamic: background registrations */
+	pthread_t reg_threads[REG_THREADS]; /* dynamic: background registrations */
 	int reg_thread_up, reg_stop;
 	struct rr_buf *reg_head, *reg_tail;
 	pthread_cond_t reg_cond;
@@ -134,7 +135,7 @@ static int dynamic_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct 
 	if (posix_memalign(&b->addr, 4096, len ? len : 1))
 		return -ENOMEM;
 	b->remote = (flags & RR_GET_EXPOSE) != 0;
-	if ((flags & RR_GET_ASYNC) && r->reg_thread_up) {
+	if ((flags & RR_GET_ASYNC) && r->reg_thread_up && !r->p.no_reg_overlap) {
 		pthread_mutex_lock(&r->lock);
 		b->next = NULL;
 		if (r->reg_tail)
@@ -430,9 +431,12 @@ int rr_reg_create(struct vb_pd *pd, const struct rr_params *p, unsigned remote_r
 		break;
 	case RR_REG_DYNAMIC:
 	case RR_REG_ZEROCOPY:
-		rc = pthread_create(&r->reg_thread, NULL, reg_thread_main, r);
-		r->reg_thread_up = rc == 0;
-		rc = -rc;
+		for (; r->reg_thread_up < REG_THREADS; r->reg_thread_up++) {
+			rc = -pthread_create(&r->reg_threads[r->reg_thread_up], NULL,
+					     reg_thread_main, r);
+			if (rc)
+				break;
+		}
 		break;
 	case RR_REG_CACHE:
 		break;
@@ -452,9 +456,10 @@ void rr_reg_destroy(struct rr_reg_ctx *r)
 	if (r->reg_thread_up) {
 		pthread_mutex_lock(&r->lock);
 		r->reg_stop = 1;
-		pthread_cond_signal(&r->reg_cond);
+		pthread_cond_broadcast(&r->reg_cond);
 		pthread_mutex_unlock(&r->lock);
-		pthread_join(r->reg_thread, NULL);
+		for (int i = 0; i < r->reg_thread_up; i++)
+			pthread_join(r->reg_threads[i], NULL);
 	}
 	for (int rem = 0; rem < 2; rem++) {
 		for (int c = 0; c < NCLASSES; c++) {

@@ -193,11 +193,17 @@ static void sreq_reap(struct rr_sreq *rq)
 	pthread_mutex_unlock(&srv->lock);
 }
 
-/* One of the things the request waits for is over; release it after the last. */
+/* One of the things the request waits for is over; release it after the last:
+ * at once where giving buffers back is cheap (so the next call finds them), on
+ * the reaper thread where it deregisters (dynamic). */
 static void sreq_unpend(struct rr_sreq *rq)
 {
-	if (__atomic_sub_fetch(&rq->pending, 1, __ATOMIC_ACQ_REL) == 0)
+	if (__atomic_sub_fetch(&rq->pending, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	if (rr_reg_kind(rq->srv->ep->reg) == RR_REG_DYNAMIC)
 		sreq_reap(rq);
+	else
+		sreq_release(rq);
 }
 
 /* ---- buffers of a request ---- */
@@ -763,10 +769,10 @@ static int dispatch(struct rr_sreq *rq, size_t reserve, int *long_reply)
 		*long_reply = 1;
 	}
 	rc = rpc_reencode(rq->srv->rpc, x);
-	if (rc == 0 && *long_reply && x->reply_len <= x->reply_cap && rq->x.status != RPC_OK) {
-		/* became a short SYSTEM_ERR: send it inline */
+	if (rc == 0 && *long_reply && x->status != RPC_OK) {
+		/* too long even for that: it became a SYSTEM_ERR of a few words, inline */
 		memcpy(rq->send->buf + reserve, x->reply, x->reply_len);
-		*long_reply = x->reply_len > (c->send_max > reserve ? c->send_max - reserve : 0);
+		*long_reply = 0;
 	}
 	return rc;
 }

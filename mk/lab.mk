@@ -1,1 +1,26 @@
-# lab: sources, programs and tests of this area.
+# lab: the verbs tests and the verbs microbenchmark on Soft-RoCE (rxe0) inside
+# ../shared/rdmalab, a throwaway qemu guest. Not part of `make check`: the
+# guest runs under TCG, ~50x slower than the host. scripts/check.sh runs
+# lab-verbs where time allows; both targets skip when the lab cannot boot.
+lab_scripts = t/lab/lab-common.sh t/lab/verbs-lab.sh t/lab/vbench-lab.sh t/lab/server-kclient.sh
+EXTRA_DIST += $(lab_scripts)
+LAB_BENCH_DIR = $(abs_top_srcdir)/build/bench
+
+# The lab's TAP stream through automake's driver, so the summary (# TOTAL ...)
+# is the usual one; the binaries it runs are the check programs.
+lab-verbs: $(check_PROGRAMS)
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS=t/lab/verbs-lab.sh TEST_SUITE_LOG=t/lab/lab-verbs.log
+
+# nfsrdma-vbench in the guest; CSV in build/bench/vbench-rxe.csv.
+lab-bench-verbs: all
+	top_builddir=$(abs_top_builddir) top_srcdir=$(abs_top_srcdir) \
+		$(SHELL) $(srcdir)/t/lab/vbench-lab.sh $(LAB_BENCH_DIR)
+
+# The Linux kernel's NFS client against nfsrdma-server over RDMA on rxe0, and
+# against the kernel's nfsd for comparison (dd MB/s in the TAP comments).
+lab-server: all
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS=t/lab/server-kclient.sh TEST_SUITE_LOG=t/lab/lab-server.log
+
+PHONY_TARGETS += lab-verbs lab-bench-verbs lab-server
+EXTRA_TARGETS += lab-verbs:900 lab-server:900
+CLEANFILES += t/lab/lab-verbs.log t/lab/lab-server.log

@@ -3,7 +3,8 @@
 libnfsrdma_a_SOURCES += \
 	common/rpc.h common/rpc_msg.c common/rpc_auth.c common/rpc_auth.h common/rpc_svc.c \
 	common/integrity.c common/integrity.h common/net.c common/net.h \
-	common/rpc_tcp.h common/rpc_tcp.c common/rpc_tcp_clnt.c common/rpc_rec.c
+	common/rpc_tcp.h common/rpc_tcp.c common/rpc_tcp_clnt.c common/rpc_rec.c \
+	common/rpc_udp.c common/rpc_udp.h
 
 # The transport test program (echo and bulk), shared by the RPC and RPC/RDMA tests.
 noinst_LIBRARIES += t/libbulkprog.a
@@ -13,6 +14,7 @@ t_libbulkprog_a_CPPFLAGS = $(AM_CPPFLAGS)
 if HAVE_CMOCKA
 check_PROGRAMS += t/rpc_tcp_test
 TESTS += t/rpc_tcp_test
+t_rpc_tcp_test_SOURCES = t/rpc_tcp_test.c t/rpcrdma_test_util.c t/rpcrdma_test_util.h
 t_rpc_tcp_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_rpc_tcp_test_LDADD = t/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
 endif

@@ -1,1 +1,14 @@
-# server: sources, programs and tests of this area.
+# server: the nfsrdma-server daemon: start-up, reload and drain (server/daemon.c),
+# rpcbind registration, the control socket, and its command line.
+sbin_PROGRAMS += server/nfsrdma-server
+server_nfsrdma_server_SOURCES = server/main.c server/daemon.c server/daemon.h \
+	server/rpcbind.c server/rpcbind.h server/ctl.c server/ctl.h
+server_nfsrdma_server_CPPFLAGS = $(AM_CPPFLAGS) -DSYSCONFDIR=\"$(sysconfdir)\"
+
+TESTS += t/server_daemon.sh
+EXTRA_DIST += t/server_daemon.sh t/daemon-lib.sh
+dist_man_MANS += man/nfsrdma-server.8
+TESTS += t/server_fio.sh
+EXTRA_DIST += t/server_fio.sh scripts/build-fio-nfs.sh
+check_PROGRAMS += t/nfsprobe
+t_nfsprobe_SOURCES = t/nfsprobe.c

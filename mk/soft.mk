@@ -14,3 +14,17 @@ t_verbs_conformance_LDADD = $(LDADD) $(CMOCKA_LIBS)
 endif
 TESTS += t/verbs_soft_unix.sh
 dist_check_SCRIPTS += t/verbs_soft_unix.sh
+
+# nfsrdma-vbench: the verbs microbenchmark; `make bench-verbs` runs it quickly
+# on the soft provider and writes $(VBENCH_DIR)/vbench-soft.csv.
+bin_PROGRAMS += nfsrdma-vbench
+nfsrdma_vbench_SOURCES = client/vbench.c
+VBENCH_DIR = $(abs_top_srcdir)/build/bench
+bench-verbs: nfsrdma-vbench$(EXEEXT)
+	@mkdir -p $(VBENCH_DIR)
+	./nfsrdma-vbench$(EXEEXT) --device soft --quick --csv $(VBENCH_DIR)/vbench-soft.csv \
+		> $(VBENCH_DIR)/vbench-soft.txt
+	@sed 's/^/bench-verbs: /' $(VBENCH_DIR)/vbench-soft.txt
+	@echo "bench-verbs: CSV in $(VBENCH_DIR)/vbench-soft.csv"
+PHONY_TARGETS += bench-verbs
+EXTRA_TARGETS += bench-verbs:300

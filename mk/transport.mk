@@ -19,3 +19,24 @@ t_rpcrdma_hostile_test_SOURCES = t/rpcrdma_hostile_test.c t/rpcrdma_test_util.c 
 t_rpcrdma_hostile_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_rpcrdma_hostile_test_LDADD = t/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
 endif
+
+# RPC/RDMA bulk throughput per mode and strategy (and RPC/TCP), non-sanitized
+# numbers only mean something; CSV in build/bench/rpc-bulk.csv.
+noinst_PROGRAMS += t/rpc_bulk_bench
+t_rpc_bulk_bench_SOURCES = t/rpc_bulk_bench.c t/rpcrdma_test_util.c t/rpcrdma_test_util.h
+t_rpc_bulk_bench_LDADD = t/libbulkprog.a $(LDADD)
+bench-rpc: t/rpc_bulk_bench
+	$(MKDIR_P) $(abs_top_srcdir)/build/bench
+	./t/rpc_bulk_bench --seconds 1 --csv $(abs_top_srcdir)/build/bench/rpc-bulk.csv
+PHONY_TARGETS += bench-rpc
+EXTRA_TARGETS += bench-rpc:600
+
+# The soak: SOAK_SECONDS of random calls over random modes and strategies.
+noinst_PROGRAMS += t/rpcrdma_soak
+t_rpcrdma_soak_SOURCES = t/rpcrdma_soak.c t/rpcrdma_test_util.c t/rpcrdma_test_util.h
+t_rpcrdma_soak_LDADD = t/libbulkprog.a $(LDADD)
+soak: t/rpcrdma_soak
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS=t/rpcrdma_soak TEST_SUITE_LOG=t/rpcrdma-soak.log
+PHONY_TARGETS += soak
+EXTRA_TARGETS += soak:900
+CLEANFILES += t/rpcrdma-soak.log

@@ -51,6 +51,13 @@ static size_t fdcache_size(void)
 }
 
 /* Open every export; refuse two exports with one id. */
+static void close_exports(struct export *exports, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		export_close(&exports[i]);
+	free(exports);
+}
+
 static int open_exports(struct nfs_backend *be, const struct nfs_export_conf *conf, size_t n)
 {
 	int r;
@@ -90,6 +97,8 @@ int nfs_backend_create(const struct nfs_export_conf *exports, size_t n, uint32_t
 	if ((be = calloc(1, sizeof(*be))) == NULL)
 		return -ENOMEM;
 	pthread_mutex_init(&be->mnt_lock, NULL);
+	pthread_mutex_init(&be->gate_lock, NULL);
+	pthread_cond_init(&be->gate_cond, NULL);
 	be->max_io = max_io;
 	make_write_verf(be->write_verf);
 	be->cred_ok = osdep_cred_available();
@@ -114,16 +123,65 @@ void nfs_backend_destroy(struct nfs_backend *be)
 	if (be == NULL)
 		return;
 	fhcache_destroy(be->fds);
-	for (size_t i = 0; i < be->nexports; i++)
-		export_close(&be->exports[i]);
-	free(be->exports);
+	close_exports(be->exports, be->nexports);
 	for (size_t i = 0; i < be->nmounts; i++) {
 		free(be->mounts[i].host);
 		free(be->mounts[i].path);
 	}
 	free(be->mounts);
 	pthread_mutex_destroy(&be->mnt_lock);
+	pthread_mutex_destroy(&be->gate_lock);
+	pthread_cond_destroy(&be->gate_cond);
 	free(be);
+}
+
+/* See backend.h. */
+void nfs_backend_enter(struct nfs_backend *be)
+{
+	pthread_mutex_lock(&be->gate_lock);
+	while (be->gate_reloading)
+		pthread_cond_wait(&be->gate_cond, &be->gate_lock);
+	be->gate_calls++;
+	pthread_mutex_unlock(&be->gate_lock);
+}
+
+/* See backend.h. */
+void nfs_backend_leave(struct nfs_backend *be)
+{
+	pthread_mutex_lock(&be->gate_lock);
+	if (--be->gate_calls == 0 && be->gate_reloading)
+		pthread_cond_broadcast(&be->gate_cond);
+	pthread_mutex_unlock(&be->gate_lock);
+}
+
+/* See backend.h. */
+int nfs_backend_reload(struct nfs_backend *be, const struct nfs_export_conf *conf, size_t n)
+{
+	struct nfs_backend fresh = {0};
+	struct export *old;
+	size_t nold;
+	int r = open_exports(&fresh, conf, n);
+
+	if (r < 0) {
+		close_exports(fresh.exports, fresh.nexports);
+		return r;
+	}
+	pthread_mutex_lock(&be->gate_lock);
+	while (be->gate_reloading)
+		pthread_cond_wait(&be->gate_cond, &be->gate_lock);
+	be->gate_reloading = 1;
+	while (be->gate_calls)
+		pthread_cond_wait(&be->gate_cond, &be->gate_lock);
+	old = be->exports;
+	nold = be->nexports;
+	be->exports = fresh.exports;
+	be->nexports = fresh.nexports;
+	be->gate_reloading = 0;
+	pthread_cond_broadcast(&be->gate_cond);
+	pthread_mutex_unlock(&be->gate_lock);
+	close_exports(old, nold);
+	log_notice("exports reloaded: %zu", n);
+	return 0;
 }
 
 /* See backend.h. */

@@ -55,6 +55,13 @@ int nfs_backend_create(const struct nfs_export_conf *exports, size_t n, uint32_t
 		       struct nfs_backend **out);
 /* Close everything; no procedure may be running. NULL is fine. */
 void nfs_backend_destroy(struct nfs_backend *be);
+/* Replace the exports (SIGHUP): calls in flight finish under the old rules,
+ * later ones see the new. Exports keep their ids, so handles stay valid. On
+ * error the old exports stay. */
+int nfs_backend_reload(struct nfs_backend *be, const struct nfs_export_conf *exports, size_t n);
+/* Every procedure runs between these two (the RPC glue calls them). */
+void nfs_backend_enter(struct nfs_backend *be);
+void nfs_backend_leave(struct nfs_backend *be);
 /* The export id (as in handles) of export i, in the order given to create. */
 uint32_t nfs_backend_export_id(const struct nfs_backend *be, size_t i);
 /* The 8-byte write verifier of this server instance. */

@@ -28,7 +28,13 @@ struct be_mount {
 };
 
 struct nfs_backend {
-	struct export *exports;
+	/* The gate: calls are inside it while they run; a reload of the exports
+	 * waits for them and holds new ones back (so it cannot starve). */
+	pthread_mutex_t gate_lock;
+	pthread_cond_t gate_cond;
+	unsigned gate_calls;
+	int gate_reloading;
+	struct export *exports; /* replaced only by a reload, inside the gate */
 	size_t nexports;
 	uint32_t max_io;
 	unsigned char write_verf[8];

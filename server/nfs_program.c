@@ -38,7 +38,9 @@ static void nfs3_run(struct rpc_req *r, void *args, void *res)
 	struct nfs_req n;
 
 	to_nfs_req(r, &n);
+	nfs_backend_enter(n.be);
 	nfs3_procs[r->proc].fn(&n, args, res);
+	nfs_backend_leave(n.be);
 }
 
 static void nfs3_free(struct rpc_req *r, void *res)
@@ -54,7 +56,9 @@ static void mount3_run(struct rpc_req *r, void *args, void *res)
 	struct nfs_req n;
 
 	to_nfs_req(r, &n);
+	nfs_backend_enter(n.be);
 	mount3_procs[r->proc].fn(&n, args, res);
+	nfs_backend_leave(n.be);
 }
 
 static void mount3_free(struct rpc_req *r, void *res)

@@ -15,6 +15,7 @@
 #include "integrity.h"
 #include "net.h"
 #include "rpc_tcp.h"
+#include "rpcrdma_test_util.h"
 
 #define MAX_RECORD (BULK_MAXDATA + 65536)
 
@@ -79,62 +80,9 @@ static struct rpc_clnt *connect_clnt(struct fixture *f)
 	return c;
 }
 
-/* PUT len bytes of seed's pattern and check the server's checksum. */
-static int do_put(struct rpc_clnt *c, uint32_t seed, size_t len)
-{
-	struct bulk_put_args a = {.seed = seed, .data.len = (u_int)len};
-	struct bulk_sum s = {0};
-	struct rpc_call call = {.prog = BULKPROG,
-				.vers = BULKVERS,
-				.proc = BULK_PUT,
-				.xdr_args = (xdrproc_t)xdr_bulk_put_args,
-				.args = &a,
-				.xdr_res = (xdrproc_t)xdr_bulk_sum,
-				.res = &s};
-	int rc;
-
-	a.data.data = malloc(len ? len : 1);
-	bulk_fill(a.data.data, len, seed);
-	rc = rpc_clnt_call(c, &call);
-	if (rc == 0) {
-		assert_int_equal(s.len, len);
-		assert_int_equal(s.sum, bulk_checksum(a.data.data, len));
-		rpc_clnt_free_res(c, &call);
-	}
-	free(a.data.data);
-	return rc;
-}
-
-/* GET len bytes into a destination buffer and check them. */
-static int do_get(struct rpc_clnt *c, uint32_t seed, size_t len)
-{
-	struct bulk_get_args a = {.seed = seed, .len = (u_int)len};
-	struct bulk_get_res r = {0};
-	char *dest = malloc(len ? len : 1), *want = malloc(len ? len : 1);
-	struct rpc_call call = {.prog = BULKPROG,
-				.vers = BULKVERS,
-				.proc = BULK_GET,
-				.xdr_args = (xdrproc_t)xdr_bulk_get_args,
-				.args = &a,
-				.xdr_res = (xdrproc_t)xdr_bulk_get_res,
-				.res = &r,
-				.reply_data = dest,
-				.reply_data_len = (uint32_t)len};
-	int rc = rpc_clnt_call(c, &call);
-
-	if (rc == 0) {
-		assert_int_equal(r.len, len);
-		assert_int_equal(r.data.len, len);
-		bulk_fill(want, len, seed);
-		assert_memory_equal(r.data.data, want, len ? len : 0);
-		if (len)
-			assert_ptr_equal(r.data.data, dest); /* landed where asked */
-		rpc_clnt_free_res(c, &call);
-	}
-	free(dest);
-	free(want);
-	return rc;
-}
+/* The bulk calls are the transport-neutral helpers of the RPC/RDMA tests. */
+#define do_put rrt_put
+#define do_get rrt_get
 
 static int call_simple(struct rpc_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc)
 {

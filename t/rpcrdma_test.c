@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,12 +168,143 @@ static void read_read_refused(void **state)
 	rrt_server_stop(&t);
 }
 
+/* allphys exposes everything with one key: only for trusted peers. */
+static void allphys_needs_trust(void **state)
+{
+	struct rpc_server_params sp = {.threads = 1};
+	struct rpc_server *rpc;
+	struct rr_server *rr;
+	struct rr_params p;
+
+	rrt_params(&p, RR_MODE_READ_READ, RR_REG_ALLPHYS);
+	p.trusted_peers = 0;
+	assert_int_equal(rpc_server_create(&sp, &rpc), 0);
+	assert_int_equal(rr_server_create(rpc, &p, &rr), -EPERM);
+	rpc_server_destroy(rpc);
+}
+
+/* The cache reuses registrations (hits), and trims idle ones to its low
+ * watermark once over its high one. */
+static void cache_watermarks(void **state)
+{
+	struct rrt_server t;
+	struct rpc_clnt *c;
+	struct rr_params p;
+	struct rr_stats st;
+
+	rrt_params(&p, RR_MODE_READ_WRITE, RR_REG_CACHE);
+	p.cache_budget = 1u << 20;
+	p.cache_high = 80;
+	p.cache_low = 50;
+	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
+	assert_int_equal(rrt_client(&t, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY, 0, &c), 0);
+	for (int i = 0; i < 8; i++) { /* the same size again and again: hits */
+		assert_int_equal(rrt_get(c, 1, 256 << 10), 0);
+		usleep(20000); /* the previous reply's buffers are back */
+	}
+	rr_server_get_stats(t.rr, &st);
+	assert_true(st.cache_hits >= 7);
+	for (size_t sz = 8192; sz <= (1u << 20); sz *= 2) { /* every class up to max_io */
+		assert_int_equal(rrt_get(c, 2, sz), 0);
+		assert_int_equal(rrt_put(c, 2, sz), 0);
+		rr_server_get_stats(t.rr, &st);
+		assert_true(st.cached_now <= (uint64_t)p.cache_budget / 100 * p.cache_high);
+	}
+	assert_true(st.cache_misses > 0);
+	assert_true(st.deregs > 0); /* something was trimmed */
+	rpc_clnt_destroy(c);
+	rrt_server_stop(&t);
+}
+
+/* fastreg binds a window with a fresh key for every exposure. */
+static void fastreg_binds_per_exposure(void **state)
+{
+	struct rrt_server t;
+	struct rpc_clnt *c;
+	struct rr_stats st0, st;
+
+	assert_int_equal(rrt_server_start(&t, RR_MODE_READ_READ, RR_REG_FASTREG, 0), 0);
+	assert_int_equal(rrt_client(&t, RR_MODE_READ_READ, RR_REG_ZEROCOPY, 0, &c), 0);
+	rr_server_get_stats(t.rr, &st0);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(rrt_get(c, 3, 100000), 0);
+	for (int i = 0; i < 100; i++) { /* the last RDMA_DONE may still be on its way */
+		rr_server_get_stats(t.rr, &st);
+		if (st.remote_regs_now == 0)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(st.binds - st0.binds, 5);
+	assert_int_equal(st.remote_regs_now, 0); /* every window invalidated at RDMA_DONE */
+	rpc_clnt_destroy(c);
+	rrt_server_stop(&t);
+}
+
+struct loader {
+	struct rpc_clnt *c;
+	volatile int stop;
+	int errors;
+};
+
+static void *load_main(void *arg)
+{
+	struct loader *l = arg;
+
+	while (!l->stop)
+		l->errors += rrt_get(l->c, 4, 1 << 20) != 0;
+	return NULL;
+}
+
+/* Over the registered-memory budget, grants shrink; they grow back after. */
+static void budget_shrinks_grants(void **state)
+{
+	struct rrt_server t;
+	struct rr_params p;
+	struct loader l = {0};
+	struct rr_stats st;
+	pthread_t th[8];
+	uint64_t lowest = UINT64_MAX;
+
+	rrt_params(&p, RR_MODE_READ_WRITE, RR_REG_DYNAMIC);
+	p.mem_budget = 2u << 20; /* two 1 MiB replies' worth */
+	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
+	assert_int_equal(rrt_client(&t, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY, 0, &l.c), 0);
+	for (int i = 0; i < 8; i++)
+		pthread_create(&th[i], NULL, load_main, &l);
+	for (int i = 0; i < 150 && lowest >= 16; i++) {
+		usleep(10000);
+		rr_clnt_get_stats(l.c, &st);
+		if (st.credits_granted && st.credits_granted < lowest)
+			lowest = st.credits_granted;
+	}
+	l.stop = 1;
+	for (int i = 0; i < 8; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(l.errors, 0);
+	print_message("# lowest grant under load: %llu of 16\n", (unsigned long long)lowest);
+	assert_true(lowest < 16);
+	usleep(1500 * 1000); /* idle: the budget is free again */
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(rrt_get(l.c, 5, 4096), 0);
+	rr_clnt_get_stats(l.c, &st);
+	assert_int_equal(st.credits_granted, 16);
+	rpc_clnt_destroy(l.c);
+	rrt_server_stop(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(basic_read_write),  cmocka_unit_test(basic_read_read),
-		cmocka_unit_test(basic_integrity),   cmocka_unit_test(nothing_exposed_read_write),
-		cmocka_unit_test(read_read_refused), cmocka_unit_test(matrix),
+		cmocka_unit_test(basic_read_write),
+		cmocka_unit_test(basic_read_read),
+		cmocka_unit_test(basic_integrity),
+		cmocka_unit_test(nothing_exposed_read_write),
+		cmocka_unit_test(read_read_refused),
+		cmocka_unit_test(allphys_needs_trust),
+		cmocka_unit_test(cache_watermarks),
+		cmocka_unit_test(fastreg_binds_per_exposure),
+		cmocka_unit_test(budget_shrinks_grants),
+		cmocka_unit_test(matrix),
 	};
 
 	if (getenv("RRT_DEBUG"))

@@ -51,6 +51,7 @@
 #define SOFT_MAX_MR_SIZE (1ULL << 46)
 #define SOFT_TX_RING	 16 /* messages picked for transmission at once */
 #define SOFT_RX_BUF	 (64 * 1024)
+#define SOFT_MAX_PENDING 1024 /* half-open conns per listener */
 
 /* ---- device, PD, keys (soft_dev.c, soft_mr.c) ---- */
 
@@ -80,7 +81,8 @@ struct soft_device {
 	struct vb_device base;
 	struct soft_keytab keys;
 	struct soft_engine *eng;
-	int sockbuf; /* SO_SNDBUF/SO_RCVBUF for connection sockets (VB_SOFT_SOCKBUF) */
+	int sockbuf;	/* SO_SNDBUF/SO_RCVBUF (VB_SOFT_SOCKBUF); 0: the default */
+	bool direct_tx; /* post_send transmits from the caller's thread (VB_SOFT_DIRECT_TX) */
 };
 
 struct soft_pd {
@@ -286,9 +288,11 @@ struct soft_conn {
 	/* send queue: ring of cap.max_send_wr; head = oldest unfinished, tx = next to pick */
 	struct soft_swqe *sq;
 	uint32_t sq_head, sq_tx, sq_count;
-	uint32_t next_seq;  /* seq of the next request */
-	uint32_t acked_seq; /* last request the peer acknowledged */
-	unsigned reads_out; /* our Reads on the wire, not yet answered */
+	uint32_t sq_unpicked; /* WRs from sq_tx on, not yet picked (sq_tx alone is ambiguous when
+				 full) */
+	uint32_t next_seq;    /* seq of the next request */
+	uint32_t acked_seq;   /* last request the peer acknowledged */
+	unsigned reads_out;   /* our Reads on the wire, not yet answered */
 	/* receive queue */
 	struct soft_rwqe *rq;
 	uint32_t rq_head, rq_count;
@@ -327,6 +331,8 @@ struct soft_listener {
 	int fd, evfd;
 	struct soft_list pending;  /* conns waiting for their HELLO */
 	struct soft_list requests; /* conns with a CONNECT_REQUEST to hand out */
+	unsigned nconns;	   /* on either list: bounded, against floods */
+	unsigned hello_ms;	   /* a new socket must say HELLO within this */
 };
 
 static inline struct soft_conn *soft_conn(struct vb_conn *c)

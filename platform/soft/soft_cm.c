@@ -29,6 +29,7 @@
 
 #define UNIX_PREFIX "unix:"
 
+/* A fresh, unconnected conn with its event fd, rings and staging buffer. */
 struct soft_conn *soft_conn_new(struct soft_device *dev)
 {
 	struct soft_conn *c = calloc(1, sizeof(*c));
@@ -59,6 +60,7 @@ struct soft_conn *soft_conn_new(struct soft_device *dev)
 	return c;
 }
 
+/* Release everything a conn holds; the engine must have forgotten it. */
 void soft_conn_free(struct soft_conn *c)
 {
 	soft_tx_drop(c, false);
@@ -73,10 +75,14 @@ void soft_conn_free(struct soft_conn *c)
 	free(c);
 }
 
-/* Non-blocking, no Nagle, big buffers: what a connection socket needs. */
+/* Non-blocking, no Nagle, big buffers: what a connection socket needs. TCP's
+ * own buffer autotuning is the default; AF_UNIX has none, so it gets 4 MiB. */
 static void tune_socket(struct soft_device *dev, int fd, int family)
 {
 	int one = 1, buf = dev->sockbuf;
+
+	if (buf == 0 && family == AF_UNIX)
+		buf = 4 << 20;
 
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	if (family != AF_UNIX)
@@ -121,6 +127,7 @@ static int unix_addr(const char *host, struct sockaddr_storage *ss, socklen_t *l
 	return 0;
 }
 
+/* Queue a CM event and make the conn fd readable (conn->lock held). */
 void soft_conn_event(struct soft_conn *c, enum vb_cm_event_type type, int status,
 		     const uint8_t *pdata, uint8_t len)
 {
@@ -204,6 +211,7 @@ static int listen_unix(const char *host, int backlog)
 	return fd;
 }
 
+/* Listen on host:port (or unix:/path); CONNECT_REQUESTs come on the listener fd. */
 int soft_listen(struct vb_device *dev, const char *host, const char *port, int backlog,
 		struct vb_listener **out)
 {
@@ -227,6 +235,7 @@ int soft_listen(struct vb_device *dev, const char *host, const char *port, int b
 		return -ENOMEM;
 	}
 	l->fd = fd;
+	l->hello_ms = soft_env_uint("VB_SOFT_HELLO_TIMEOUT_MS", 10000, 1, 3600000);
 	l->po.type = SOFT_POLL_LISTENER;
 	l->base.dev = dev;
 	pthread_mutex_init(&l->lock, NULL);
@@ -242,6 +251,7 @@ int soft_listen(struct vb_device *dev, const char *host, const char *port, int b
 	return 0;
 }
 
+/* Readable while CONNECT_REQUESTs wait. */
 int soft_listener_fd(struct vb_listener *l)
 {
 	return ((struct soft_listener *)l)->evfd;
@@ -279,9 +289,17 @@ void soft_listener_io(struct soft_listener *l)
 		c->listener = l;
 		pthread_mutex_lock(&l->lock);
 		soft_list_add_tail(&l->pending, &c->lnode);
+		l->nconns++;
 		pthread_mutex_unlock(&l->lock);
-		if (soft_engine_watch(dev->eng, fd, &c->po, true) != 0)
+		if (l->nconns > SOFT_MAX_PENDING) {
+			log_warn("%s: more than %u connections not yet accepted; dropping",
+				 c->base.peer, SOFT_MAX_PENDING);
 			soft_cm_reap(c);
+		} else if (soft_engine_watch(dev->eng, fd, &c->po, true) != 0) {
+			soft_cm_reap(c);
+		} else {
+			soft_engine_timer(dev->eng, c, l->hello_ms);
+		}
 	}
 }
 
@@ -292,12 +310,14 @@ void soft_cm_reap(struct soft_conn *c)
 
 	pthread_mutex_lock(&l->lock);
 	soft_list_del(&c->lnode);
+	l->nconns--;
 	pthread_mutex_unlock(&l->lock);
 	soft_engine_unwatch(c->dev->eng, c->fd);
 	soft_engine_forget(c->dev->eng, c);
 	soft_conn_free(c);
 }
 
+/* Hand out the next CONNECT_REQUEST; the app owns ev->conn from now on. */
 int soft_listener_get_event(struct vb_listener *lb, struct vb_cm_event *ev)
 {
 	struct soft_listener *l = (struct soft_listener *)lb;
@@ -307,6 +327,8 @@ int soft_listener_get_event(struct vb_listener *lb, struct vb_cm_event *ev)
 
 	pthread_mutex_lock(&l->lock);
 	n = soft_list_pop(&l->requests);
+	if (n)
+		l->nconns--;
 	if (n && read(l->evfd, &v, sizeof(v)) < 0)
 		log_err("listener event read: %s", strerror(errno));
 	pthread_mutex_unlock(&l->lock);
@@ -337,6 +359,7 @@ static void listener_teardown(void *arg)
 	}
 }
 
+/* Stop listening; conns never handed out are freed by the engine. */
 int soft_listener_destroy(struct vb_listener *lb)
 {
 	struct soft_listener *l = (struct soft_listener *)lb;
@@ -435,6 +458,7 @@ static int start_connect(struct soft_conn *c)
 	return 0;
 }
 
+/* Start connecting (asynchronous): ESTABLISHED, REJECTED or UNREACHABLE follows. */
 int soft_connect(struct vb_conn *conn, const struct vb_conn_param *param)
 {
 	struct soft_conn *c = soft_conn(conn);
@@ -451,6 +475,7 @@ int soft_connect(struct vb_conn *conn, const struct vb_conn_param *param)
 	return rc;
 }
 
+/* Engine: the socket connect finished; send HELLO or report UNREACHABLE. */
 void soft_cm_connected(struct soft_conn *c)
 {
 	int err = 0;
@@ -471,9 +496,13 @@ void soft_cm_connected(struct soft_conn *c)
 	c->cm_op = SOFT_OP_HELLO;
 }
 
+/* Engine: a deadline passed: the connect took too long, or a Send stalled (RNR). */
 void soft_conn_timeout(struct soft_conn *c)
 {
-	if (c->cm == SOFT_CM_CONNECTING) {
+	if (c->cm == SOFT_CM_WAIT_HELLO) {
+		log_info("%s: no HELLO in time; dropping", c->base.peer);
+		c->cm = SOFT_CM_CLOSED; /* the engine reaps it */
+	} else if (c->cm == SOFT_CM_CONNECTING) {
 		log_info("connect to %s: timed out", c->base.peer);
 		c->cm = SOFT_CM_CLOSED;
 		soft_conn_event(c, VB_CM_UNREACHABLE, -ETIMEDOUT, NULL, 0);
@@ -510,6 +539,7 @@ int soft_accept(struct vb_conn *conn, const struct vb_conn_param *param)
 	return rc;
 }
 
+/* Refuse a CONNECT_REQUEST with private data; the socket closes after it. */
 int soft_reject(struct vb_conn *conn, const void *private_data, uint8_t len)
 {
 	struct soft_conn *c = soft_conn(conn);
@@ -542,6 +572,7 @@ static void got_hello(struct soft_conn *c, const struct soft_hdr *h, const uint8
 	c->req.initiator_depth = (uint8_t)h->aux;
 	c->cm = SOFT_CM_REQUEST;
 	c->listener = NULL;
+	soft_engine_timer(c->dev->eng, c, 0);
 	pthread_mutex_lock(&l->lock);
 	soft_list_del(&c->lnode);
 	soft_list_add_tail(&l->requests, &c->lnode);
@@ -566,6 +597,7 @@ static void got_accept(struct soft_conn *c, const struct soft_hdr *h, const uint
 	soft_conn_event(c, VB_CM_ESTABLISHED, 0, pdata, (uint8_t)h->len);
 }
 
+/* Engine: act on a handshake message (conn->lock held). */
 void soft_cm_recv(struct soft_conn *c, const struct soft_hdr *h, const uint8_t *pdata)
 {
 	if ((h->op == SOFT_OP_HELLO || h->op == SOFT_OP_ACCEPT) && h->addr != SOFT_WIRE_MAGIC) {
@@ -629,6 +661,7 @@ void soft_conn_broken(struct soft_conn *c, int err)
 	}
 }
 
+/* Flush the QP, raise DISCONNECTED here and (by EOF) at the peer. */
 int soft_disconnect(struct vb_conn *conn)
 {
 	struct soft_conn *c = soft_conn(conn);
@@ -656,11 +689,13 @@ int soft_disconnect(struct vb_conn *conn)
 	return rc;
 }
 
+/* Readable while CM events wait for conn_get_event. */
 int soft_conn_fd(struct vb_conn *conn)
 {
 	return soft_conn(conn)->evfd;
 }
 
+/* Pop the next CM event, or -EAGAIN. */
 int soft_conn_get_event(struct vb_conn *conn, struct vb_cm_event *ev)
 {
 	struct soft_conn *c = soft_conn(conn);
@@ -689,6 +724,7 @@ static void conn_teardown(void *arg)
 	soft_engine_forget(c->dev->eng, c);
 }
 
+/* Flush, take the conn away from the engine, and free it. */
 int soft_conn_destroy(struct vb_conn *conn)
 {
 	struct soft_conn *c = soft_conn(conn);

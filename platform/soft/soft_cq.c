@@ -11,6 +11,7 @@
 #include "log.h"
 #include "soft.h"
 
+/* A CQ of cqe entries with an eventfd for notification. */
 int soft_create_cq(struct vb_device *dev, int cqe, struct vb_cq **out)
 {
 	struct soft_cq *cq;
@@ -40,6 +41,7 @@ int soft_create_cq(struct vb_device *dev, int cqe, struct vb_cq **out)
 	return 0;
 }
 
+/* Free a CQ; -EBUSY while QPs still use it. */
 int soft_destroy_cq(struct vb_cq *c)
 {
 	struct soft_cq *cq = (struct soft_cq *)c;
@@ -67,6 +69,7 @@ void soft_cq_use(struct soft_cq *cq, int delta)
 	pthread_mutex_unlock(&cq->lock);
 }
 
+/* The eventfd that becomes readable when armed and a completion arrives. */
 int soft_cq_fd(struct vb_cq *c)
 {
 	return ((struct soft_cq *)c)->efd;
@@ -93,6 +96,7 @@ int soft_cq_ack(struct vb_cq *c)
 	return 0;
 }
 
+/* Take up to n completions; -EOVERFLOW once drained after an overflow. */
 int soft_poll_cq(struct vb_cq *c, int n, struct vb_wc *wc)
 {
 	struct soft_cq *cq = (struct soft_cq *)c;
@@ -112,6 +116,7 @@ int soft_poll_cq(struct vb_cq *c, int n, struct vb_wc *wc)
 	return got;
 }
 
+/* Queue one completion; overflow is logged once and sticks. */
 void soft_cq_push(struct soft_cq *cq, const struct vb_wc *wc)
 {
 	bool signal = false;

@@ -3,10 +3,17 @@
  * and its ops table (vb_soft_ops).
  *
  * Tunables, read from the environment:
- *   VB_SOFT_SOCKBUF          socket buffer bytes per connection (default 4 MiB)
+ *   VB_SOFT_SOCKBUF          socket buffer bytes per connection; default: TCP lets
+ *                            the kernel autotune (up to net.ipv4.tcp_[rw]mem max,
+ *                            more than an explicit size may get: [rw]mem_max caps
+ *                            those), AF_UNIX gets 4 MiB
  *   VB_SOFT_RNR_TIMEOUT_MS   how long a Send waits for a Receive before the
  *                            sender's WR fails RNR_RETRY_EXC_ERR (default 3000),
  *                            read when a QP is created
+ *   VB_SOFT_HELLO_TIMEOUT_MS how long an accepted socket may take to send its
+ *                            connect request (default 10000), read by listen
+ *   VB_SOFT_DIRECT_TX        1 (default): post_send starts transmitting from the
+ *                            caller's thread; 0: the engine thread sends everything
  *   VB_SOFT_NO_ORD_THROTTLE  test only: 1 lets a QP created while it is set put
  *                            more Reads on the wire than its ORD, so a test can
  *                            see the responder refuse them (REM_INV_REQ_ERR)
@@ -51,7 +58,8 @@ static int soft_open(const char *name, struct vb_device **out)
 	dev->base.ops = &vb_soft_ops;
 	strcpy(dev->base.name, "soft");
 	dev->base.provider = "soft";
-	dev->sockbuf = (int)soft_env_uint("VB_SOFT_SOCKBUF", 4u << 20, 0, 1u << 30);
+	dev->sockbuf = (int)soft_env_uint("VB_SOFT_SOCKBUF", 0, 0, 1u << 30);
+	dev->direct_tx = soft_env_uint("VB_SOFT_DIRECT_TX", 1, 0, 1);
 	if ((rc = soft_keys_init(&dev->keys)) != 0) {
 		free(dev);
 		return rc;

@@ -37,6 +37,7 @@ struct soft_engine {
 	bool woken, stop;
 };
 
+/* Monotonic milliseconds, for deadlines. */
 uint64_t soft_now_ms(void)
 {
 	struct timespec ts;
@@ -57,6 +58,7 @@ static void wake(struct soft_engine *e)
 		log_err("engine wake-up: %s", strerror(errno));
 }
 
+/* Add a socket to the epoll set (conns edge-triggered in and out). */
 int soft_engine_watch(struct soft_engine *e, int fd, struct soft_pollobj *po, bool edge)
 {
 	struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = po};
@@ -72,6 +74,7 @@ int soft_engine_watch(struct soft_engine *e, int fd, struct soft_pollobj *po, bo
 	return 0;
 }
 
+/* Remove a socket from the epoll set. */
 void soft_engine_unwatch(struct soft_engine *e, int fd)
 {
 	if (fd >= 0 && epoll_ctl(e->epfd, EPOLL_CTL_DEL, fd, NULL) < 0 && errno != ENOENT &&
@@ -79,6 +82,7 @@ void soft_engine_unwatch(struct soft_engine *e, int fd)
 		log_err("epoll_ctl del fd %d: %s", fd, strerror(errno));
 }
 
+/* Take c off the ready and timer lists before it is freed. */
 void soft_engine_forget(struct soft_engine *e, struct soft_conn *c)
 {
 	pthread_mutex_lock(&e->lock);
@@ -88,6 +92,7 @@ void soft_engine_forget(struct soft_engine *e, struct soft_conn *c)
 	pthread_mutex_unlock(&e->lock);
 }
 
+/* Have the engine run rx and/or tx for c in its next round. */
 void soft_engine_kick(struct soft_engine *e, struct soft_conn *c, unsigned what)
 {
 	pthread_mutex_lock(&e->lock);
@@ -98,6 +103,7 @@ void soft_engine_kick(struct soft_engine *e, struct soft_conn *c, unsigned what)
 	pthread_mutex_unlock(&e->lock);
 }
 
+/* Arm (ms > 0) or cancel c's deadline. */
 void soft_engine_timer(struct soft_engine *e, struct soft_conn *c, unsigned ms)
 {
 	pthread_mutex_lock(&e->lock);
@@ -110,6 +116,7 @@ void soft_engine_timer(struct soft_engine *e, struct soft_conn *c, unsigned ms)
 	pthread_mutex_unlock(&e->lock);
 }
 
+/* Run fn(arg) in the engine thread between rounds, and wait for it. */
 void soft_engine_call(struct soft_engine *e, void (*fn)(void *), void *arg)
 {
 	struct soft_cmd cmd = {.fn = fn, .arg = arg};
@@ -227,6 +234,8 @@ static int run_timers(struct soft_engine *e)
 		pthread_mutex_lock(&c->lock);
 		soft_conn_timeout(c);
 		pthread_mutex_unlock(&c->lock);
+		if (c->listener && c->cm == SOFT_CM_CLOSED)
+			soft_cm_reap(c); /* never said HELLO */
 		pthread_mutex_lock(&e->lock);
 	}
 	ms = next == UINT64_MAX ? -1 : (int)(next - now);
@@ -257,6 +266,7 @@ static bool run_cmds(struct soft_engine *e)
 	return stop;
 }
 
+/* The engine thread: events, kicked conns, timers, commands, forever. */
 static void *engine_main(void *arg)
 {
 	struct soft_engine *e = arg;
@@ -280,6 +290,7 @@ static void *engine_main(void *arg)
 	return NULL;
 }
 
+/* Create the epoll set, the wake-up fd and the engine thread. */
 int soft_engine_start(struct soft_device *dev)
 {
 	struct soft_engine *e = calloc(1, sizeof(*e));
@@ -320,6 +331,7 @@ fail:
 	return rc;
 }
 
+/* Stop and join the engine thread and free it. */
 void soft_engine_stop(struct soft_device *dev)
 {
 	struct soft_engine *e = dev->eng;

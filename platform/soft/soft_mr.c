@@ -16,6 +16,7 @@
 #include "log.h"
 #include "soft.h"
 
+/* An empty key table. */
 int soft_keys_init(struct soft_keytab *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -28,6 +29,7 @@ int soft_keys_init(struct soft_keytab *t)
 	return 0;
 }
 
+/* Free the key table (its entries belong to MRs and windows). */
 void soft_keys_fini(struct soft_keytab *t)
 {
 	pthread_cond_destroy(&t->idle);
@@ -67,6 +69,7 @@ static void key_grow(struct soft_keytab *t)
 	t->nslots = n;
 }
 
+/* Add an entry, growing the table as it fills. */
 static void key_insert(struct soft_keytab *t, struct soft_key *k)
 {
 	if (t->count >= t->nslots)
@@ -76,6 +79,7 @@ static void key_insert(struct soft_keytab *t, struct soft_key *k)
 	t->count++;
 }
 
+/* Unlink an entry; its key stops working at once. */
 static void key_remove(struct soft_keytab *t, struct soft_key *k)
 {
 	struct soft_key **pp = &t->slots[k->key & (t->nslots - 1)];
@@ -89,6 +93,7 @@ static void key_remove(struct soft_keytab *t, struct soft_key *k)
 	k->next = NULL;
 }
 
+/* A random, non-zero key not in use (t->lock held). */
 uint32_t soft_keys_random(struct soft_keytab *t)
 {
 	uint32_t key;
@@ -144,6 +149,7 @@ static int check_reg(void *addr, size_t len, unsigned access)
 	return 0;
 }
 
+/* Register [addr, addr+len): pin it and give it fresh random lkey and rkey. */
 int soft_reg_mr(struct vb_pd *pd, void *addr, size_t len, unsigned access, struct vb_mr **out)
 {
 	struct soft_keytab *t = &soft_dev(pd->dev)->keys;
@@ -205,6 +211,7 @@ static bool in_range(uint64_t base, uint64_t blen, uint64_t addr, uint64_t len)
 	return addr >= base && addr - base <= blen && len <= blen - (addr - base);
 }
 
+/* Check a peer's access (key, PD, right, bounds); take an in-flight ref. */
 enum vb_wc_status soft_keys_remote(struct soft_device *dev, struct vb_pd *pd, uint32_t rkey,
 				   uint64_t addr, uint32_t len, unsigned need, struct soft_mr **mrp)
 {
@@ -257,6 +264,7 @@ static bool local_one(struct soft_keytab *t, struct vb_pd *pd, const struct vb_s
 	return true;
 }
 
+/* Resolve our SGEs to iovecs, checking lkey, PD, right and bounds; take refs. */
 enum vb_wc_status soft_keys_local(struct soft_device *dev, struct vb_pd *pd,
 				  const struct vb_sge *sge, int n, unsigned need, struct iovec *iov,
 				  int *niov, struct soft_mr **mrs, int *nmr)
@@ -285,6 +293,7 @@ enum vb_wc_status soft_keys_local(struct soft_device *dev, struct vb_pd *pd,
 	return VB_WC_SUCCESS;
 }
 
+/* Drop in-flight refs; wake a deregistration waiting for them. */
 void soft_mr_put(struct soft_device *dev, struct soft_mr **mrs, int n)
 {
 	struct soft_keytab *t = &dev->keys;
@@ -301,6 +310,7 @@ void soft_mr_put(struct soft_device *dev, struct soft_mr **mrs, int n)
 	pthread_mutex_unlock(&t->lock);
 }
 
+/* An unbound memory window in pd. */
 int soft_alloc_mw(struct vb_pd *pd, struct vb_mw **out)
 {
 	struct soft_keytab *t = &soft_dev(pd->dev)->keys;
@@ -329,6 +339,7 @@ static void mw_unbind(struct soft_keytab *t, struct soft_mw *mw)
 	mw->bound = false;
 }
 
+/* Unbind (the key dies at once) and free a window. */
 int soft_dealloc_mw(struct vb_mw *m)
 {
 	struct soft_mw *mw = (struct soft_mw *)m;
@@ -356,6 +367,7 @@ static bool bind_ok(struct vb_pd *pd, const struct soft_bind *b)
 	return in_range((uintptr_t)m->addr, m->length, b->addr, b->len);
 }
 
+/* Carry out a binding in send-queue order: new key, range and rights. */
 bool soft_mw_bind_exec(struct soft_device *dev, struct vb_pd *pd, const struct soft_bind *b)
 {
 	struct soft_keytab *t = &dev->keys;
@@ -382,6 +394,7 @@ bool soft_mw_bind_exec(struct soft_device *dev, struct vb_pd *pd, const struct s
 	return ok;
 }
 
+/* Invalidate a window's key as the peer's SEND_WITH_INV asks. */
 bool soft_mw_invalidate(struct soft_device *dev, struct vb_pd *pd, uint32_t rkey)
 {
 	struct soft_keytab *t = &dev->keys;

@@ -58,6 +58,7 @@ static int alloc_queues(struct soft_conn *c)
 	return 0;
 }
 
+/* Give the conn its send and receive queues. */
 int soft_create_qp(struct vb_conn *conn, struct vb_pd *pd, struct vb_cq *send_cq,
 		   struct vb_cq *recv_cq, const struct vb_qp_cap *cap)
 {
@@ -101,6 +102,7 @@ int soft_create_qp(struct vb_conn *conn, struct vb_pd *pd, struct vb_cq *send_cq
 	return 0;
 }
 
+/* Free the queues and drop the PD and CQ uses. */
 void soft_qp_free(struct soft_conn *c)
 {
 	if (c->qp == SOFT_QP_NONE)
@@ -151,6 +153,7 @@ static bool wqe_done(const struct soft_conn *c, const struct soft_swqe *w)
 	       soft_seq_le(w->seq, c->acked_seq);
 }
 
+/* Complete finished send WRs from the head, keeping post order. */
 void soft_sq_retire(struct soft_conn *c)
 {
 	while (c->sq_count && wqe_done(c, &c->sq[c->sq_head])) {
@@ -162,6 +165,7 @@ void soft_sq_retire(struct soft_conn *c)
 	}
 }
 
+/* Complete the oldest Receive with status. */
 void soft_rq_complete(struct soft_conn *c, enum vb_wc_status status, uint32_t byte_len,
 		      unsigned flags, uint32_t inv_rkey)
 {
@@ -181,6 +185,7 @@ void soft_rq_complete(struct soft_conn *c, enum vb_wc_status status, uint32_t by
 	c->rq_count--;
 }
 
+/* The peer refused our request seq: fail it, then move the QP to error. */
 void soft_sq_nak(struct soft_conn *c, uint32_t seq, enum vb_wc_status status)
 {
 	uint32_t cap = c->cap.max_send_wr;
@@ -189,7 +194,9 @@ void soft_sq_nak(struct soft_conn *c, uint32_t seq, enum vb_wc_status status)
 	for (uint32_t k = 0, i = c->sq_head; k < c->sq_count; k++, i = (i + 1) % cap) {
 		struct soft_swqe *w = &c->sq[i];
 
-		if (w->opcode != SOFT_WR_BIND && w->state == SOFT_WQE_SENT && w->seq == seq) {
+		/* PICKED too: a Write is refused at its header, while its payload still goes out */
+		if (w->opcode != SOFT_WR_BIND &&
+		    (w->state == SOFT_WQE_SENT || w->state == SOFT_WQE_PICKED) && w->seq == seq) {
 			w->state = SOFT_WQE_FAILED;
 			w->status = status;
 			found = true;
@@ -222,9 +229,11 @@ static void flush_sq(struct soft_conn *c)
 		c->sq_count--;
 	}
 	c->sq_tx = c->sq_head;
+	c->sq_unpicked = 0;
 	c->reads_out = 0;
 }
 
+/* Move the QP to error: tell the peer as origin says, flush both queues. */
 void soft_qp_error(struct soft_conn *c, enum soft_err_origin origin, uint32_t seq,
 		   enum vb_wc_status status)
 {
@@ -301,6 +310,7 @@ static void enqueue_send(struct soft_conn *c, const struct vb_send_wr *wr, uint3
 	w->seq = c->next_seq++;
 	w->num_sge = wr->num_sge;
 	memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*w->sge));
+	c->sq_unpicked++;
 	if (w->is_inline) {
 		uint8_t *p = w->inline_data;
 
@@ -315,10 +325,13 @@ static void enqueue_send(struct soft_conn *c, const struct vb_send_wr *wr, uint3
 /* Start transmitting from the caller's thread; the engine finishes what does not fit. */
 static void start_tx(struct soft_conn *c)
 {
-	if (c->qp == SOFT_QP_RTS && soft_tx_pump(c))
+	if (c->qp != SOFT_QP_RTS)
+		return;
+	if (!c->dev->direct_tx || soft_tx_pump(c))
 		soft_engine_kick(c->dev->eng, c, SOFT_READY_TX);
 }
 
+/* Queue send WRs and start transmitting; a QP in error flushes them. */
 int soft_post_send(struct vb_conn *conn, struct vb_send_wr *wr, struct vb_send_wr **bad)
 {
 	struct soft_conn *c = soft_conn(conn);
@@ -338,6 +351,7 @@ int soft_post_send(struct vb_conn *conn, struct vb_send_wr *wr, struct vb_send_w
 			send_cqe(c, wr->wr_id, (uint8_t)wr->opcode, true, VB_WC_WR_FLUSH_ERR);
 		} else if (c->sq_count == c->cap.max_send_wr) {
 			rc = -ENOMEM;
+			break; /* *bad is this WR */
 		} else {
 			enqueue_send(c, wr, (uint32_t)len);
 		}
@@ -349,6 +363,7 @@ int soft_post_send(struct vb_conn *conn, struct vb_send_wr *wr, struct vb_send_w
 	return rc;
 }
 
+/* Queue Receives; wakes a Send stalled for want of one (RNR). */
 int soft_post_recv(struct vb_conn *conn, struct vb_recv_wr *wr, struct vb_recv_wr **bad)
 {
 	struct soft_conn *c = soft_conn(conn);
@@ -367,6 +382,7 @@ int soft_post_recv(struct vb_conn *conn, struct vb_recv_wr *wr, struct vb_recv_w
 			log_err("recv WR %llu: SGE count %d, the QP allows %u",
 				(unsigned long long)wr->wr_id, wr->num_sge, c->cap.max_recv_sge);
 			rc = -EINVAL;
+			break; /* *bad is this WR */
 		} else if (c->qp == SOFT_QP_ERROR) {
 			struct vb_wc wc = {.wr_id = wr->wr_id,
 					   .conn = conn,
@@ -376,6 +392,7 @@ int soft_post_recv(struct vb_conn *conn, struct vb_recv_wr *wr, struct vb_recv_w
 			soft_cq_push((struct soft_cq *)conn->recv_cq, &wc);
 		} else if (c->rq_count == c->cap.max_recv_wr) {
 			rc = -ENOMEM;
+			break;
 		} else {
 			w = &c->rq[(c->rq_head + c->rq_count++) % c->cap.max_recv_wr];
 			w->wr_id = wr->wr_id;
@@ -434,6 +451,7 @@ int soft_bind_mw(struct vb_conn *conn, struct vb_mw *m, struct vb_mr *mr, void *
 					     .access = access,
 					     .rkey = rkey};
 		m->rkey = rkey;
+		c->sq_unpicked++;
 		start_tx(c);
 	}
 	pthread_mutex_unlock(&c->lock);

@@ -40,6 +40,7 @@ struct rx_op {
 	void (*done)(struct soft_conn *c, const struct soft_hdr *h);
 };
 
+/* Allocate the staging buffer. */
 int soft_rx_init(struct soft_rx *rx)
 {
 	memset(rx, 0, sizeof(*rx));
@@ -48,6 +49,7 @@ int soft_rx_init(struct soft_rx *rx)
 	return rx->buf ? 0 : -ENOMEM;
 }
 
+/* Release the receive side. */
 void soft_rx_fini(struct soft_conn *c)
 {
 	soft_rx_abort(c);
@@ -55,6 +57,7 @@ void soft_rx_fini(struct soft_conn *c)
 	c->rx.buf = NULL;
 }
 
+/* Drop a half-received message's refs and any RNR stall. */
 void soft_rx_abort(struct soft_conn *c)
 {
 	struct soft_rx *rx = &c->rx;
@@ -106,6 +109,7 @@ static void request_done(struct soft_conn *c, const struct soft_hdr *h)
 	c->ack_pending = true;
 }
 
+/* Handshake messages land in the private-data buffer. */
 static enum rx_verdict cm_start(struct soft_conn *c, const struct soft_hdr *h)
 {
 	if (h->len) {
@@ -115,6 +119,7 @@ static enum rx_verdict cm_start(struct soft_conn *c, const struct soft_hdr *h)
 	return RX_GO;
 }
 
+/* Handshake message complete: hand it to the connection manager. */
 static void cm_done(struct soft_conn *c, const struct soft_hdr *h)
 {
 	soft_cm_recv(c, h, c->rx.pdata);
@@ -134,6 +139,7 @@ static bool trim_iov(struct soft_rx *rx, uint32_t len)
 	return len == 0;
 }
 
+/* A Send: consume the next Receive (or stall), check its keys and room. */
 static enum rx_verdict send_start(struct soft_conn *c, const struct soft_hdr *h)
 {
 	struct soft_rx *rx = &c->rx;
@@ -170,6 +176,7 @@ static enum rx_verdict send_start(struct soft_conn *c, const struct soft_hdr *h)
 	return RX_GO;
 }
 
+/* A Send landed: complete the Receive, acknowledge. */
 static void send_done(struct soft_conn *c, const struct soft_hdr *h)
 {
 	bool inv = h->op == SOFT_OP_SEND_INV;
@@ -180,6 +187,7 @@ static void send_done(struct soft_conn *c, const struct soft_hdr *h)
 	request_done(c, h);
 }
 
+/* A Write: check key, PD, right and bounds; land it in place. */
 static enum rx_verdict write_start(struct soft_conn *c, const struct soft_hdr *h)
 {
 	struct soft_rx *rx = &c->rx;
@@ -200,6 +208,7 @@ static enum rx_verdict write_start(struct soft_conn *c, const struct soft_hdr *h
 	return RX_GO;
 }
 
+/* A Write landed: release the MR, acknowledge. */
 static void write_done(struct soft_conn *c, const struct soft_hdr *h)
 {
 	soft_mr_put(c->dev, c->rx.mrs, c->rx.nmr);
@@ -259,6 +268,7 @@ static enum rx_verdict resp_start(struct soft_conn *c, const struct soft_hdr *h)
 	return RX_GO;
 }
 
+/* Our Read's data landed: complete it (in post order). */
 static void resp_done(struct soft_conn *c, const struct soft_hdr *h)
 {
 	soft_mr_put(c->dev, c->rx.mrs, c->rx.nmr);
@@ -268,6 +278,7 @@ static void resp_done(struct soft_conn *c, const struct soft_hdr *h)
 	soft_sq_retire(c);
 }
 
+/* Requests up to seq are done at the peer. */
 static enum rx_verdict ack_start(struct soft_conn *c, const struct soft_hdr *h)
 {
 	if (!soft_seq_le(h->seq, c->next_seq - 1) || !soft_seq_le(c->acked_seq, h->seq))
@@ -277,6 +288,7 @@ static enum rx_verdict ack_start(struct soft_conn *c, const struct soft_hdr *h)
 	return RX_GO;
 }
 
+/* The peer refused a request of ours. */
 static enum rx_verdict nak_start(struct soft_conn *c, const struct soft_hdr *h)
 {
 	if (h->status == VB_WC_SUCCESS || h->status > VB_WC_GENERAL_ERR)
@@ -285,6 +297,7 @@ static enum rx_verdict nak_start(struct soft_conn *c, const struct soft_hdr *h)
 	return RX_FAIL;
 }
 
+/* The peer's QP went to error: flush ours. */
 static enum rx_verdict err_start(struct soft_conn *c, const struct soft_hdr *h)
 {
 	log_info("%s: peer QP went to error; flushing", c->base.peer);
@@ -452,6 +465,7 @@ static bool rx_discard(struct soft_conn *c)
 	return false;
 }
 
+/* Receive and process what the socket has (conn->lock held). */
 bool soft_rx_pump(struct soft_conn *c)
 {
 	struct soft_rx *rx = &c->rx;

@@ -160,7 +160,7 @@ static void fill_sq(struct soft_conn *c)
 	uint32_t cap = c->cap.max_send_wr;
 
 	while (c->tx_count < SOFT_TX_RING && c->qp == SOFT_QP_RTS && !c->tx_closed &&
-	       c->sq_tx != (c->sq_head + c->sq_count) % cap) {
+	       c->sq_unpicked) {
 		struct soft_swqe *w = &c->sq[c->sq_tx];
 
 		if (w->fence && c->reads_out)
@@ -171,6 +171,7 @@ static void fill_sq(struct soft_conn *c)
 			w->state = ok ? SOFT_WQE_DONE : SOFT_WQE_FAILED;
 			w->status = VB_WC_MW_BIND_ERR;
 			c->sq_tx = (c->sq_tx + 1) % cap;
+			c->sq_unpicked--;
 			if (!ok) {
 				log_err("%s: memory window bind WR %llu is invalid", c->base.peer,
 					(unsigned long long)w->wr_id);
@@ -186,6 +187,7 @@ static void fill_sq(struct soft_conn *c)
 		if (!pick_wqe(c, w, c->sq_tx))
 			return;
 		c->sq_tx = (c->sq_tx + 1) % cap;
+		c->sq_unpicked--;
 	}
 }
 
@@ -247,6 +249,7 @@ static void tx_consume(struct soft_conn *c, size_t n)
 	}
 }
 
+/* Drop picked messages after an error, keeping a half-sent one if asked. */
 void soft_tx_drop(struct soft_conn *c, bool keep_partial)
 {
 	uint32_t keep = 0;
@@ -271,6 +274,7 @@ static void tx_maybe_shut(struct soft_conn *c)
 	}
 }
 
+/* Send what can go without blocking (conn->lock held); true if more remains. */
 bool soft_tx_pump(struct soft_conn *c)
 {
 	struct iovec iov[TX_IOV_MAX];

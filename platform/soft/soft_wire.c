@@ -20,6 +20,7 @@ static uint64_t get_be(const uint8_t *p, int n)
 	return v;
 }
 
+/* Serialise a header, big-endian. */
 void soft_hdr_encode(const struct soft_hdr *h, uint8_t out[SOFT_HDR_LEN])
 {
 	out[0] = h->op;
@@ -33,6 +34,7 @@ void soft_hdr_encode(const struct soft_hdr *h, uint8_t out[SOFT_HDR_LEN])
 	put_be(out + 28, h->resv, 4);
 }
 
+/* Parse a header, big-endian. */
 void soft_hdr_decode(const uint8_t in[SOFT_HDR_LEN], struct soft_hdr *h)
 {
 	h->op = in[0];

@@ -1,0 +1,152 @@
+/* ctl.c: the control socket (see ctl.h). One thread; answers are short. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include "log.h"
+#include "server/ctl.h"
+
+struct ctl {
+	int fd;
+	int wake[2];
+	pthread_t thread;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	ctl_handler fn;
+	void *arg;
+};
+
+/* Read one command line (with a deadline), run it, write the answer. */
+static void serve_one(struct ctl *c, int fd)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	char cmd[64];
+	ssize_t n = 0;
+	FILE *out;
+
+	if (poll(&pfd, 1, 2000) > 0)
+		n = read(fd, cmd, sizeof(cmd) - 1);
+	if (n <= 0) {
+		close(fd);
+		return;
+	}
+	cmd[n] = '\0';
+	cmd[strcspn(cmd, "\r\n")] = '\0';
+	out = fdopen(fd, "w");
+	if (!out) {
+		close(fd);
+		return;
+	}
+	c->fn(cmd, out, c->arg);
+	fclose(out);
+}
+
+static void *ctl_main(void *arg)
+{
+	struct ctl *c = arg;
+	struct pollfd pfd[2] = {{.fd = c->fd, .events = POLLIN},
+				{.fd = c->wake[0], .events = POLLIN}};
+
+	for (;;) {
+		int fd;
+
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents)
+			break;
+		if ((pfd[0].revents & POLLIN) &&
+		    (fd = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC)) >= 0)
+			serve_one(c, fd);
+	}
+	return NULL;
+}
+
+int ctl_start(const char *path, ctl_handler fn, void *arg, struct ctl **out)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct ctl *c;
+	int rc;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	if (!(c = calloc(1, sizeof(*c))))
+		return -ENOMEM;
+	strcpy(sa.sun_path, path);
+	strcpy(c->path, path);
+	c->fn = fn;
+	c->arg = arg;
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	unlink(path); /* a stale socket from a previous run */
+	if (c->fd < 0 || bind(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    chmod(path, 0600) < 0 || listen(c->fd, 8) < 0 || pipe2(c->wake, O_CLOEXEC) < 0) {
+		rc = -errno;
+		log_err("control socket %s: %s", path, strerror(errno));
+		if (c->fd >= 0)
+			close(c->fd);
+		free(c);
+		return rc;
+	}
+	if ((rc = pthread_create(&c->thread, NULL, ctl_main, c)) != 0) {
+		close(c->fd);
+		close(c->wake[0]);
+		close(c->wake[1]);
+		unlink(path);
+		free(c);
+		return -rc;
+	}
+	*out = c;
+	return 0;
+}
+
+void ctl_stop(struct ctl *c)
+{
+	if (!c)
+		return;
+	if (write(c->wake[1], "x", 1) < 0)
+		log_warn("cannot stop the control socket thread: %s", strerror(errno));
+	pthread_join(c->thread, NULL);
+	close(c->fd);
+	close(c->wake[0]);
+	close(c->wake[1]);
+	unlink(c->path);
+	free(c);
+}
+
+int ctl_query(const char *path, const char *cmd, FILE *out)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char buf[4096], line[80];
+	ssize_t n;
+	int fd, len;
+
+	len = snprintf(line, sizeof(line), "%s\n", cmd);
+	if (strlen(path) >= sizeof(sa.sun_path) || len >= (int)sizeof(line))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int rc = -errno;
+
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	/* one send, without SIGPIPE: the server may answer and close at once */
+	if (send(fd, line, (size_t)len, MSG_NOSIGNAL) != len) {
+		int rc = -errno;
+
+		close(fd);
+		return rc;
+	}
+	shutdown(fd, SHUT_WR);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		fwrite(buf, 1, (size_t)n, out);
+	close(fd);
+	return 0;
+}

@@ -1,0 +1,49 @@
+/*
+ * daemon.h: the running nfsrdma-server: exports (the backend), the RPC
+ * workers, RPC/RDMA listeners on the configured provider, TCP and UDP
+ * listeners, rpcbind registration and the control socket.
+ */
+#ifndef NFSRDMA_SERVER_DAEMON_H
+#define NFSRDMA_SERVER_DAEMON_H
+
+#include <stdio.h>
+
+#include "common/config.h"
+#include "integrity.h"
+
+#define DAEMON_MAX_LISTEN 16
+
+struct nfs_backend;
+struct rpc_server;
+struct rr_server;
+struct tcp_listener;
+struct udp_listener;
+struct ctl;
+
+struct nfsrdma_server {
+	struct nfsrdma_config cfg;
+	struct integrity_key key;
+	int have_key;
+	struct nfs_backend *be;
+	struct rpc_server *rpc;
+	struct rr_server *rr;
+	struct tcp_listener *tcp[DAEMON_MAX_LISTEN];
+	struct udp_listener *udp[DAEMON_MAX_LISTEN];
+	unsigned ntcp, nudp;
+	int rpcbind_done;
+	struct ctl *ctl;
+	int pidfile_written;
+};
+
+/* Start serving cfg (which the server takes over). 0, or -errno after logging
+ * what failed; everything started is stopped again. */
+int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg);
+/* SIGHUP: re-read path; apply the log level and the exports. Transport
+ * settings need a restart (said in the log when they changed). */
+int daemon_reload(struct nfsrdma_server *s, const char *path);
+/* SIGTERM: stop taking calls, finish those in flight, release everything. */
+void daemon_stop(struct nfsrdma_server *s);
+/* The counters, one "name value" per line. */
+void daemon_print_stats(struct nfsrdma_server *s, FILE *f);
+
+#endif

@@ -1,0 +1,248 @@
+/*
+ * main.c: nfsrdma-server's command line. Checks the configuration (-t), prints
+ * the defaults (-D) or the running server's counters (-s), or serves: in the
+ * background unless -F, reporting start-up success or failure to the shell
+ * before detaching, and handling SIGHUP (reload) and SIGTERM/SIGINT (drain and
+ * exit) in the main thread while the others work.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "common/config.h"
+#include "log.h"
+#include "server/ctl.h"
+#include "server/daemon.h"
+
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/etc"
+#endif
+#define DEFAULT_CONFIG SYSCONFDIR "/nfsrdma.conf"
+
+/* What the command line asked for. */
+struct server_opts {
+	const char *config_file; /* -f */
+	bool test;		 /* -t: check the configuration and exit */
+	bool defaults;		 /* -D: print the defaults and exit */
+	bool foreground;	 /* -F: do not detach */
+	bool debug;		 /* -d: debug log on stderr, in the foreground */
+	bool stats;		 /* -s: print the running server's counters */
+};
+
+/* Usage on f; the caller decides the exit status. */
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: nfsrdma-server [-F] [-d] [-f FILE]\n"
+		"       nfsrdma-server -t [-f FILE]\n"
+		"       nfsrdma-server -s [-f FILE]\n"
+		"       nfsrdma-server -D | -h\n"
+		"  -f FILE  configuration file (default %s)\n"
+		"  -F       stay in the foreground\n"
+		"  -d       debug: log everything to stderr, in the foreground\n"
+		"  -t       check the configuration file, print every problem, and exit\n"
+		"  -s       print the running server's counters (from its control socket)\n"
+		"  -D       print every setting with its type, range and default, and exit\n"
+		"  -h       show this help\n",
+		DEFAULT_CONFIG);
+}
+
+/* Fill *o from argv. Returns -1 (exit 0) after -h, 1 on a usage error, else 0. */
+static int parse_args(int argc, char **argv, struct server_opts *o)
+{
+	int ch;
+
+	o->config_file = DEFAULT_CONFIG;
+	while ((ch = getopt(argc, argv, "f:tDFdsh")) != -1) {
+		switch (ch) {
+		case 'f':
+			o->config_file = optarg;
+			break;
+		case 't':
+			o->test = true;
+			break;
+		case 'D':
+			o->defaults = true;
+			break;
+		case 'F':
+			o->foreground = true;
+			break;
+		case 'd':
+			o->debug = o->foreground = true;
+			break;
+		case 's':
+			o->stats = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return -1;
+		default:
+			usage(stderr);
+			return 1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "nfsrdma-server: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 1;
+	}
+	return 0;
+}
+
+/* Load the file into *cfg, printing every problem. Returns 0 if it is valid. */
+static int server_load_config(const char *path, struct nfsrdma_config *cfg)
+{
+	struct config_errors errs;
+	int r;
+
+	config_errors_init(&errs);
+	r = config_load(path, cfg, &errs);
+	config_errors_print(&errs, stderr);
+	config_errors_free(&errs);
+	return r;
+}
+
+/* -t: exit status 0 and "FILE: configuration ok" when valid, else 1. */
+static int server_check_config(const char *path)
+{
+	struct nfsrdma_config cfg;
+
+	if (server_load_config(path, &cfg) < 0)
+		return 1;
+	fprintf(stderr, "%s: configuration ok\n", path);
+	config_free(&cfg);
+	return 0;
+}
+
+/* -s: ask the running server for its counters. */
+static int server_stats(const char *path)
+{
+	struct nfsrdma_config cfg;
+	int rc;
+
+	if (server_load_config(path, &cfg) < 0)
+		return 1;
+	rc = ctl_query(cfg.server.control_socket, "stats", stdout);
+	if (rc)
+		fprintf(stderr, "nfsrdma-server: no server answers on %s: %s\n",
+			cfg.server.control_socket, strerror(-rc));
+	config_free(&cfg);
+	return rc ? 1 : 0;
+}
+
+/*
+ * Detach: fork; the parent waits for the child to say on a pipe whether it
+ * started, and exits with that status. Returns the pipe's write end in the
+ * child (-1 in the foreground).
+ */
+static int detach(void)
+{
+	int p[2];
+	pid_t pid;
+	char status;
+
+	if (pipe(p) < 0 || (pid = fork()) < 0) {
+		perror("nfsrdma-server: cannot detach");
+		exit(1);
+	}
+	if (pid > 0) {
+		close(p[1]);
+		if (read(p[0], &status, 1) != 1)
+			status = 1; /* the child died before saying */
+		exit(status);
+	}
+	close(p[0]);
+	setsid();
+	if (chdir("/") < 0)
+		perror("nfsrdma-server: chdir /");
+	return p[1];
+}
+
+/* Tell the waiting parent how start-up went; then stop using the terminal. */
+static void report(int fd, int status)
+{
+	char c = (char)status;
+	int null;
+
+	if (fd < 0)
+		return;
+	if (write(fd, &c, 1) != 1)
+		perror("nfsrdma-server: start-up status");
+	close(fd);
+	if (status == 0 && (null = open("/dev/null", O_RDWR)) >= 0) {
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
+		if (null > STDERR_FILENO)
+			close(null);
+	}
+}
+
+/* Serve until SIGTERM or SIGINT; SIGHUP reloads. */
+static int server_run(const struct server_opts *o)
+{
+	struct nfsrdma_server srv;
+	struct nfsrdma_config cfg;
+	sigset_t set;
+	int sig, fd = -1;
+
+	if (server_load_config(o->config_file, &cfg) < 0)
+		return 1;
+	/* start-up messages go to stderr; the configured destination after */
+	log_open("nfsrdma-server", 0, o->debug ? LOG_LVL_DEBUG : cfg.log.level);
+	if (!o->foreground)
+		fd = detach();
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL); /* every thread inherits this */
+	signal(SIGPIPE, SIG_IGN);
+	if (daemon_start(&srv, &cfg) != 0) {
+		log_err("not started");
+		report(fd, 1);
+		return 1;
+	}
+	report(fd, 0);
+	if (!o->debug && (srv.cfg.log.destination == CFG_LOG_SYSLOG || fd >= 0))
+		log_open("nfsrdma-server", srv.cfg.log.destination == CFG_LOG_SYSLOG,
+			 srv.cfg.log.level);
+	for (;;) {
+		if (sigwait(&set, &sig) != 0)
+			continue;
+		if (sig == SIGHUP) {
+			daemon_reload(&srv, o->config_file);
+			if (o->debug)
+				log_set_level(LOG_LVL_DEBUG);
+			continue;
+		}
+		log_notice("signal %d: finishing the calls in flight, then exiting", sig);
+		break;
+	}
+	daemon_stop(&srv);
+	log_notice("stopped");
+	log_close();
+	return 0;
+}
+
+/* Options, then one of: print defaults, check the file, print stats, or run. */
+int main(int argc, char **argv)
+{
+	struct server_opts opts = {0};
+	int r = parse_args(argc, argv, &opts);
+
+	if (r != 0)
+		return r < 0 ? 0 : 2;
+	if (opts.defaults)
+		return config_print_defaults(stdout) < 0 ? 1 : 0;
+	if (opts.test)
+		return server_check_config(opts.config_file);
+	if (opts.stats)
+		return server_stats(opts.config_file);
+	return server_run(&opts);
+}
