@@ -311,7 +311,7 @@ int client_bench_main(int argc, char **argv)
 
 	if ((rc = bench_args(&cfg, argc, argv)) != 0)
 		return rc;
-	log_open("nfsrdma-client", 0, cfg.o.debug ? LOG_LVL_DEBUG : LOG_LVL_WARN);
+	log_open("nfsrdma-client", 0, cfg.o.log_level);
 	rc = nfs3c_mount(&cfg.o.nfs, &c, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "bench: cannot mount %s:%s: %s\n", cfg.o.host, cfg.o.export, err);

@@ -1,6 +1,6 @@
 /*
  * fuse_fs_file.c: open files. Opening revalidates the attributes with the
- * server (close-to-open consistency) and checks access with ACCESS; the
+ * server (close-to-open consistency) and asks ACCESS whether the caller may; the
  * kernel's page cache is kept only if the file did not change since the last
  * open. Writes go to the server at once as UNSTABLE WRITEs (FILE_SYNC and
  * DATA_SYNC for O_SYNC and O_DSYNC opens); flush (every close) and fsync
@@ -65,7 +65,8 @@ static uint32_t open_access(int flags)
 	return want;
 }
 
-/* open: fresh attributes, ACCESS for non-root callers, then the open file. */
+/* open: fresh attributes, ACCESS (the server's word, root squashing included), then
+ * the open file. */
 void nfsfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct nfsfs *fs = nfsfs_of(req);
@@ -78,9 +79,9 @@ void nfsfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	nfsfs_cred(req, &cr);
 	rc = nfs3c_getattr(fs->c, &cr, &n->fh, NFS3C_NOCACHE, &a);
-	if (rc == 0 && a.type == NF3REG && cr.uid != 0)
+	if (rc == 0 && a.type == NF3REG)
 		rc = nfs3c_access(fs->c, &cr, &n->fh, want, &got);
-	if (rc == 0 && a.type == NF3REG && cr.uid != 0 && (got & want) != want)
+	if (rc == 0 && a.type == NF3REG && (got & want) != want)
 		rc = -EACCES;
 	if (rc)
 		return nfsfs_reply_err(req, rc);

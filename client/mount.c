@@ -70,7 +70,7 @@ static void detach_stdio(struct mount_job *j)
 {
 	int fd = open("/dev/null", O_RDWR);
 
-	log_open("nfsrdma-client", 1, j->o.debug ? LOG_LVL_DEBUG : LOG_LVL_NOTICE);
+	log_open("nfsrdma-client", 1, j->o.log_level);
 	if (fd >= 0) {
 		dup2(fd, 0);
 		dup2(fd, 1);
@@ -355,7 +355,7 @@ int client_mount_main(int argc, char **argv, int helper)
 		client_opts_free(&j.o);
 		return EXIT_USAGE;
 	}
-	log_open("nfsrdma-client", 0, j.o.debug ? LOG_LVL_DEBUG : LOG_LVL_WARN);
+	log_open("nfsrdma-client", 0, j.o.log_level);
 	if (access("/dev/fuse", R_OK | W_OK) != 0) {
 		fprintf(stderr, "nfsrdma-client: /dev/fuse: %s (FUSE is needed to mount)\n",
 			strerror(errno));

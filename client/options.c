@@ -265,7 +265,7 @@ static const struct opt_def opts[] = {
 	{"proto", set_enum, OFF(nfs.proto), 0, 0, proto_names},
 	{"port", set_port, OFF(port), 1, 65535, NULL},
 	{"mountport", set_port, OFF(mountport), 1, 65535, NULL},
-	{"mountproto", set_enum, OFF(nfs.mountproto), 0, 0, proto_names},
+	{"mountproto", set_enum, OFF(mountproto), 0, 0, proto_names},
 	{"mode", set_mode, 0, 0, 0, mode_names},
 	{"reg", set_reg, 0, 0, 0, reg_names},
 	{"registration", set_reg, 0, 0, 0, reg_names},
@@ -321,6 +321,22 @@ void client_opts_init(struct client_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	nfs3c_params_defaults(&o->nfs);
+	o->log_level = LOG_LVL_WARN;
+	o->mountproto = -1;
+}
+
+/* See options.h. */
+void client_opts_reset(struct client_opts *o)
+{
+	char *host = o->host, *export = o->export, *config = o->config, *raw = o->raw;
+
+	o->host = o->export = o->config = o->raw = NULL;
+	client_opts_free(o);
+	client_opts_init(o);
+	o->host = host;
+	o->export = export;
+	o->config = config;
+	o->raw = raw;
 }
 
 /* See options.h. */
@@ -390,6 +406,19 @@ static int apply_one(struct client_opts *o, char *item, char *err, size_t errlen
 	return -EINVAL;
 }
 
+/* Remember s among the options given, to apply again over the config file. */
+static int save_raw(struct client_opts *o, const char *s)
+{
+	size_t n = o->raw ? strlen(o->raw) : 0;
+	char *r = realloc(o->raw, n + strlen(s) + 2);
+
+	if (!r)
+		return -ENOMEM;
+	snprintf(r + n, strlen(s) + 2, "%s%s", n ? "," : "", s);
+	o->raw = r;
+	return 0;
+}
+
 /* See options.h. */
 int client_opts_parse(struct client_opts *o, const char *s, char *err, size_t errlen)
 {
@@ -400,7 +429,7 @@ int client_opts_parse(struct client_opts *o, const char *s, char *err, size_t er
 	     item = strtok_r(NULL, ",", &save))
 		rc = apply_one(o, item, err, errlen);
 	free(copy);
-	return rc;
+	return rc ? rc : save_raw(o, s);
 }
 
 /* Point the library's parameters at the strings we own. */
@@ -419,12 +448,12 @@ int client_opts_finish(struct client_opts *o, char *err, size_t errlen)
 {
 	int rc;
 
-	if (o->config) {
-		snprintf(err, errlen, "config=%s: configuration files are not supported yet",
-			 o->config);
-		return -ENOTSUP;
-	}
+	if ((rc = client_opts_load_config(o, err, errlen)) != 0)
+		return rc;
+	if (o->debug)
+		o->log_level = LOG_LVL_DEBUG;
 	wire_strings(o);
+	o->nfs.mountproto = o->mountproto < 0 ? o->nfs.proto : (enum nfs3c_proto)o->mountproto;
 	if (!o->soft)
 		o->nfs.retry_ms = 0;
 	else if (o->nfs.retry_ms == 0)
@@ -466,5 +495,6 @@ void client_opts_free(struct client_opts *o)
 	free(o->provider);
 	free(o->keyfile);
 	free(o->config);
+	free(o->raw);
 	memset(o, 0, sizeof(*o));
 }

@@ -10,6 +10,7 @@
 
 #include "client/nfs3_clnt.h"
 #include "integrity.h"
+#include "log.h"
 
 #define CLIENT_OPT_ERR_LEN 512
 
@@ -18,11 +19,14 @@ struct client_opts {
 	char *host, *export;	 /* from server:/export */
 	char *port, *mountport, *provider, *keyfile, *config;
 	int integrity;		   /* 0 none, 1 hmac-sha256 */
+	int mountproto;		   /* enum nfs3c_proto; -1: as proto */
 	struct integrity_key key;  /* loaded by client_opts_finish when integrity is on */
 	int direct_io, foreground; /* mount only */
 	int soft;		   /* calls give up after retry_ms (else retry forever) */
 	int debug;		   /* log at debug level */
 	char fuse_opts[1024];	   /* mount(8) options passed to FUSE ("ro,nosuid,...") */
+	char *raw;		   /* every -o string, to apply again over the config file */
+	enum log_level log_level;  /* from the configuration file; debug: LOG_LVL_DEBUG */
 };
 
 /* Fill o with the defaults. */
@@ -37,6 +41,12 @@ int client_opts_parse(struct client_opts *o, const char *opts, char *err, size_t
  * check the whole. Call once, after every client_opts_parse. */
 int client_opts_finish(struct client_opts *o, char *err, size_t errlen);
 void client_opts_free(struct client_opts *o);
+
+/* Internal to options*.c: every setting back to its default (host, export,
+ * config= and the saved options stay); and the configuration file under the
+ * options (options_config.c). */
+void client_opts_reset(struct client_opts *o);
+int client_opts_load_config(struct client_opts *o, char *err, size_t errlen);
 
 /* The option names, one "name[=VALUE]  what" per line, for usage messages. */
 extern const char client_opts_help[];

@@ -4,11 +4,13 @@
 libnfsrdma_a_SOURCES += \
 	client/nfs3_clnt.h client/nfs3_clnt_int.h client/nfs3_clnt.c \
 	client/nfs3_clnt_mount.c client/nfs3_clnt_attr.c client/nfs3_clnt_ops.c \
-	client/nfs3_clnt_dir.c client/nfs3_clnt_io.c client/options.h client/options.c
+	client/nfs3_clnt_dir.c client/nfs3_clnt_io.c
 
 sbin_PROGRAMS += nfsrdma-client
-nfsrdma_client_SOURCES = client/main.c client/client.h client/bench.h client/bench.c \
-	client/bench_args.c client/bench_report.c
+nfsrdma_client_SOURCES = client/main.c client/client.h client/options.h client/options.c \
+	client/options_config.c client/bench.h client/bench.c client/bench_args.c \
+	client/bench_report.c
+nfsrdma_client_CPPFLAGS = $(AM_CPPFLAGS) -DSYSCONFDIR=\"$(sysconfdir)\"
 nfsrdma_client_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
 nfsrdma_client_LDADD = $(LDADD) $(FUSE_LIBS)
 if HAVE_FUSE
@@ -45,11 +47,12 @@ endif
 t_client_testsrv_SOURCES += t/client_srv.c t/client_srv.h
 
 CLIENT_SH_TESTS = t/client_errors.sh t/client_mount.sh t/client_fsops.sh \
-	t/client_restart.sh t/client_bench.sh t/client_ganesha.sh
+	t/client_restart.sh t/client_bench.sh t/client_ganesha.sh t/client_daemon.sh
 TESTS += $(CLIENT_SH_TESTS)
 dist_check_SCRIPTS += $(CLIENT_SH_TESTS) t/client_lib.sh
 
-# The Linux kernel's nfsd inside the Soft-RoCE lab (../shared/rdmalab).
+# The Linux kernel's nfsd and nfsrdma-server inside the Soft-RoCE lab
+# (../shared/rdmalab), over TCP and over RPC/RDMA on rxe0.
 EXTRA_DIST += t/lab/client-knfsd.sh t/lab/client-knfsd-guest.sh
 PHONY_TARGETS += lab-client bench-client
 EXTRA_TARGETS += lab-client:900
@@ -57,13 +60,16 @@ EXTRA_TARGETS += lab-client:900
 CLIENT_TAP_SUMMARY = $(AWK) '/^ok .*\# SKIP/ {s++; next} /^ok/ {p++} /^not ok/ {f++} \
 	/^1\.\.0 .*SKIP/ {s++} END {printf "\# TOTAL: %d\n\# PASS: %d\n\# SKIP: %d\n\# FAIL: %d\n\# ERROR: 0\n", \
 	p + s + f, p, s, f; exit (f > 0)}'
-lab-client: nfsrdma-client$(EXEEXT) t/client_testsrv$(EXEEXT)
+lab-client: nfsrdma-client$(EXEEXT) server/nfsrdma-server$(EXEEXT)
 	@top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
 		$(SHELL) $(srcdir)/t/lab/client-knfsd.sh 2>&1 | tee t/lab-client.log
 	@$(CLIENT_TAP_SUMMARY) t/lab-client.log
 
-# bench over the soft provider against the in-process server: table, CSV, plot.
+# bench over the soft provider against nfsrdma-server: table, CSV and plot per run.
 CLIENT_BENCH_DIR = bench-client
-bench-client: nfsrdma-client$(EXEEXT) t/client_testsrv$(EXEEXT)
-	$(SHELL) $(srcdir)/t/client_bench.sh --full $(CLIENT_BENCH_DIR)
-CLEANFILES += t/lab-client.log
+bench-client: nfsrdma-client$(EXEEXT) t/client_testsrv$(EXEEXT) server/nfsrdma-server$(EXEEXT)
+	@top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
+		$(SHELL) $(srcdir)/t/client_bench.sh --full $(CLIENT_BENCH_DIR) 2>&1 | tee t/bench-client.log
+	@$(CLIENT_TAP_SUMMARY) t/bench-client.log
+EXTRA_TARGETS += bench-client:600
+CLEANFILES += t/lab-client.log t/bench-client.log

@@ -3,9 +3,10 @@
 # the soft provider: every test, two record sizes, two threads, data
 # verified; the table, the CSV (one row per point) and the gnuplot chart.
 #   client_bench.sh                 the quick check make check runs
-#   client_bench.sh --full DIR      the measurement (make bench-client): over
-#                                   RPC/RDMA both modes and TCP, 4k..1m, 1 and
-#                                   2 threads, 64 MiB files; results in DIR
+#   client_bench.sh --full DIR      the measurement (make bench-client), against
+#                                   nfsrdma-server if built: over RPC/RDMA both
+#                                   modes and TCP, 4k..1m, 1 and 2 threads, 64
+#                                   MiB files; table, CSV and PNG in DIR
 . "$(dirname "$0")/client_lib.sh"
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (the test server opens files by handle)"
 [ -x "$TESTSRV" ] || skip_all "t/client_testsrv was not built (make check builds it)"
@@ -14,15 +15,37 @@ mkdir -p "$T_SCRATCH/exp"
 start_server S -d "$T_SCRATCH/exp" || skip_all "the test server does not start"
 
 if [ "${1:-}" = --full ]; then
+	# the measurement runs against the real daemon when it is built
 	out=${2:-bench-client}
 	mkdir -p "$out"
+	SERVER=$top_builddir/server/nfsrdma-server
+	rport=$S_RDMA tport=$S_TCP where="the in-process test server"
+	if [ -x "$SERVER" ]; then
+		. "$(dirname "$0")/daemon-lib.sh"
+		rport=$(free_port) tport=$(free_port) where="nfsrdma-server"
+		cat > "$T_SCRATCH/srv.conf" << CONF
+rdma = { provider = "soft"; };
+server = {
+	listen = ["127.0.0.1"];
+	rdma_port = $rport;
+	tcp_port = $tport;
+	modes = ["read-write", "read-read"];
+	pidfile = "$T_SCRATCH/server.pid";
+	control_socket = "$T_SCRATCH/ctl.sock";
+	exports = ( { path = "$T_SCRATCH/exp"; clients = ["127.0.0.1"]; access = "rw"; root_squash = false; } );
+};
+CONF
+		"$SERVER" -f "$T_SCRATCH/srv.conf" || skip_all "nfsrdma-server does not start"
+		T_PIDS="$T_PIDS $(cat "$T_SCRATCH/server.pid")"
+	fi
 	plan 3
-	for run in "rdma-rw|port=$S_RDMA,mode=read-write" "rdma-rr|port=$S_RDMA,mode=read-read" \
-		"tcp|proto=tcp,port=$S_TCP"; do
+	echo "# against $where on the soft provider"
+	for run in "rdma-rw|port=$rport,mode=read-write" "rdma-rr|port=$rport,mode=read-read" \
+		"tcp|proto=tcp,port=$tport"; do
 		name=${run%%|*}
-		"$CLIENT" bench "127.0.0.1:$T_SCRATCH/exp" -o "${run#*|}" -r 4k-1m -j 1,2 -s 64m \
-			--csv "$out/bench-$name.csv" --plot "$out/bench-$name.png" | tee "$out/bench-$name.txt" |
-			sed 's/^/bench: /'
+		"$CLIENT" bench "127.0.0.1:$T_SCRATCH/exp" -o "${run#*|}" -r 4k,16k,64k,256k,1m -j 1,2 \
+			-s 64m --csv "$out/bench-$name.csv" --plot "$out/bench-$name.png" |
+			tee "$out/bench-$name.txt" | sed 's/^/bench: /'
 		ok "${PIPESTATUS[0]}" "bench over $name: $out/bench-$name.csv"
 	done
 	exit 0

@@ -11,7 +11,7 @@ start_server S -d "$T_SCRATCH/export" || skip_all "the test server does not star
 start_server D -d "$T_SCRATCH/export" --deny || skip_all "the test server does not start"
 free_port=$("$TESTSRV" --free-port)
 
-plan 10
+plan 13
 
 # expect STATUS PATTERN DESCRIPTION -- ARGS...: run a mount, check status and message.
 expect() {
@@ -47,4 +47,16 @@ expect 1 "option 'rsize': '5000' is not a multiple of 4096|multiple of 4096" "ba
 expect 1 "mount point $T_SCRATCH/nodir: No such file" "missing mount point" -- \
 	-o "port=$S_RDMA" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/nodir"
 expect 1 "is not server:/export" "bad spec" -- -o "port=$S_RDMA" "127.0.0.1" "$T_SCRATCH/mnt"
+printf 'client = {\n\tproto = "udp";\n};\n' > "$T_SCRATCH/bad.conf"
+expect 1 "$T_SCRATCH/bad.conf:2: client.proto" "a bad configuration file names file, line and setting" -- \
+	-o "config=$T_SCRATCH/bad.conf" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/mnt"
+expect 1 "$T_SCRATCH/none.conf" "a missing configuration file is named" -- \
+	-o "config=$T_SCRATCH/none.conf" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/mnt"
+# the file says tcp on a closed port; the options override both
+printf 'client = { proto = "tcp"; port = %s; };\n' "$free_port" > "$T_SCRATCH/ok.conf"
+"$CLIENT" mount -o "config=$T_SCRATCH/ok.conf,proto=rdma,port=$S_RDMA" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/mnt"
+is_mounted "$T_SCRATCH/mnt"
+ok $? "options override the configuration file"
+T_MOUNTS="$T_MOUNTS $T_SCRATCH/mnt"
+is_mounted "$T_SCRATCH/mnt" && "$CLIENT" umount "$T_SCRATCH/mnt"
 exit 0
