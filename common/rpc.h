@@ -202,6 +202,8 @@ struct rpc_call {
 	uint32_t reply_hint;
 	int timeout_ms;	 /* 0 = the client's default */
 	void *xprt_priv; /* the transport's, until rpc_clnt_free_res */
+	/* Who this call is made for (a FUSE mount serves many users); NULL = c->cred. */
+	const struct rpc_cred *cred;
 };
 
 struct rpc_clnt;

@@ -174,7 +174,7 @@ int rpc_encode_call(struct rpc_clnt *c, uint32_t xid, const struct rpc_call *cal
 	XDR xdrs;
 	int rc;
 
-	rc = rpc_auth_encode_cred(&c->cred, c->key,
+	rc = rpc_auth_encode_cred(call->cred ? call->cred : &c->cred, c->key,
 				  c->key ? __atomic_add_fetch(&c->seq, 1, __ATOMIC_RELAXED) : 0,
 				  credbody, &credlen, &flavor);
 	if (rc)

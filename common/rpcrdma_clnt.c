@@ -609,6 +609,7 @@ static void rr_destroy(struct rpc_clnt *base)
 	struct timespec ts;
 
 	rr_conn_fail(cl->conn, "client closing");
+	rr_conn_put(cl->conn);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += 10;
 	pthread_mutex_lock(&ep->lock);
@@ -682,6 +683,7 @@ int rr_clnt_create(const struct rr_params *p, const char *host, const char *port
 	if (rc == 0)
 		rc = rr_conn_create(cl->ep, vc, 0, &cl->conn);
 	if (rc == 0) {
+		rr_conn_get(cl->conn); /* ours until rr_destroy: calls after a death use it */
 		cl->conn->side = cl;
 		cl->conn->on_recv = clnt_on_recv;
 		cl->conn->on_dead = clnt_on_dead;

@@ -1,1 +1,69 @@
-# client: sources, programs and tests of this area.
+# client: the NFSv3 client library (in libnfsrdma.a, so tests and other
+# programs can use it), nfsrdma-client (mount helper through FUSE, umount,
+# bench), installed also as mount.nfsrdma, and its tests.
+libnfsrdma_a_SOURCES += \
+	client/nfs3_clnt.h client/nfs3_clnt_int.h client/nfs3_clnt.c \
+	client/nfs3_clnt_mount.c client/nfs3_clnt_attr.c client/nfs3_clnt_ops.c \
+	client/nfs3_clnt_dir.c client/nfs3_clnt_io.c client/options.h client/options.c
+
+sbin_PROGRAMS += nfsrdma-client
+nfsrdma_client_SOURCES = client/main.c client/client.h client/bench.h client/bench.c \
+	client/bench_args.c client/bench_report.c
+nfsrdma_client_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
+nfsrdma_client_LDADD = $(LDADD) $(FUSE_LIBS)
+if HAVE_FUSE
+nfsrdma_client_SOURCES += client/mount.c client/fuse_fs.h client/fuse_fs.c \
+	client/fuse_fs_file.c client/fuse_fs_dir.c
+else
+nfsrdma_client_SOURCES += client/mount_nofuse.c
+endif
+EXTRA_DIST += client/mount.c client/fuse_fs.h client/fuse_fs.c client/fuse_fs_file.c \
+	client/fuse_fs_dir.c client/mount_nofuse.c
+dist_man_MANS += man/nfsrdma-client.8
+
+# mount(8) runs /sbin/mount.TYPE: the same program under that name.
+PHONY_TARGETS += client-install-exec-hook client-uninstall-hook
+install-exec-hook: client-install-exec-hook
+client-install-exec-hook:
+	cd $(DESTDIR)$(sbindir) && rm -f mount.nfsrdma$(EXEEXT) && \
+		ln -s nfsrdma-client$(EXEEXT) mount.nfsrdma$(EXEEXT)
+uninstall-hook: client-uninstall-hook
+client-uninstall-hook:
+	rm -f $(DESTDIR)$(sbindir)/mount.nfsrdma$(EXEEXT)
+
+# An in-process NFS server (backend + RPC/RDMA soft + TCP) for the shell tests.
+check_PROGRAMS += t/client_testsrv
+t_client_testsrv_SOURCES = t/client_testsrv.c
+
+if HAVE_CMOCKA
+check_PROGRAMS += t/client_nfs3_test
+TESTS += t/client_nfs3_test
+t_client_nfs3_test_SOURCES = t/client_nfs3_test.c t/client_srv.c t/client_srv.h
+t_client_nfs3_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_client_nfs3_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+endif
+t_client_testsrv_SOURCES += t/client_srv.c t/client_srv.h
+
+CLIENT_SH_TESTS = t/client_errors.sh t/client_mount.sh t/client_fsops.sh \
+	t/client_restart.sh t/client_bench.sh t/client_ganesha.sh
+TESTS += $(CLIENT_SH_TESTS)
+dist_check_SCRIPTS += $(CLIENT_SH_TESTS) t/client_lib.sh
+
+# The Linux kernel's nfsd inside the Soft-RoCE lab (../shared/rdmalab).
+EXTRA_DIST += t/lab/client-knfsd.sh t/lab/client-knfsd-guest.sh
+PHONY_TARGETS += lab-client bench-client
+EXTRA_TARGETS += lab-client:900
+# TAP summary lines in automake's format, which scripts/check.sh adds up.
+CLIENT_TAP_SUMMARY = $(AWK) '/^ok .*\# SKIP/ {s++; next} /^ok/ {p++} /^not ok/ {f++} \
+	/^1\.\.0 .*SKIP/ {s++} END {printf "\# TOTAL: %d\n\# PASS: %d\n\# SKIP: %d\n\# FAIL: %d\n\# ERROR: 0\n", \
+	p + s + f, p, s, f; exit (f > 0)}'
+lab-client: nfsrdma-client$(EXEEXT) t/client_testsrv$(EXEEXT)
+	@top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
+		$(SHELL) $(srcdir)/t/lab/client-knfsd.sh 2>&1 | tee t/lab-client.log
+	@$(CLIENT_TAP_SUMMARY) t/lab-client.log
+
+# bench over the soft provider against the in-process server: table, CSV, plot.
+CLIENT_BENCH_DIR = bench-client
+bench-client: nfsrdma-client$(EXEEXT) t/client_testsrv$(EXEEXT)
+	$(SHELL) $(srcdir)/t/client_bench.sh --full $(CLIENT_BENCH_DIR)
+CLEANFILES += t/lab-client.log

@@ -1,0 +1,84 @@
+/*
+ * fuse_fs.h: the NFSv3 client as a FUSE low-level file system. Each FUSE node
+ * is one NFS file handle; requests run on libfuse's worker threads and become
+ * NFS calls made with the requesting process's uid, gid and groups.
+ */
+#ifndef NFSRDMA_FUSE_FS_H
+#define NFSRDMA_FUSE_FS_H
+
+#define FUSE_USE_VERSION 32
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+
+#include "client/nfs3_clnt.h"
+
+#define NFSFS_NODE_BUCKETS 4096
+
+struct nfsfs_node;
+
+struct nfsfs {
+	struct nfs3c *c;
+	int direct_io;
+	int noac;
+	double entry_timeout; /* seconds a name -> node mapping may be cached */
+	pthread_mutex_t lock; /* the node table */
+	struct nfsfs_node *nodes[NFSFS_NODE_BUCKETS];
+	struct nfsfs_node *root;
+	size_t nnodes;
+};
+
+/* The operations table, and the file system around a mounted client. */
+extern const struct fuse_lowlevel_ops nfsfs_ops;
+int nfsfs_init(struct nfsfs *fs, struct nfs3c *c, int direct_io, int noac, unsigned acdirmin);
+void nfsfs_fini(struct nfsfs *fs);
+
+/* Internal to fuse_fs*.c: nodes, credentials, replies. */
+struct nfsfs_node {
+	struct nfsfs_node *next;
+	struct nfs3c_fh fh;
+	uint64_t nlookup;
+	/* what the last open saw, to keep the kernel's page cache across opens */
+	uint64_t open_size;
+	nfstime3 open_mtime;
+	int have_open_attrs;
+};
+
+/* An open file: its node, its write state, and the opener's credential. */
+struct nfsfs_open {
+	struct nfsfs_node *node;
+	struct nfs3c_file *wf; /* NULL for read-only opens until a write comes */
+	struct rpc_cred cred;
+	int flags;
+};
+
+struct nfsfs *nfsfs_of(fuse_req_t req);
+struct nfsfs_node *nfsfs_node(struct nfsfs *fs, fuse_ino_t ino);
+/* The node for fh, its lookup count raised by one. */
+struct nfsfs_node *nfsfs_node_get(struct nfsfs *fs, const struct nfs3c_fh *fh);
+void nfsfs_node_forget(struct nfsfs *fs, struct nfsfs_node *n, uint64_t nlookup);
+void nfsfs_cred(fuse_req_t req, struct rpc_cred *cr);
+void nfsfs_to_stat(const fattr3 *a, struct stat *st);
+double nfsfs_attr_timeout(struct nfsfs *fs, const struct nfs3c_fh *fh);
+/* Reply with a new entry (lookup count raised), or the error. */
+void nfsfs_reply_entry(fuse_req_t req, struct nfsfs *fs, int rc, const struct nfs3c_fh *fh,
+		       const fattr3 *a);
+void nfsfs_reply_err(fuse_req_t req, int rc);
+
+/* Operations in fuse_fs_file.c and fuse_fs_dir.c. */
+void nfsfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void nfsfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		  struct fuse_file_info *fi);
+void nfsfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi);
+void nfsfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		 struct fuse_file_info *fi);
+void nfsfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void nfsfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
+void nfsfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void nfsfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void nfsfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		   struct fuse_file_info *fi);
+void nfsfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi);
+void nfsfs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+
+#endif

@@ -1,0 +1,437 @@
+/*
+ * mount.c: `nfsrdma-client mount` (also mount.nfsrdma, as mount(8) calls it)
+ * and `nfsrdma-client umount`.
+ *
+ * The mount forks first (connections and threads do not survive a fork); the
+ * child connects, MNTs, mounts FUSE, starts serving, checks with statfs that
+ * the mount answers, and only then tells the parent, which exits 0. Any
+ * failure on the way comes back to the parent as one line of text, printed
+ * with exit status 32 (mount(8)'s "mount failure"). Bad usage or options exit
+ * with 1 before anything is tried.
+ */
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+
+#include "client/client.h"
+#include "client/fuse_fs.h"
+#include "client/options.h"
+#include "log.h"
+
+#define EXIT_USAGE	    1
+#define EXIT_MOUNT_FAIL	    32
+#define FUSE_SUPER_MAGIC    0x65735546
+#define READY_TIMEOUT_EXTRA 60000
+
+struct mount_job {
+	struct client_opts o;
+	char mnt[PATH_MAX];
+	int report_fd; /* to the waiting parent; -1 in the foreground */
+	struct fuse_session *se;
+	struct nfs3c *c;
+	int loop_done; /* the FUSE loop returned (atomic) */
+	int verbose;
+};
+
+/* Tell the parent (or the terminal) how the mount went; once only. */
+static void report(struct mount_job *j, int failed, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (j->report_fd < 0) {
+		if (failed)
+			fprintf(stderr, "nfsrdma-client: %s\n", msg);
+		else if (j->verbose)
+			printf("nfsrdma-client: %s\n", msg);
+		return;
+	}
+	dprintf(j->report_fd, "%d %s\n", failed, msg);
+	close(j->report_fd);
+	j->report_fd = -1;
+}
+
+/* Become a daemon's worth of quiet: logs to syslog, stdio to /dev/null. */
+static void detach_stdio(struct mount_job *j)
+{
+	int fd = open("/dev/null", O_RDWR);
+
+	log_open("nfsrdma-client", 1, j->o.debug ? LOG_LVL_DEBUG : LOG_LVL_NOTICE);
+	if (fd >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		if (fd > 2)
+			close(fd);
+	}
+}
+
+/* Whether our mount is still on j->mnt, per /proc/self/mounts. */
+static int still_mounted(struct mount_job *j)
+{
+	char line[PATH_MAX + 512], want[PATH_MAX + 32];
+	FILE *f = fopen("/proc/self/mounts", "r");
+	int found = 0;
+
+	snprintf(want, sizeof(want), " %s fuse.nfsrdma ", j->mnt);
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, want) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * Runs beside the FUSE loop: once the mount answers, report success; then
+ * watch for the session's end (unmounted, or a signal) and stop the client's
+ * retrying, so workers waiting for an absent server return and the loop can
+ * end; after a signal, also detach the mount, which wakes the loop's readers.
+ */
+static void *check_main(void *arg)
+{
+	struct mount_job *j = arg;
+	int daemon = j->report_fd >= 0;
+	struct statfs sf;
+
+	if (statfs(j->mnt, &sf) != 0 || sf.f_type != FUSE_SUPER_MAGIC) {
+		report(j, 1, "%s does not answer as a FUSE mount after mounting", j->mnt);
+		nfs3c_shutdown(j->c);
+		umount2(j->mnt, MNT_DETACH);
+		return NULL;
+	}
+	report(j, 0, "mounted %s:%s on %s", j->o.host, j->o.export, j->mnt);
+	if (daemon)
+		detach_stdio(j);
+	while (!__atomic_load_n(&j->loop_done, __ATOMIC_ACQUIRE)) {
+		if (fuse_session_exited(j->se)) {
+			nfs3c_shutdown(j->c);
+			if (still_mounted(j))
+				umount2(j->mnt, MNT_DETACH);
+			break;
+		}
+		usleep(100000);
+	}
+	return NULL;
+}
+
+/* The fuse argument vector: our mount options plus the user's. */
+static int fuse_args_for(struct mount_job *j, struct fuse_args *args)
+{
+	char opts[2048];
+
+	snprintf(opts, sizeof(opts), "fsname=%s:%s,subtype=nfsrdma%s%s%s", j->o.host, j->o.export,
+		 geteuid() == 0 ? ",allow_other" : "", j->o.fuse_opts[0] ? "," : "",
+		 j->o.fuse_opts);
+	if (fuse_opt_add_arg(args, "nfsrdma-client") || fuse_opt_add_arg(args, "-o") ||
+	    fuse_opt_add_arg(args, opts))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Mount FUSE on j->mnt over fs and serve it until unmounted. */
+static int serve(struct mount_job *j, struct nfsfs *fs)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_loop_config lc = {.clone_fd = 0, .max_idle_threads = 16};
+	pthread_t checker;
+	int rc = -1;
+
+	if (fuse_args_for(j, &args) == 0)
+		j->se = fuse_session_new(&args, &nfsfs_ops, sizeof(nfsfs_ops), fs);
+	fuse_opt_free_args(&args);
+	if (!j->se) {
+		report(j, 1, "cannot start FUSE (bad mount options '%s'?)", j->o.fuse_opts);
+		return -1;
+	}
+	if (fuse_set_signal_handlers(j->se) != 0 || fuse_session_mount(j->se, j->mnt) != 0) {
+		report(j, 1, "cannot mount FUSE on %s (is /dev/fuse there, and may we use it?)",
+		       j->mnt);
+		fuse_session_destroy(j->se);
+		return -1;
+	}
+	if (pthread_create(&checker, NULL, check_main, j) == 0) {
+		rc = fuse_session_loop_mt(j->se, &lc);
+		__atomic_store_n(&j->loop_done, 1, __ATOMIC_RELEASE);
+		pthread_join(checker, NULL);
+	} else {
+		report(j, 1, "cannot start a thread");
+	}
+	fuse_remove_signal_handlers(j->se);
+	fuse_session_unmount(j->se);
+	fuse_session_destroy(j->se);
+	return rc < 0 ? rc : 0;
+}
+
+/* The mount itself, in the daemon (or the foreground). */
+static int run_mount(struct mount_job *j)
+{
+	struct nfs3c *c;
+	struct nfsfs fs;
+	char err[CLIENT_OPT_ERR_LEN];
+	int rc;
+
+	if (j->report_fd >= 0 && chdir("/") != 0)
+		log_warn("chdir /: %s", strerror(errno));
+	rc = nfs3c_mount(&j->o.nfs, &c, err, sizeof(err));
+	if (rc) {
+		report(j, 1, "cannot mount %s:%s: %s", j->o.host, j->o.export, err);
+		return EXIT_MOUNT_FAIL;
+	}
+	j->c = c;
+	if (nfsfs_init(&fs, c, j->o.direct_io, j->o.nfs.noac, j->o.nfs.acdirmin) != 0) {
+		report(j, 1, "out of memory");
+		nfs3c_unmount(c);
+		return EXIT_MOUNT_FAIL;
+	}
+	rc = serve(j, &fs);
+	nfs3c_unmount(c);
+	nfsfs_fini(&fs);
+	log_info("%s unmounted", j->mnt);
+	return rc == 0 ? 0 : EXIT_MOUNT_FAIL;
+}
+
+/* Parent: wait for the child's one-line report; returns the exit status. */
+static int wait_report(int fd, pid_t child, int timeout_ms)
+{
+	char buf[1100];
+	size_t n = 0;
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	int status;
+
+	while (n < sizeof(buf) - 1 && poll(&pfd, 1, timeout_ms) > 0) {
+		ssize_t r = read(fd, buf + n, sizeof(buf) - 1 - n);
+
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		if (memchr(buf, '\n', n))
+			break;
+	}
+	buf[n] = '\0';
+	if (n >= 2 && buf[0] == '0')
+		return 0;
+	if (n >= 2 && buf[0] == '1') {
+		fprintf(stderr, "nfsrdma-client: %s", buf + 2);
+		waitpid(child, &status, 0);
+		return EXIT_MOUNT_FAIL;
+	}
+	if (n == 0 && waitpid(child, &status, WNOHANG) == 0) {
+		fprintf(stderr, "nfsrdma-client: the mount did not become ready in %d s\n",
+			timeout_ms / 1000);
+		kill(child, SIGTERM);
+	} else {
+		fprintf(stderr,
+			"nfsrdma-client: the mount daemon died before the mount was ready\n");
+	}
+	return EXIT_MOUNT_FAIL;
+}
+
+/* Fork; the parent waits for the child's report and exits with it. */
+static int daemonize(struct mount_job *j)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p) != 0) {
+		fprintf(stderr, "nfsrdma-client: pipe: %s\n", strerror(errno));
+		return -1;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "nfsrdma-client: fork: %s\n", strerror(errno));
+		return -1;
+	}
+	if (pid > 0) {
+		close(p[1]);
+		exit(wait_report(p[0], pid,
+				 j->o.nfs.connect_timeout_ms * 3 + j->o.nfs.timeout_ms +
+					 READY_TIMEOUT_EXTRA));
+	}
+	close(p[0]);
+	j->report_fd = p[1];
+	setsid();
+	return 0;
+}
+
+/* The mount point: an existing directory, made absolute. */
+static int check_mountpoint(const char *dir, char *out)
+{
+	struct stat st;
+
+	if (!realpath(dir, out) || stat(out, &st) != 0) {
+		fprintf(stderr, "nfsrdma-client: mount point %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "nfsrdma-client: mount point %s is not a directory\n", dir);
+		return -1;
+	}
+	return 0;
+}
+
+/* mount's usage message and options. */
+static void mount_usage(FILE *f, int helper)
+{
+	fprintf(f,
+		"usage: %s\n"
+		"options (-o, comma-separated; they override the configuration file):\n%s",
+		helper ? "mount.nfsrdma SERVER:/EXPORT DIR [-fnsv] [-o OPTIONS]"
+		       : "nfsrdma-client mount [-fnsv] [-o OPTIONS] SERVER:/EXPORT DIR",
+		client_opts_help);
+}
+
+/* Parse the command line into j; returns -1 on bad usage (message printed). */
+static int parse_args(struct mount_job *j, int argc, char **argv, int helper, int *fake)
+{
+	char err[CLIENT_OPT_ERR_LEN];
+	int ch, sloppy = 0;
+
+	optind = 1;
+	while ((ch = getopt(argc, argv, "o:fnsvht:")) != -1) {
+		switch (ch) {
+		case 'o':
+			if (client_opts_parse(&j->o, optarg, err, sizeof(err)) != 0 && !sloppy) {
+				fprintf(stderr, "nfsrdma-client: %s\n", err);
+				return -1;
+			}
+			break;
+		case 'f':
+			*fake = 1;
+			break;
+		case 's':
+			sloppy = 1;
+			break;
+		case 'v':
+			j->verbose = 1;
+			break;
+		case 'n':
+		case 't':
+			break;
+		case 'h':
+			mount_usage(stdout, helper);
+			exit(0);
+		default:
+			mount_usage(stderr, helper);
+			return -1;
+		}
+	}
+	if (argc - optind != 2) {
+		mount_usage(stderr, helper);
+		return -1;
+	}
+	if (client_opts_spec(&j->o, argv[optind], err, sizeof(err)) != 0 ||
+	    client_opts_finish(&j->o, err, sizeof(err)) != 0) {
+		fprintf(stderr, "nfsrdma-client: %s\n", err);
+		return -1;
+	}
+	return check_mountpoint(argv[optind + 1], j->mnt);
+}
+
+/* See client.h: parse, check, daemonize, mount and serve. */
+int client_mount_main(int argc, char **argv, int helper)
+{
+	struct mount_job j;
+	int fake = 0, rc;
+
+	memset(&j, 0, sizeof(j));
+	j.report_fd = -1;
+	client_opts_init(&j.o);
+	if (parse_args(&j, argc, argv, helper, &fake) != 0) {
+		client_opts_free(&j.o);
+		return EXIT_USAGE;
+	}
+	log_open("nfsrdma-client", 0, j.o.debug ? LOG_LVL_DEBUG : LOG_LVL_WARN);
+	if (access("/dev/fuse", R_OK | W_OK) != 0) {
+		fprintf(stderr, "nfsrdma-client: /dev/fuse: %s (FUSE is needed to mount)\n",
+			strerror(errno));
+		client_opts_free(&j.o);
+		return EXIT_MOUNT_FAIL;
+	}
+	if (fake) {
+		client_opts_free(&j.o);
+		return 0;
+	}
+	if (!j.o.foreground && daemonize(&j) != 0) {
+		client_opts_free(&j.o);
+		return EXIT_MOUNT_FAIL;
+	}
+	rc = run_mount(&j);
+	client_opts_free(&j.o);
+	return rc;
+}
+
+/* DIR made absolute without resolving it: resolving would ask the mounted file
+ * system about its root, which hangs while the server is away. */
+static int absolute(const char *dir, char *out, size_t len)
+{
+	char cwd[PATH_MAX];
+
+	if (dir[0] == '/')
+		return snprintf(out, len, "%s", dir) < (int)len ? 0 : -1;
+	if (!getcwd(cwd, sizeof(cwd)))
+		return -1;
+	return snprintf(out, len, "%s/%s", cwd, dir) < (int)len ? 0 : -1;
+}
+
+/* See client.h: umount2 as root, fusermount3 otherwise. */
+int client_umount_main(int argc, char **argv)
+{
+	char dir[PATH_MAX];
+	int ch, rc, flags = UMOUNT_NOFOLLOW;
+
+	optind = 1;
+	while ((ch = getopt(argc, argv, "fl")) != -1) {
+		if (ch == 'f')
+			flags |= MNT_FORCE; /* FUSE: abort the connection, pending calls fail */
+		else if (ch == 'l')
+			flags |= MNT_DETACH;
+		else
+			optind = argc + 1;
+	}
+	if (argc - optind != 1) {
+		fprintf(stderr, "usage: nfsrdma-client umount [-f] [-l] DIR\n");
+		return EXIT_USAGE;
+	}
+	if (absolute(argv[optind], dir, sizeof(dir)) != 0) {
+		fprintf(stderr, "nfsrdma-client: %s: path too long\n", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (geteuid() != 0) {
+		if (flags & MNT_DETACH)
+			execlp("fusermount3", "fusermount3", "-u", "-z", dir, (char *)NULL);
+		else
+			execlp("fusermount3", "fusermount3", "-u", dir, (char *)NULL);
+		fprintf(stderr, "nfsrdma-client: cannot run fusermount3: %s\n", strerror(errno));
+		return EXIT_MOUNT_FAIL;
+	}
+	/* a forced unmount aborts the FUSE connection; what held the mount lets go
+	 * a moment later */
+	rc = umount2(dir, flags);
+	for (int i = 0; rc != 0 && errno == EBUSY && (flags & MNT_FORCE) && i < 10; i++) {
+		usleep(200000);
+		rc = umount2(dir, flags);
+	}
+	if (rc != 0 && errno == EBUSY && (flags & MNT_FORCE))
+		rc = umount2(dir, flags | MNT_DETACH);
+	if (rc != 0) {
+		fprintf(stderr, "nfsrdma-client: cannot unmount %s: %s\n", dir,
+			errno == EINVAL ? "not mounted" : strerror(errno));
+		return EXIT_MOUNT_FAIL;
+	}
+	return 0;
+}

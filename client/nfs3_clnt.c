@@ -1,0 +1,432 @@
+/*
+ * nfs3_clnt.c: the client's connection and calls: connect (RPC/RDMA or TCP),
+ * replace a broken connection with backoff, retry calls over it, and the
+ * utilities every procedure uses. Mounting is in nfs3_clnt_mount.c.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client/nfs3_clnt_int.h"
+#include "log.h"
+#include "rpc_tcp.h"
+#include "server/nfs_program.h"
+
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 5000
+
+/* See nfs3_clnt.h. */
+void nfs3c_params_defaults(struct nfs3c_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->proto = NFS3C_PROTO_RDMA;
+	p->mountproto = NFS3C_PROTO_RDMA;
+	rr_params_defaults(&p->rr);
+	p->rr.reg = RR_REG_ZEROCOPY;
+	p->rr.credits = 32;
+	p->rr.arena_size = 64u << 20;
+	p->rr.cache_budget = 64u << 20;
+	p->acregmin = 3;
+	p->acregmax = 60;
+	p->acdirmin = 30;
+	p->acdirmax = 60;
+	p->timeout_ms = 30000;
+	p->connect_timeout_ms = 5000;
+	p->dirty_max = 64u << 20;
+	p->cred.flavor = AUTH_SYS;
+	p->cred.uid = (uint32_t)geteuid();
+	p->cred.gid = (uint32_t)getegid();
+}
+
+/* Add n to a counter shared by threads. */
+void nfs3c_stat_add(uint64_t *ctr, int64_t n)
+{
+	__atomic_add_fetch(ctr, (uint64_t)n, __ATOMIC_RELAXED);
+}
+
+/* Monotonic milliseconds, for deadlines and the attribute cache. */
+uint64_t nfs3c_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* ---- handles ---- */
+
+void nfs3c_fh_to_xdr(const struct nfs3c_fh *fh, nfs_fh3 *x)
+{
+	x->data.data_len = fh->len;
+	x->data.data_val = (char *)fh->data; /* the XDR encoder only reads it */
+}
+
+/* Copy a decoded handle; -EBADMSG for an empty or oversized one. */
+int nfs3c_fh_from_xdr(const nfs_fh3 *x, struct nfs3c_fh *fh)
+{
+	if (x->data.data_len == 0 || x->data.data_len > NFS3_FHSIZE)
+		return -EBADMSG;
+	fh->len = x->data.data_len;
+	memcpy(fh->data, x->data.data_val, fh->len);
+	return 0;
+}
+
+/* FNV-1a over the handle's bytes. */
+uint32_t nfs3c_fh_hash(const struct nfs3c_fh *fh)
+{
+	uint32_t h = 2166136261u;
+
+	for (uint32_t i = 0; i < fh->len; i++)
+		h = (h ^ fh->data[i]) * 16777619u;
+	return h;
+}
+
+/* Whether two handles are the same bytes. */
+int nfs3c_fh_equal(const struct nfs3c_fh *a, const struct nfs3c_fh *b)
+{
+	return a->len == b->len && memcmp(a->data, b->data, a->len) == 0;
+}
+
+/* ---- connections ---- */
+
+/* One attempt at a new connection to the NFS service. */
+static int connect_once(struct nfs3c *c, struct rpc_clnt **out)
+{
+	size_t max = (size_t)(c->rsize > c->wsize ? c->rsize : c->wsize) + 65536;
+	struct rr_params rp = c->p.rr;
+	int rc;
+
+	if (max < (1u << 20) + 65536)
+		max = (1u << 20) + 65536;
+	if (c->p.proto == NFS3C_PROTO_RDMA) {
+		rp.connect_timeout_ms = c->p.connect_timeout_ms;
+		rp.call_timeout_ms = c->p.timeout_ms;
+		rc = rr_clnt_create(&rp, c->host, c->port, out);
+	} else {
+		rc = rpc_tcp_clnt_create(c->host, c->port, c->p.connect_timeout_ms, max, out);
+	}
+	if (rc == 0) {
+		(*out)->cred = c->p.cred;
+		(*out)->key = c->p.key;
+	}
+	return rc;
+}
+
+/* Free a connection nobody uses any more. */
+static void conn_free(struct nfs3c_conn *cn)
+{
+	rpc_clnt_destroy(cn->rpc);
+	free(cn);
+}
+
+/* Wait on the client's condition until woken or deadline (0: none). Lock held. */
+static void cond_wait_until(struct nfs3c *c, uint64_t until_ms)
+{
+	struct timespec ts;
+
+	if (until_ms == 0) {
+		pthread_cond_wait(&c->cond, &c->lock);
+		return;
+	}
+	ts.tv_sec = (time_t)(until_ms / 1000);
+	ts.tv_nsec = (long)(until_ms % 1000) * 1000000;
+	pthread_cond_timedwait(&c->cond, &c->lock, &ts);
+}
+
+/* Make a new connection (this thread is the one connecting). Lock held on
+ * entry and exit, dropped while connecting. */
+static void reconnect(struct nfs3c *c)
+{
+	struct nfs3c_conn *cn = calloc(1, sizeof(*cn));
+	int rc;
+
+	c->connecting = 1;
+	pthread_mutex_unlock(&c->lock);
+	rc = cn ? connect_once(c, &cn->rpc) : -ENOMEM;
+	pthread_mutex_lock(&c->lock);
+	c->connecting = 0;
+	if (rc == 0 && c->closing) {
+		conn_free(cn);
+		rc = -ESHUTDOWN;
+	} else if (rc == 0) {
+		cn->refs = 1;
+		c->conn = cn;
+		c->backoff_ms = 0;
+		nfs3c_stat_add(&c->st.reconnects, 1);
+		if (c->down)
+			log_warn("server %s OK", c->host);
+		c->down = 0;
+	} else {
+		free(cn);
+		c->last_err = rc;
+		c->backoff_ms = c->backoff_ms ? c->backoff_ms * 2 : BACKOFF_MIN_MS;
+		if (c->backoff_ms > BACKOFF_MAX_MS)
+			c->backoff_ms = BACKOFF_MAX_MS;
+		c->next_try_ms = nfs3c_now_ms() + (uint64_t)c->backoff_ms;
+		if (!c->down && c->mounted)
+			log_warn("server %s not responding (%s), still trying", c->host,
+				 strerror(-rc));
+		c->down = c->mounted;
+	}
+	pthread_cond_broadcast(&c->cond);
+}
+
+/* See nfs3_clnt_int.h: the current connection, or a new one after the backoff. */
+int nfs3c_conn_get(struct nfs3c *c, uint64_t deadline_ms, struct nfs3c_conn **out)
+{
+	int rc = 0, tried = 0;
+
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		uint64_t now = nfs3c_now_ms(), until = deadline_ms;
+
+		if (c->closing) {
+			rc = -ESHUTDOWN;
+			break;
+		}
+		if (c->conn) {
+			c->conn->refs++;
+			*out = c->conn;
+			break;
+		}
+		if (tried && ((deadline_ms && now >= deadline_ms) || c->giving_up)) {
+			rc = -EIO;
+			break;
+		}
+		if (!c->connecting && (now >= c->next_try_ms || c->giving_up)) {
+			reconnect(c);
+			tried = 1;
+			continue;
+		}
+		if (!c->connecting && (!until || c->next_try_ms < until))
+			until = c->next_try_ms; /* the next attempt, after the backoff */
+		cond_wait_until(c, until);
+		tried = 1; /* an attempt (ours or another thread's) or a backoff went by */
+	}
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+/* See nfs3_clnt_int.h. */
+void nfs3c_conn_close(struct nfs3c *c)
+{
+	struct nfs3c_conn *cn;
+	int last = 0;
+
+	pthread_mutex_lock(&c->lock);
+	if ((cn = c->conn) != NULL) {
+		c->conn = NULL;
+		last = --cn->refs == 0;
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (last)
+		conn_free(cn);
+}
+
+/* See nfs3_clnt.h. */
+void nfs3c_shutdown(struct nfs3c *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->giving_up = 1;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* See nfs3_clnt_int.h: a broken connection stops being current; the last user frees it. */
+void nfs3c_conn_put(struct nfs3c *c, struct nfs3c_conn *cn, int broken)
+{
+	int last;
+
+	pthread_mutex_lock(&c->lock);
+	if (broken && c->conn == cn) {
+		c->conn = NULL; /* the next call makes a new one */
+		cn->refs--;
+	}
+	last = --cn->refs == 0;
+	pthread_mutex_unlock(&c->lock);
+	if (last)
+		conn_free(cn);
+}
+
+/* ---- calls ---- */
+
+void nfs3c_req_init(struct nfs3c_req *rq, uint32_t proc, xdrproc_t xa, void *args, xdrproc_t xr,
+		    void *res)
+{
+	memset(rq, 0, sizeof(*rq));
+	rq->call.prog = NFS_PROGRAM;
+	rq->call.vers = NFS_V3;
+	rq->call.proc = proc;
+	rq->call.xdr_args = xa;
+	rq->call.args = args;
+	rq->call.xdr_res = xr;
+	rq->call.res = res;
+}
+
+/* Sleep ms milliseconds (JUKEBOX: the server asks us to come back later). */
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* The outcome of one try: 0 done, 1 try again. */
+static int try_once(struct nfs3c *c, struct nfs3c_req *rq, int *rc, unsigned *jukebox_ms)
+{
+	*rc = rpc_clnt_call(rq->conn->rpc, &rq->call);
+	rq->tries++;
+	nfs3c_stat_add(&c->st.calls, 1);
+	if (*rc == -ECONNRESET || *rc == -ETIMEDOUT) {
+		log_debug("proc %u: %s, retrying", rq->call.proc, strerror(-*rc));
+		nfs3c_conn_put(c, rq->conn, 1);
+		rq->conn = NULL;
+		nfs3c_stat_add(&c->st.retries, 1);
+		return 1;
+	}
+	if (*rc) {
+		nfs3c_conn_put(c, rq->conn, 0);
+		rq->conn = NULL;
+		return 0;
+	}
+	if (rq->call.prog == NFS_PROGRAM && *(nfsstat3 *)rq->call.res == NFS3ERR_JUKEBOX) {
+		nfs3c_call_done(c, rq);
+		nfs3c_stat_add(&c->st.jukebox, 1);
+		sleep_ms(*jukebox_ms);
+		*jukebox_ms = *jukebox_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : *jukebox_ms * 2;
+		return 1;
+	}
+	return 0;
+}
+
+/* See nfs3_clnt_int.h. */
+int nfs3c_call(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_req *rq)
+{
+	uint64_t deadline = c->p.retry_ms ? nfs3c_now_ms() + (uint64_t)c->p.retry_ms : 0;
+	unsigned jukebox_ms = 250;
+	int rc;
+
+	rq->call.cred = cr;
+	rq->call.timeout_ms = c->p.timeout_ms;
+	for (;;) {
+		if ((rc = nfs3c_conn_get(c, deadline, &rq->conn)) != 0) {
+			if (rc == -EIO)
+				log_err("server %s: giving up on proc %u after %d ms", c->host,
+					rq->call.proc, c->p.retry_ms);
+			return rc;
+		}
+		if (!try_once(c, rq, &rc, &jukebox_ms))
+			return rc;
+	}
+}
+
+/* Free a call's results and give its connection back. */
+void nfs3c_call_done(struct nfs3c *c, struct nfs3c_req *rq)
+{
+	if (!rq->conn)
+		return;
+	rpc_clnt_free_res(rq->conn->rpc, &rq->call);
+	nfs3c_conn_put(c, rq->conn, 0);
+	rq->conn = NULL;
+}
+
+/* ---- accessors ---- */
+
+const struct nfs3c_fh *nfs3c_root(const struct nfs3c *c)
+{
+	return &c->root;
+}
+
+/* The READ size in use. */
+uint32_t nfs3c_rsize(const struct nfs3c *c)
+{
+	return c->rsize;
+}
+
+/* The WRITE size in use. */
+uint32_t nfs3c_wsize(const struct nfs3c *c)
+{
+	return c->wsize;
+}
+
+/* A snapshot of the counters. */
+void nfs3c_get_stats(struct nfs3c *c, struct nfs3c_stats *out)
+{
+	*out = c->st;
+	out->dirty_now = __atomic_load_n(&c->dirty, __ATOMIC_RELAXED);
+}
+
+/* The RPC/RDMA counters of the current connection. */
+void nfs3c_get_xprt_stats(struct nfs3c *c, struct rr_stats *out)
+{
+	struct nfs3c_conn *cn = NULL;
+
+	memset(out, 0, sizeof(*out));
+	if (c->p.proto != NFS3C_PROTO_RDMA)
+		return;
+	pthread_mutex_lock(&c->lock);
+	if ((cn = c->conn) != NULL)
+		cn->refs++;
+	pthread_mutex_unlock(&c->lock);
+	if (cn) {
+		rr_clnt_get_stats(cn->rpc, out);
+		nfs3c_conn_put(c, cn, 0);
+	}
+}
+
+/* ---- errors ---- */
+
+static const struct {
+	nfsstat3 st;
+	int err;
+	const char *name;
+} stat_map[] = {
+	{NFS3_OK, 0, "NFS3_OK"},
+	{NFS3ERR_PERM, EPERM, "NFS3ERR_PERM"},
+	{NFS3ERR_NOENT, ENOENT, "NFS3ERR_NOENT"},
+	{NFS3ERR_IO, EIO, "NFS3ERR_IO"},
+	{NFS3ERR_NXIO, ENXIO, "NFS3ERR_NXIO"},
+	{NFS3ERR_ACCES, EACCES, "NFS3ERR_ACCES"},
+	{NFS3ERR_EXIST, EEXIST, "NFS3ERR_EXIST"},
+	{NFS3ERR_XDEV, EXDEV, "NFS3ERR_XDEV"},
+	{NFS3ERR_NODEV, ENODEV, "NFS3ERR_NODEV"},
+	{NFS3ERR_NOTDIR, ENOTDIR, "NFS3ERR_NOTDIR"},
+	{NFS3ERR_ISDIR, EISDIR, "NFS3ERR_ISDIR"},
+	{NFS3ERR_INVAL, EINVAL, "NFS3ERR_INVAL"},
+	{NFS3ERR_FBIG, EFBIG, "NFS3ERR_FBIG"},
+	{NFS3ERR_NOSPC, ENOSPC, "NFS3ERR_NOSPC"},
+	{NFS3ERR_ROFS, EROFS, "NFS3ERR_ROFS"},
+	{NFS3ERR_MLINK, EMLINK, "NFS3ERR_MLINK"},
+	{NFS3ERR_NAMETOOLONG, ENAMETOOLONG, "NFS3ERR_NAMETOOLONG"},
+	{NFS3ERR_NOTEMPTY, ENOTEMPTY, "NFS3ERR_NOTEMPTY"},
+	{NFS3ERR_DQUOT, EDQUOT, "NFS3ERR_DQUOT"},
+	{NFS3ERR_STALE, ESTALE, "NFS3ERR_STALE"},
+	{NFS3ERR_REMOTE, EREMOTE, "NFS3ERR_REMOTE"},
+	{NFS3ERR_BADHANDLE, ESTALE, "NFS3ERR_BADHANDLE"},
+	{NFS3ERR_NOT_SYNC, EIO, "NFS3ERR_NOT_SYNC"},
+	{NFS3ERR_BAD_COOKIE, EINVAL, "NFS3ERR_BAD_COOKIE"},
+	{NFS3ERR_NOTSUPP, ENOTSUP, "NFS3ERR_NOTSUPP"},
+	{NFS3ERR_TOOSMALL, EOVERFLOW, "NFS3ERR_TOOSMALL"},
+	{NFS3ERR_SERVERFAULT, EREMOTEIO, "NFS3ERR_SERVERFAULT"},
+	{NFS3ERR_BADTYPE, EINVAL, "NFS3ERR_BADTYPE"},
+	{NFS3ERR_JUKEBOX, EAGAIN, "NFS3ERR_JUKEBOX"},
+};
+
+/* See nfs3_clnt.h. */
+int nfs3c_errno(nfsstat3 st)
+{
+	for (size_t i = 0; i < sizeof(stat_map) / sizeof(stat_map[0]); i++)
+		if (stat_map[i].st == st)
+			return -stat_map[i].err;
+	return -EIO;
+}
+
+const char *nfs3c_stat_name(nfsstat3 st)
+{
+	for (size_t i = 0; i < sizeof(stat_map) / sizeof(stat_map[0]); i++)
+		if (stat_map[i].st == st)
+			return stat_map[i].name;
+	return "unknown nfsstat3";
+}

@@ -1,0 +1,189 @@
+/*
+ * nfs3_clnt.h: an NFSv3 client library over struct rpc_clnt (RPC/RDMA or TCP).
+ *
+ * nfs3c_mount() connects, asks MOUNT v3 for the export's root handle and
+ * FSINFO for the transfer sizes. Every call after that goes through one
+ * connection shared by all threads: calls run concurrently up to the
+ * transport's credits (rpc_clnt_call is thread-safe and waits for a credit).
+ * When the connection breaks or a call times out, the call is retried on a new
+ * connection, made with backoff, for as long as params.retry_ms allows (0:
+ * forever, like a "hard" NFS mount), so a server restart is survived.
+ *
+ * Writes: UNSTABLE writes are remembered (a copy of the data, bounded by
+ * dirty_max bytes for the whole client) until a COMMIT answers with the
+ * verifier they were written under; when a COMMIT or a later WRITE shows a
+ * different verifier (the server restarted and may have lost them), they are
+ * written again and committed again.
+ *
+ * Attributes are cached per handle for acregmin..acregmax (files) or
+ * acdirmin..acdirmax (directories) seconds, growing while they do not change.
+ *
+ * Every function returns 0 or a negative errno (nfsstat3 mapped by
+ * nfs3c_errno). cred NULL means the client's default credential.
+ */
+#ifndef NFSRDMA_NFS3_CLNT_H
+#define NFSRDMA_NFS3_CLNT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "integrity.h"
+#include "rpc.h"
+#include "rpcrdma.h"
+#include "server/nfs3_prot.h"
+
+#define NFS3C_RDMA_PORT "20049"
+#define NFS3C_TCP_PORT	"2049"
+
+enum nfs3c_proto {
+	NFS3C_PROTO_RDMA,
+	NFS3C_PROTO_TCP,
+};
+
+struct nfs3c_params {
+	const char *host;
+	const char *export;
+	enum nfs3c_proto proto;
+	const char *port;		 /* NULL: 20049 (rdma) or 2049 (tcp) */
+	enum nfs3c_proto mountproto;	 /* MOUNT's transport (TCP when proto is TCP) */
+	const char *mountport;		 /* NULL: rdma: the NFS port; tcp: rpcbind, else NFS port */
+	struct rr_params rr;		 /* the RPC/RDMA transport (proto rdma) */
+	uint32_t rsize, wsize;		 /* 0: the server's preferred size */
+	unsigned acregmin, acregmax;	 /* seconds */
+	unsigned acdirmin, acdirmax;	 /* seconds */
+	int noac;			 /* cache no attributes */
+	const struct integrity_key *key; /* non-NULL: sign every call (AUTH_NFSRDMA_HMAC) */
+	int timeout_ms;			 /* one try of one call */
+	int retry_ms;			 /* keep retrying a call this long; 0: forever */
+	int connect_timeout_ms;		 /* one connection attempt */
+	size_t dirty_max;		 /* bytes of unstable writes kept for resending */
+	struct rpc_cred cred;		 /* the default credential */
+};
+
+/* Fill p with the defaults (RDMA, soft-or-device "auto", 30 s calls, hard). */
+void nfs3c_params_defaults(struct nfs3c_params *p);
+
+/* A file handle, by value. */
+struct nfs3c_fh {
+	uint32_t len;
+	uint8_t data[NFS3_FHSIZE];
+};
+
+/* Handles as hash keys. */
+uint32_t nfs3c_fh_hash(const struct nfs3c_fh *fh);
+int nfs3c_fh_equal(const struct nfs3c_fh *a, const struct nfs3c_fh *b);
+
+/* Counters, for tests and bench. */
+struct nfs3c_stats {
+	uint64_t calls, retries, reconnects, jukebox;
+	uint64_t writes_resent, commits, verf_changes;
+	uint64_t attr_hits, attr_misses;
+	uint64_t dirty_now, dirty_peak;
+};
+
+struct nfs3c;
+
+/* Connect, MNT the export, FSINFO. On failure, err says why in words. */
+int nfs3c_mount(const struct nfs3c_params *p, struct nfs3c **out, char *err, size_t errlen);
+/* Stop waiting for the server: calls retrying a connection fail with -EIO,
+ * later calls get one try. For shutting down while the server is away. */
+void nfs3c_shutdown(struct nfs3c *c);
+/* Commit what is uncommitted, UMNT, disconnect, free. */
+void nfs3c_unmount(struct nfs3c *c);
+
+const struct nfs3c_fh *nfs3c_root(const struct nfs3c *c);
+/* The transfer sizes in use (after FSINFO), and the server's maximum file size. */
+uint32_t nfs3c_rsize(const struct nfs3c *c);
+uint32_t nfs3c_wsize(const struct nfs3c *c);
+void nfs3c_get_stats(struct nfs3c *c, struct nfs3c_stats *out);
+/* The transport's counters (RDMA only; zeros over TCP). */
+void nfs3c_get_xprt_stats(struct nfs3c *c, struct rr_stats *out);
+
+/* nfsstat3 -> negative errno, and its name. */
+int nfs3c_errno(nfsstat3 st);
+const char *nfs3c_stat_name(nfsstat3 st);
+
+/* ---- attributes ---- */
+
+#define NFS3C_NOCACHE 1 /* nfs3c_getattr: ask the server */
+
+int nfs3c_getattr(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *fh, int flags,
+		  fattr3 *out);
+/* How many more milliseconds the cached attributes of fh stay valid (0: none). */
+unsigned nfs3c_attr_valid_ms(struct nfs3c *c, const struct nfs3c_fh *fh);
+/* Forget what is cached about fh. */
+void nfs3c_attr_forget(struct nfs3c *c, const struct nfs3c_fh *fh);
+/* out (optional) gets the attributes after the change. */
+int nfs3c_setattr(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *fh,
+		  const sattr3 *sa, fattr3 *out);
+int nfs3c_access(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *fh,
+		 uint32_t want, uint32_t *granted);
+
+/* ---- names ---- */
+
+/* out_attr may be NULL; when the server sends none, the attributes are fetched. */
+int nfs3c_lookup(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *dir,
+		 const char *name, struct nfs3c_fh *out, fattr3 *out_attr);
+/* Create a regular file: excl uses EXCLUSIVE (safe to retransmit), then sets mode. */
+int nfs3c_create(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *dir,
+		 const char *name, uint32_t mode, int excl, struct nfs3c_fh *out, fattr3 *out_attr);
+int nfs3c_mkdir(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *dir,
+		const char *name, uint32_t mode, struct nfs3c_fh *out, fattr3 *out_attr);
+int nfs3c_symlink(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *dir,
+		  const char *name, const char *target, struct nfs3c_fh *out, fattr3 *out_attr);
+/* type NF3CHR, NF3BLK, NF3FIFO or NF3SOCK. */
+int nfs3c_mknod(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *dir,
+		const char *name, ftype3 type, uint32_t mode, uint32_t major, uint32_t minor,
+		struct nfs3c_fh *out, fattr3 *out_attr);
+int nfs3c_remove(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *dir,
+		 const char *name);
+int nfs3c_rmdir(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *dir,
+		const char *name);
+int nfs3c_rename(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *fdir,
+		 const char *fname, const struct nfs3c_fh *tdir, const char *tname);
+int nfs3c_link(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *fh,
+	       const struct nfs3c_fh *dir, const char *name, fattr3 *out_attr);
+/* The target into buf (NUL-terminated); -ENAMETOOLONG if it does not fit. */
+int nfs3c_readlink(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *fh, char *buf,
+		   size_t cap);
+
+/* One directory entry; fh and attr are NULL when the server sent none. */
+struct nfs3c_dirent {
+	const char *name;
+	uint64_t fileid;
+	uint64_t cookie;
+	const struct nfs3c_fh *fh;
+	const fattr3 *attr;
+};
+/* Call fn for every entry (READDIRPLUS, falling back to READDIR when the server
+ * does not support it); fn returning non-zero stops the listing with that value. */
+int nfs3c_readdir(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *dir,
+		  int (*fn)(void *arg, const struct nfs3c_dirent *e), void *arg);
+int nfs3c_fsstat(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *fh,
+		 FSSTAT3resok *out);
+
+/* ---- data ---- */
+
+/* Read up to len bytes at off into buf, in rsize pieces; *got is what was read
+ * (short only at end of file); *eof (optional) is set at end of file. */
+int nfs3c_read(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *fh, uint64_t off,
+	       void *buf, size_t len, size_t *got, int *eof);
+
+/* The write state of one file: its uncommitted writes. Shared by every opener. */
+struct nfs3c_file;
+struct nfs3c_file *nfs3c_file_get(struct nfs3c *c, const struct nfs3c_fh *fh);
+/* Drop a reference; the last one commits what is still uncommitted and
+ * returns the outcome. */
+int nfs3c_file_put(struct nfs3c *c, struct nfs3c_file *f, const struct rpc_cred *cr);
+/* Write len bytes at off, in wsize pieces. UNSTABLE data is kept until
+ * nfs3c_commit (or until dirty_max forces a commit). */
+int nfs3c_write(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_file *f, uint64_t off,
+		const void *buf, size_t len, stable_how how);
+/* Commit f's unstable writes, rewriting them while the verifier changes. */
+int nfs3c_commit(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_file *f);
+/* Bytes of f not yet committed. */
+size_t nfs3c_file_dirty(struct nfs3c_file *f);
+/* Commit every file's unstable writes. */
+int nfs3c_commit_all(struct nfs3c *c);
+
+#endif

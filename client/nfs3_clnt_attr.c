@@ -1,0 +1,253 @@
+/*
+ * nfs3_clnt_attr.c: the attribute cache and the procedures about attributes
+ * (GETATTR, SETATTR, ACCESS).
+ *
+ * Every reply's post-operation attributes refresh the cache. An entry stays
+ * valid for a timeout that starts at acregmin (acdirmin for directories),
+ * doubles at each refresh that finds the attributes unchanged, up to acregmax
+ * (acdirmax), and drops back to the minimum when they change, as NFS clients
+ * traditionally do. The cache is a hash table whose chains are capped, so its
+ * memory is bounded; the oldest entry of a full chain goes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/nfs3_clnt_int.h"
+
+/* An empty cache. */
+void nfs3c_attr_init(struct nfs3c *c)
+{
+	pthread_mutex_init(&c->attr_lock, NULL);
+}
+
+/* Free every entry. */
+void nfs3c_attr_fini(struct nfs3c *c)
+{
+	for (unsigned i = 0; i < NFS3C_ATTR_BUCKETS; i++) {
+		while (c->attrs[i]) {
+			struct attr_ent *e = c->attrs[i];
+
+			c->attrs[i] = e->next;
+			free(e);
+		}
+	}
+	pthread_mutex_destroy(&c->attr_lock);
+}
+
+/* Find fh's entry and unlink it from its chain; lock held. */
+static struct attr_ent *take(struct nfs3c *c, const struct nfs3c_fh *fh, unsigned *chain_len)
+{
+	struct attr_ent **pp = &c->attrs[nfs3c_fh_hash(fh) % NFS3C_ATTR_BUCKETS], *e;
+
+	*chain_len = 0;
+	for (; (e = *pp) != NULL; pp = &e->next) {
+		if (nfs3c_fh_equal(&e->fh, fh)) {
+			*pp = e->next;
+			return e;
+		}
+		(*chain_len)++;
+	}
+	return NULL;
+}
+
+/* Drop the last entry of a chain that is full; lock held. */
+static void trim_chain(struct attr_ent **head)
+{
+	struct attr_ent **pp = head;
+	unsigned n = 0;
+
+	while (*pp && ++n < NFS3C_ATTR_CHAIN_MAX)
+		pp = &(*pp)->next;
+	while (*pp) {
+		struct attr_ent *e = *pp;
+
+		*pp = e->next;
+		free(e);
+	}
+}
+
+/* Whether the attributes that say "changed" (size, mtime, ctime) are equal. */
+static int same_attrs(const fattr3 *a, const fattr3 *b)
+{
+	return a->size == b->size && a->mtime.seconds == b->mtime.seconds &&
+	       a->mtime.nseconds == b->mtime.nseconds && a->ctime.seconds == b->ctime.seconds &&
+	       a->ctime.nseconds == b->ctime.nseconds;
+}
+
+/* Cache a for fh, growing or resetting its timeout. */
+void nfs3c_attr_update(struct nfs3c *c, const struct nfs3c_fh *fh, const fattr3 *a)
+{
+	unsigned dir = a->type == NF3DIR, len;
+	uint32_t lo = (dir ? c->p.acdirmin : c->p.acregmin) * 1000u;
+	uint32_t hi = (dir ? c->p.acdirmax : c->p.acregmax) * 1000u;
+	struct attr_ent *e, **head;
+
+	if (c->p.noac)
+		return;
+	pthread_mutex_lock(&c->attr_lock);
+	e = take(c, fh, &len);
+	if (!e && (e = calloc(1, sizeof(*e))) == NULL) {
+		pthread_mutex_unlock(&c->attr_lock);
+		return;
+	}
+	if (e->fh.len && same_attrs(&e->a, a))
+		e->timeout_ms = e->timeout_ms * 2 > hi ? hi : e->timeout_ms * 2;
+	else
+		e->timeout_ms = lo;
+	if (e->timeout_ms < lo)
+		e->timeout_ms = lo;
+	e->fh = *fh;
+	e->a = *a;
+	e->when_ms = nfs3c_now_ms();
+	head = &c->attrs[nfs3c_fh_hash(fh) % NFS3C_ATTR_BUCKETS];
+	e->next = *head;
+	*head = e;
+	trim_chain(head);
+	pthread_mutex_unlock(&c->attr_lock);
+}
+
+/* Valid cached attributes of fh into out (optional); returns the ms they stay valid. */
+static unsigned lookup_valid(struct nfs3c *c, const struct nfs3c_fh *fh, fattr3 *out)
+{
+	struct attr_ent *e;
+	uint64_t now = nfs3c_now_ms();
+	unsigned left = 0;
+
+	pthread_mutex_lock(&c->attr_lock);
+	for (e = c->attrs[nfs3c_fh_hash(fh) % NFS3C_ATTR_BUCKETS]; e; e = e->next) {
+		if (nfs3c_fh_equal(&e->fh, fh)) {
+			if (now < e->when_ms + e->timeout_ms) {
+				left = (unsigned)(e->when_ms + e->timeout_ms - now);
+				if (out)
+					*out = e->a;
+			}
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->attr_lock);
+	return left;
+}
+
+/* Valid cached attributes of fh into out, or -ENOENT. */
+int nfs3c_attr_lookup(struct nfs3c *c, const struct nfs3c_fh *fh, fattr3 *out)
+{
+	return lookup_valid(c, fh, out) ? 0 : -ENOENT;
+}
+
+/* See nfs3_clnt.h. */
+unsigned nfs3c_attr_valid_ms(struct nfs3c *c, const struct nfs3c_fh *fh)
+{
+	return c->p.noac ? 0 : lookup_valid(c, fh, NULL);
+}
+
+/* See nfs3_clnt.h. */
+void nfs3c_attr_forget(struct nfs3c *c, const struct nfs3c_fh *fh)
+{
+	unsigned len;
+	struct attr_ent *e;
+
+	pthread_mutex_lock(&c->attr_lock);
+	e = take(c, fh, &len);
+	pthread_mutex_unlock(&c->attr_lock);
+	free(e);
+}
+
+/* Post-operation attributes: cache them, or forget stale ones. */
+void nfs3c_attr_post(struct nfs3c *c, const struct nfs3c_fh *fh, const post_op_attr *pa)
+{
+	if (pa->attributes_follow)
+		nfs3c_attr_update(c, fh, &pa->post_op_attr_u.attributes);
+	else
+		nfs3c_attr_forget(c, fh);
+}
+
+/* Weak cache consistency data: the "after" attributes count. */
+void nfs3c_attr_wcc(struct nfs3c *c, const struct nfs3c_fh *fh, const wcc_data *w)
+{
+	nfs3c_attr_post(c, fh, &w->after);
+}
+
+/* See nfs3_clnt.h. */
+int nfs3c_getattr(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *fh, int flags,
+		  fattr3 *out)
+{
+	GETATTR3args a;
+	GETATTR3res r;
+	struct nfs3c_req rq;
+	int rc;
+
+	if (!(flags & NFS3C_NOCACHE) && !c->p.noac && nfs3c_attr_lookup(c, fh, out) == 0) {
+		nfs3c_stat_add(&c->st.attr_hits, 1);
+		return 0;
+	}
+	nfs3c_stat_add(&c->st.attr_misses, 1);
+	memset(&r, 0, sizeof(r));
+	nfs3c_fh_to_xdr(fh, &a.object);
+	nfs3c_req_init(&rq, NFSPROC3_GETATTR, (xdrproc_t)xdr_GETATTR3args, &a,
+		       (xdrproc_t)xdr_GETATTR3res, &r);
+	if ((rc = nfs3c_call(c, cr, &rq)) != 0)
+		return rc;
+	if (r.status == NFS3_OK) {
+		*out = r.GETATTR3res_u.resok.obj_attributes;
+		nfs3c_attr_update(c, fh, out);
+	} else {
+		rc = nfs3c_errno(r.status);
+		if (r.status == NFS3ERR_STALE)
+			nfs3c_attr_forget(c, fh);
+	}
+	nfs3c_call_done(c, &rq);
+	return rc;
+}
+
+/* See nfs3_clnt.h. */
+int nfs3c_setattr(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *fh,
+		  const sattr3 *sa, fattr3 *out)
+{
+	SETATTR3args a = {.new_attributes = *sa};
+	SETATTR3res r;
+	struct nfs3c_req rq;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	nfs3c_fh_to_xdr(fh, &a.object);
+	nfs3c_req_init(&rq, NFSPROC3_SETATTR, (xdrproc_t)xdr_SETATTR3args, &a,
+		       (xdrproc_t)xdr_SETATTR3res, &r);
+	if ((rc = nfs3c_call(c, cr, &rq)) != 0)
+		return rc;
+	/* both arms carry the same wcc_data */
+	nfs3c_attr_wcc(c, fh, &r.SETATTR3res_u.resok.obj_wcc);
+	rc = r.status == NFS3_OK ? 0 : nfs3c_errno(r.status);
+	if (rc == 0 && out) {
+		if (r.SETATTR3res_u.resok.obj_wcc.after.attributes_follow)
+			*out = r.SETATTR3res_u.resok.obj_wcc.after.post_op_attr_u.attributes;
+		else
+			rc = 1; /* fetch below, after the results are freed */
+	}
+	nfs3c_call_done(c, &rq);
+	return rc == 1 ? nfs3c_getattr(c, cr, fh, NFS3C_NOCACHE, out) : rc;
+}
+
+/* See nfs3_clnt.h. */
+int nfs3c_access(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *fh,
+		 uint32_t want, uint32_t *granted)
+{
+	ACCESS3args a = {.access = want};
+	ACCESS3res r;
+	struct nfs3c_req rq;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	nfs3c_fh_to_xdr(fh, &a.object);
+	nfs3c_req_init(&rq, NFSPROC3_ACCESS, (xdrproc_t)xdr_ACCESS3args, &a,
+		       (xdrproc_t)xdr_ACCESS3res, &r);
+	if ((rc = nfs3c_call(c, cr, &rq)) != 0)
+		return rc;
+	if (r.status == NFS3_OK) {
+		nfs3c_attr_post(c, fh, &r.ACCESS3res_u.resok.obj_attributes);
+		*granted = r.ACCESS3res_u.resok.access;
+	} else {
+		rc = nfs3c_errno(r.status);
+	}
+	nfs3c_call_done(c, &rq);
+	return rc;
+}

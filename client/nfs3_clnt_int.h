@@ -1,0 +1,138 @@
+/*
+ * nfs3_clnt_int.h: what the files of the NFSv3 client library share: the
+ * client, its connection, a call in progress, the attribute cache and the
+ * write state of files.
+ *
+ * Locks, outermost first: nfs3c_file.io (rwlock: writes shared, resends
+ * exclusive), nfs3c_file.commit_lock, nfs3c.files_lock, nfs3c_file.lock,
+ * nfs3c.lock (connection state), attr cache lock. None is held across a call
+ * except the first two.
+ */
+#ifndef NFSRDMA_NFS3_CLNT_INT_H
+#define NFSRDMA_NFS3_CLNT_INT_H
+
+#include <pthread.h>
+
+#include "client/nfs3_clnt.h"
+#include "server/mount_prot.h"
+
+#define NFS3C_ATTR_BUCKETS   4096
+#define NFS3C_ATTR_CHAIN_MAX 8
+#define NFS3C_FILE_BUCKETS   256
+
+/* One connection; replaced (never repaired) when it breaks. */
+struct nfs3c_conn {
+	struct rpc_clnt *rpc;
+	unsigned refs; /* calls using it, plus one while it is current */
+};
+
+struct attr_ent {
+	struct attr_ent *next;
+	struct nfs3c_fh fh;
+	fattr3 a;
+	uint64_t when_ms;    /* fetched at (monotonic) */
+	uint32_t timeout_ms; /* valid this long after when_ms */
+};
+
+/* Data of a write, shared by the pieces a later overlapping write cut it into. */
+struct wdata {
+	unsigned refs;
+	uint8_t bytes[];
+};
+
+/* One unstable write not yet known to be committed. */
+struct wrec {
+	struct wrec *next;
+	uint64_t off;
+	uint32_t len;
+	uint8_t *data; /* inside buf */
+	struct wdata *buf;
+	uint8_t verf[NFS3_WRITEVERFSIZE];
+	uint64_t seq; /* order of acknowledgement; pieces keep their parent's */
+};
+
+struct nfs3c_file {
+	struct nfs3c_file *next; /* in the client's table */
+	struct nfs3c_fh fh;
+	unsigned refs;		     /* files_lock */
+	pthread_rwlock_t io;	     /* writes shared, resends exclusive */
+	pthread_mutex_t commit_lock; /* one COMMIT exchange at a time */
+	pthread_mutex_t lock;	     /* recs, dirty, seq, verf */
+	struct wrec *recs;
+	size_t dirty;
+	uint64_t seq;
+	uint8_t verf[NFS3_WRITEVERFSIZE]; /* the last one a WRITE or COMMIT returned */
+	int have_verf;
+	struct rpc_cred cred; /* the last writer's, for commits nobody asked for */
+	int have_cred;
+};
+
+struct nfs3c {
+	struct nfs3c_params p;
+	char *host, *export, *port, *mountport;
+	struct nfs3c_fh root;
+	uint32_t rsize, wsize;
+	uint64_t maxfilesize;
+
+	pthread_mutex_t lock; /* the connection state below */
+	pthread_cond_t cond;
+	struct nfs3c_conn *conn; /* current; NULL when there is none */
+	int connecting, closing;
+	int giving_up; /* nfs3c_shutdown: one more try per call, no waiting */
+	int backoff_ms;
+	uint64_t next_try_ms; /* no new connection attempt before this */
+	int last_err;
+	int down;    /* "not responding" was logged */
+	int mounted; /* past nfs3c_mount: connection failures are logged */
+
+	pthread_mutex_t attr_lock;
+	struct attr_ent *attrs[NFS3C_ATTR_BUCKETS];
+
+	pthread_mutex_t files_lock;
+	struct nfs3c_file *files[NFS3C_FILE_BUCKETS];
+	size_t dirty; /* uncommitted bytes of all files (atomic) */
+
+	struct nfs3c_stats st; /* updated atomically */
+};
+
+/* One call: fill call (prog, vers, proc, xdr, args, res, reply_*), then
+ * nfs3c_call; after a 0 return, read res and end with nfs3c_call_done. */
+struct nfs3c_req {
+	struct rpc_call call;
+	struct nfs3c_conn *conn;
+	unsigned tries; /* sends it took: > 1 means it may have run twice */
+};
+
+void nfs3c_stat_add(uint64_t *ctr, int64_t n);
+uint64_t nfs3c_now_ms(void);
+
+/* Send, retrying over new connections after a break or timeout, and after
+ * NFS3ERR_JUKEBOX; 0 with results, or -errno. */
+int nfs3c_call(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_req *rq);
+void nfs3c_call_done(struct nfs3c *c, struct nfs3c_req *rq);
+/* A connection for a call; conn_put gives it back, broken when it failed. */
+int nfs3c_conn_get(struct nfs3c *c, uint64_t deadline_ms, struct nfs3c_conn **out);
+void nfs3c_conn_put(struct nfs3c *c, struct nfs3c_conn *cn, int broken);
+/* Stop using the current connection; it goes when its last call ends. */
+void nfs3c_conn_close(struct nfs3c *c);
+
+/* The NFS call of proc on c, with argument and result routines. */
+void nfs3c_req_init(struct nfs3c_req *rq, uint32_t proc, xdrproc_t xa, void *args, xdrproc_t xr,
+		    void *res);
+
+/* Handles between our form and the XDR form (which points at ours). */
+void nfs3c_fh_to_xdr(const struct nfs3c_fh *fh, nfs_fh3 *x);
+int nfs3c_fh_from_xdr(const nfs_fh3 *x, struct nfs3c_fh *fh);
+
+/* Attribute cache (nfs3_clnt_attr.c). */
+void nfs3c_attr_init(struct nfs3c *c);
+void nfs3c_attr_fini(struct nfs3c *c);
+void nfs3c_attr_update(struct nfs3c *c, const struct nfs3c_fh *fh, const fattr3 *a);
+int nfs3c_attr_lookup(struct nfs3c *c, const struct nfs3c_fh *fh, fattr3 *out);
+void nfs3c_attr_post(struct nfs3c *c, const struct nfs3c_fh *fh, const post_op_attr *pa);
+void nfs3c_attr_wcc(struct nfs3c *c, const struct nfs3c_fh *fh, const wcc_data *w);
+
+/* Write state (nfs3_clnt_io.c). */
+void nfs3c_files_fini(struct nfs3c *c);
+
+#endif

@@ -1,0 +1,50 @@
+#!/bin/bash
+# client_errors.sh: a mount that cannot work fails at once, with exit status
+# 32 and a message that says why: a bad server name, nothing on the port
+# (TCP and RPC/RDMA), an unknown export, an export that refuses this client;
+# bad options and mount points fail with status 1 before anything is tried.
+. "$(dirname "$0")/client_lib.sh"
+need_fuse
+scratch
+mkdir -p "$T_SCRATCH/export" "$T_SCRATCH/mnt"
+start_server S -d "$T_SCRATCH/export" || skip_all "the test server does not start"
+start_server D -d "$T_SCRATCH/export" --deny || skip_all "the test server does not start"
+free_port=$("$TESTSRV" --free-port)
+
+plan 10
+
+# expect STATUS PATTERN DESCRIPTION -- ARGS...: run a mount, check status and message.
+expect() {
+	local want=$1 pat=$2 desc=$3 out st
+	shift 4
+	out=$("$CLIENT" mount "$@" 2>&1)
+	st=$?
+	if [ $st -eq "$want" ] && grep -qE "$pat" <<< "$out"; then
+		ok 0 "$desc"
+	else
+		ok 1 "$desc"
+		diag "status $st, output: $out"
+	fi
+	is_mounted "$T_SCRATCH/mnt" && umount "$T_SCRATCH/mnt"
+}
+
+expect 32 "cannot resolve server name 'no-such-host.invalid'" "bad server name" -- \
+	-o "port=$S_RDMA" no-such-host.invalid:/x "$T_SCRATCH/mnt"
+expect 32 "cannot connect to 127.0.0.1:$free_port over tcp: Connection refused" \
+	"nothing on the TCP port" -- -o "proto=tcp,port=$free_port" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/mnt"
+expect 32 "cannot connect to 127.0.0.1:$free_port over rdma" "nothing on the RDMA port" -- \
+	-o "port=$free_port" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/mnt"
+expect 32 "MOUNT at 127.0.0.1:$S_RDMA \(tcp\) failed|no MOUNT" "TCP port that is not NFS" -- \
+	-o "proto=tcp,port=$S_RDMA" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/mnt"
+expect 32 "refused export /no/such/export: MNT3ERR_NOENT" "unknown export" -- \
+	-o "port=$S_RDMA" 127.0.0.1:/no/such/export "$T_SCRATCH/mnt"
+expect 32 "refused export $T_SCRATCH/export: MNT3ERR_ACCES" "export refuses this client" -- \
+	-o "proto=tcp,port=$D_TCP" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/mnt"
+expect 1 "unknown option 'bogus'" "unknown option" -- \
+	-o "bogus" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/mnt"
+expect 1 "option 'rsize': '5000' is not a multiple of 4096|multiple of 4096" "bad option value" -- \
+	-o "rsize=5000" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/mnt"
+expect 1 "mount point $T_SCRATCH/nodir: No such file" "missing mount point" -- \
+	-o "port=$S_RDMA" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/nodir"
+expect 1 "is not server:/export" "bad spec" -- -o "port=$S_RDMA" "127.0.0.1" "$T_SCRATCH/mnt"
+exit 0

@@ -1,0 +1,98 @@
+#!/bin/bash
+# client_ganesha.sh: nfsrdma-client over TCP against a stock server nobody
+# here wrote, nfs-ganesha (VFS FSAL), run in the foreground with its own
+# configuration on a scratch export. Ganesha needs rpcbind for NFSv3, so the
+# test runs in private network and mount namespaces with a private /run: the
+# rpcbind and ganesha it starts are invisible to the host and gone after it.
+# MOUNT's port is found through rpcbind, then given explicitly; a tree goes in
+# and out, the usual operations run, and bench checks the data it reads.
+. "$(dirname "$0")/client_lib.sh"
+need_fuse
+command -v ganesha.nfsd > /dev/null ||
+	skip_all "nfs-ganesha is not installed (scripts/install-deps.sh installs it)"
+[ -e /usr/lib/x86_64-linux-gnu/ganesha/libfsalvfs.so ] || ls /usr/lib/*/ganesha/libfsalvfs.so > /dev/null 2>&1 ||
+	skip_all "nfs-ganesha-vfs is not installed"
+command -v rpcbind > /dev/null || skip_all "rpcbind is not installed"
+
+if [ -z "${NFSRDMA_GANESHA_NS:-}" ]; then
+	command -v unshare > /dev/null || skip_all "no unshare(1) for private namespaces"
+	unshare --net --mount --propagation private true 2> /dev/null ||
+		skip_all "cannot make private network and mount namespaces here"
+	NFSRDMA_GANESHA_NS=1 exec unshare --net --mount --propagation private bash "$0" "$@"
+fi
+
+# Inside the namespaces from here on.
+ip link set lo up
+mount -t tmpfs tmpfs /run && mkdir -p /run/rpcbind
+scratch
+E=$T_SCRATCH/export M=$T_SCRATCH/mnt
+mkdir -p "$E" "$M" "$T_SCRATCH/rec"
+NFS_PORT=32049 MNT_PORT=32048
+cat > "$T_SCRATCH/ganesha.conf" << CONF
+NFS_CORE_PARAM {
+	NFS_Port = $NFS_PORT;
+	MNT_Port = $MNT_PORT;
+	NLM_Port = 32047;
+	Rquota_Port = 32046;
+	Protocols = 3;
+	Enable_NLM = false;
+	Enable_RQUOTA = false;
+	Enable_UDP = false;
+}
+NFSV4 { Graceless = true; RecoveryBackend = fs; RecoveryRoot = $T_SCRATCH/rec; }
+EXPORT {
+	Export_Id = 1;
+	Path = $E;
+	Pseudo = $E;
+	Access_Type = RW;
+	Squash = No_Root_Squash;
+	Protocols = 3;
+	Transports = TCP;
+	SecType = sys;
+	FSAL { Name = VFS; }
+}
+CONF
+rpcbind -f &
+T_PIDS="$T_PIDS $!"
+sleep 0.3
+ganesha.nfsd -F -f "$T_SCRATCH/ganesha.conf" -L "$T_SCRATCH/ganesha.log" -p "$T_SCRATCH/ganesha.pid" -N NIV_EVENT &
+T_PIDS="$T_PIDS $!"
+for i in $(seq 1 100); do
+	rpcinfo -p 127.0.0.1 2> /dev/null | grep -q mountd && break
+	sleep 0.1
+done
+rpcinfo -p 127.0.0.1 2> /dev/null | grep -q mountd ||
+	skip_all "nfs-ganesha did not start: $(tail -n 3 "$T_SCRATCH/ganesha.log" | tr '\n' ' ')"
+
+plan 14
+make_tree "$T_SCRATCH/src"
+fg_mount "proto=tcp,port=$NFS_PORT" "127.0.0.1:$E" "$M"
+ok $? "mount: MOUNT's port found through rpcbind"
+cp -a "$T_SCRATCH/src" "$M/tree"
+check "tree copied in arrives intact" same_tree "$T_SCRATCH/src" "$E/tree"
+fg_umount "$M"
+ok $? "unmounted, daemon exited cleanly"
+
+fg_mount "proto=tcp,port=$NFS_PORT,mountport=$MNT_PORT,noac" "127.0.0.1:$E" "$M"
+ok $? "mount with mountport given"
+cp -a "$M/tree" "$T_SCRATCH/out"
+check "tree copied out is the same" same_tree "$T_SCRATCH/src" "$T_SCRATCH/out"
+mv "$M/tree/sub" "$M/tree/moved" && ln "$M/tree/empty" "$M/tree/hard" && ln -s moved "$M/tree/sl"
+check "rename, hard link, symlink" test -d "$E/tree/moved" -a "$(stat -c %h "$E/tree/empty")" = 2 -a "$(readlink "$E/tree/sl")" = moved
+chmod 604 "$M/tree/empty" && truncate -s 4097 "$M/tree/empty"
+check "chmod, truncate" test "$(stat -c %a:%s "$E/tree/empty")" = 604:4097
+dd if=/dev/urandom of="$T_SCRATCH/big" bs=1M count=16 status=none
+cp "$T_SCRATCH/big" "$M/big"
+check "16 MiB file arrives intact" cmp -s "$T_SCRATCH/big" "$E/big"
+check "and reads back intact" cmp -s "$T_SCRATCH/big" "$M/big"
+rm -rf "$M/tree"
+check "rm -r" test ! -e "$E/tree"
+check "statfs" test "$(df -P "$M" | awk 'NR==2 {print $2}')" -gt 0
+fg_umount "$M"
+ok $? "unmounted, daemon exited cleanly"
+
+out=$("$CLIENT" bench "127.0.0.1:$E" -o "proto=tcp,port=$NFS_PORT" -r 4k,256k -j 2 -s 1m --verify 2>&1)
+ok $? "bench against ganesha, reads verified"
+echo "$out" | sed 's/^/# /'
+check "bench left no files behind" test -z "$(ls -A "$E" | grep nfsrdma-bench)"
+exit 0

@@ -1,0 +1,117 @@
+/* client_srv.c: see client_srv.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include "server/nfs_program.h"
+#include "t/client_srv.h"
+
+/* See client_srv.h. */
+int csrv_free_port(void)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
+		port = ntohs(sa.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+/* See client_srv.h. */
+void csrv_params_init(struct csrv_params *p, const char *dir)
+{
+	memset(p, 0, sizeof(*p));
+	p->dir = dir;
+	p->modes = RR_MODE_READ_WRITE | RR_MODE_READ_READ;
+	p->reg = RR_REG_DYNAMIC;
+}
+
+/* The export's access list for deny: nobody. */
+static int deny_all(const void *acl, const struct sockaddr *sa)
+{
+	return 0;
+}
+
+/* The RPC/RDMA parameters of the test server: soft, small arenas. */
+static void rdma_params(const struct csrv_params *p, struct rr_params *rp)
+{
+	rr_params_defaults(rp);
+	rp->provider = "soft";
+	rp->modes = p->modes;
+	rp->reg = p->reg;
+	rp->credits = 32;
+	rp->trusted_peers = 1;
+	rp->arena_size = 64u << 20;
+	rp->cache_budget = 64u << 20;
+	rp->mem_budget = 1u << 30;
+}
+
+/* Listen on port (or a free one) into out; "" means not at all. */
+static int listen_on(struct csrv *s, const char *port, int rdma, char *out)
+{
+	struct rpc_tcp_params tp = {
+		.max_record = (1u << 20) + 65536, .max_reply = 65536, .max_inflight = 64};
+
+	if (port && !*port)
+		return 0;
+	snprintf(out, 16, "%d", port ? atoi(port) : csrv_free_port());
+	if (!rdma)
+		return rpc_tcp_listen(s->rpc, "127.0.0.1", out, &tp, &s->tcp);
+	return rr_server_listen(s->rr, "127.0.0.1", out);
+}
+
+/* See client_srv.h. */
+int csrv_start(struct csrv *s, const struct csrv_params *p)
+{
+	struct nfs_export_conf ec = {
+		.path = p->dir, .anon_uid = 65534, .anon_gid = 65534, .ro = p->ro};
+	struct rpc_server_params sp = {.threads = 8};
+	struct rr_params rp;
+	char err[256];
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	if (p->deny)
+		ec.client_allowed = deny_all;
+	if (p->keyfile) {
+		if ((rc = integrity_key_load(p->keyfile, &s->key, err, sizeof(err))) != 0) {
+			fprintf(stderr, "client_srv: %s\n", err);
+			return rc;
+		}
+		sp.key = &s->key;
+	}
+	rdma_params(p, &rp);
+	if ((rc = nfs_backend_create(&ec, 1, 1u << 20, &s->be)) != 0 ||
+	    (rc = rpc_server_create(&sp, &s->rpc)) != 0 ||
+	    (rc = nfs_programs_register(s->rpc, s->be)) != 0 ||
+	    (rc = rr_server_create(s->rpc, &rp, &s->rr)) != 0 ||
+	    (rc = listen_on(s, p->rdma_port, 1, s->rdma_port)) != 0 ||
+	    (rc = listen_on(s, p->tcp_port, 0, s->tcp_port)) != 0) {
+		fprintf(stderr, "client_srv: cannot start: %s\n", strerror(-rc));
+		csrv_stop(s);
+		return rc;
+	}
+	return 0;
+}
+
+/* See client_srv.h. */
+void csrv_stop(struct csrv *s)
+{
+	if (s->tcp)
+		rpc_tcp_stop(s->tcp);
+	if (s->rr)
+		rr_server_destroy(s->rr);
+	if (s->rpc)
+		rpc_server_destroy(s->rpc);
+	nfs_backend_destroy(s->be);
+	if (s->key.len)
+		integrity_key_clear(&s->key);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,43 @@
+/*
+ * client_srv.h: an in-process NFSv3 server for the client's tests: the POSIX
+ * backend over one export, served over RPC/RDMA (soft provider) and TCP on
+ * 127.0.0.1, until the real nfsrdma-server is used instead.
+ */
+#ifndef NFSRDMA_T_CLIENT_SRV_H
+#define NFSRDMA_T_CLIENT_SRV_H
+
+#include <limits.h>
+
+#include "integrity.h"
+#include "rpc_tcp.h"
+#include "rpcrdma.h"
+#include "server/backend.h"
+
+struct csrv_params {
+	const char *dir;       /* the export */
+	unsigned modes;	       /* RR_MODE_* accepted */
+	enum rr_reg reg;       /* server registration */
+	const char *rdma_port; /* NULL: a free one; "" : no RDMA listener */
+	const char *tcp_port;  /* NULL: a free one; "" : no TCP listener */
+	const char *keyfile;   /* accept the integrity flavour with this key */
+	int deny;	       /* refuse every client (MOUNT answers MNT3ERR_ACCES) */
+	int ro;
+};
+
+struct csrv {
+	struct nfs_backend *be;
+	struct rpc_server *rpc;
+	struct rr_server *rr;
+	struct tcp_listener *tcp;
+	struct integrity_key key;
+	char rdma_port[16], tcp_port[16];
+};
+
+void csrv_params_init(struct csrv_params *p, const char *dir);
+/* Start; 0 or -errno (after a message on stderr). */
+int csrv_start(struct csrv *s, const struct csrv_params *p);
+void csrv_stop(struct csrv *s);
+/* A TCP port free on 127.0.0.1 right now. */
+int csrv_free_port(void);
+
+#endif
