@@ -35,8 +35,9 @@ EXTRA_TARGETS += bench-rpc:600
 noinst_PROGRAMS += t/rpcrdma_soak
 t_rpcrdma_soak_SOURCES = t/rpcrdma_soak.c t/rpcrdma_test_util.c t/rpcrdma_test_util.h
 t_rpcrdma_soak_LDADD = t/libbulkprog.a $(LDADD)
+EXTRA_DIST += t/rpcrdma_soak.sh
 soak: t/rpcrdma_soak
-	$(MAKE) $(AM_MAKEFLAGS) check TESTS=t/rpcrdma_soak TEST_SUITE_LOG=t/rpcrdma-soak.log
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS=t/rpcrdma_soak.sh TEST_SUITE_LOG=t/rpcrdma-soak.log
 PHONY_TARGETS += soak
 EXTRA_TARGETS += soak:900
 CLEANFILES += t/rpcrdma-soak.log
