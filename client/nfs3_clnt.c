@@ -23,7 +23,7 @@ void nfs3c_params_defaults(struct nfs3c_params *p)
 	p->proto = NFS3C_PROTO_RDMA;
 	p->mountproto = NFS3C_PROTO_RDMA;
 	rr_params_defaults(&p->rr);
-	p->rr.reg = RR_REG_ZEROCOPY;
+	p->rr.reg = RR_REG_FASTREG;
 	p->rr.credits = 32;
 	p->rr.arena_size = 64u << 20;
 	p->rr.cache_budget = 64u << 20;

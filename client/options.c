@@ -300,7 +300,7 @@ const char client_opts_help[] =
 	"  mountproto=rdma|tcp     MOUNT's transport (as proto)\n"
 	"  mountport=N             MOUNT's port (rdma: port; tcp: rpcbind, else port)\n"
 	"  mode=read-write|read-read  RPC/RDMA mode (read-write)\n"
-	"  reg=zerocopy|cache|fastreg|allphys  client memory registration (zerocopy)\n"
+	"  reg=zerocopy|cache|fastreg|allphys  client memory registration (fastreg)\n"
 	"  provider=auto|soft|DEV  RDMA provider or device (auto)\n"
 	"  credits=N               calls in flight (32)\n"
 	"  rsize=SIZE wsize=SIZE   transfer sizes, 4K..1M (the server's preference)\n"

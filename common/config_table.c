@@ -166,7 +166,7 @@ const struct cfg_entry config_main_table[] = {
 	      "Port for NFS over TCP, the fallback every client understands; 0 turns TCP off."),
 	E_SET("server.modes", C, server.modes, mode_names, 1u << CFG_MODE_READ_WRITE,
 	      "RPC/RDMA modes accepted from clients: read-write (RFC 8166), read-read (legacy)."),
-	E_ENUM("server.registration", C, server.registration, server_reg_names, CFG_SREG_DYNAMIC,
+	E_ENUM("server.registration", C, server.registration, server_reg_names, CFG_SREG_CACHE,
 	       "How I/O buffers are registered: per I/O, fast-registration keys, a cache, or one "
 	       "registration of everything (allphys, trusted peers only)."),
 	E_SIZE("server.cache.budget", C, server.cache.budget, 1 * M, 1 * T, 0, 128 * M,
@@ -207,7 +207,7 @@ const struct cfg_entry config_main_table[] = {
 	 .desc = "The exported directories: a list of groups, one per export (see below)."},
 	E_ENUM("client.mode", C, client.mode, mode_names, CFG_MODE_READ_WRITE,
 	       "RPC/RDMA mode the client asks for: read-write or read-read."),
-	E_ENUM("client.registration", C, client.registration, client_reg_names, CFG_CREG_ZEROCOPY,
+	E_ENUM("client.registration", C, client.registration, client_reg_names, CFG_CREG_FASTREG,
 	       "How the client registers I/O buffers: the caller's buffer per I/O (zerocopy), "
 	       "copies into a cache, fast-registration keys, or allphys (trusted peers only)."),
 	E_SIZE("client.cache.budget", C, client.cache.budget, 1 * M, 1 * T, 0, 64 * M,

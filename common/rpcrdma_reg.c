@@ -331,8 +331,10 @@ static int windows_create(struct rr_reg_ctx *r)
 	for (; r->nmws < r->p.fastreg_pool; r->nmws++) {
 		int rc = vb_alloc_mw(r->pd, &r->mws[r->nmws]);
 
-		if (rc)
+		if (rc) {
+			r->nmw_free = r->nmws; /* so the ones made are freed */
 			return rc;
+		}
 	}
 	r->nmw_free = r->nmws;
 	return 0;
@@ -424,11 +426,21 @@ int rr_reg_create(struct vb_pd *pd, const struct rr_params *p, unsigned remote_r
 		rc = arena_create(r, local_rights() | VB_ACCESS_MW_BIND);
 		if (rc == 0 && remote_rights)
 			rc = windows_create(r);
-		if (rc == -EOPNOTSUPP)
-			log_err("registration 'fastreg' needs memory windows, which device %s "
-				"does not have",
-				pd->dev->name);
-		break;
+		if (rc != -EOPNOTSUPP)
+			break;
+		/* no memory windows on this device: register per I/O instead */
+		log_notice("device %s has no memory windows: registration 'fastreg' runs as '%s'",
+			   pd->dev->name,
+			   remote_rights & VB_ACCESS_REMOTE_WRITE ? "zerocopy" : "dynamic");
+		for (unsigned i = 0; i < r->nmws; i++)
+			vb_dealloc_mw(r->mws[i]);
+		r->nmws = r->nmw_free = 0;
+		do_dereg(r, r->arena_mr);
+		r->arena_mr = NULL;
+		free(r->arena);
+		r->arena = NULL;
+		r->kind = remote_rights & VB_ACCESS_REMOTE_WRITE ? RR_REG_ZEROCOPY : RR_REG_DYNAMIC;
+		/* fall through */
 	case RR_REG_DYNAMIC:
 	case RR_REG_ZEROCOPY:
 		for (; r->reg_thread_up < REG_THREADS; r->reg_thread_up++) {

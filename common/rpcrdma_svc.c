@@ -1037,7 +1037,7 @@ void rr_params_defaults(struct rr_params *p)
 		.max_io = 1 << 20,
 		.rd_depth = VB_DEFAULT_RD_ATOM,
 		.modes = RR_MODE_READ_WRITE,
-		.reg = RR_REG_DYNAMIC,
+		.reg = RR_REG_CACHE,
 		.cache_budget = 64u << 20,
 		.cache_high = 90,
 		.cache_low = 70,

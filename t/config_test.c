@@ -201,7 +201,7 @@ static void defaults_are_the_documented_ones(void **state)
 	assert_int_equal(cfg.server.rdma_port, 20049);
 	assert_int_equal(cfg.server.tcp_port, 2049);
 	assert_int_equal(cfg.server.modes, CFG_MODE_BIT(CFG_MODE_READ_WRITE));
-	assert_int_equal(cfg.server.registration, CFG_SREG_DYNAMIC);
+	assert_int_equal(cfg.server.registration, CFG_SREG_CACHE);
 	assert_false(cfg.server.trusted_peers);
 	assert_int_equal(cfg.server.read_read.done_deadline_ms, 5000);
 	assert_int_equal(cfg.server.read_read.exposed_bytes_max, 64 << 20);
@@ -211,7 +211,7 @@ static void defaults_are_the_documented_ones(void **state)
 	assert_null(cfg.server.integrity.key_file);
 	assert_int_equal(cfg.server.n_exports, 0);
 	assert_int_equal(cfg.client.mode, CFG_MODE_READ_WRITE);
-	assert_int_equal(cfg.client.registration, CFG_CREG_ZEROCOPY);
+	assert_int_equal(cfg.client.registration, CFG_CREG_FASTREG);
 	assert_int_equal(cfg.client.proto, CFG_PROTO_RDMA);
 	assert_true(cfg.client.cache.low_watermark < cfg.client.cache.high_watermark);
 	config_free(&cfg);
@@ -572,10 +572,11 @@ static void other_cross_checks(void **state)
 	       "1: server.rdma_port: 2049 is also server.tcp_port");
 	EXPECT_OK("server = { rdma_port = 2049; tcp_port = 0; };\n");
 	/* the cache budget is only bounded when the cache is used */
-	EXPECT_OK("server = { cache = { budget = \"1G\"; }; };\n");
+	EXPECT_OK("server = { registration = \"dynamic\"; cache = { budget = \"1G\"; }; };\n");
 	EXPECT("server = { registration = \"cache\"; cache = { budget = \"1G\"; }; };\n",
 	       "1: server.cache.budget: 1G must be at most rdma.registered_memory_budget (256M)");
 	EXPECT("rdma = { registered_memory_budget = \"32M\"; };\n"
+	       "server = { registration = \"dynamic\"; };\n"
 	       "client = { registration = \"cache\"; };\n",
 	       "1: rdma.registered_memory_budget: 32M must be at least client.cache.budget (64M)");
 	EXPECT("client = { acregmin = 61; acdirmax = 10; };\n",
