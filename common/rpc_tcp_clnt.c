@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
+#include "clock.h"
 #include "log.h"
 #include "net.h"
 #include "rpc.h"
@@ -106,15 +107,8 @@ static void *reader_main(void *arg)
 /* Wait for w until done or the deadline; unlinks w on timeout. Lock held. */
 static void wait_reply(struct tcp_clnt *c, struct waiter *w, int timeout_ms)
 {
-	struct timespec ts;
+	struct timespec ts = clock_deadline(CLOCK_MONOTONIC, timeout_ms);
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
 	while (!w->done) {
 		if (pthread_cond_timedwait(&w->cond, &c->lock, &ts) == ETIMEDOUT && !w->done) {
 			for (struct waiter **pp = &c->waiters; *pp; pp = &(*pp)->next) {

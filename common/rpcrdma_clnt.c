@@ -501,16 +501,9 @@ static void slot_finish(struct cslot *s)
 static int wait_reply(struct cslot *s, int timeout_ms)
 {
 	struct rr_clnt *cl = s->cl;
-	struct timespec ts;
+	struct timespec ts = clock_deadline(CLOCK_REALTIME, timeout_ms);
 	int timed_out = 0;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
 	pthread_mutex_lock(&cl->lock);
 	while (!s->done && !timed_out)
 		timed_out = pthread_cond_timedwait(&s->cond, &cl->lock, &ts) == ETIMEDOUT;
@@ -606,16 +599,12 @@ static void rr_destroy(struct rpc_clnt *base)
 {
 	struct rr_clnt *cl = (struct rr_clnt *)base;
 	struct rr_ep *ep = cl->ep;
-	struct timespec ts;
 
 	rr_conn_fail(cl->conn, "client closing");
 	rr_conn_put(cl->conn);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += 10;
 	pthread_mutex_lock(&ep->lock);
-	while (ep->nconns)
-		if (pthread_cond_timedwait(&ep->cond, &ep->lock, &ts) == ETIMEDOUT)
-			break;
+	if (cond_wait_zero(&ep->cond, &ep->lock, &ep->nconns, 10000))
+		log_warn("the connection did not close within 10 s");
 	pthread_mutex_unlock(&ep->lock);
 	rr_ep_destroy(ep);
 	pthread_cond_destroy(&cl->cond);
@@ -633,11 +622,11 @@ static const struct rpc_clnt_ops rr_clnt_ops = {
 static int await_established(struct rr_conn *c, int timeout_ms)
 {
 	struct pollfd pfd = {.fd = vb_conn_fd(c->vc), .events = POLLIN};
-	uint64_t until = rr_now_ns() + (uint64_t)timeout_ms * 1000000u;
+	uint64_t until = clock_now_ns() + (uint64_t)timeout_ms * 1000000u;
 	struct vb_cm_event ev;
 
 	for (;;) {
-		int left = (int)((until - rr_now_ns()) / 1000000u);
+		int left = (int)((until - clock_now_ns()) / 1000000u);
 
 		while (vb_conn_get_event(c->vc, &ev) == 0) {
 			switch (ev.type) {
@@ -652,7 +641,7 @@ static int await_established(struct rr_conn *c, int timeout_ms)
 				return ev.status ? ev.status : -ECONNRESET;
 			}
 		}
-		if (rr_now_ns() >= until || left <= 0)
+		if (clock_now_ns() >= until || left <= 0)
 			return -ETIMEDOUT;
 		poll(&pfd, 1, left);
 	}

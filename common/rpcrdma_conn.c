@@ -8,14 +8,6 @@
 
 #define CQ_BATCH 32
 
-uint64_t rr_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void rr_stat_add(uint64_t *v, int64_t d)
 {
 	__atomic_add_fetch(v, (uint64_t)d, __ATOMIC_RELAXED);

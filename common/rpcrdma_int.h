@@ -21,6 +21,7 @@
 
 #include <pthread.h>
 
+#include "clock.h"
 #include "evloop.h"
 #include "rpcrdma.h"
 #include "rpcrdma_hdr.h"
@@ -154,7 +155,6 @@ int rr_batch_write_chunk(struct rr_batch *b, void *addr, uint32_t len, uint32_t 
  * work request with ctx. 0, or -errno with nothing posted. */
 int rr_post(struct rr_conn *c, struct rr_batch *b, struct rr_wr *ctx);
 
-uint64_t rr_now_ns(void);
 void rr_stat_add(uint64_t *v, int64_t d);
 /* Sum the counters of b into a. */
 void rr_stats_add(struct rr_stats *a, const struct rr_stats *b);

@@ -3,8 +3,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
-#include "rpcrdma_reg.h"
+#include "rpcrdma_int.h"
 
 #define CLASS_MIN_SHIFT 12 /* 4 KiB */
 #define NCLASSES	14 /* 4 KiB .. 32 MiB */
@@ -36,19 +37,6 @@ struct rr_reg_ctx {
 	pthread_cond_t reg_cond;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void stat_add(uint64_t *v, int64_t d)
-{
-	__atomic_add_fetch(v, (uint64_t)d, __ATOMIC_RELAXED);
-}
-
 static int size_class(size_t len)
 {
 	for (int c = 0; c < NCLASSES; c++)
@@ -65,16 +53,16 @@ static size_t class_size(int c)
 /* Register [addr, addr+len) with access, counting it. */
 static int do_reg(struct rr_reg_ctx *r, void *addr, size_t len, unsigned access, struct vb_mr **mr)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = clock_now_ns();
 	int rc = vb_reg_mr(r->pd, addr, len, access, mr);
 
-	stat_add(&r->st->reg_ns, (int64_t)(now_ns() - t0));
+	rr_stat_add(&r->st->reg_ns, (int64_t)(clock_now_ns() - t0));
 	if (rc)
 		return rc;
-	stat_add(&r->st->regs, 1);
-	stat_add(&r->st->registered_now, (int64_t)len);
+	rr_stat_add(&r->st->regs, 1);
+	rr_stat_add(&r->st->registered_now, (int64_t)len);
 	if (access & VB_ACCESS_REMOTE)
-		stat_add(&r->st->remote_regs_now, 1);
+		rr_stat_add(&r->st->remote_regs_now, 1);
 	return 0;
 }
 
@@ -82,16 +70,16 @@ static void do_dereg(struct rr_reg_ctx *r, struct vb_mr *mr)
 {
 	size_t len = mr->length;
 	int remote = (mr->access & VB_ACCESS_REMOTE) != 0;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = clock_now_ns();
 	int rc = vb_dereg_mr(mr);
 
 	if (rc)
 		log_err("deregistration failed: %s", strerror(-rc));
-	stat_add(&r->st->dereg_ns, (int64_t)(now_ns() - t0));
-	stat_add(&r->st->deregs, 1);
-	stat_add(&r->st->registered_now, -(int64_t)len);
+	rr_stat_add(&r->st->dereg_ns, (int64_t)(clock_now_ns() - t0));
+	rr_stat_add(&r->st->deregs, 1);
+	rr_stat_add(&r->st->registered_now, -(int64_t)len);
 	if (remote)
-		stat_add(&r->st->remote_regs_now, -1);
+		rr_stat_add(&r->st->remote_regs_now, -1);
 }
 
 static unsigned local_rights(void)
@@ -188,7 +176,7 @@ static void cache_trim(struct rr_reg_ctx *r)
 
 				r->free[rem][c] = b->next;
 				r->cached_bytes -= b->len;
-				stat_add(&r->st->cached_now, -(int64_t)b->len);
+				rr_stat_add(&r->st->cached_now, -(int64_t)b->len);
 				b->next = victims;
 				victims = b;
 			}
@@ -219,15 +207,15 @@ static int cache_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr
 	if (b) {
 		r->free[rem][c] = b->next;
 		r->cached_bytes -= b->len;
-		stat_add(&r->st->cached_now, -(int64_t)b->len);
+		rr_stat_add(&r->st->cached_now, -(int64_t)b->len);
 	}
 	pthread_mutex_unlock(&r->lock);
 	if (b) {
-		stat_add(&r->st->cache_hits, 1);
+		rr_stat_add(&r->st->cache_hits, 1);
 		*out = b;
 		return 0;
 	}
-	stat_add(&r->st->cache_misses, 1);
+	rr_stat_add(&r->st->cache_misses, 1);
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
@@ -256,7 +244,7 @@ static void cache_put(struct rr_reg_ctx *r, struct rr_buf *b)
 	b->next = r->free[b->remote][b->cls];
 	r->free[b->remote][b->cls] = b;
 	r->cached_bytes += b->len;
-	stat_add(&r->st->cached_now, (int64_t)b->len);
+	rr_stat_add(&r->st->cached_now, (int64_t)b->len);
 	cache_trim(r);
 	pthread_mutex_unlock(&r->lock);
 }
@@ -271,8 +259,7 @@ static int arena_get(struct rr_reg_ctx *r, size_t len, struct rr_buf **out)
 
 	if (c < 0 || class_size(c) > r->arena_size)
 		return -EMSGSIZE;
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += ARENA_WAIT_S;
+	deadline = clock_deadline(CLOCK_REALTIME, ARENA_WAIT_S * 1000L);
 	pthread_mutex_lock(&r->lock);
 	while (!b) {
 		if ((b = r->free[0][c]) != NULL) {
@@ -343,12 +330,10 @@ static int windows_create(struct rr_reg_ctx *r)
 /* fastreg: bind a window with a fresh key over b. */
 static int window_bind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b)
 {
-	struct timespec deadline;
+	struct timespec deadline = clock_deadline(CLOCK_REALTIME, ARENA_WAIT_S * 1000L);
 	struct vb_mw *mw = NULL;
 	int rc;
 
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += ARENA_WAIT_S;
 	pthread_mutex_lock(&r->lock);
 	while (r->nmw_free == 0)
 		if (pthread_cond_timedwait(&r->cond, &r->lock, &deadline) == ETIMEDOUT)
@@ -365,8 +350,8 @@ static int window_bind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf
 		pthread_mutex_unlock(&r->lock);
 		return rc;
 	}
-	stat_add(&r->st->binds, 1);
-	stat_add(&r->st->remote_regs_now, 1);
+	rr_stat_add(&r->st->binds, 1);
+	rr_stat_add(&r->st->remote_regs_now, 1);
 	b->mw = mw;
 	b->rkey = mw->rkey;
 	return 0;
@@ -384,7 +369,7 @@ static void window_unbind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_
 			mw = NULL;
 		}
 	}
-	stat_add(&r->st->remote_regs_now, -1);
+	rr_stat_add(&r->st->remote_regs_now, -1);
 	b->mw = NULL;
 	b->rkey = 0;
 	pthread_mutex_lock(&r->lock);

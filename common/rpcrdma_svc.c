@@ -497,24 +497,18 @@ static int reserve_exposure(struct rr_sreq *rq, size_t bytes)
 	struct rr_conn *c = rq->conn;
 	struct svc_conn *sc = c->side;
 	const struct rr_params *p = &rq->srv->ep->p;
-	uint64_t until = rr_now_ns() + (uint64_t)p->done_deadline_ms * 1000000u;
+	uint64_t until = clock_now_ns() + (uint64_t)p->done_deadline_ms * 1000000u;
 	int rc = 0;
 
 	if (bytes > p->exposed_max)
 		return -E2BIG;
 	pthread_mutex_lock(&c->lock);
 	while (!c->dead && sc->exposed + bytes > p->exposed_max) {
-		struct timespec ts;
+		struct timespec ts = clock_deadline(CLOCK_REALTIME, TICK_MS);
 
-		if (rr_now_ns() >= until) {
+		if (clock_now_ns() >= until) {
 			rc = -EBUSY;
 			break;
-		}
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += TICK_MS * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
 		}
 		pthread_cond_timedwait(&c->cond, &c->lock, &ts);
 	}
@@ -616,7 +610,7 @@ static void start_exposure(struct rr_sreq *rq)
 {
 	struct svc_conn *sc = rq->conn->side;
 
-	rq->deadline_ns = rr_now_ns() + (uint64_t)rq->srv->ep->p.done_deadline_ms * 1000000u;
+	rq->deadline_ns = clock_now_ns() + (uint64_t)rq->srv->ep->p.done_deadline_ms * 1000000u;
 	rq->exp_next = NULL;
 	pthread_mutex_lock(&rq->conn->lock);
 	if (sc->exp_tail)
@@ -926,7 +920,7 @@ static void tick(void *arg)
 {
 	struct rr_server *srv = arg;
 	struct rr_ep *ep = srv->ep;
-	uint64_t now = rr_now_ns();
+	uint64_t now = clock_now_ns();
 	uint64_t reg = __atomic_load_n(&ep->st.registered_now, __ATOMIC_RELAXED);
 	struct rr_conn *heavy = NULL;
 	size_t heavy_held = 0;
@@ -1138,19 +1132,6 @@ static void stop_listener(void *arg)
 	srv->listener = NULL;
 }
 
-/* Wait until cond holds or the deadline passes; lock held. */
-static int wait_until(pthread_cond_t *cv, pthread_mutex_t *m, unsigned *value, unsigned s)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += s;
-	while (*value)
-		if (pthread_cond_timedwait(cv, m, &ts) == ETIMEDOUT)
-			return -ETIMEDOUT;
-	return 0;
-}
-
 void rr_server_destroy(struct rr_server *srv)
 {
 	struct rr_ep *ep;
@@ -1160,7 +1141,7 @@ void rr_server_destroy(struct rr_server *srv)
 	ep = srv->ep;
 	pthread_mutex_lock(&srv->lock);
 	srv->stopping = 1;
-	if (wait_until(&srv->cond, &srv->lock, &srv->inflight, DRAIN_S))
+	if (cond_wait_zero(&srv->cond, &srv->lock, &srv->inflight, DRAIN_S * 1000L))
 		log_warn("%u calls still in flight after %d s; disconnecting", srv->inflight,
 			 DRAIN_S);
 	pthread_mutex_unlock(&srv->lock);
@@ -1169,7 +1150,7 @@ void rr_server_destroy(struct rr_server *srv)
 	pthread_mutex_lock(&ep->lock);
 	for (struct rr_conn *c = ep->conns; c; c = c->next)
 		rr_conn_fail(c, "server stopping");
-	if (wait_until(&ep->cond, &ep->lock, &ep->nconns, DRAIN_S))
+	if (cond_wait_zero(&ep->cond, &ep->lock, &ep->nconns, DRAIN_S * 1000L))
 		log_warn("%u connections did not close", ep->nconns);
 	pthread_mutex_unlock(&ep->lock);
 	pthread_mutex_lock(&srv->lock);

@@ -1,0 +1,48 @@
+/* clock.h: time for measurements and for deadlines of condition-variable waits. */
+#ifndef NFSRDMA_CLOCK_H
+#define NFSRDMA_CLOCK_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <time.h>
+
+/* Monotonic nanoseconds, for durations. */
+static inline uint64_t clock_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The time on clk ms milliseconds from now, as pthread_cond_timedwait wants it
+ * (CLOCK_REALTIME for a default condition variable). */
+static inline struct timespec clock_deadline(clockid_t clk, long ms)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
+/* With m held, wait on cv (a default, CLOCK_REALTIME one) until *count is 0 or
+ * ms pass: 0, or -ETIMEDOUT. */
+static inline int cond_wait_zero(pthread_cond_t *cv, pthread_mutex_t *m, const unsigned *count,
+				 long ms)
+{
+	struct timespec ts = clock_deadline(CLOCK_REALTIME, ms);
+
+	while (*count)
+		if (pthread_cond_timedwait(cv, m, &ts) == ETIMEDOUT && *count)
+			return -ETIMEDOUT;
+	return 0;
+}
+
+#endif
