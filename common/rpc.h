@@ -21,6 +21,8 @@
 #include <sys/socket.h>
 #include <rpc/rpc.h>
 
+#include "workq.h"
+
 #define RPC_MAX_GIDS	   16
 #define RPC_MAX_AUTH_BYTES 400	  /* RFC 5531 opaque_auth body limit */
 #define AUTH_NFSRDMA_HMAC  390500 /* our integrity flavour (see integrity.h) */
@@ -158,16 +160,10 @@ struct rpc_server_params {
 	const struct integrity_key *key; /* NULL: the integrity flavour is refused */
 };
 
-/* A transport's way to hand a decoded request to the workers and get it back. */
-struct rpc_work {
-	void (*run)(struct rpc_work *w); /* called in a worker thread */
-	struct rpc_work *next;
-};
-
 int rpc_server_create(const struct rpc_server_params *p, struct rpc_server **out);
 int rpc_server_add_program(struct rpc_server *srv, const struct rpc_program *prog);
 /* Queue work for the worker threads (never blocks). */
-void rpc_server_submit(struct rpc_server *srv, struct rpc_work *w);
+void rpc_server_submit(struct rpc_server *srv, struct work *w);
 /* Stop the workers after the queued work has run, and free the server. */
 void rpc_server_destroy(struct rpc_server *srv);
 

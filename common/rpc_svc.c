@@ -18,64 +18,21 @@ struct rpc_server {
 	struct rpc_program progs[MAX_PROGRAMS];
 	unsigned nprogs;
 	const struct integrity_key *key;
-
-	pthread_mutex_t lock; /* protects the queue and stopping */
-	pthread_cond_t cond;
-	struct rpc_work *head, *tail;
-	int stopping;
-	unsigned nthreads;
-	pthread_t *threads;
+	struct workq *workers;
 };
-
-/* Worker thread: run queued work until told to stop and the queue is empty. */
-static void *worker_main(void *arg)
-{
-	struct rpc_server *srv = arg;
-
-	pthread_mutex_lock(&srv->lock);
-	for (;;) {
-		struct rpc_work *w = srv->head;
-
-		if (w == NULL) {
-			if (srv->stopping)
-				break;
-			pthread_cond_wait(&srv->cond, &srv->lock);
-			continue;
-		}
-		srv->head = w->next;
-		if (srv->head == NULL)
-			srv->tail = NULL;
-		pthread_mutex_unlock(&srv->lock);
-		w->run(w);
-		pthread_mutex_lock(&srv->lock);
-	}
-	pthread_mutex_unlock(&srv->lock);
-	return NULL;
-}
 
 int rpc_server_create(const struct rpc_server_params *p, struct rpc_server **out)
 {
 	struct rpc_server *srv = calloc(1, sizeof(*srv));
-	unsigned n = p->threads ? p->threads : 1;
+	int rc;
 
 	if (!srv)
 		return -ENOMEM;
 	srv->key = p->key;
-	pthread_mutex_init(&srv->lock, NULL);
-	pthread_cond_init(&srv->cond, NULL);
-	srv->threads = calloc(n, sizeof(pthread_t));
-	if (!srv->threads) {
+	rc = workq_create(p->threads, "rpc-worker", &srv->workers);
+	if (rc) {
 		free(srv);
-		return -ENOMEM;
-	}
-	for (; srv->nthreads < n; srv->nthreads++) {
-		int rc = pthread_create(&srv->threads[srv->nthreads], NULL, worker_main, srv);
-
-		if (rc) {
-			log_err("cannot start worker thread: %s", strerror(rc));
-			rpc_server_destroy(srv);
-			return -rc;
-		}
+		return rc;
 	}
 	*out = srv;
 	return 0;
@@ -89,32 +46,16 @@ int rpc_server_add_program(struct rpc_server *srv, const struct rpc_program *pro
 	return 0;
 }
 
-void rpc_server_submit(struct rpc_server *srv, struct rpc_work *w)
+void rpc_server_submit(struct rpc_server *srv, struct work *w)
 {
-	w->next = NULL;
-	pthread_mutex_lock(&srv->lock);
-	if (srv->tail)
-		srv->tail->next = w;
-	else
-		srv->head = w;
-	srv->tail = w;
-	pthread_cond_signal(&srv->cond);
-	pthread_mutex_unlock(&srv->lock);
+	workq_submit(srv->workers, w);
 }
 
 void rpc_server_destroy(struct rpc_server *srv)
 {
 	if (!srv)
 		return;
-	pthread_mutex_lock(&srv->lock);
-	srv->stopping = 1;
-	pthread_cond_broadcast(&srv->cond);
-	pthread_mutex_unlock(&srv->lock);
-	for (unsigned i = 0; i < srv->nthreads; i++)
-		pthread_join(srv->threads[i], NULL);
-	free(srv->threads);
-	pthread_cond_destroy(&srv->cond);
-	pthread_mutex_destroy(&srv->lock);
+	workq_destroy(srv->workers);
 	free(srv);
 }
 

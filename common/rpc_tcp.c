@@ -50,7 +50,7 @@ struct tcp_conn {
 };
 
 struct tcp_req {
-	struct rpc_work work;
+	struct work work;
 	struct tcp_conn *conn;
 	struct rpc_xreq x;
 	struct rpc_ddp res_ddp;
@@ -118,7 +118,7 @@ static void req_free(struct tcp_req *r)
 }
 
 /* Worker: dispatch, write the reply, release. */
-static void tcp_req_run(struct rpc_work *w)
+static void tcp_req_run(struct work *w)
 {
 	struct tcp_req *r = (struct tcp_req *)w;
 	struct tcp_conn *c = r->conn;

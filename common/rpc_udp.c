@@ -29,7 +29,7 @@ struct udp_listener {
 };
 
 struct udp_req {
-	struct rpc_work work;
+	struct work work;
 	struct udp_listener *l;
 	struct rpc_xreq x;
 	struct sockaddr_storage peer;
@@ -48,7 +48,7 @@ static void *udp_get_buf(struct rpc_req *req, size_t len)
 	return r->bulk = malloc(len ? len : 1);
 }
 
-static void udp_run(struct rpc_work *w)
+static void udp_run(struct work *w)
 {
 	struct udp_req *r = (struct udp_req *)w;
 	struct udp_listener *l = r->l;

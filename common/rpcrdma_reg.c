@@ -6,6 +6,7 @@
 #include "clock.h"
 #include "log.h"
 #include "rpcrdma_int.h"
+#include "workq.h"
 
 #define CLASS_MIN_SHIFT 12 /* 4 KiB */
 #define NCLASSES	14 /* 4 KiB .. 32 MiB */
@@ -31,10 +32,7 @@ struct rr_reg_ctx {
 	struct vb_mw **mws; /* fastreg: free windows */
 	unsigned nmws, nmw_free;
 
-	pthread_t reg_threads[REG_THREADS]; /* dynamic: background registrations */
-	int reg_thread_up, reg_stop;
-	struct rr_buf *reg_head, *reg_tail;
-	pthread_cond_t reg_cond;
+	struct workq *regq; /* dynamic: background registrations */
 };
 
 static int size_class(size_t len)
@@ -89,32 +87,24 @@ static unsigned local_rights(void)
 
 /* ---- dynamic: background registration ---- */
 
-static void *reg_thread_main(void *arg)
+/* Register b for local access, and the remote rights if it will be exposed. */
+static void register_buf(struct rr_reg_ctx *r, struct rr_buf *b)
 {
-	struct rr_reg_ctx *r = arg;
+	b->reg_rc = do_reg(r, b->addr, b->len, local_rights() | (b->remote ? r->remote_rights : 0),
+			   &b->mr);
+}
 
+/* On the registration queue: register, then wake whoever waits in rr_buf_wait. */
+static void register_job(struct work *w)
+{
+	struct rr_buf *b = (struct rr_buf *)((char *)w - offsetof(struct rr_buf, reg_work));
+	struct rr_reg_ctx *r = b->owner;
+
+	register_buf(r, b);
 	pthread_mutex_lock(&r->lock);
-	for (;;) {
-		struct rr_buf *b = r->reg_head;
-
-		if (!b) {
-			if (r->reg_stop)
-				break;
-			pthread_cond_wait(&r->reg_cond, &r->lock);
-			continue;
-		}
-		r->reg_head = b->next;
-		if (!r->reg_head)
-			r->reg_tail = NULL;
-		pthread_mutex_unlock(&r->lock);
-		b->reg_rc = do_reg(r, b->addr, b->len,
-				   local_rights() | (b->remote ? r->remote_rights : 0), &b->mr);
-		pthread_mutex_lock(&r->lock);
-		b->reg_done = 1;
-		pthread_cond_broadcast(&r->cond);
-	}
+	b->reg_done = 1;
+	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->lock);
-	return NULL;
 }
 
 static int dynamic_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf *b)
@@ -123,20 +113,13 @@ static int dynamic_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct 
 	if (posix_memalign(&b->addr, 4096, len ? len : 1))
 		return -ENOMEM;
 	b->remote = (flags & RR_GET_EXPOSE) != 0;
-	if ((flags & RR_GET_ASYNC) && r->reg_thread_up && !r->p.no_reg_overlap) {
-		pthread_mutex_lock(&r->lock);
-		b->next = NULL;
-		if (r->reg_tail)
-			r->reg_tail->next = b;
-		else
-			r->reg_head = b;
-		r->reg_tail = b;
-		pthread_cond_signal(&r->reg_cond);
-		pthread_mutex_unlock(&r->lock);
+	if ((flags & RR_GET_ASYNC) && r->regq && !r->p.no_reg_overlap) {
+		b->owner = r;
+		b->reg_work.run = register_job;
+		workq_submit(r->regq, &b->reg_work);
 		return 0;
 	}
-	b->reg_rc = do_reg(r, b->addr, len, local_rights() | (b->remote ? r->remote_rights : 0),
-			   &b->mr);
+	register_buf(r, b);
 	b->reg_done = 1;
 	if (b->reg_rc) {
 		free(b->addr);
@@ -396,7 +379,6 @@ int rr_reg_create(struct vb_pd *pd, const struct rr_params *p, unsigned remote_r
 	r->st = stats;
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->cond, NULL);
-	pthread_cond_init(&r->reg_cond, NULL);
 	switch (r->kind) {
 	case RR_REG_ALLPHYS:
 		if (!p->trusted_peers) {
@@ -428,12 +410,7 @@ int rr_reg_create(struct vb_pd *pd, const struct rr_params *p, unsigned remote_r
 		/* fall through */
 	case RR_REG_DYNAMIC:
 	case RR_REG_ZEROCOPY:
-		for (; r->reg_thread_up < REG_THREADS; r->reg_thread_up++) {
-			rc = -pthread_create(&r->reg_threads[r->reg_thread_up], NULL,
-					     reg_thread_main, r);
-			if (rc)
-				break;
-		}
+		rc = workq_create(REG_THREADS, "rpcrdma-reg", &r->regq);
 		break;
 	case RR_REG_CACHE:
 		break;
@@ -450,14 +427,7 @@ void rr_reg_destroy(struct rr_reg_ctx *r)
 {
 	if (!r)
 		return;
-	if (r->reg_thread_up) {
-		pthread_mutex_lock(&r->lock);
-		r->reg_stop = 1;
-		pthread_cond_broadcast(&r->reg_cond);
-		pthread_mutex_unlock(&r->lock);
-		for (int i = 0; i < r->reg_thread_up; i++)
-			pthread_join(r->reg_threads[i], NULL);
-	}
+	workq_destroy(r->regq);
 	for (int rem = 0; rem < 2; rem++) {
 		for (int c = 0; c < NCLASSES; c++) {
 			while (r->free[rem][c]) {
@@ -479,7 +449,6 @@ void rr_reg_destroy(struct rr_reg_ctx *r)
 		do_dereg(r, r->arena_mr);
 	free(r->arena);
 	pthread_cond_destroy(&r->cond);
-	pthread_cond_destroy(&r->reg_cond);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
 }
@@ -615,6 +584,11 @@ int rr_buf_wrap(struct rr_reg_ctx *r, void *addr, size_t len, struct rr_buf **ou
 enum rr_reg rr_reg_kind(const struct rr_reg_ctx *r)
 {
 	return r->kind;
+}
+
+int rr_reg_put_is_cheap(const struct rr_reg_ctx *r)
+{
+	return r->kind != RR_REG_DYNAMIC && r->kind != RR_REG_ZEROCOPY;
 }
 
 const char *rr_reg_name(enum rr_reg r)

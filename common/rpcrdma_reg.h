@@ -27,6 +27,7 @@
 
 #include "rpcrdma.h"
 #include "verbs.h"
+#include "workq.h"
 
 enum rr_get_flags {
 	RR_GET_ASYNC = 1 << 0,	/* dynamic: register in the background; rr_buf_wait() before RDMA */
@@ -49,6 +50,8 @@ struct rr_buf {
 	int reg_rc;	  /* async registration result, valid when reg_done */
 	int reg_done;
 	struct rr_buf *next;
+	struct rr_reg_ctx *owner; /* and its job, for a background registration */
+	struct work reg_work;
 };
 
 struct rr_reg_ctx;
@@ -71,5 +74,7 @@ void rr_buf_put(struct rr_reg_ctx *r, struct rr_buf *b);
 /* zerocopy: register the caller's memory [addr, addr+len) for exposure. */
 int rr_buf_wrap(struct rr_reg_ctx *r, void *addr, size_t len, struct rr_buf **out);
 enum rr_reg rr_reg_kind(const struct rr_reg_ctx *r);
+/* Whether rr_buf_put is cheap (no deregistration), so it may run on an event loop. */
+int rr_reg_put_is_cheap(const struct rr_reg_ctx *r);
 
 #endif

@@ -4,8 +4,9 @@
  * A call's life: the event loop receives it and decodes its transport header
  * (svc_on_recv); a worker pulls its Read chunks, dispatches it, and posts the
  * reply's RDMA Writes and Send (sreq_run); the Send's completion and, in
- * Read-Read, the client's RDMA_DONE or the deadline end it (sreq_unpend); the
- * reaper thread releases its buffers (sreq_release).
+ * Read-Read, the client's RDMA_DONE or the deadline end it (sreq_unpend); its
+ * buffers are then released (sreq_release): at once, or on the reaper queue
+ * when releasing means deregistering.
  *
  * Receive buffer ownership: svc_on_recv owns it, then the request; it is
  * reposted exactly once: by svc_on_recv for RDMA_DONE and dropped input, by the
@@ -59,7 +60,7 @@ struct svc_ddp {
 };
 
 struct rr_sreq {
-	struct rpc_work work;
+	struct work work;
 	struct rr_server *srv;
 	struct rr_conn *conn;
 	struct rr_recv *recv; /* until reposted */
@@ -98,7 +99,7 @@ struct rr_sreq {
 	size_t exposed_bytes;
 	uint64_t deadline_ns;
 	struct rr_sreq *exp_next;
-	struct rr_sreq *reap_next;
+	struct work reap; /* sreq_release on the reaper queue */
 };
 
 struct rr_server {
@@ -106,13 +107,11 @@ struct rr_server {
 	struct rpc_server *rpc;
 	struct vb_listener *listener;
 	int timer_fd;
-	pthread_mutex_t lock; /* protects inflight, stopping, the reaper queue */
+	pthread_mutex_t lock; /* protects inflight, stopping */
 	pthread_cond_t cond;
 	unsigned inflight;
 	int stopping;
-	pthread_t reaper;
-	int reaper_stop;
-	struct rr_sreq *reap_head;
+	struct workq *reaper; /* releases that deregister, off the event loop */
 };
 
 static void sreq_unpend(struct rr_sreq *rq);
@@ -124,29 +123,6 @@ static int rr_possible(const struct rr_sreq *rq)
 }
 
 /* ---- releasing ---- */
-
-static void *reaper_main(void *arg)
-{
-	struct rr_server *srv = arg;
-
-	pthread_mutex_lock(&srv->lock);
-	for (;;) {
-		struct rr_sreq *rq = srv->reap_head;
-
-		if (!rq) {
-			if (srv->reaper_stop)
-				break;
-			pthread_cond_wait(&srv->cond, &srv->lock);
-			continue;
-		}
-		srv->reap_head = rq->reap_next;
-		pthread_mutex_unlock(&srv->lock);
-		sreq_release(rq);
-		pthread_mutex_lock(&srv->lock);
-	}
-	pthread_mutex_unlock(&srv->lock);
-	return NULL;
-}
 
 /* Give every buffer back, the receive if still held, the connection reference. */
 static void sreq_release(struct rr_sreq *rq)
@@ -182,28 +158,24 @@ static void sreq_release(struct rr_sreq *rq)
 	pthread_mutex_unlock(&srv->lock);
 }
 
-static void sreq_reap(struct rr_sreq *rq)
+static void sreq_reap_run(struct work *w)
 {
-	struct rr_server *srv = rq->srv;
-
-	pthread_mutex_lock(&srv->lock);
-	rq->reap_next = srv->reap_head;
-	srv->reap_head = rq;
-	pthread_cond_broadcast(&srv->cond);
-	pthread_mutex_unlock(&srv->lock);
+	sreq_release((struct rr_sreq *)((char *)w - offsetof(struct rr_sreq, reap)));
 }
 
 /* One of the things the request waits for is over; release it after the last:
  * at once where giving buffers back is cheap (so the next call finds them), on
- * the reaper thread where it deregisters (dynamic). */
+ * the reaper queue where it deregisters, which the event loop must not wait for. */
 static void sreq_unpend(struct rr_sreq *rq)
 {
 	if (__atomic_sub_fetch(&rq->pending, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
-	if (rr_reg_kind(rq->srv->ep->reg) == RR_REG_DYNAMIC)
-		sreq_reap(rq);
-	else
+	if (rr_reg_put_is_cheap(rq->srv->ep->reg)) {
 		sreq_release(rq);
+	} else {
+		rq->reap.run = sreq_reap_run;
+		workq_submit(rq->srv->reaper, &rq->reap);
+	}
 }
 
 /* ---- buffers of a request ---- */
@@ -772,7 +744,7 @@ static int dispatch(struct rr_sreq *rq, size_t reserve, int *long_reply)
 }
 
 /* Worker: everything about one received call. */
-static void sreq_run(struct rpc_work *w)
+static void sreq_run(struct work *w)
 {
 	struct rr_sreq *rq = (struct rr_sreq *)w;
 	struct rr_conn *c = rq->conn;
@@ -1059,7 +1031,7 @@ int rr_server_create(struct rpc_server *rpc, const struct rr_params *p, struct r
 	pthread_cond_init(&srv->cond, NULL);
 	rc = rr_ep_create(p, remote, &srv->ep);
 	if (rc == 0)
-		rc = -pthread_create(&srv->reaper, NULL, reaper_main, srv);
+		rc = workq_create(1, "rpcrdma-reap", &srv->reaper);
 	if (rc) {
 		rr_ep_destroy(srv->ep);
 		free(srv);
@@ -1153,11 +1125,7 @@ void rr_server_destroy(struct rr_server *srv)
 	if (cond_wait_zero(&ep->cond, &ep->lock, &ep->nconns, DRAIN_S * 1000L))
 		log_warn("%u connections did not close", ep->nconns);
 	pthread_mutex_unlock(&ep->lock);
-	pthread_mutex_lock(&srv->lock);
-	srv->reaper_stop = 1;
-	pthread_cond_broadcast(&srv->cond);
-	pthread_mutex_unlock(&srv->lock);
-	pthread_join(srv->reaper, NULL);
+	workq_destroy(srv->reaper);
 	if (srv->timer_fd >= 0)
 		evloop_del(ep->loop, srv->timer_fd);
 	rr_ep_destroy(ep);
