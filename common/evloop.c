@@ -224,6 +224,21 @@ int evloop_start(struct evloop *l, const char *name)
 	return 0;
 }
 
+int evloop_serve_fd(int fd, evloop_fd_fn fn, void *arg, const char *name, struct evloop **out)
+{
+	struct evloop *l;
+	int rc = evloop_create(&l);
+
+	if (rc)
+		return rc;
+	if ((rc = evloop_add(l, fd, fn, arg)) != 0 || (rc = evloop_start(l, name)) != 0) {
+		evloop_destroy(l);
+		return rc;
+	}
+	*out = l;
+	return 0;
+}
+
 static void set_stopping(void *arg)
 {
 	struct evloop *l = arg;

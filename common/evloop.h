@@ -23,6 +23,9 @@ int evloop_call(struct evloop *l, evloop_call_fn fn, void *arg);
 int evloop_in_loop(struct evloop *l);
 /* Stop the thread after the calls queued so far, join it, free the loop. */
 void evloop_destroy(struct evloop *l);
+/* A loop of its own that calls fn(arg) whenever fd is readable; stop it with
+ * evloop_destroy (the handler is not running once that returns). */
+int evloop_serve_fd(int fd, evloop_fd_fn fn, void *arg, const char *name, struct evloop **out);
 /* A periodic timer: fn(arg) every period_ms in the loop thread. Returns the timer fd. */
 int evloop_add_timer(struct evloop *l, unsigned period_ms, evloop_fd_fn fn, void *arg);
 

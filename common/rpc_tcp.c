@@ -1,7 +1,7 @@
 /*
  * rpc_tcp.c: RPC over TCP with RFC 5531 record marking, server and client.
  *
- * Server: one acceptor thread per listener, one reader thread per connection,
+ * Server: an event loop accepting per listener, one reader thread per connection,
  * calls run in the rpc_server's workers, replies written under the connection's
  * write lock. Bulk result data (READ) is not copied into the reply: the DDP hook
  * reduces it out of the stream and the writer splices it back with writev.
@@ -9,8 +9,6 @@
  * it has been written; a connection lives until its reader has exited and its
  * last request has been written (refs).
  */
-#include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +16,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
+#include "evloop.h"
 #include "log.h"
 #include "net.h"
 #include "rpc.h"
@@ -27,8 +26,7 @@ struct tcp_listener {
 	struct rpc_server *srv;
 	struct rpc_tcp_params p;
 	int fd;
-	int wake[2]; /* a pipe that stops the acceptor */
-	pthread_t thread;
+	struct evloop *acceptor;
 	pthread_mutex_t lock; /* protects conns, nconns */
 	pthread_cond_t cond;
 	struct tcp_conn *conns;
@@ -229,29 +227,16 @@ static void start_conn(struct tcp_listener *l, int fd, struct sockaddr_storage *
 	log_debug("%s: connected", c->peer_str);
 }
 
-static void *acceptor(void *arg)
+/* The listening socket is readable: a connection to take. */
+static void accept_ready(void *arg)
 {
 	struct tcp_listener *l = arg;
-	struct pollfd pfd[2] = {{.fd = l->fd, .events = POLLIN},
-				{.fd = l->wake[0], .events = POLLIN}};
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int fd = accept4(l->fd, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC);
 
-	for (;;) {
-		struct sockaddr_storage ss;
-		socklen_t len = sizeof(ss);
-		int fd;
-
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
-			break;
-		if (pfd[1].revents)
-			break;
-		if (!(pfd[0].revents & POLLIN))
-			continue;
-		fd = accept4(l->fd, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC);
-		if (fd < 0)
-			continue;
+	if (fd >= 0)
 		start_conn(l, fd, &ss, len);
-	}
-	return NULL;
 }
 
 int rpc_tcp_listen(struct rpc_server *srv, const char *host, const char *port,
@@ -272,21 +257,13 @@ int rpc_tcp_listen(struct rpc_server *srv, const char *host, const char *port,
 		free(l);
 		return rc;
 	}
-	if (pipe2(l->wake, O_CLOEXEC) < 0) {
-		rc = -errno;
+	pthread_mutex_init(&l->lock, NULL);
+	pthread_cond_init(&l->cond, NULL);
+	rc = evloop_serve_fd(l->fd, accept_ready, l, "rpc-tcp-accept", &l->acceptor);
+	if (rc) {
 		close(l->fd);
 		free(l);
 		return rc;
-	}
-	pthread_mutex_init(&l->lock, NULL);
-	pthread_cond_init(&l->cond, NULL);
-	rc = pthread_create(&l->thread, NULL, acceptor, l);
-	if (rc) {
-		close(l->fd);
-		close(l->wake[0]);
-		close(l->wake[1]);
-		free(l);
-		return -rc;
 	}
 	*out = l;
 	return 0;
@@ -311,9 +288,7 @@ void rpc_tcp_stop(struct tcp_listener *l)
 {
 	if (!l)
 		return;
-	if (write(l->wake[1], "x", 1) < 0)
-		log_warn("cannot wake the acceptor: %s", strerror(errno));
-	pthread_join(l->thread, NULL);
+	evloop_destroy(l->acceptor);
 	close(l->fd);
 	pthread_mutex_lock(&l->lock);
 	for (struct tcp_conn *c = l->conns; c; c = c->next)
@@ -321,8 +296,6 @@ void rpc_tcp_stop(struct tcp_listener *l)
 	while (l->nconns)
 		pthread_cond_wait(&l->cond, &l->lock);
 	pthread_mutex_unlock(&l->lock);
-	close(l->wake[0]);
-	close(l->wake[1]);
 	pthread_mutex_destroy(&l->lock);
 	pthread_cond_destroy(&l->cond);
 	free(l);

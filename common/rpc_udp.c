@@ -1,18 +1,17 @@
 /*
- * rpc_udp.c: RPC over UDP. One thread receives datagrams and hands each to the
+ * rpc_udp.c: RPC over UDP. An event loop receives datagrams and hands each to the
  * rpc_server's workers, which answer with sendto. A datagram is one whole call
  * (RFC 5531 over UDP has no record marking). Used for MOUNT, which mount.nfs
  * often asks over UDP.
  */
-#include <fcntl.h>
 #include <netdb.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
 
+#include "evloop.h"
 #include "log.h"
 #include "rpc_udp.h"
 
@@ -21,8 +20,7 @@
 struct udp_listener {
 	struct rpc_server *srv;
 	int fd;
-	int wake[2];
-	pthread_t thread;
+	struct evloop *loop;  /* receives */
 	pthread_mutex_t lock; /* protects inflight */
 	pthread_cond_t cond;
 	unsigned inflight;
@@ -68,45 +66,35 @@ static void udp_run(struct work *w)
 	pthread_mutex_unlock(&l->lock);
 }
 
-static void *udp_main(void *arg)
+/* A datagram is waiting: one call for the workers. */
+static void udp_ready(void *arg)
 {
 	struct udp_listener *l = arg;
-	struct pollfd pfd[2] = {{.fd = l->fd, .events = POLLIN},
-				{.fd = l->wake[0], .events = POLLIN}};
+	struct udp_req *r = calloc(1, sizeof(*r));
+	ssize_t n;
 
-	for (;;) {
-		struct udp_req *r;
-		ssize_t n;
-
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
-			break;
-		if (pfd[1].revents)
-			break;
-		if (!(pfd[0].revents & POLLIN) || !(r = calloc(1, sizeof(*r))))
-			continue;
-		r->peer_len = sizeof(r->peer);
-		n = recvfrom(l->fd, r->call, sizeof(r->call), 0, (struct sockaddr *)&r->peer,
-			     &r->peer_len);
-		if (n <= 0) {
-			free(r);
-			continue;
-		}
-		r->l = l;
-		r->work.run = udp_run;
-		r->x = (struct rpc_xreq){.call = r->call,
-					 .call_len = (size_t)n,
-					 .peer = (struct sockaddr *)&r->peer,
-					 .peer_len = r->peer_len,
-					 .get_buf = udp_get_buf,
-					 .xprt_req = r,
-					 .reply = r->reply,
-					 .reply_cap = DGRAM_MAX};
-		pthread_mutex_lock(&l->lock);
-		l->inflight++;
-		pthread_mutex_unlock(&l->lock);
-		rpc_server_submit(l->srv, &r->work);
+	if (!r)
+		return;
+	r->peer_len = sizeof(r->peer);
+	n = recvfrom(l->fd, r->call, sizeof(r->call), 0, (struct sockaddr *)&r->peer, &r->peer_len);
+	if (n <= 0) {
+		free(r);
+		return;
 	}
-	return NULL;
+	r->l = l;
+	r->work.run = udp_run;
+	r->x = (struct rpc_xreq){.call = r->call,
+				 .call_len = (size_t)n,
+				 .peer = (struct sockaddr *)&r->peer,
+				 .peer_len = r->peer_len,
+				 .get_buf = udp_get_buf,
+				 .xprt_req = r,
+				 .reply = r->reply,
+				 .reply_cap = DGRAM_MAX};
+	pthread_mutex_lock(&l->lock);
+	l->inflight++;
+	pthread_mutex_unlock(&l->lock);
+	rpc_server_submit(l->srv, &r->work);
 }
 
 /* A bound UDP socket for host:port, or -errno. */
@@ -150,20 +138,12 @@ int rpc_udp_listen(struct rpc_server *srv, const char *host, const char *port,
 		free(l);
 		return rc;
 	}
-	if (pipe2(l->wake, O_CLOEXEC) < 0) {
-		rc = -errno;
+	pthread_mutex_init(&l->lock, NULL);
+	pthread_cond_init(&l->cond, NULL);
+	if ((rc = evloop_serve_fd(l->fd, udp_ready, l, "rpc-udp", &l->loop)) != 0) {
 		close(l->fd);
 		free(l);
 		return rc;
-	}
-	pthread_mutex_init(&l->lock, NULL);
-	pthread_cond_init(&l->cond, NULL);
-	if ((rc = pthread_create(&l->thread, NULL, udp_main, l)) != 0) {
-		close(l->fd);
-		close(l->wake[0]);
-		close(l->wake[1]);
-		free(l);
-		return -rc;
 	}
 	*out = l;
 	return 0;
@@ -173,16 +153,12 @@ void rpc_udp_stop(struct udp_listener *l)
 {
 	if (!l)
 		return;
-	if (write(l->wake[1], "x", 1) < 0)
-		log_warn("cannot wake the UDP thread: %s", strerror(errno));
-	pthread_join(l->thread, NULL);
+	evloop_destroy(l->loop);
 	pthread_mutex_lock(&l->lock);
 	while (l->inflight)
 		pthread_cond_wait(&l->cond, &l->lock);
 	pthread_mutex_unlock(&l->lock);
 	close(l->fd);
-	close(l->wake[0]);
-	close(l->wake[1]);
 	pthread_mutex_destroy(&l->lock);
 	pthread_cond_destroy(&l->cond);
 	free(l);

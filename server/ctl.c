@@ -1,8 +1,6 @@
-/* ctl.c: the control socket (see ctl.h). One thread; answers are short. */
+/* ctl.c: the control socket (see ctl.h). Its own event loop; answers are short. */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,13 +8,13 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include "evloop.h"
 #include "log.h"
 #include "server/ctl.h"
 
 struct ctl {
 	int fd;
-	int wake[2];
-	pthread_t thread;
+	struct evloop *loop;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	ctl_handler fn;
 	void *arg;
@@ -47,24 +45,14 @@ static void serve_one(struct ctl *c, int fd)
 	fclose(out);
 }
 
-static void *ctl_main(void *arg)
+/* The socket is readable: one client, one command. */
+static void ctl_ready(void *arg)
 {
 	struct ctl *c = arg;
-	struct pollfd pfd[2] = {{.fd = c->fd, .events = POLLIN},
-				{.fd = c->wake[0], .events = POLLIN}};
+	int fd = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC);
 
-	for (;;) {
-		int fd;
-
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
-			break;
-		if (pfd[1].revents)
-			break;
-		if ((pfd[0].revents & POLLIN) &&
-		    (fd = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC)) >= 0)
-			serve_one(c, fd);
-	}
-	return NULL;
+	if (fd >= 0)
+		serve_one(c, fd);
 }
 
 int ctl_start(const char *path, ctl_handler fn, void *arg, struct ctl **out)
@@ -84,7 +72,7 @@ int ctl_start(const char *path, ctl_handler fn, void *arg, struct ctl **out)
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	unlink(path); /* a stale socket from a previous run */
 	if (c->fd < 0 || bind(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chmod(path, 0600) < 0 || listen(c->fd, 8) < 0 || pipe2(c->wake, O_CLOEXEC) < 0) {
+	    chmod(path, 0600) < 0 || listen(c->fd, 8) < 0) {
 		rc = -errno;
 		log_err("control socket %s: %s", path, strerror(errno));
 		if (c->fd >= 0)
@@ -92,13 +80,11 @@ int ctl_start(const char *path, ctl_handler fn, void *arg, struct ctl **out)
 		free(c);
 		return rc;
 	}
-	if ((rc = pthread_create(&c->thread, NULL, ctl_main, c)) != 0) {
+	if ((rc = evloop_serve_fd(c->fd, ctl_ready, c, "nfsrdma-ctl", &c->loop)) != 0) {
 		close(c->fd);
-		close(c->wake[0]);
-		close(c->wake[1]);
 		unlink(path);
 		free(c);
-		return -rc;
+		return rc;
 	}
 	*out = c;
 	return 0;
@@ -108,12 +94,8 @@ void ctl_stop(struct ctl *c)
 {
 	if (!c)
 		return;
-	if (write(c->wake[1], "x", 1) < 0)
-		log_warn("cannot stop the control socket thread: %s", strerror(errno));
-	pthread_join(c->thread, NULL);
+	evloop_destroy(c->loop);
 	close(c->fd);
-	close(c->wake[0]);
-	close(c->wake[1]);
 	unlink(c->path);
 	free(c);
 }
