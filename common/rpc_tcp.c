@@ -22,6 +22,8 @@
 #include "rpc.h"
 #include "rpc_tcp.h"
 
+#define FIRST_REPLY 65536 /* the reply room a call gets before it needs more */
+
 struct tcp_listener {
 	struct rpc_server *srv;
 	struct rpc_tcp_params p;
@@ -115,6 +117,20 @@ static void req_free(struct tcp_req *r)
 	free(r);
 }
 
+/* The results did not fit the first room: encode them again in max_reply bytes
+ * (a SYSTEM_ERR reply if they do not fit that either). */
+static int grow_reply(struct tcp_conn *c, struct tcp_req *r)
+{
+	uint8_t *bigger = r->x.reply_cap < c->l->p.max_reply ? malloc(c->l->p.max_reply) : NULL;
+
+	if (bigger) {
+		free(r->x.reply);
+		r->x.reply = bigger;
+		r->x.reply_cap = c->l->p.max_reply;
+	}
+	return rpc_reencode(c->l->srv, &r->x);
+}
+
 /* Worker: dispatch, write the reply, release. */
 static void tcp_req_run(struct work *w)
 {
@@ -123,7 +139,7 @@ static void tcp_req_run(struct work *w)
 	int rc = rpc_dispatch(c->l->srv, &r->x);
 
 	if (rc == -EMSGSIZE)
-		rc = rpc_reencode(c->l->srv, &r->x);
+		rc = grow_reply(c, r);
 
 	if (rc == 0) {
 		rc = rpc_rec_write(c->fd, &c->wlock, r->x.reply, r->x.reply_len, &r->res_ddp);
@@ -145,7 +161,8 @@ static void tcp_req_run(struct work *w)
 static int submit_call(struct tcp_conn *c, uint8_t *call, size_t len)
 {
 	struct tcp_req *r = calloc(1, sizeof(*r));
-	size_t cap = c->l->p.max_reply;
+	/* most replies are small (bulk data is spliced in by writev): grow on demand */
+	size_t cap = c->l->p.max_reply < FIRST_REPLY ? c->l->p.max_reply : FIRST_REPLY;
 
 	if (!r || !(r->x.reply = malloc(cap))) {
 		free(r);

@@ -6,7 +6,8 @@
 
 struct rpc_tcp_params {
 	size_t max_record;     /* largest call record accepted; larger closes the connection */
-	size_t max_reply;      /* room for a reply's header and inline results */
+	size_t max_reply;      /* most room for a reply's header and inline results (a
+				  call gets 64 KiB, more when its results need it) */
 	unsigned max_inflight; /* calls per connection being served at once */
 };
 

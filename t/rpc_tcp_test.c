@@ -174,6 +174,26 @@ static void long_reply_and_long_call(void **state)
 	rpc_clnt_destroy(c);
 }
 
+/* Replies start in 64 KiB and grow to max_reply when their results need it. */
+static void reply_room_grows(void **state)
+{
+	struct fixture *f = *state;
+	struct rpc_tcp_params tp = {
+		.max_record = MAX_RECORD, .max_reply = 1 << 20, .max_inflight = 8};
+	struct tcp_listener *l;
+	struct rpc_clnt *c;
+	char port[16];
+
+	assert_int_equal(rpc_tcp_listen(f->srv, "127.0.0.1", "0", &tp, &l), 0);
+	snprintf(port, sizeof(port), "%d", rpc_tcp_port(l));
+	assert_int_equal(rpc_tcp_clnt_create("127.0.0.1", port, 5000, MAX_RECORD, &c), 0);
+	assert_int_equal(rrt_big(c, 200000), 0);	   /* grown past the first 64 KiB */
+	assert_int_equal(rrt_big(c, 2000000), -EREMOTEIO); /* past max_reply: SYSTEM_ERR */
+	assert_int_equal(rrt_big(c, 1000), 0);		   /* and the connection goes on */
+	rpc_clnt_destroy(c);
+	rpc_tcp_stop(l);
+}
+
 static void refusals(void **state)
 {
 	struct rpc_clnt *c = connect_clnt(*state);
@@ -322,6 +342,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(bulk_both_ways, setup, teardown),
 		cmocka_unit_test_setup_teardown(long_reply_and_long_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(reply_room_grows, setup, teardown),
 		cmocka_unit_test_setup_teardown(oversized_record_closes, setup, teardown),
 		cmocka_unit_test_setup_teardown(integrity_good_key, setup_key, teardown),
 		cmocka_unit_test_setup_teardown(integrity_wrong_key, setup_key, teardown),
