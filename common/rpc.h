@@ -250,6 +250,8 @@ int rpc_clnt_ddp_get_inline(struct rpc_call *call, XDR *xdrs, uint32_t len, void
 /* The xid of a reply (or call), or -EBADMSG if too short. */
 int rpc_peek_xid(const uint8_t *buf, size_t len, uint32_t *xid);
 uint32_t rpc_clnt_new_xid(struct rpc_clnt *c);
+/* A transport's client starts here: its ops, AUTH_SYS, xids from a random start. */
+void rpc_clnt_init(struct rpc_clnt *c, const struct rpc_clnt_ops *ops);
 
 const char *rpc_reject_str(enum rpc_reject r);
 

@@ -3,6 +3,7 @@
  * the DDP-aware opaque. Shared by the client and the server dispatcher.
  */
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 
@@ -110,24 +111,35 @@ int rpc_peek_xid(const uint8_t *buf, size_t len, uint32_t *xid)
 	return 0;
 }
 
+void rpc_clnt_init(struct rpc_clnt *c, const struct rpc_clnt_ops *ops)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	memset(c, 0, sizeof(*c));
+	c->ops = ops;
+	c->cred.flavor = AUTH_SYS;
+	c->next_xid = (uint32_t)(ts.tv_nsec ^ (ts.tv_sec << 12) ^ ((uint32_t)getpid() << 16));
+}
+
 uint32_t rpc_clnt_new_xid(struct rpc_clnt *c)
 {
 	return __atomic_add_fetch(&c->next_xid, 1, __ATOMIC_RELAXED);
 }
 
-/* The integrity MIC of a call: header through the credential, then the arguments. */
-static int call_mic(const struct integrity_key *key, const uint8_t *buf, size_t cred_end,
-		    size_t args_start, size_t end, const struct rpc_ddp *ddp,
-		    uint8_t mic[INTEGRITY_MIC_LEN])
+/* HMAC of prefix, then of the stream [start, end) of buf with ddp's items spliced in. */
+static int stream_mic(const struct integrity_key *key, const void *prefix, size_t plen,
+		      const uint8_t *buf, size_t start, size_t end, const struct rpc_ddp *ddp,
+		      uint8_t mic[INTEGRITY_MIC_LEN])
 {
 	struct integrity_mic m;
 	int rc = integrity_mic_begin(key, &m);
 
 	if (rc)
 		return rc;
-	rc = integrity_mic_update(&m, buf, cred_end);
+	rc = integrity_mic_update(&m, prefix, plen);
 	if (rc == 0)
-		rc = integrity_mic_update_stream(&m, buf, args_start, end, ddp);
+		rc = integrity_mic_update_stream(&m, buf, start, end, ddp);
 	if (rc) {
 		integrity_mic_abort(&m);
 		return rc;
@@ -139,7 +151,7 @@ int rpc_call_mic(const struct integrity_key *key, const uint8_t *buf, size_t cre
 		 size_t args_start, size_t end, const struct rpc_ddp *ddp,
 		 uint8_t mic[INTEGRITY_MIC_LEN])
 {
-	return call_mic(key, buf, cred_end, args_start, end, ddp, mic);
+	return stream_mic(key, buf, cred_end, buf, args_start, end, ddp, mic);
 }
 
 int rpc_reply_mic(const struct integrity_key *key, uint32_t xid, const uint8_t *buf,
@@ -147,19 +159,8 @@ int rpc_reply_mic(const struct integrity_key *key, uint32_t xid, const uint8_t *
 		  uint8_t mic[INTEGRITY_MIC_LEN])
 {
 	uint32_t be = htonl(xid);
-	struct integrity_mic m;
-	int rc = integrity_mic_begin(key, &m);
 
-	if (rc)
-		return rc;
-	rc = integrity_mic_update(&m, &be, 4);
-	if (rc == 0)
-		rc = integrity_mic_update_stream(&m, buf, res_start, end, ddp);
-	if (rc) {
-		integrity_mic_abort(&m);
-		return rc;
-	}
-	return integrity_mic_final(&m, mic);
+	return stream_mic(key, &be, 4, buf, res_start, end, ddp, mic);
 }
 
 int rpc_encode_call(struct rpc_clnt *c, uint32_t xid, const struct rpc_call *call, uint8_t *buf,
@@ -206,7 +207,7 @@ int rpc_encode_call(struct rpc_clnt *c, uint32_t xid, const struct rpc_call *cal
 		return rc;
 	if (c->key) {
 		cred_end = verf_end - 8 - INTEGRITY_MIC_LEN;
-		rc = call_mic(c->key, buf, cred_end, verf_end, end, ddp, mic);
+		rc = rpc_call_mic(c->key, buf, cred_end, verf_end, end, ddp, mic);
 		if (rc)
 			return rc;
 		memcpy(buf + cred_end + 8, mic, INTEGRITY_MIC_LEN);

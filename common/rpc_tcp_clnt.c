@@ -205,7 +205,6 @@ int rpc_tcp_clnt_create(const char *host, const char *port, int timeout_ms, size
 			struct rpc_clnt **out)
 {
 	struct tcp_clnt *c = calloc(1, sizeof(*c));
-	struct timespec ts;
 	int rc;
 
 	if (!c)
@@ -216,10 +215,7 @@ int rpc_tcp_clnt_create(const char *host, const char *port, int timeout_ms, size
 		free(c);
 		return rc;
 	}
-	c->base.ops = &tcp_clnt_ops;
-	c->base.cred.flavor = AUTH_SYS;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	c->base.next_xid = (uint32_t)(ts.tv_nsec ^ ts.tv_sec ^ getpid());
+	rpc_clnt_init(&c->base, &tcp_clnt_ops);
 	c->max_record = max_record;
 	pthread_mutex_init(&c->wlock, NULL);
 	pthread_mutex_init(&c->lock, NULL);

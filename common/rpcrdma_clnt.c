@@ -654,7 +654,6 @@ int rr_clnt_create(const struct rr_params *p, const char *host, const char *port
 	uint8_t pdata[RPCRDMA_CM_PRIVATE_LEN];
 	struct vb_conn_param param;
 	struct vb_conn *vc;
-	struct timespec ts;
 	int rc;
 
 	if (!cl)
@@ -662,10 +661,7 @@ int rr_clnt_create(const struct rr_params *p, const char *host, const char *port
 	pthread_mutex_init(&cl->lock, NULL);
 	pthread_cond_init(&cl->cond, NULL);
 	cl->granted = 1; /* until the server's first grant */
-	cl->base.ops = &rr_clnt_ops;
-	cl->base.cred.flavor = AUTH_SYS;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	cl->base.next_xid = (uint32_t)(ts.tv_nsec ^ (ts.tv_sec << 12));
+	rpc_clnt_init(&cl->base, &rr_clnt_ops);
 	rc = rr_ep_create(p, VB_ACCESS_REMOTE_READ | VB_ACCESS_REMOTE_WRITE, &cl->ep);
 	if (rc == 0)
 		rc = vb_resolve(cl->ep->dev, host, port, p->connect_timeout_ms, &vc);
@@ -691,7 +687,6 @@ int rr_clnt_create(const struct rr_params *p, const char *host, const char *port
 	}
 	if (rc) {
 		if (cl->ep) {
-			cl->base.ops = &rr_clnt_ops;
 			if (cl->conn) {
 				rr_destroy(&cl->base);
 				return rc;

@@ -23,7 +23,6 @@ struct rr_reg_ctx {
 	pthread_mutex_t lock;		  /* protects everything below */
 	pthread_cond_t cond;		  /* arena space or a window came free */
 	struct rr_buf *free[2][NCLASSES]; /* [registered with remote rights][class] */
-	size_t cached_bytes;		  /* cache: idle bytes on the free lists */
 
 	uint8_t *arena; /* fastreg, allphys */
 	size_t arena_size, arena_used;
@@ -150,15 +149,14 @@ static void cache_trim(struct rr_reg_ctx *r)
 	size_t low = r->p.cache_budget / 100 * r->p.cache_low;
 	struct rr_buf *victims = NULL;
 
-	if (r->cached_bytes <= high)
+	if (r->st->cached_now <= high)
 		return;
-	for (int c = NCLASSES - 1; c >= 0 && r->cached_bytes > low; c--) {
-		for (int rem = 0; rem < 2 && r->cached_bytes > low; rem++) {
-			while (r->free[rem][c] && r->cached_bytes > low) {
+	for (int c = NCLASSES - 1; c >= 0 && r->st->cached_now > low; c--) {
+		for (int rem = 0; rem < 2 && r->st->cached_now > low; rem++) {
+			while (r->free[rem][c] && r->st->cached_now > low) {
 				struct rr_buf *b = r->free[rem][c];
 
 				r->free[rem][c] = b->next;
-				r->cached_bytes -= b->len;
 				rr_stat_add(&r->st->cached_now, -(int64_t)b->len);
 				b->next = victims;
 				victims = b;
@@ -189,7 +187,6 @@ static int cache_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr
 	b = r->free[rem][c];
 	if (b) {
 		r->free[rem][c] = b->next;
-		r->cached_bytes -= b->len;
 		rr_stat_add(&r->st->cached_now, -(int64_t)b->len);
 	}
 	pthread_mutex_unlock(&r->lock);
@@ -226,7 +223,6 @@ static void cache_put(struct rr_reg_ctx *r, struct rr_buf *b)
 	pthread_mutex_lock(&r->lock);
 	b->next = r->free[b->remote][b->cls];
 	r->free[b->remote][b->cls] = b;
-	r->cached_bytes += b->len;
 	rr_stat_add(&r->st->cached_now, (int64_t)b->len);
 	cache_trim(r);
 	pthread_mutex_unlock(&r->lock);

@@ -993,30 +993,6 @@ static void listener_ready(void *arg)
 
 /* ---- the interface ---- */
 
-void rr_params_defaults(struct rr_params *p)
-{
-	*p = (struct rr_params){
-		.provider = "auto",
-		.credits = 128,
-		.inline_send = 4096,
-		.inline_recv = 4096,
-		.max_io = 1 << 20,
-		.rd_depth = VB_DEFAULT_RD_ATOM,
-		.modes = RR_MODE_READ_WRITE,
-		.reg = RR_REG_CACHE,
-		.cache_budget = 64u << 20,
-		.cache_high = 90,
-		.cache_low = 70,
-		.fastreg_pool = 256,
-		.arena_size = 256u << 20,
-		.done_deadline_ms = 5000,
-		.exposed_max = 64u << 20,
-		.mem_budget = 256u << 20,
-		.connect_timeout_ms = 5000,
-		.call_timeout_ms = 60000,
-	};
-}
-
 int rr_server_create(struct rpc_server *rpc, const struct rr_params *p, struct rr_server **out)
 {
 	struct rr_server *srv = calloc(1, sizeof(*srv));

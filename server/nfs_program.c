@@ -33,49 +33,35 @@ static void to_nfs_req(struct rpc_req *r, struct nfs_req *n)
 	n->buf_opaque = r;
 }
 
-static void nfs3_run(struct rpc_req *r, void *args, void *res)
+/* The backend's procedure for a call of either program. */
+static const struct nfs_proc_desc *proc_of(const struct rpc_req *r)
+{
+	return r->prog == MOUNT_PROGRAM ? &mount3_procs[r->proc] : &nfs3_procs[r->proc];
+}
+
+static void glue_run(struct rpc_req *r, void *args, void *res)
 {
 	struct nfs_req n;
 
 	to_nfs_req(r, &n);
 	nfs_backend_enter(n.be);
-	nfs3_procs[r->proc].fn(&n, args, res);
+	proc_of(r)->fn(&n, args, res);
 	nfs_backend_leave(n.be);
 }
 
-static void nfs3_free(struct rpc_req *r, void *res)
+static void glue_free(struct rpc_req *r, void *res)
 {
 	struct nfs_req n;
 
 	to_nfs_req(r, &n);
-	nfs_proc_free_res(&nfs3_procs[r->proc], &n, res);
-}
-
-static void mount3_run(struct rpc_req *r, void *args, void *res)
-{
-	struct nfs_req n;
-
-	to_nfs_req(r, &n);
-	nfs_backend_enter(n.be);
-	mount3_procs[r->proc].fn(&n, args, res);
-	nfs_backend_leave(n.be);
-}
-
-static void mount3_free(struct rpc_req *r, void *res)
-{
-	struct nfs_req n;
-
-	to_nfs_req(r, &n);
-	nfs_proc_free_res(&mount3_procs[r->proc], &n, res);
+	nfs_proc_free_res(proc_of(r), &n, res);
 }
 
 static struct rpc_proc_desc nfs3_rpc[NFS3_NPROCS];
 static struct rpc_proc_desc mount3_rpc[MOUNT3_NPROCS];
 
 /* Describe a backend table to the RPC layer. */
-static void fill(struct rpc_proc_desc *out, const struct nfs_proc_desc *in, unsigned n,
-		 void (*run)(struct rpc_req *, void *, void *),
-		 void (*fr)(struct rpc_req *, void *))
+static void fill(struct rpc_proc_desc *out, const struct nfs_proc_desc *in, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
 		out[i] = (struct rpc_proc_desc){
@@ -84,8 +70,8 @@ static void fill(struct rpc_proc_desc *out, const struct nfs_proc_desc *in, unsi
 			.xdr_res = in[i].xdr_res,
 			.args_size = in[i].args_size,
 			.res_size = in[i].res_size,
-			.fn = in[i].fn ? run : NULL,
-			.free_res = fr,
+			.fn = in[i].fn ? glue_run : NULL,
+			.free_res = glue_free,
 			.flags = in[i].flags,
 		};
 	}
@@ -105,8 +91,8 @@ int nfs_programs_register(struct rpc_server *srv, struct nfs_backend *be)
 				  .ctx = be};
 	int rc;
 
-	fill(nfs3_rpc, nfs3_procs, NFS3_NPROCS, nfs3_run, nfs3_free);
-	fill(mount3_rpc, mount3_procs, MOUNT3_NPROCS, mount3_run, mount3_free);
+	fill(nfs3_rpc, nfs3_procs, NFS3_NPROCS);
+	fill(mount3_rpc, mount3_procs, MOUNT3_NPROCS);
 	rc = rpc_server_add_program(srv, &nfs);
 	return rc ? rc : rpc_server_add_program(srv, &mnt);
 }
