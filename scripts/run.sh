@@ -23,13 +23,7 @@ say "built in $B"
 "$S" -t -f "$top/etc/nfsrdma.conf"
 
 T=$(mktemp -d /tmp/nfsrdma-run.XXXXXX)
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 30000))
-		ss -ltnuH "( sport = :$p )" 2>/dev/null | grep -q . || { echo $p; return; }
-	done
-}
+. "$top/t/test-lib.sh" # free_port
 TCP=$(free_port)
 RDMA=$(free_port)
 mkdir -p "$T/export" "$T/mnt" "$T/files"

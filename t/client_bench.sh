@@ -21,7 +21,6 @@ if [ "${1:-}" = --full ]; then
 	SERVER=$top_builddir/server/nfsrdma-server
 	rport=$S_RDMA tport=$S_TCP where="the in-process test server"
 	if [ -x "$SERVER" ]; then
-		. "$(dirname "$0")/daemon-lib.sh"
 		rport=$(free_port) tport=$(free_port) where="nfsrdma-server"
 		cat > "$T_SCRATCH/srv.conf" << CONF
 rdma = { provider = "soft"; };

@@ -6,7 +6,6 @@
 # daemon killed (SIGKILL) and restarted under a mount with a writer going, and
 # bench.
 . "$(dirname "$0")/client_lib.sh"
-. "$(dirname "$0")/daemon-lib.sh"
 need_fuse
 SERVER=$top_builddir/server/nfsrdma-server
 [ -x "$SERVER" ] || skip_all "nfsrdma-server is not built"

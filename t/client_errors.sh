@@ -9,7 +9,7 @@ scratch
 mkdir -p "$T_SCRATCH/export" "$T_SCRATCH/mnt"
 start_server S -d "$T_SCRATCH/export" || skip_all "the test server does not start"
 start_server D -d "$T_SCRATCH/export" --deny || skip_all "the test server does not start"
-free_port=$("$TESTSRV" --free-port)
+closed_port=$(free_port) # nothing listens there
 
 plan 13
 
@@ -30,10 +30,10 @@ expect() {
 
 expect 32 "cannot resolve server name 'no-such-host.invalid'" "bad server name" -- \
 	-o "port=$S_RDMA" no-such-host.invalid:/x "$T_SCRATCH/mnt"
-expect 32 "cannot connect to 127.0.0.1:$free_port over tcp: Connection refused" \
-	"nothing on the TCP port" -- -o "proto=tcp,port=$free_port" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/mnt"
-expect 32 "cannot connect to 127.0.0.1:$free_port over rdma" "nothing on the RDMA port" -- \
-	-o "port=$free_port" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/mnt"
+expect 32 "cannot connect to 127.0.0.1:$closed_port over tcp: Connection refused" \
+	"nothing on the TCP port" -- -o "proto=tcp,port=$closed_port" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/mnt"
+expect 32 "cannot connect to 127.0.0.1:$closed_port over rdma" "nothing on the RDMA port" -- \
+	-o "port=$closed_port" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/mnt"
 expect 32 "MOUNT at 127.0.0.1:$S_RDMA \(tcp\) failed|no MOUNT" "TCP port that is not NFS" -- \
 	-o "proto=tcp,port=$S_RDMA" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/mnt"
 expect 32 "refused export /no/such/export: MNT3ERR_NOENT" "unknown export" -- \
@@ -53,7 +53,7 @@ expect 1 "$T_SCRATCH/bad.conf:2: client.proto" "a bad configuration file names f
 expect 1 "$T_SCRATCH/none.conf" "a missing configuration file is named" -- \
 	-o "config=$T_SCRATCH/none.conf" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/mnt"
 # the file says tcp on a closed port; the options override both
-printf 'client = { proto = "tcp"; port = %s; };\n' "$free_port" > "$T_SCRATCH/ok.conf"
+printf 'client = { proto = "tcp"; port = %s; };\n' "$closed_port" > "$T_SCRATCH/ok.conf"
 "$CLIENT" mount -o "config=$T_SCRATCH/ok.conf,proto=rdma,port=$S_RDMA" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/mnt"
 is_mounted "$T_SCRATCH/mnt"
 ok $? "options override the configuration file"

@@ -6,33 +6,11 @@
 : "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
 CLIENT=$top_builddir/nfsrdma-client
 TESTSRV=$top_builddir/t/client_testsrv
-T_NUM=0
-T_FAILED=0
 T_SCRATCH=""
 T_MOUNTS=""
 T_PIDS=""
 
-plan() { echo "1..$1"; }
-skip_all() { echo "1..0 # SKIP $*"; exit 0; }
-# ok COND-EXIT-STATUS DESCRIPTION
-ok() {
-	T_NUM=$((T_NUM + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $T_NUM - $2"
-	else
-		echo "not ok $T_NUM - $2"
-		T_FAILED=$((T_FAILED + 1))
-	fi
-}
-# check DESCRIPTION CMD...: ok if CMD succeeds
-check() {
-	local d=$1
-	shift
-	"$@"
-	ok $? "$d"
-}
-skip() { T_NUM=$((T_NUM + 1)); echo "ok $T_NUM # SKIP $*"; }
-diag() { echo "# $*"; }
+. "$top_srcdir/t/test-lib.sh"
 
 # Everything a FUSE mount needs here, or skip the whole test with the reason.
 need_fuse() {

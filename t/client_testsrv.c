@@ -5,7 +5,6 @@
  *
  *   client_testsrv -d DIR [-r RDMA_PORT] [-t TCP_PORT] [-m rw|rr|both]
  *                  [-g dynamic|fastreg|cache|allphys] [-k KEYFILE] [--deny] [--ro]
- *   client_testsrv --free-port      prints a TCP port free on 127.0.0.1
  */
 #include <getopt.h>
 #include <signal.h>
@@ -51,7 +50,6 @@ static void parse(int argc, char **argv, struct csrv_params *p)
 {
 	static const struct option longs[] = {{"deny", no_argument, NULL, 'D'},
 					      {"ro", no_argument, NULL, 'R'},
-					      {"free-port", no_argument, NULL, 'F'},
 					      {NULL, 0, NULL, 0}};
 	int ch;
 
@@ -69,8 +67,6 @@ static void parse(int argc, char **argv, struct csrv_params *p)
 			p->deny = 1;
 		else if (ch == 'R')
 			p->ro = 1;
-		else if (ch == 'F')
-			exit(printf("%d\n", csrv_free_port()) > 0 ? 0 : 1);
 		else if (ch == 'v')
 			log_set_level(LOG_LVL_DEBUG);
 		else if ((ch == 'm' && parse_modes(optarg, &p->modes) == 0) ||

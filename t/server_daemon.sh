@@ -6,23 +6,11 @@
 set -u
 B=${top_builddir:-.}
 S=$B/server/nfsrdma-server
-n=0
-fail=0
+. "$(dirname "$0")/test-lib.sh"
 
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fail=1; echo "not ok $n - $1"; }
-check() { # check DESCRIPTION COMMAND...
-	local d=$1
-	shift
-	if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
-
-if [ "$(id -u)" -ne 0 ]; then
-	echo "1..0 # SKIP the server opens files by handle and switches identities: needs root"
-	exit 0
-fi
+[ "$(id -u)" -eq 0 ] || skip_all "the server opens files by handle and switches identities: needs root"
 for tool in nfs-ls nfs-cp nfs-cat; do
-	command -v $tool >/dev/null || { echo "1..0 # SKIP $tool missing (Debian: libnfs-utils)"; exit 0; }
+	command -v $tool >/dev/null || skip_all "$tool missing (Debian: libnfs-utils)"
 done
 
 T=$(mktemp -d /tmp/nfsrdma-daemon.XXXXXX)
@@ -35,7 +23,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-. "$(dirname "$0")/daemon-lib.sh"
 TCP=$(free_port)
 RDMA=$(free_port)
 mkdir -p "$T/export" "$T/locked"
@@ -62,7 +49,7 @@ EOF
 URL="nfs://127.0.0.1$T/export"
 Q="?version=3&nfsport=$TCP&mountport=$TCP"
 
-echo "1..21"
+plan 21
 write_conf "$T/srv.conf" rw ""
 # a port may be taken between choosing and binding it: choose again then
 for attempt in 1 2 3; do
@@ -163,4 +150,4 @@ done
 echo "# $done_ok of 8 uploads completed before the server stopped"
 check "no completed upload lost a byte" [ $bad -eq 0 ]
 check "the control socket is gone after exit" test ! -e "$T/ctl.sock"
-exit $fail
+exit $T_FAILED
