@@ -14,6 +14,7 @@
 struct handler {
 	int fd;
 	int is_timer;
+	int deleted; /* by evloop_del: not to be called again, even for fetched events */
 	evloop_fd_fn fn;
 	void *arg;
 	struct handler *next;
@@ -124,6 +125,7 @@ int evloop_del(struct evloop *l, int fd)
 	pthread_mutex_unlock(&l->lock);
 	if (!h)
 		return -ENOENT;
+	__atomic_store_n(&h->deleted, 1, __ATOMIC_RELEASE);
 	if (h->is_timer)
 		close(h->fd);
 	/* epoll may still hand us h in the current batch: free it later, in loop order */
@@ -198,6 +200,10 @@ static void *loop_main(void *arg)
 				stop = run_calls(l);
 				continue;
 			}
+			/* a call or handler earlier in this batch may have deleted h
+			 * and freed what its argument points to */
+			if (__atomic_load_n(&h->deleted, __ATOMIC_ACQUIRE))
+				continue;
 			if (h->is_timer) {
 				uint64_t ticks;
 

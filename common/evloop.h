@@ -16,6 +16,9 @@ int evloop_create(struct evloop **out);
 int evloop_start(struct evloop *l, const char *name);
 /* Call fn(arg) in the loop thread whenever fd is readable. Loop thread or before start. */
 int evloop_add(struct evloop *l, int fd, evloop_fd_fn fn, void *arg);
+/* Stop calling fd's handler. From the loop thread, the handler is not called
+ * again once this returns, not even for an event already fetched, so its
+ * argument may be freed at once; from another thread, it may still be running. */
 int evloop_del(struct evloop *l, int fd);
 /* Queue fn(arg) to run in the loop thread (any thread; never blocks). */
 int evloop_call(struct evloop *l, evloop_call_fn fn, void *arg);

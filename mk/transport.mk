@@ -41,3 +41,10 @@ soak: t/rpcrdma_soak
 PHONY_TARGETS += soak
 EXTRA_TARGETS += soak:900
 CLEANFILES += t/rpcrdma-soak.log
+
+if HAVE_CMOCKA
+check_PROGRAMS += t/evloop_test
+TESTS += t/evloop_test
+t_evloop_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_evloop_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+endif

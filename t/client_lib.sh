@@ -79,8 +79,12 @@ fg_mount() {
 
 # fg_umount DIR: unmount and wait for the foreground daemon; its status is returned.
 fg_umount() {
+	local rc
 	"$CLIENT" umount "$1" || return 1
 	wait $FG_PID
+	rc=$?
+	[ $rc -eq 0 ] || diag "the foreground daemon exited with $rc: $(tail -n 40 "$T_SCRATCH/fg.err")"
+	return $rc
 }
 
 cleanup() {
