@@ -273,6 +273,17 @@ static void sleep_ms(unsigned ms)
 		;
 }
 
+/* An xid from the client's own space: a retransmission keeps its xid on a new
+ * connection, where that connection's own xids could not collide with it. */
+static uint32_t new_xid(struct nfs3c *c)
+{
+	uint32_t x;
+
+	while ((x = __atomic_add_fetch(&c->next_xid, 1, __ATOMIC_RELAXED)) == 0)
+		;
+	return x;
+}
+
 /* The outcome of one try: 0 done, 1 try again. */
 static int try_once(struct nfs3c *c, struct nfs3c_req *rq, int *rc, unsigned *jukebox_ms)
 {
@@ -296,6 +307,7 @@ static int try_once(struct nfs3c *c, struct nfs3c_req *rq, int *rc, unsigned *ju
 		nfs3c_stat_add(&c->st.jukebox, 1);
 		sleep_ms(*jukebox_ms);
 		*jukebox_ms = *jukebox_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : *jukebox_ms * 2;
+		rq->call.xid = new_xid(c); /* a new request, not a retransmission */
 		return 1;
 	}
 	return 0;
@@ -310,16 +322,24 @@ int nfs3c_call(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_req *rq)
 
 	rq->call.cred = cr;
 	rq->call.timeout_ms = c->p.timeout_ms;
+	if (!rq->call.xid)
+		rq->call.xid = new_xid(c); /* kept by retransmissions after a break */
 	for (;;) {
-		if ((rc = nfs3c_conn_get(c, deadline, &rq->conn)) != 0) {
-			if (rc == -EIO)
-				log_err("server %s: giving up on proc %u after %d ms", c->host,
-					rq->call.proc, c->p.retry_ms);
-			return rc;
-		}
+		if ((rc = nfs3c_conn_get(c, deadline, &rq->conn)) != 0)
+			break;
 		if (!try_once(c, rq, &rc, &jukebox_ms))
 			return rc;
+		/* soft: a server that takes connections but never answers in time
+		 * is given up on too, not only one that cannot be reached */
+		if (deadline && nfs3c_now_ms() >= deadline) {
+			rc = -EIO;
+			break;
+		}
 	}
+	if (rc == -EIO)
+		log_err("server %s: giving up on proc %u after %d ms", c->host, rq->call.proc,
+			c->p.retry_ms);
+	return rc;
 }
 
 /* Free a call's results and give its connection back. */

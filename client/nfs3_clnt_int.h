@@ -93,6 +93,7 @@ struct nfs3c {
 	size_t dirty; /* uncommitted bytes of all files (atomic) */
 
 	struct nfs3c_stats st; /* updated atomically */
+	uint32_t next_xid;     /* atomic: one xid space across reconnects */
 };
 
 /* One call: fill call (prog, vers, proc, xdr, args, res, reply_*), then

@@ -348,6 +348,7 @@ static struct nfs3c *client_new(const struct nfs3c_params *p)
 	c->export = strdup(p->export);
 	c->port = strdup(port);
 	c->mountport = p->mountport ? strdup(p->mountport) : NULL;
+	c->next_xid = rpc_xid_seed();
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->files_lock, NULL);
 	pthread_condattr_init(&ca);

@@ -135,6 +135,7 @@ struct nfsrdma_config {
 			uint64_t exposed_bytes_max; /* exposed reply bytes per connection */
 		} read_read;
 		unsigned threads;		/* worker threads */
+		unsigned reply_cache;		/* duplicate request cache entries; 0: none */
 		char *pidfile;			/* absolute path; NULL: write none */
 		char *control_socket;		/* absolute path of the stats socket */
 		bool rpcbind;			/* register NFS and MOUNT with rpcbind */

@@ -186,6 +186,8 @@ const struct cfg_entry config_main_table[] = {
 	       1 * T, 0, 64 * M, "Most reply bytes exposed to one Read-Read connection at once."),
 	E_INT("server.threads", C, server.threads, 1, 256, 4,
 	      "Worker threads running NFS requests."),
+	E_INT("server.reply_cache", C, server.reply_cache, 0, 1048576, 4096,
+	      "Replies of non-idempotent calls kept for retransmissions; 0: no cache."),
 	E_STR("server.pidfile", C, server.pidfile, NULL, false, check_abs_path,
 	      "Absolute path of a file to write the server's process id to; unset: none."),
 	E_STR("server.control_socket", C, server.control_socket, "/run/nfsrdma-server.sock", false,

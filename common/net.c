@@ -159,7 +159,12 @@ int net_read_full(int fd, void *buf, size_t len)
 int net_writev_full(int fd, struct iovec *iov, int iovcnt)
 {
 	while (iovcnt > 0) {
-		ssize_t n = writev(fd, iov, iovcnt);
+		/* a peer that hung up is an error to return, not a SIGPIPE to die of */
+		struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)iovcnt};
+		ssize_t n = sendmsg(fd, &m, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == ENOTSOCK)
+			n = writev(fd, iov, iovcnt);
 
 		if (n < 0) {
 			if (errno == EINTR)

@@ -18,6 +18,7 @@ const char *net_addr_str(const struct sockaddr *sa, char *buf, size_t len);
 /* Read or write exactly len bytes, retrying on EINTR and short transfers; 0 or -errno
  * (-ECONNRESET at end of file). */
 int net_read_full(int fd, void *buf, size_t len);
+/* On a socket, a peer that hung up gives -EPIPE, never SIGPIPE. */
 int net_writev_full(int fd, struct iovec *iov, int iovcnt);
 
 #endif

@@ -87,8 +87,11 @@ struct rpc_proc_desc {
 	void (*fn)(struct rpc_req *req, void *args, void *res);
 	/* Free what fn put in res (NULL: xdr_free(xdr_res, res)). */
 	void (*free_res)(struct rpc_req *req, void *res);
-	unsigned flags;
+	unsigned flags; /* RPC_DESC_* */
 };
+
+/* Not idempotent: its replies are kept for retransmissions (rpc_drc.h). */
+#define RPC_DESC_REPLY_CACHE 0x1
 
 struct rpc_program {
 	uint32_t prog;
@@ -126,6 +129,9 @@ enum rpc_reject {
 
 struct integrity_key;
 struct rpc_server;
+struct rpc_drc;
+struct rpc_drc_entry;
+struct rpc_drc_stats;
 
 /*
  * One call as a transport delivers it to the dispatcher, and the room for its
@@ -152,12 +158,15 @@ struct rpc_xreq {
 	void *args, *res;
 	struct rpc_req req;
 	enum rpc_reject status;
-	int ran; /* the procedure ran: its results need freeing */
+	int ran;	     /* the procedure ran: its results need freeing */
+	struct rpc_drc *drc; /* the reply cache waiting for this reply, if any */
+	struct rpc_drc_entry *drc_entry;
 };
 
 struct rpc_server_params {
 	unsigned threads;		 /* worker threads */
 	const struct integrity_key *key; /* NULL: the integrity flavour is refused */
+	unsigned drc_entries;		 /* duplicate request cache size; 0: none */
 };
 
 int rpc_server_create(const struct rpc_server_params *p, struct rpc_server **out);
@@ -166,12 +175,15 @@ int rpc_server_add_program(struct rpc_server *srv, const struct rpc_program *pro
 void rpc_server_submit(struct rpc_server *srv, struct work *w);
 /* Stop the workers after the queued work has run, and free the server. */
 void rpc_server_destroy(struct rpc_server *srv);
+/* The duplicate request cache's counters (all 0 without one). */
+void rpc_server_get_drc_stats(struct rpc_server *srv, struct rpc_drc_stats *st);
 
 /*
  * Decode the call in x, check its credential (and MIC), run the procedure and
  * encode the reply into x->reply. Returns 0 with a reply; -EBADMSG when the
  * message is too short to carry an xid or is not a CALL (the transport drops
- * it); -EMSGSIZE when the results do not fit in x->reply_cap: the transport
+ * it); -EALREADY when it is a retransmission of a call still running (the
+ * transport sends nothing); -EMSGSIZE when the results do not fit in x->reply_cap: the transport
  * may point x->reply at more room and call rpc_reencode(), which falls back to
  * a SYSTEM_ERR reply if they still do not fit. Must be followed by
  * rpc_dispatch_done() once the transport no longer needs the results.
@@ -200,6 +212,10 @@ struct rpc_call {
 	void *xprt_priv; /* the transport's, until rpc_clnt_free_res */
 	/* Who this call is made for (a FUSE mount serves many users); NULL = c->cred. */
 	const struct rpc_cred *cred;
+	/* 0: the transport takes a new xid. A retransmission of a call that may
+	 * have run passes the first try's, so that the server's reply cache
+	 * recognises it (rpc_drc.h). */
+	uint32_t xid;
 };
 
 struct rpc_clnt;
@@ -249,7 +265,10 @@ int rpc_decode_reply(struct rpc_clnt *c, uint32_t xid, struct rpc_call *call, co
 int rpc_clnt_ddp_get_inline(struct rpc_call *call, XDR *xdrs, uint32_t len, void **data);
 /* The xid of a reply (or call), or -EBADMSG if too short. */
 int rpc_peek_xid(const uint8_t *buf, size_t len, uint32_t *xid);
-uint32_t rpc_clnt_new_xid(struct rpc_clnt *c);
+/* The xid for call: call->xid if set, else a new one of c's. */
+uint32_t rpc_clnt_xid(struct rpc_clnt *c, const struct rpc_call *call);
+/* A starting point for a sequence of xids that differs between processes and starts. */
+uint32_t rpc_xid_seed(void);
 /* A transport's client starts here: its ops, AUTH_SYS, xids from a random start. */
 void rpc_clnt_init(struct rpc_clnt *c, const struct rpc_clnt_ops *ops);
 

@@ -113,18 +113,23 @@ int rpc_peek_xid(const uint8_t *buf, size_t len, uint32_t *xid)
 
 void rpc_clnt_init(struct rpc_clnt *c, const struct rpc_clnt_ops *ops)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
 	memset(c, 0, sizeof(*c));
 	c->ops = ops;
 	c->cred.flavor = AUTH_SYS;
-	c->next_xid = (uint32_t)(ts.tv_nsec ^ (ts.tv_sec << 12) ^ ((uint32_t)getpid() << 16));
+	c->next_xid = rpc_xid_seed();
 }
 
-uint32_t rpc_clnt_new_xid(struct rpc_clnt *c)
+uint32_t rpc_xid_seed(void)
 {
-	return __atomic_add_fetch(&c->next_xid, 1, __ATOMIC_RELAXED);
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint32_t)(ts.tv_nsec ^ (ts.tv_sec << 12) ^ ((uint32_t)getpid() << 16));
+}
+
+uint32_t rpc_clnt_xid(struct rpc_clnt *c, const struct rpc_call *call)
+{
+	return call->xid ? call->xid : __atomic_add_fetch(&c->next_xid, 1, __ATOMIC_RELAXED);
 }
 
 /* HMAC of prefix, then of the stream [start, end) of buf with ddp's items spliced in. */

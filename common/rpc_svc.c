@@ -1,7 +1,8 @@
 /*
  * rpc_svc.c: the server side of RPC, shared by every transport: a table of
  * programs, the call dispatcher (header, credential, MIC, arguments, procedure,
- * reply) and the worker threads that run it.
+ * reply), the duplicate request cache in front of non-idempotent procedures,
+ * and the worker threads that run it all.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "log.h"
 #include "rpc.h"
 #include "rpc_auth.h"
+#include "rpc_drc.h"
 
 #define MAX_PROGRAMS 16
 
@@ -19,6 +21,7 @@ struct rpc_server {
 	unsigned nprogs;
 	const struct integrity_key *key;
 	struct workq *workers;
+	struct rpc_drc *drc;
 };
 
 int rpc_server_create(const struct rpc_server_params *p, struct rpc_server **out)
@@ -29,8 +32,11 @@ int rpc_server_create(const struct rpc_server_params *p, struct rpc_server **out
 	if (!srv)
 		return -ENOMEM;
 	srv->key = p->key;
-	rc = workq_create(p->threads, "rpc-worker", &srv->workers);
+	rc = p->drc_entries ? rpc_drc_create(p->drc_entries, &srv->drc) : 0;
+	if (rc == 0)
+		rc = workq_create(p->threads, "rpc-worker", &srv->workers);
 	if (rc) {
+		rpc_drc_destroy(srv->drc);
 		free(srv);
 		return rc;
 	}
@@ -56,7 +62,16 @@ void rpc_server_destroy(struct rpc_server *srv)
 	if (!srv)
 		return;
 	workq_destroy(srv->workers);
+	rpc_drc_destroy(srv->drc);
 	free(srv);
+}
+
+void rpc_server_get_drc_stats(struct rpc_server *srv, struct rpc_drc_stats *st)
+{
+	if (srv->drc)
+		rpc_drc_get_stats(srv->drc, st);
+	else
+		memset(st, 0, sizeof(*st));
 }
 
 /* ---- the dispatcher ---- */
@@ -201,13 +216,57 @@ static int check_mic(struct rpc_server *srv, struct rpc_xreq *x, const struct rp
 	return 0;
 }
 
-/* Run a decoded, authorised call; sets x->status for what the reply says. */
+/* A non-idempotent call, checked and decoded, goes through the reply cache:
+ * 1 when it is a retransmission answered from there (x->reply filled),
+ * -EALREADY when its first run is still going, 0 to run it (x->drc_entry, if
+ * set, waits for the reply). The key takes the arguments, not the credential's
+ * bytes (the integrity flavour's differ on every send), but the caller's ids. */
+static int drc_check(struct rpc_server *srv, struct rpc_xreq *x, size_t args_start)
+{
+	struct rpc_drc_key k;
+	size_t len;
+
+	if (!srv->drc || !(x->desc->flags & RPC_DESC_REPLY_CACHE) ||
+	    rpc_drc_key(&k, x->peer, x->xid, x->req.prog, x->req.vers, x->req.proc, x->req.cred.uid,
+			x->req.cred.gid, x->call + args_start, x->call_len - args_start))
+		return 0;
+	switch (rpc_drc_lookup(srv->drc, &k, x->reply, x->reply_cap, &len, &x->drc_entry)) {
+	case RPC_DRC_REPLAY:
+		log_debug("xid %#x: retransmission answered from the reply cache", x->xid);
+		x->reply_len = len;
+		if (x->res_ddp)
+			x->res_ddp->nitems = 0;
+		return 1;
+	case RPC_DRC_DROP:
+		log_debug("xid %#x: retransmission of a call still running, dropped", x->xid);
+		return -EALREADY;
+	default:
+		if (x->drc_entry)
+			x->drc = srv->drc;
+		return 0;
+	}
+}
+
+/* The reply (rc from encoding it) is final: keep it for retransmissions if it
+ * is a procedure's inline result, else forget the entry. */
+static void drc_finish(struct rpc_xreq *x, int rc)
+{
+	int keep = rc == 0 && x->ran && x->status == RPC_OK && (!x->res_ddp || !x->res_ddp->nitems);
+
+	if (!x->drc_entry || rc == -EMSGSIZE)
+		return; /* none, or rpc_reencode() comes */
+	rpc_drc_done(x->drc, x->drc_entry, keep ? x->reply : NULL, keep ? x->reply_len : 0);
+	x->drc_entry = NULL;
+}
+
+/* Run a decoded, authorised call; sets x->status for what the reply says, or
+ * *why for an authentication error. Returns 0, or what drc_check says. */
 static int decode_and_run(struct rpc_server *srv, struct rpc_xreq *x, const struct rpc_msg *msg,
-			  const struct rpc_program *prog, XDR *xdrs, size_t verf_end)
+			  const struct rpc_program *prog, XDR *xdrs, size_t verf_end, int *why)
 {
 	const struct rpc_proc_desc *d = &prog->procs[msg->rm_call.cb_proc];
 	bool_t ok;
-	int why;
+	int rc;
 
 	x->desc = d;
 	x->args = calloc(1, d->args_size ? d->args_size : 1);
@@ -224,11 +283,12 @@ static int decode_and_run(struct rpc_server *srv, struct rpc_xreq *x, const stru
 		return 0;
 	}
 	if (x->req.cred.flavor == AUTH_NFSRDMA_HMAC) {
-		why = check_mic(srv, x, msg, verf_end);
-		if (why)
-			return why;
+		if ((*why = check_mic(srv, x, msg, verf_end)) != 0)
+			return 0;
 		x->req.integrity_ok = 1;
 	}
+	if ((rc = drc_check(srv, x, verf_end)) != 0)
+		return rc;
 	x->req.prog_ctx = prog->ctx;
 	d->fn(&x->req, x->args, x->res);
 	x->ran = 1;
@@ -250,6 +310,8 @@ int rpc_dispatch(struct rpc_server *srv, struct rpc_xreq *x)
 	x->args = x->res = NULL;
 	x->ran = 0;
 	x->reply_len = 0;
+	x->drc = NULL;
+	x->drc_entry = NULL;
 	memset(&x->req, 0, sizeof(x->req));
 	if (rpc_peek_xid(x->call, x->call_len, &x->xid) || x->call_len < 8)
 		return -EBADMSG;
@@ -277,7 +339,11 @@ int rpc_dispatch(struct rpc_server *srv, struct rpc_xreq *x)
 		x->req.get_buf = x->get_buf;
 		x->req.xprt_req = x->xprt_req;
 		verf_end = xdr_getpos(&xdrs);
-		why = decode_and_run(srv, x, &msg, prog, &xdrs, verf_end);
+		rc = decode_and_run(srv, x, &msg, prog, &xdrs, verf_end, &why);
+		if (rc) {
+			xdr_destroy(&xdrs);
+			return rc < 0 ? rc : 0; /* dropped, or replayed from the cache */
+		}
 		if (why)
 			x->status = RPC_AUTH_ERROR;
 	}
@@ -287,7 +353,8 @@ int rpc_dispatch(struct rpc_server *srv, struct rpc_xreq *x)
 
 	rc = encode_reply(srv, x, x->status == RPC_OK && x->req.integrity_ok, why);
 	if (rc == -ENOSPC && x->status == RPC_OK)
-		return -EMSGSIZE; /* the transport may offer more room: rpc_reencode() */
+		rc = -EMSGSIZE; /* the transport may offer more room: rpc_reencode() */
+	drc_finish(x, rc);
 	return rc;
 }
 
@@ -301,11 +368,13 @@ int rpc_reencode(struct rpc_server *srv, struct rpc_xreq *x)
 		x->status = RPC_SYSTEM_ERR;
 		rc = encode_reply(srv, x, x->req.integrity_ok, 0);
 	}
+	drc_finish(x, rc);
 	return rc;
 }
 
 void rpc_dispatch_done(struct rpc_xreq *x)
 {
+	drc_finish(x, -ECANCELED); /* a reply never made: forget the entry */
 	if (x->desc && x->args)
 		xdr_free(x->desc->xdr_args, x->args);
 	if (x->ran) {

@@ -145,8 +145,10 @@ static void tcp_req_run(struct work *w)
 		rc = rpc_rec_write(c->fd, &c->wlock, r->x.reply, r->x.reply_len, &r->res_ddp);
 		if (rc)
 			log_info("%s: reply not sent: %s", c->peer_str, strerror(-rc));
-	} else {
+	} else if (rc == -EBADMSG) {
 		log_info("%s: dropped a message that is not an RPC call", c->peer_str);
+	} else if (rc != -EALREADY) {
+		log_info("%s: xid %#x: no reply: %s", c->peer_str, r->x.xid, strerror(-rc));
 	}
 	rpc_dispatch_done(&r->x);
 	req_free(r);

@@ -135,7 +135,7 @@ static int tcp_call(struct rpc_clnt *base, struct rpc_call *call)
 	call->xprt_priv = NULL;
 	if (!buf)
 		return -ENOMEM;
-	w.xid = rpc_clnt_new_xid(base);
+	w.xid = rpc_clnt_xid(base, call);
 	len = rpc_encode_call(base, w.xid, call, buf, CALL_HDR_ROOM, &ddp.base);
 	if (len < 0) {
 		free(buf);

@@ -550,7 +550,7 @@ static int rr_call(struct rpc_clnt *base, struct rpc_call *call)
 	}
 	s->cl = cl;
 	s->call = call;
-	s->xid = rpc_clnt_new_xid(base);
+	s->xid = rpc_clnt_xid(base, call);
 	s->send_wr.done = slot_send_done;
 	s->read_wr.done = slot_read_done;
 	pthread_cond_init(&s->cond, NULL);

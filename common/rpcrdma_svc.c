@@ -782,7 +782,7 @@ static void sreq_run(struct work *w)
 	if (rc == 0)
 		rc = post_reply(rq, reserve, long_reply);
 	if (rc) {
-		if (rc != -EBADMSG)
+		if (rc != -EBADMSG && rc != -EALREADY)
 			log_info("%s: xid %#x: no reply: %s", c->peer, rq->hdr.xid, strerror(-rc));
 		sreq_release(rq);
 	}

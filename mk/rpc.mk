@@ -2,6 +2,7 @@
 # server dispatcher and workers, and RPC over TCP with record marking.
 libnfsrdma_a_SOURCES += \
 	common/rpc.h common/rpc_msg.c common/rpc_auth.c common/rpc_auth.h common/rpc_svc.c \
+	common/rpc_drc.c common/rpc_drc.h \
 	common/integrity.c common/integrity.h common/net.c common/net.h \
 	common/rpc_tcp.h common/rpc_tcp.c common/rpc_tcp_clnt.c common/rpc_rec.c \
 	common/rpc_udp.c common/rpc_udp.h
@@ -17,4 +18,11 @@ TESTS += t/rpc_tcp_test
 t_rpc_tcp_test_SOURCES = t/rpc_tcp_test.c t/rpcrdma_test_util.c t/rpcrdma_test_util.h
 t_rpc_tcp_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_rpc_tcp_test_LDADD = t/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
+endif
+
+if HAVE_CMOCKA
+check_PROGRAMS += t/rpc_drc_test
+TESTS += t/rpc_drc_test
+t_rpc_drc_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_rpc_drc_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
 endif

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "rpc_drc.h"
 #include "rpc_tcp.h"
 #include "rpc_udp.h"
 #include "rpcrdma.h"
@@ -184,7 +185,8 @@ int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg)
 		goto fail;
 	}
 	sp = (struct rpc_server_params){.threads = c->server.threads,
-					.key = s->have_key ? &s->key : NULL};
+					.key = s->have_key ? &s->key : NULL,
+					.drc_entries = c->server.reply_cache};
 	if ((rc = rpc_server_create(&sp, &s->rpc)) != 0 ||
 	    (rc = nfs_programs_register(s->rpc, s->be)) != 0 || (rc = start_listeners(s)) != 0)
 		goto fail;
@@ -302,12 +304,20 @@ void daemon_stop(struct nfsrdma_server *s)
 
 void daemon_print_stats(struct nfsrdma_server *s, FILE *f)
 {
+	struct rpc_drc_stats drc;
 	unsigned tcp = 0;
 
 	for (unsigned i = 0; i < s->ntcp; i++)
 		tcp += rpc_tcp_nconns(s->tcp[i]);
 	fprintf(f, "server.exports %zu\nserver.threads %u\ntcp.conns %u\n", s->cfg.server.n_exports,
 		s->cfg.server.threads, tcp);
+	rpc_server_get_drc_stats(s->rpc, &drc);
+	fprintf(f,
+		"reply_cache.hits %llu\nreply_cache.drops %llu\nreply_cache.misses %llu\n"
+		"reply_cache.entries %llu\nreply_cache.capacity %llu\n",
+		(unsigned long long)drc.hits, (unsigned long long)drc.drops,
+		(unsigned long long)drc.misses, (unsigned long long)drc.entries,
+		(unsigned long long)drc.capacity);
 	if (s->rr)
 		rr_server_print_stats(s->rr, f);
 }

@@ -33,7 +33,7 @@ struct nfs_req {
 
 /* Procedure flags. */
 #define RPC_PROC_MODIFIES      0x01 /* changes the file system: ROFS on ro exports */
-#define RPC_PROC_NONIDEMPOTENT 0x02 /* replay is not harmless: worth a reply cache */
+#define RPC_PROC_NONIDEMPOTENT 0x02 /* replay is not harmless: replies kept (rpc_drc.h) */
 #define RPC_PROC_DDP_ARGS      0x04 /* has a DDP-eligible argument (RFC 8267: WRITE, SYMLINK) */
 #define RPC_PROC_DDP_RES       0x08 /* has a DDP-eligible result (RFC 8267: READ, READLINK) */
 #define RPC_PROC_RES_BUF       0x10 /* result data may live in a get_buf buffer (READ) */

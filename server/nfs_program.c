@@ -72,27 +72,33 @@ static void fill(struct rpc_proc_desc *out, const struct nfs_proc_desc *in, unsi
 			.res_size = in[i].res_size,
 			.fn = in[i].fn ? glue_run : NULL,
 			.free_res = glue_free,
-			.flags = in[i].flags,
+			.flags = in[i].flags & RPC_PROC_NONIDEMPOTENT ? RPC_DESC_REPLY_CACHE : 0,
 		};
 	}
 }
 
-int nfs_programs_register(struct rpc_server *srv, struct nfs_backend *be)
+void nfs_programs_describe(struct nfs_backend *be, struct rpc_program *nfs, struct rpc_program *mnt)
 {
-	struct rpc_program nfs = {.prog = NFS_PROGRAM,
-				  .vers = NFS_V3,
-				  .procs = nfs3_rpc,
-				  .nprocs = NFS3_NPROCS,
-				  .ctx = be};
-	struct rpc_program mnt = {.prog = MOUNT_PROGRAM,
-				  .vers = MOUNT_V3,
-				  .procs = mount3_rpc,
-				  .nprocs = MOUNT3_NPROCS,
-				  .ctx = be};
-	int rc;
-
 	fill(nfs3_rpc, nfs3_procs, NFS3_NPROCS);
 	fill(mount3_rpc, mount3_procs, MOUNT3_NPROCS);
+	*nfs = (struct rpc_program){.prog = NFS_PROGRAM,
+				    .vers = NFS_V3,
+				    .procs = nfs3_rpc,
+				    .nprocs = NFS3_NPROCS,
+				    .ctx = be};
+	*mnt = (struct rpc_program){.prog = MOUNT_PROGRAM,
+				    .vers = MOUNT_V3,
+				    .procs = mount3_rpc,
+				    .nprocs = MOUNT3_NPROCS,
+				    .ctx = be};
+}
+
+int nfs_programs_register(struct rpc_server *srv, struct nfs_backend *be)
+{
+	struct rpc_program nfs, mnt;
+	int rc;
+
+	nfs_programs_describe(be, &nfs, &mnt);
 	rc = rpc_server_add_program(srv, &nfs);
 	return rc ? rc : rpc_server_add_program(srv, &mnt);
 }

@@ -12,5 +12,9 @@
 
 /* Serve be's exports through srv: NFS program 100003 v3 and MOUNT 100005 v3. */
 int nfs_programs_register(struct rpc_server *srv, struct nfs_backend *be);
+/* The same two programs, not yet added: for a caller that wraps procedures
+ * (tests). Their procedure tables are shared by the whole process. */
+void nfs_programs_describe(struct nfs_backend *be, struct rpc_program *nfs,
+			   struct rpc_program *mnt);
 
 #endif

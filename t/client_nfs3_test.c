@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 
 #include "client/nfs3_clnt.h"
+#include "clock.h"
+#include "rpc_drc.h"
 #include "t/client_srv.h"
 
 struct fx {
@@ -424,6 +426,52 @@ static void resend_on(enum nfs3c_proto proto)
 	fx_free(f);
 }
 
+/* A REMOVE that outlives the client's timeout is sent again, on a new
+ * connection, with its first xid: the server drops the copies that come while
+ * it still runs and answers the next from its reply cache. It runs once, and
+ * the client sees its success, not the NOENT a second run would give. */
+static void retransmit_on(enum nfs3c_proto proto)
+{
+	struct fx *f = fx_new();
+	struct rpc_drc_stats before, after;
+	struct nfs3c_params p;
+	struct nfs3c_stats st;
+	struct nfs3c_fh fh;
+	struct stat sb;
+	fattr3 a;
+
+	csrv_stop(&f->srv);
+	f->sp.slow_proc = NFSPROC3_REMOVE;
+	f->sp.slow_ms = 900;
+	assert_int_equal(csrv_start(&f->srv, &f->sp), 0);
+	params(f, &p, proto, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY);
+	mount_with(f, &p);
+	assert_int_equal(nfs3c_create(f->c, NULL, nfs3c_root(f->c), "victim", 0644, 1, &fh, &a), 0);
+	nfs3c_unmount(f->c);
+	p.timeout_ms = 300; /* the REMOVE takes 900 ms */
+	p.retry_ms = 10000; /* soft: a client that never gets its reply fails the test */
+	mount_with(f, &p);
+	rpc_server_get_drc_stats(f->srv.rpc, &before);
+	assert_int_equal(nfs3c_remove(f->c, NULL, nfs3c_root(f->c), "victim"), 0);
+	rpc_server_get_drc_stats(f->srv.rpc, &after);
+	nfs3c_get_stats(f->c, &st);
+	assert_true(st.retries >= 1);
+	assert_int_equal(after.misses - before.misses, 1); /* it ran once */
+	assert_true(after.hits - before.hits >= 1);	   /* a retransmission got its reply */
+	assert_int_equal(stat(path_in(f, "victim"), &sb), -1);
+	fx_free(f);
+}
+
+static void test_retransmit_tcp(void **state)
+{
+	retransmit_on(NFS3C_PROTO_TCP);
+}
+
+static void test_retransmit_rdma(void **state)
+{
+	retransmit_on(NFS3C_PROTO_RDMA);
+}
+
 /* Resend over TCP. */
 static void test_resend_tcp(void **state)
 {
@@ -528,6 +576,34 @@ static void test_soft_gives_up(void **state)
 	nfs3c_unmount(f->c);
 	f->c = NULL;
 	assert_int_equal(csrv_start(&f->srv, &f->sp), 0);
+	fx_free(f);
+}
+
+/* soft: a server that takes every connection but never answers in time is
+ * given up on after retry_ms as well. */
+static void test_soft_gives_up_on_slow_server(void **state)
+{
+	struct fx *f = fx_new();
+	struct nfs3c_params p;
+	struct nfs3c_fh fh;
+	uint64_t t0;
+	fattr3 a;
+
+	csrv_stop(&f->srv);
+	f->sp.slow_proc = NFSPROC3_GETATTR;
+	f->sp.slow_ms = 1500;
+	assert_int_equal(csrv_start(&f->srv, &f->sp), 0);
+	params(f, &p, NFS3C_PROTO_TCP, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY);
+	p.noac = 1;
+	mount_with(f, &p);
+	assert_int_equal(nfs3c_create(f->c, NULL, nfs3c_root(f->c), "f", 0644, 0, &fh, &a), 0);
+	nfs3c_unmount(f->c);
+	p.timeout_ms = 200;
+	p.retry_ms = 800;
+	mount_with(f, &p);
+	t0 = clock_now_ns();
+	assert_int_equal(nfs3c_getattr(f->c, NULL, &fh, 0, &a), -EIO);
+	assert_true(clock_now_ns() - t0 < 5000000000ull);
 	fx_free(f);
 }
 
@@ -674,8 +750,11 @@ int main(void)
 		cmocka_unit_test(test_resend_tcp),
 		cmocka_unit_test(test_resend_rdma),
 		cmocka_unit_test(test_resend_by_write),
+		cmocka_unit_test(test_retransmit_tcp),
+		cmocka_unit_test(test_retransmit_rdma),
 		cmocka_unit_test(test_survive_restart),
 		cmocka_unit_test(test_soft_gives_up),
+		cmocka_unit_test(test_soft_gives_up_on_slow_server),
 		cmocka_unit_test(test_concurrent_writers),
 		cmocka_unit_test(test_mount_errors),
 		cmocka_unit_test(test_integrity),

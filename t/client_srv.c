@@ -53,6 +53,35 @@ static void rdma_params(const struct csrv_params *p, struct rr_params *rp)
 	rp->mem_budget = 1u << 30;
 }
 
+/* The slowed procedure: one per process (the procedure tables are too). */
+static void (*slow_fn)(struct rpc_req *req, void *args, void *res);
+static unsigned slow_ms;
+
+static void slowed(struct rpc_req *req, void *args, void *res)
+{
+	usleep(slow_ms * 1000u);
+	slow_fn(req, args, res);
+}
+
+/* NFS and MOUNT, with p->slow_proc made slow if asked. */
+static int add_programs(struct csrv *s, const struct csrv_params *p)
+{
+	struct rpc_program nfs, mnt;
+	int rc;
+
+	nfs_programs_describe(s->be, &nfs, &mnt);
+	if (p->slow_proc > 0 && (uint32_t)p->slow_proc < nfs.nprocs &&
+	    nfs.nprocs <= sizeof(s->nfs_procs) / sizeof(s->nfs_procs[0])) {
+		memcpy(s->nfs_procs, nfs.procs, nfs.nprocs * sizeof(*nfs.procs));
+		slow_fn = s->nfs_procs[p->slow_proc].fn;
+		slow_ms = p->slow_ms;
+		s->nfs_procs[p->slow_proc].fn = slowed;
+		nfs.procs = s->nfs_procs;
+	}
+	rc = rpc_server_add_program(s->rpc, &nfs);
+	return rc ? rc : rpc_server_add_program(s->rpc, &mnt);
+}
+
 /* Listen on port (or a free one) into out; "" means not at all. */
 static int listen_on(struct csrv *s, const char *port, int rdma, char *out)
 {
@@ -72,7 +101,7 @@ int csrv_start(struct csrv *s, const struct csrv_params *p)
 {
 	struct nfs_export_conf ec = {
 		.path = p->dir, .anon_uid = 65534, .anon_gid = 65534, .ro = p->ro};
-	struct rpc_server_params sp = {.threads = 8};
+	struct rpc_server_params sp = {.threads = 8, .drc_entries = 1024};
 	struct rr_params rp;
 	char err[256];
 	int rc;
@@ -89,8 +118,7 @@ int csrv_start(struct csrv *s, const struct csrv_params *p)
 	}
 	rdma_params(p, &rp);
 	if ((rc = nfs_backend_create(&ec, 1, 1u << 20, &s->be)) != 0 ||
-	    (rc = rpc_server_create(&sp, &s->rpc)) != 0 ||
-	    (rc = nfs_programs_register(s->rpc, s->be)) != 0 ||
+	    (rc = rpc_server_create(&sp, &s->rpc)) != 0 || (rc = add_programs(s, p)) != 0 ||
 	    (rc = rr_server_create(s->rpc, &rp, &s->rr)) != 0 ||
 	    (rc = listen_on(s, p->rdma_port, 1, s->rdma_port)) != 0 ||
 	    (rc = listen_on(s, p->tcp_port, 0, s->tcp_port)) != 0) {

@@ -22,6 +22,8 @@ struct csrv_params {
 	const char *keyfile;   /* accept the integrity flavour with this key */
 	int deny;	       /* refuse every client (MOUNT answers MNT3ERR_ACCES) */
 	int ro;
+	int slow_proc; /* > 0: this NFS procedure waits slow_ms before it runs */
+	unsigned slow_ms;
 };
 
 struct csrv {
@@ -31,6 +33,7 @@ struct csrv {
 	struct tcp_listener *tcp;
 	struct integrity_key key;
 	char rdma_port[16], tcp_port[16];
+	struct rpc_proc_desc nfs_procs[32]; /* the NFS program's, when one is slowed */
 };
 
 void csrv_params_init(struct csrv_params *p, const char *dir);

@@ -49,7 +49,7 @@ EOF
 URL="nfs://127.0.0.1$T/export"
 Q="?version=3&nfsport=$TCP&mountport=$TCP"
 
-plan 21
+plan 22
 write_conf "$T/srv.conf" rw ""
 # a port may be taken between choosing and binding it: choose again then
 for attempt in 1 2 3; do
@@ -66,6 +66,7 @@ check "starts, detaches and says so with exit 0" [ $started -eq 0 ]
 check "writes its pidfile" test -s "$T/server.pid"
 "$S" -s -f "$T/srv.conf" >"$T/stats" 2>&1
 check "-s prints the running server's counters" grep -q "^rdma.device soft" "$T/stats"
+check "and its reply cache (4096 entries by default)" grep -q "^reply_cache.capacity 4096" "$T/stats"
 
 echo "hello over nfsrdma" >"$T/export/hello.txt"
 check "nfs-ls lists the export" bash -c "nfs-ls '$URL/$Q' | grep -q hello.txt"
