@@ -136,6 +136,7 @@ struct nfsrdma_config {
 		} read_read;
 		unsigned threads;		/* worker threads */
 		unsigned reply_cache;		/* duplicate request cache entries; 0: none */
+		char *handle_key_file;		/* absolute path of the key signing handles */
 		char *pidfile;			/* absolute path; NULL: write none */
 		char *control_socket;		/* absolute path of the stats socket */
 		bool rpcbind;			/* register NFS and MOUNT with rpcbind */

@@ -186,6 +186,10 @@ const struct cfg_entry config_main_table[] = {
 	       1 * T, 0, 64 * M, "Most reply bytes exposed to one Read-Read connection at once."),
 	E_INT("server.threads", C, server.threads, 1, 256, 4,
 	      "Worker threads running NFS requests."),
+	E_STR("server.handle_key_file", C, server.handle_key_file, "/var/lib/nfsrdma/handle.key",
+	      false, check_abs_path,
+	      "Secret key that signs file handles, made at the first start if missing; "
+	      "handles outlive a restart only with the same key."),
 	E_INT("server.reply_cache", C, server.reply_cache, 0, 1048576, 4096,
 	      "Replies of non-idempotent calls kept for retransmissions; 0: no cache."),
 	E_STR("server.pidfile", C, server.pidfile, NULL, false, check_abs_path,

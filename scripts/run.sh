@@ -37,6 +37,7 @@ server = {
 	modes = ["read-write", "read-read"];
 	pidfile = "$T/server.pid";
 	control_socket = "$T/server.sock";
+	handle_key_file = "$T/handle.key";
 	exports = ( { path = "$T/export"; clients = ["127.0.0.1"]; access = "rw"; root_squash = false; } );
 };
 EOF

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 
 #include "log.h"
@@ -58,7 +59,8 @@ static void close_exports(struct export *exports, size_t n)
 	free(exports);
 }
 
-static int open_exports(struct nfs_backend *be, const struct nfs_export_conf *conf, size_t n)
+static int open_exports(struct nfs_backend *be, const struct integrity_key *fh_key,
+			const struct nfs_export_conf *conf, size_t n)
 {
 	int r;
 
@@ -67,6 +69,7 @@ static int open_exports(struct nfs_backend *be, const struct nfs_export_conf *co
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		r = export_open(&be->exports[i], &conf[i]);
+		be->exports[i].fh_key = fh_key;
 		be->nexports = i + 1;
 		if (r < 0)
 			return r;
@@ -80,6 +83,20 @@ static int open_exports(struct nfs_backend *be, const struct nfs_export_conf *co
 			}
 	}
 	return 0;
+}
+
+/* A key of this process only: handles do not outlive it until
+ * nfs_backend_set_handle_key gives a lasting one. */
+static int set_random_key(struct integrity_key *k)
+{
+	unsigned char key[32];
+	int r;
+
+	if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key))
+		return -errno;
+	r = integrity_key_set(k, key, sizeof(key), 0);
+	explicit_bzero(key, sizeof(key));
+	return r;
 }
 
 /* See backend.h. */
@@ -101,6 +118,10 @@ int nfs_backend_create(const struct nfs_export_conf *exports, size_t n, uint32_t
 	pthread_cond_init(&be->gate_cond, NULL);
 	be->max_io = max_io;
 	make_write_verf(be->write_verf);
+	if ((r = set_random_key(&be->fh_key)) < 0) {
+		nfs_backend_destroy(be);
+		return r;
+	}
 	be->cred_ok = osdep_cred_available();
 	if (!be->cred_ok)
 		log_warn("not running as root: every call runs as this process's own user");
@@ -109,7 +130,7 @@ int nfs_backend_create(const struct nfs_export_conf *exports, size_t n, uint32_t
 		nfs_backend_destroy(be);
 		return -ENOMEM;
 	}
-	if ((r = open_exports(be, exports, n)) < 0) {
+	if ((r = open_exports(be, &be->fh_key, exports, n)) < 0) {
 		nfs_backend_destroy(be);
 		return r;
 	}
@@ -132,7 +153,21 @@ void nfs_backend_destroy(struct nfs_backend *be)
 	pthread_mutex_destroy(&be->mnt_lock);
 	pthread_mutex_destroy(&be->gate_lock);
 	pthread_cond_destroy(&be->gate_cond);
+	integrity_key_clear(&be->fh_key);
 	free(be);
+}
+
+/* See backend.h. */
+int nfs_backend_set_handle_key(struct nfs_backend *be, const void *key, size_t len)
+{
+	struct integrity_key k = {0};
+	int r = integrity_key_set(&k, key, len, 0);
+
+	if (r < 0)
+		return r;
+	integrity_key_clear(&be->fh_key);
+	be->fh_key = k; /* same place: the exports' pointers stay good */
+	return 0;
 }
 
 /* See backend.h. */
@@ -160,7 +195,7 @@ int nfs_backend_reload(struct nfs_backend *be, const struct nfs_export_conf *con
 	struct nfs_backend fresh = {0};
 	struct export *old;
 	size_t nold;
-	int r = open_exports(&fresh, conf, n);
+	int r = open_exports(&fresh, &be->fh_key, conf, n);
 
 	if (r < 0) {
 		close_exports(fresh.exports, fresh.nexports);

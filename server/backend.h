@@ -53,6 +53,10 @@ struct nfs_backend;
  * after logging which export or setting is wrong. */
 int nfs_backend_create(const struct nfs_export_conf *exports, size_t n, uint32_t max_io,
 		       struct nfs_backend **out);
+/* The key that signs file handles (16..64 bytes), so that clients can only use
+ * handles the server gave out; set it before serving. Until then a random key
+ * is used, and handles do not survive a restart. 0 or -EINVAL. */
+int nfs_backend_set_handle_key(struct nfs_backend *be, const void *key, size_t len);
 /* Close everything; no procedure may be running. NULL is fine. */
 void nfs_backend_destroy(struct nfs_backend *be);
 /* Replace the exports (SIGHUP): calls in flight finish under the old rules,

@@ -1,11 +1,12 @@
 /*
  * backend_fh.c: file handles. A handle is our 8-byte header (version, length
- * of the platform handle, zeros, export id) and the platform's persistent
- * handle; every call checks each part: a malformed handle is BADHANDLE, one
- * naming an unknown export or a vanished object is STALE. Handles are not
- * confined to the exported subtree beyond the file system check (like knfsd's
- * no_subtree_check): a client that forges a valid platform handle for another
- * object on the same file system reaches it, subject to file permissions.
+ * of the platform handle, zeros, export id), the platform's persistent handle
+ * and a MAC of both under the server's handle key; every call checks each
+ * part: a malformed handle is BADHANDLE, one whose MAC does not match (forged,
+ * or made under another key), naming an unknown export or a vanished object is
+ * STALE. The MAC is what keeps clients inside their exports: platform handles
+ * are easy to forge (an ext4 root directory's is inode 2, generation 0), and a
+ * forged one would reach any object on the export's file system.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,14 +14,33 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include <openssl/crypto.h>
+
 #include "log.h"
 #include "server/backend_int.h"
+
+/* The MAC of a handle's first len bytes. */
+static int fh_mac(const struct integrity_key *k, const unsigned char *fh, size_t len,
+		  uint8_t mac[INTEGRITY_MIC_LEN])
+{
+	struct integrity_mic m;
+
+	if (integrity_mic_begin(k, &m) < 0)
+		return -ENOMEM;
+	if (integrity_mic_update(&m, fh, len) < 0) {
+		integrity_mic_abort(&m);
+		return -ENOMEM;
+	}
+	return integrity_mic_final(&m, mac) < 0 ? -ENOMEM : 0;
+}
 
 /* See backend_int.h. */
 int be_fh_encode(const struct export *e, const struct osdep_fh *ofh, unsigned char *buf,
 		 size_t *len)
 {
-	if (ofh->len == 0 || ofh->len > NFS3_FHSIZE - BE_FH_HDR)
+	uint8_t mac[INTEGRITY_MIC_LEN];
+
+	if (ofh->len == 0 || ofh->len > NFS3_FHSIZE - BE_FH_HDR - BE_FH_MAC)
 		return -EOVERFLOW;
 	buf[0] = BE_FH_VERSION;
 	buf[1] = (unsigned char)ofh->len;
@@ -30,21 +50,32 @@ int be_fh_encode(const struct export *e, const struct osdep_fh *ofh, unsigned ch
 	buf[6] = (unsigned char)(e->id >> 8);
 	buf[7] = (unsigned char)e->id;
 	memcpy(buf + BE_FH_HDR, ofh->data, ofh->len);
-	*len = BE_FH_HDR + ofh->len;
+	if (fh_mac(e->fh_key, buf, BE_FH_HDR + ofh->len, mac) < 0)
+		return -ENOMEM;
+	memcpy(buf + BE_FH_HDR + ofh->len, mac, BE_FH_MAC);
+	*len = BE_FH_HDR + ofh->len + BE_FH_MAC;
 	return 0;
 }
 
-/* Check the header of a handle from the wire and split it. */
-static nfsstat3 fh_parse(const nfs_fh3 *fh, uint32_t *id, struct osdep_fh *ofh)
+/* Check the header and MAC of a handle from the wire and split it. */
+static nfsstat3 fh_parse(const struct integrity_key *k, const nfs_fh3 *fh, uint32_t *id,
+			 struct osdep_fh *ofh)
 {
 	const unsigned char *p = (const unsigned char *)fh->data.data_val;
 	size_t len = fh->data.data_len;
+	uint8_t mac[INTEGRITY_MIC_LEN];
 
-	if (p == NULL || len <= BE_FH_HDR || len > NFS3_FHSIZE || p[0] != BE_FH_VERSION ||
-	    p[1] != len - BE_FH_HDR || p[2] != 0 || p[3] != 0)
+	if (p == NULL || len <= BE_FH_HDR + BE_FH_MAC || len > NFS3_FHSIZE ||
+	    p[0] != BE_FH_VERSION || p[1] != len - BE_FH_HDR - BE_FH_MAC || p[2] != 0 || p[3] != 0)
 		return NFS3ERR_BADHANDLE;
+	if (fh_mac(k, p, len - BE_FH_MAC, mac) < 0)
+		return NFS3ERR_JUKEBOX;
+	if (CRYPTO_memcmp(mac, p + len - BE_FH_MAC, BE_FH_MAC) != 0) {
+		log_debug("a handle with a wrong MAC: forged, or from another handle key");
+		return NFS3ERR_STALE;
+	}
 	*id = (uint32_t)p[4] << 24 | (uint32_t)p[5] << 16 | (uint32_t)p[6] << 8 | p[7];
-	ofh->len = (uint32_t)(len - BE_FH_HDR);
+	ofh->len = (uint32_t)(len - BE_FH_HDR - BE_FH_MAC);
 	memcpy(ofh->data, p + BE_FH_HDR, ofh->len);
 	return NFS3_OK;
 }
@@ -113,7 +144,7 @@ nfsstat3 be_resolve(struct nfs_req *req, const nfs_fh3 *fh, enum osdep_open_mode
 
 	memset(o, 0, sizeof(*o));
 	o->fd = -1;
-	if ((st = fh_parse(fh, &id, &ofh)) != NFS3_OK)
+	if ((st = fh_parse(&req->be->fh_key, fh, &id, &ofh)) != NFS3_OK)
 		return st;
 	if ((o->exp = be_export_by_id(req->be, id)) == NULL)
 		return NFS3ERR_STALE;

@@ -9,15 +9,19 @@
 #include <pthread.h>
 #include <sys/stat.h>
 
+#include "integrity.h"
 #include "osdep.h"
 #include "server/export.h"
 #include "server/fhcache.h"
 #include "server/nfs3.h"
 
 /* Our handle: version, platform handle length, 2 zero bytes, export id (big
- * endian), platform handle. Every use checks all of it. */
-#define BE_FH_VERSION 1
+ * endian), platform handle, and a MAC of all that under the server's handle
+ * key (HMAC-SHA256, the first BE_FH_MAC bytes), so that a client can only use
+ * handles the server gave out. Every use checks all of it. */
+#define BE_FH_VERSION 2
 #define BE_FH_HDR     8
+#define BE_FH_MAC     16
 
 /* Bounds of the in-memory mount list (MOUNT DUMP), so no client can grow it
  * without limit. */
@@ -38,6 +42,7 @@ struct nfs_backend {
 	size_t nexports;
 	uint32_t max_io;
 	unsigned char write_verf[8];
+	struct integrity_key fh_key; /* signs handles; the exports point at it */
 	struct fhcache *fds;
 	int cred_ok; /* per-thread identities work (we are root) */
 	pthread_mutex_t mnt_lock;

@@ -1,8 +1,12 @@
 /* daemon.c: starting, reloading and stopping the server's parts (see daemon.h). */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
 #include <unistd.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 
 #include "log.h"
 #include "rpc_drc.h"
@@ -153,6 +157,58 @@ static int write_pidfile(struct nfsrdma_server *s)
 	return 0;
 }
 
+/* Make path a new key file: 32 random bytes, mode 0600 (its directory 0700
+ * if missing). 0 or -errno with err set. */
+static int make_key_file(const char *path, char *err, size_t errlen)
+{
+	unsigned char key[32];
+	char *dir = strdup(path), *slash = dir ? strrchr(dir, '/') : NULL;
+	int fd, rc = 0;
+
+	if (slash && slash != dir) {
+		*slash = 0;
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+			log_warn("cannot make %s: %s", dir, strerror(errno));
+	}
+	free(dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+		return rc;
+	}
+	if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key) ||
+	    write(fd, key, sizeof(key)) != (ssize_t)sizeof(key) || fsync(fd) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+		unlink(path);
+	}
+	close(fd);
+	explicit_bzero(key, sizeof(key));
+	return rc;
+}
+
+/* The key that signs file handles, from path; made there at the first start. */
+static int handle_key(struct nfs_backend *be, const char *path)
+{
+	struct integrity_key k;
+	char err[256];
+	int rc = integrity_key_load(path, &k, err, sizeof(err));
+
+	if (rc == -ENOENT && (rc = make_key_file(path, err, sizeof(err))) == 0) {
+		log_notice("made a new file handle key in %s", path);
+		rc = integrity_key_load(path, &k, err, sizeof(err));
+	}
+	if (rc == 0) {
+		if ((rc = nfs_backend_set_handle_key(be, k.key, k.len)) != 0)
+			snprintf(err, sizeof(err), "%s: HMAC-SHA256 unavailable in OpenSSL", path);
+		integrity_key_clear(&k);
+	}
+	if (rc)
+		log_err("file handle key: %s", err);
+	return rc;
+}
+
 int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg)
 {
 	const struct nfsrdma_config *c = &s->cfg;
@@ -184,6 +240,8 @@ int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg)
 		log_err("cannot open the exports");
 		goto fail;
 	}
+	if ((rc = handle_key(s->be, c->server.handle_key_file)) != 0)
+		goto fail;
 	sp = (struct rpc_server_params){.threads = c->server.threads,
 					.key = s->have_key ? &s->key : NULL,
 					.drc_entries = c->server.reply_cache};

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "integrity.h"
 #include "osdep.h"
 #include "server/backend.h"
 
@@ -21,7 +22,8 @@ struct export
 	dev_t dev;   /* its file system: handles elsewhere are refused */
 	ino_t ino;
 	struct osdep_fh root_fh;
-	struct nfs_export_conf conf; /* path and clients point at our copies */
+	const struct integrity_key *fh_key; /* the backend's: signs our handles */
+	struct nfs_export_conf conf;	    /* path and clients point at our copies */
 	char **clients;
 };
 

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 #include <sys/stat.h>
 
+#include "server/backend_int.h"
 #include "server/fhcache.h"
 #include "t/nfs3_testlib.h"
 
@@ -36,7 +37,9 @@ static nfsstat3 raw_getattr(struct tenv *t, const void *fh, size_t len, fattr3 *
 	return r.status;
 }
 
-/* Every bit flip, length, export id and version of a handle is refused. */
+/* Every bit flip, length, export id and version of a handle is refused; so is
+ * a platform handle with a header but no MAC of ours, and a handle made under
+ * another key. */
 static void forged_handles(void **state)
 {
 	unsigned char buf[NFS3_FHSIZE + 8];
@@ -52,18 +55,27 @@ static void forged_handles(void **state)
 	len = fh.data.data_len;
 	assert_true(len > 8 && len <= NFS3_FHSIZE);
 	assert_int_equal(raw_getattr(&t, fh.data.data_val, len, &good), NFS3_OK);
-	/* every single bit flipped: refused, or (never seen, but allowed) the same object */
+	/* every single bit flipped: refused (the MAC covers all of it) */
 	for (size_t bit = 0; bit < len * 8; bit++) {
 		memcpy(buf, fh.data.data_val, len);
 		buf[bit / 8] ^= (unsigned char)(1u << (bit % 8));
 		st = raw_getattr(&t, buf, len, &fa);
-		if (st == NFS3_OK)
-			assert_int_equal(fa.fileid, good.fileid);
-		else
-			assert_true(st == NFS3ERR_BADHANDLE || st == NFS3ERR_STALE);
-		if (bit < 64) /* the header: malformed or unknown export */
-			assert_true(st == NFS3ERR_BADHANDLE || st == NFS3ERR_STALE);
+		assert_true(st == NFS3ERR_BADHANDLE || st == NFS3ERR_STALE);
 	}
+	/* the platform handle of the export's root, as a client could forge it
+	 * (ext4's is inode 2, generation 0), with a made-up MAC */
+	memcpy(buf, fh.data.data_val, BE_FH_HDR);
+	buf[1] = (unsigned char)t.be->exports[0].root_fh.len;
+	memcpy(buf + BE_FH_HDR, t.be->exports[0].root_fh.data, buf[1]);
+	memset(buf + BE_FH_HDR + buf[1], 0, BE_FH_MAC);
+	assert_int_equal(raw_getattr(&t, buf, BE_FH_HDR + buf[1] + BE_FH_MAC, NULL), NFS3ERR_STALE);
+	/* the right handle under another key */
+	t.fh_key[0] ^= 1;
+	assert_int_equal(nfs_backend_set_handle_key(t.be, t.fh_key, 32), 0);
+	assert_int_equal(raw_getattr(&t, fh.data.data_val, len, NULL), NFS3ERR_STALE);
+	t.fh_key[0] ^= 1;
+	assert_int_equal(nfs_backend_set_handle_key(t.be, t.fh_key, 32), 0);
+	assert_int_equal(raw_getattr(&t, fh.data.data_val, len, NULL), NFS3_OK);
 	/* every length but the right one */
 	memcpy(buf, fh.data.data_val, len);
 	memset(buf + len, 0, sizeof(buf) - len);
@@ -75,7 +87,7 @@ static void forged_handles(void **state)
 	buf[7] ^= 0x5a;
 	assert_int_equal(raw_getattr(&t, buf, len, NULL), NFS3ERR_STALE);
 	buf[7] ^= 0x5a;
-	buf[0] = 2; /* a version we do not speak */
+	buf[0] = 1; /* a version we do not speak (1: before handles had a MAC) */
 	assert_int_equal(raw_getattr(&t, buf, len, NULL), NFS3ERR_BADHANDLE);
 	fh_free(&fh);
 	tenv_fini(&t);
@@ -106,6 +118,13 @@ static void restart_keeps_handles(void **state)
 	assert_int_equal(got, 6);
 	assert_memory_equal(buf, "before", 6);
 	assert_int_equal(t_lookup(&t, &dir, "f", NULL), NFS3_OK);
+	/* with another handle key, the old handles are stale */
+	t.fh_key[5] ^= 0x40;
+	assert_int_equal(tenv_restart(&t), 0);
+	assert_int_equal(t_getattr(&t, &fh, NULL), NFS3ERR_STALE);
+	t.fh_key[5] ^= 0x40;
+	assert_int_equal(tenv_restart(&t), 0);
+	assert_int_equal(t_getattr(&t, &fh, NULL), NFS3_OK);
 	/* a configured fsid replaces the path hash */
 	t.conf.fsid = 0xabcd;
 	assert_int_equal(tenv_restart(&t), 0);

@@ -31,6 +31,7 @@ server = {
 	modes = ["read-write", "read-read"];
 	pidfile = "$T_SCRATCH/server.pid";
 	control_socket = "$T_SCRATCH/ctl.sock";
+	handle_key_file = "$T_SCRATCH/handle.key";
 	exports = ( { path = "$T_SCRATCH/exp"; clients = ["127.0.0.1"]; access = "rw"; root_squash = false; } );
 };
 CONF

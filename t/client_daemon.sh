@@ -29,6 +29,7 @@ server = {
 	trusted_peers = true;
 	pidfile = "$T_SCRATCH/server.pid";
 	control_socket = "$T_SCRATCH/ctl.sock";
+	handle_key_file = "$T_SCRATCH/handle.key";
 	exports = ( { path = "$E"; clients = ["127.0.0.1"]; access = "rw"; root_squash = false; } );
 };
 client = { proto = "rdma"; port = $RDMA; acregmin = 1; };

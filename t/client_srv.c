@@ -118,6 +118,7 @@ int csrv_start(struct csrv *s, const struct csrv_params *p)
 	}
 	rdma_params(p, &rp);
 	if ((rc = nfs_backend_create(&ec, 1, 1u << 20, &s->be)) != 0 ||
+	    (rc = nfs_backend_set_handle_key(s->be, "client_srv: handles outlive it..", 32)) != 0 ||
 	    (rc = rpc_server_create(&sp, &s->rpc)) != 0 || (rc = add_programs(s, p)) != 0 ||
 	    (rc = rr_server_create(s->rpc, &rp, &s->rr)) != 0 ||
 	    (rc = listen_on(s, p->rdma_port, 1, s->rdma_port)) != 0 ||

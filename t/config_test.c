@@ -170,6 +170,7 @@ static void assert_same_config(const struct nfsrdma_config *a, const struct nfsr
 	assert_ptr_equal(a->server.pidfile, NULL);
 	assert_ptr_equal(b->server.pidfile, NULL);
 	assert_string_equal(a->server.control_socket, b->server.control_socket);
+	assert_string_equal(a->server.handle_key_file, b->server.handle_key_file);
 	assert_int_equal(a->server.n_exports, b->server.n_exports);
 	memcpy(&x, a, sizeof(x));
 	memcpy(&y, b, sizeof(y));
@@ -177,6 +178,7 @@ static void assert_same_config(const struct nfsrdma_config *a, const struct nfsr
 	x.rdma.provider = y.rdma.provider = NULL;
 	x.server.listen.v = y.server.listen.v = NULL;
 	x.server.control_socket = y.server.control_socket = NULL;
+	x.server.handle_key_file = y.server.handle_key_file = NULL;
 	x.server.exports = y.server.exports = NULL;
 	assert_memory_equal(&x, &y, sizeof(x));
 }

@@ -59,6 +59,7 @@ void tenv_init(struct tenv *t)
 	assert_int_equal(chmod(t->dir, 0755), 0);
 	t->conf.path = t->dir;
 	t->conf.anon_uid = t->conf.anon_gid = 65534;
+	memcpy(t->fh_key, "nfs3 test handle key, 32 bytes..", 32);
 	t->client.sin_family = AF_INET;
 	t->client.sin_port = htons(700);
 	inet_pton(AF_INET, "192.0.2.1", &t->client.sin_addr);
@@ -93,6 +94,8 @@ int tenv_start(struct tenv *t)
 	int r = nfs_backend_create(&t->conf, 1, 1 << 20, &t->be);
 
 	if (r < 0)
+		return r;
+	if ((r = nfs_backend_set_handle_key(t->be, t->fh_key, 32)) < 0)
 		return r;
 	t->req.be = t->be;
 	return mount_root(t);

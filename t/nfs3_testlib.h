@@ -20,6 +20,7 @@ struct tenv {
 	struct nfs_req req;
 	struct sockaddr_in client;
 	nfs_fh3 root;
+	char fh_key[33]; /* the handle key (32 bytes): kept across tenv_restart */
 };
 
 /* Call first in main: when this process cannot open files by handle
@@ -32,7 +33,8 @@ void tenv_require_root(void);
 /* A fresh scratch directory, conf defaults (rw, no squash, anon 65534), the
  * caller root over AUTH_SYS from 192.0.2.1. Call tenv_start after tweaking. */
 void tenv_init(struct tenv *t);
-/* Create the backend and MNT the export's root handle; 0 or a negative errno. */
+/* Create the backend with t->fh_key and MNT the export's root handle; 0 or a
+ * negative errno. */
 int tenv_start(struct tenv *t);
 /* Destroy and re-create the backend, as a server restart does. */
 int tenv_restart(struct tenv *t);

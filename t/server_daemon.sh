@@ -38,6 +38,7 @@ server = {
 	tcp_port = $TCP;
 	pidfile = "$T/server.pid";
 	control_socket = "$T/ctl.sock";
+	handle_key_file = "$T/handle.key";
 	exports = (
 		{ path = "$T/export"; clients = ["127.0.0.1"]; access = "$2"; root_squash = false; },
 		{ path = "$T/locked"; clients = ["192.0.2.99"]; access = "rw"; }
@@ -49,7 +50,7 @@ EOF
 URL="nfs://127.0.0.1$T/export"
 Q="?version=3&nfsport=$TCP&mountport=$TCP"
 
-plan 22
+plan 24
 write_conf "$T/srv.conf" rw ""
 # a port may be taken between choosing and binding it: choose again then
 for attempt in 1 2 3; do
@@ -67,6 +68,7 @@ check "writes its pidfile" test -s "$T/server.pid"
 "$S" -s -f "$T/srv.conf" >"$T/stats" 2>&1
 check "-s prints the running server's counters" grep -q "^rdma.device soft" "$T/stats"
 check "and its reply cache (4096 entries by default)" grep -q "^reply_cache.capacity 4096" "$T/stats"
+check "made its file handle key, readable by its owner only" [ "$(stat -c %a "$T/handle.key" 2>/dev/null)" = 600 ]
 
 echo "hello over nfsrdma" >"$T/export/hello.txt"
 check "nfs-ls lists the export" bash -c "nfs-ls '$URL/$Q' | grep -q hello.txt"
@@ -106,6 +108,12 @@ sed -e 's|provider = "soft"|provider = "nosuchdev9"|' -e "s|tcp_port = $TCP|tcp_
 "$S" -F -f "$T/noprov.conf" >"$T/noprov.log" 2>&1
 check "a provider that cannot start stops start-up and says why" \
 	bash -c "[ $? -ne 0 ] && grep -q \"cannot open RDMA provider 'nosuchdev9'\" '$T/noprov.log'"
+head -c 32 /dev/urandom >"$T/loose.key"
+chmod 644 "$T/loose.key"
+sed -e "s|$T/handle.key|$T/loose.key|" "$T/taken.conf" >"$T/loose.conf"
+"$S" -F -f "$T/loose.conf" >"$T/loose.log" 2>&1
+check "a file handle key others can read stops start-up and is named" \
+	bash -c "[ $? -ne 0 ] && grep -q 'file handle key: $T/loose.key' '$T/loose.log'"
 
 # SIGTERM under load: every upload that reported success is complete on disk
 kill -TERM "$(cat "$T/server.pid")"

@@ -18,6 +18,7 @@ cat > "$T/srv.conf" << CONF
 rdma = { provider = "soft"; };
 server = { listen = ["127.0.0.1"]; rdma_port = $(free_port); tcp_port = $TCP;
 	pidfile = "$T/server.pid"; control_socket = "$T/ctl.sock";
+	handle_key_file = "$T/handle.key";
 	exports = ( { path = "$T/export"; clients = ["127.0.0.1"]; access = "rw"; root_squash = false; } ); };
 CONF
 plan 4

@@ -74,6 +74,7 @@ server = {
 	registration = "fastreg";
 	pidfile = "/tmp/nfsrdma-server.pid";
 	control_socket = "/tmp/nfsrdma-server.sock";
+	handle_key_file = "/tmp/nfsrdma-handle.key";
 	exports = ( { path = "/nexp"; clients = ["*"]; access = "rw"; root_squash = false; } );
 };
 CONF

@@ -49,6 +49,7 @@ server = {
 	rpcbind = true;
 	pidfile = "/run/nfsrdma-server.pid";
 	control_socket = "/run/nfsrdma-server.sock";
+	handle_key_file = "/run/nfsrdma-handle.key";
 	exports = ( { path = "/export"; clients = ["*"]; access = "rw"; root_squash = false; } );
 };
 CONF
