@@ -47,7 +47,8 @@ endif
 t_client_testsrv_SOURCES += t/client_srv.c t/client_srv.h
 
 CLIENT_SH_TESTS = t/client_errors.sh t/client_mount.sh t/client_fsops.sh \
-	t/client_restart.sh t/client_bench.sh t/client_ganesha.sh t/client_daemon.sh
+	t/client_restart.sh t/client_bench.sh t/client_ganesha.sh t/client_daemon.sh \
+	t/client_fullfs.sh
 TESTS += $(CLIENT_SH_TESTS)
 dist_check_SCRIPTS += $(CLIENT_SH_TESTS) t/client_lib.sh
 

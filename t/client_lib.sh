@@ -9,6 +9,7 @@ TESTSRV=$top_builddir/t/client_testsrv
 T_SCRATCH=""
 T_MOUNTS=""
 T_PIDS=""
+T_UMOUNTS="" # other file systems a test mounted, unmounted last
 
 . "$top_srcdir/t/test-lib.sh"
 
@@ -96,6 +97,9 @@ cleanup() {
 		kill "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
+	for m in $T_UMOUNTS; do
+		umount "$m" 2>/dev/null || umount -l "$m"
+	done
 	[ -n "$T_SCRATCH" ] && rm -rf "$T_SCRATCH"
 }
 trap cleanup EXIT
