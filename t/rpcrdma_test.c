@@ -240,6 +240,30 @@ static void fastreg_binds_per_exposure(void **state)
 	rrt_server_stop(&t);
 }
 
+/* On a device without memory windows, fastreg registers per I/O instead
+ * (dynamic on the server, zerocopy on the client), with the same results. */
+static void fastreg_without_windows(void **state)
+{
+	struct pairing pr[] = {{RR_MODE_READ_WRITE, RR_REG_FASTREG, RR_REG_FASTREG, 0},
+			       {RR_MODE_READ_READ, RR_REG_FASTREG, RR_REG_FASTREG, 1}};
+	struct rrt_server t;
+	struct rpc_clnt *c;
+	struct rr_stats st;
+
+	setenv("VB_SOFT_NO_MW", "1", 1);
+	for (size_t i = 0; i < sizeof(pr) / sizeof(pr[0]); i++)
+		run_pairing(&pr[i], 0);
+	assert_int_equal(rrt_server_start(&t, RR_MODE_READ_READ, RR_REG_FASTREG, 0), 0);
+	assert_int_equal(rrt_client(&t, RR_MODE_READ_READ, RR_REG_FASTREG, 0, &c), 0);
+	assert_int_equal(rrt_get(c, 3, 100000), 0);
+	rr_server_get_stats(t.rr, &st);
+	assert_int_equal(st.binds, 0); /* no window was bound */
+	assert_true(st.regs > 0);      /* registered per I/O instead */
+	rpc_clnt_destroy(c);
+	rrt_server_stop(&t);
+	unsetenv("VB_SOFT_NO_MW");
+}
+
 struct loader {
 	struct rpc_clnt *c;
 	volatile int stop;
@@ -303,6 +327,7 @@ int main(void)
 		cmocka_unit_test(allphys_needs_trust),
 		cmocka_unit_test(cache_watermarks),
 		cmocka_unit_test(fastreg_binds_per_exposure),
+		cmocka_unit_test(fastreg_without_windows),
 		cmocka_unit_test(budget_shrinks_grants),
 		cmocka_unit_test(matrix),
 	};

@@ -83,6 +83,7 @@ struct soft_device {
 	struct soft_engine *eng;
 	int sockbuf;	/* SO_SNDBUF/SO_RCVBUF (VB_SOFT_SOCKBUF); 0: the default */
 	bool direct_tx; /* post_send transmits from the caller's thread (VB_SOFT_DIRECT_TX) */
+	bool no_mw;	/* test only: no memory windows, like some devices (VB_SOFT_NO_MW) */
 };
 
 struct soft_pd {

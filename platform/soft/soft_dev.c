@@ -17,6 +17,9 @@
  *   VB_SOFT_NO_ORD_THROTTLE  test only: 1 lets a QP created while it is set put
  *                            more Reads on the wire than its ORD, so a test can
  *                            see the responder refuse them (REM_INV_REQ_ERR)
+ *   VB_SOFT_NO_MW            test only: 1 makes a device opened while it is set
+ *                            answer "not supported" to memory windows, as devices
+ *                            without them do
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -60,6 +63,7 @@ static int soft_open(const char *name, struct vb_device **out)
 	dev->base.provider = "soft";
 	dev->sockbuf = (int)soft_env_uint("VB_SOFT_SOCKBUF", 0, 0, 1u << 30);
 	dev->direct_tx = soft_env_uint("VB_SOFT_DIRECT_TX", 1, 0, 1);
+	dev->no_mw = soft_env_uint("VB_SOFT_NO_MW", 0, 0, 1);
 	if ((rc = soft_keys_init(&dev->keys)) != 0) {
 		free(dev);
 		return rc;

@@ -314,9 +314,11 @@ void soft_mr_put(struct soft_device *dev, struct soft_mr **mrs, int n)
 int soft_alloc_mw(struct vb_pd *pd, struct vb_mw **out)
 {
 	struct soft_keytab *t = &soft_dev(pd->dev)->keys;
-	struct soft_mw *mw = calloc(1, sizeof(*mw));
+	struct soft_mw *mw;
 
-	if (mw == NULL)
+	if (soft_dev(pd->dev)->no_mw)
+		return -EOPNOTSUPP;
+	if ((mw = calloc(1, sizeof(*mw))) == NULL)
 		return -ENOMEM;
 	mw->base.pd = pd;
 	mw->node.kind = SOFT_KEY_MW_RKEY;
