@@ -58,7 +58,9 @@ struct nfs3c_file {
 	pthread_rwlock_t io;	     /* writes shared, resends exclusive */
 	pthread_mutex_t commit_lock; /* one COMMIT exchange at a time */
 	pthread_mutex_t lock;	     /* recs, dirty, seq, verf */
-	struct wrec *recs;
+	struct wrec *recs;	     /* never overlapping; newest first */
+	uint64_t recs_end;	     /* no record ends after this: appends need not look */
+	int maybe_stale;	     /* verf changed since every record was seen to match it */
 	size_t dirty;
 	uint64_t seq;
 	uint8_t verf[NFS3_WRITEVERFSIZE]; /* the last one a WRITE or COMMIT returned */

@@ -111,6 +111,17 @@ static void rec_drop(struct nfs3c *c, struct nfs3c_file *f, struct wrec **pp)
 	dirty_add(c, f, -(int64_t)r->len);
 	wdata_put(r->buf);
 	free(r);
+	if (!f->recs)
+		f->recs_end = 0;
+}
+
+/* f's latest verifier; a change may leave records stale. f->lock held. */
+static void set_verf(struct nfs3c_file *f, const uint8_t *verf)
+{
+	if (!f->have_verf || memcmp(f->verf, verf, NFS3_WRITEVERFSIZE) != 0)
+		f->maybe_stale = 1;
+	memcpy(f->verf, verf, NFS3_WRITEVERFSIZE);
+	f->have_verf = 1;
 }
 
 /* Remove [off, off + len) from every record: newer data replaces it. f->lock held. */
@@ -119,6 +130,8 @@ static int cut(struct nfs3c *c, struct nfs3c_file *f, uint64_t off, uint32_t len
 	uint64_t end = off + len;
 	struct wrec **pp = &f->recs, *r;
 
+	if (off >= f->recs_end)
+		return 0; /* an append (the common case): nothing to cut */
 	while ((r = *pp) != NULL) {
 		uint64_t rend = r->off + r->len;
 
@@ -156,12 +169,16 @@ static int cut(struct nfs3c *c, struct nfs3c_file *f, uint64_t off, uint32_t len
 	return 0;
 }
 
-/* Whether some record was written under another verifier than f's latest. */
-static int any_stale(const struct nfs3c_file *f)
+/* Whether some record was written under another verifier than f's latest:
+ * only looked for after the verifier changed, until none is found. */
+static int any_stale(struct nfs3c_file *f)
 {
+	if (!f->maybe_stale)
+		return 0;
 	for (const struct wrec *r = f->recs; r; r = r->next)
 		if (memcmp(r->verf, f->verf, NFS3_WRITEVERFSIZE) != 0)
 			return 1;
+	f->maybe_stale = 0;
 	return 0;
 }
 
@@ -193,11 +210,12 @@ static int record(struct nfs3c *c, struct nfs3c_file *f, uint64_t off, const voi
 		r->seq = ++f->seq;
 		r->next = f->recs;
 		f->recs = r;
+		if (off + len > f->recs_end)
+			f->recs_end = off + len;
 		dirty_add(c, f, len);
 		r = NULL;
 	}
-	memcpy(f->verf, verf, NFS3_WRITEVERFSIZE);
-	f->have_verf = 1;
+	set_verf(f, verf);
 	*stale = any_stale(f);
 	pthread_mutex_unlock(&f->lock);
 	if (r) {
@@ -284,7 +302,9 @@ static int resend_one(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_f
 			r->seq = ++f->seq; /* acknowledged again: only a later COMMIT covers it */
 		break;
 	}
-	memcpy(f->verf, verf, NFS3_WRITEVERFSIZE); /* mixed: r stays stale, goes again */
+	set_verf(f, verf);
+	if (mixed)
+		f->maybe_stale = 1; /* r stays stale, goes again */
 	pthread_mutex_unlock(&f->lock);
 	return 0;
 }
@@ -404,8 +424,7 @@ static int commit_settle(struct nfs3c *c, struct nfs3c_file *f, uint64_t snap, c
 	int stale;
 
 	pthread_mutex_lock(&f->lock);
-	memcpy(f->verf, verf, NFS3_WRITEVERFSIZE);
-	f->have_verf = 1;
+	set_verf(f, verf);
 	while (*pp) {
 		if ((*pp)->seq <= snap && memcmp((*pp)->verf, verf, NFS3_WRITEVERFSIZE) == 0)
 			rec_drop(c, f, pp);
