@@ -42,7 +42,7 @@ struct wdata {
 
 /* One unstable write not yet known to be committed. */
 struct wrec {
-	struct wrec *next;
+	struct wrec *next, *prev; /* newest first */
 	uint64_t off;
 	uint32_t len;
 	uint8_t *data; /* inside buf */
@@ -59,6 +59,7 @@ struct nfs3c_file {
 	pthread_mutex_t commit_lock; /* one COMMIT exchange at a time */
 	pthread_mutex_t lock;	     /* recs, dirty, seq, verf */
 	struct wrec *recs;	     /* never overlapping; newest first */
+	void *recs_by_off;	     /* the same records in a tsearch tree by offset */
 	uint64_t recs_end;	     /* no record ends after this: appends need not look */
 	int maybe_stale;	     /* verf changed since every record was seen to match it */
 	size_t dirty;

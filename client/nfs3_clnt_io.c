@@ -10,6 +10,7 @@
  * resend never puts old data over new. Resends run with the file's io lock held
  * exclusively, so no new write to the file is in flight meanwhile.
  */
+#include <search.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,12 +103,46 @@ static void wdata_put(struct wdata *d)
 		free(d);
 }
 
-/* Unlink and free *pp; f->lock held. */
-static void rec_drop(struct nfs3c *c, struct nfs3c_file *f, struct wrec **pp)
+/* The order of the offset tree: records never overlap, so "before", "after"
+ * and "overlaps" are all there is; a search for a range finds a record that
+ * overlaps it, if any. */
+static int by_off(const void *a, const void *b)
 {
-	struct wrec *r = *pp;
+	const struct wrec *x = a, *y = b;
 
-	*pp = r->next;
+	if (x->off + x->len <= y->off)
+		return -1;
+	return y->off + y->len <= x->off ? 1 : 0;
+}
+
+/* Put r in f's list (after prev, or first) and tree; -ENOMEM. f->lock held. */
+static int rec_link(struct nfs3c_file *f, struct wrec *prev, struct wrec *r)
+{
+	if (!tsearch(r, &f->recs_by_off, by_off))
+		return -ENOMEM;
+	r->prev = prev;
+	r->next = prev ? prev->next : f->recs;
+	if (r->next)
+		r->next->prev = r;
+	if (prev)
+		prev->next = r;
+	else
+		f->recs = r;
+	if (r->off + r->len > f->recs_end)
+		f->recs_end = r->off + r->len;
+	return 0;
+}
+
+/* Unlink and free r; f->lock held. */
+static void rec_drop(struct nfs3c *c, struct nfs3c_file *f, struct wrec *r)
+{
+	tdelete(r, &f->recs_by_off, by_off);
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		f->recs = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
 	dirty_add(c, f, -(int64_t)r->len);
 	wdata_put(r->buf);
 	free(r);
@@ -124,46 +159,49 @@ static void set_verf(struct nfs3c_file *f, const uint8_t *verf)
 	f->have_verf = 1;
 }
 
-/* Remove [off, off + len) from every record: newer data replaces it. f->lock held. */
+/* Remove [off, off + len) from every record: newer data replaces it. Each
+ * overlapping record is found through the offset tree; shrinking one in place
+ * keeps its place there. f->lock held. */
 static int cut(struct nfs3c *c, struct nfs3c_file *f, uint64_t off, uint32_t len)
 {
+	struct wrec key = {.off = off, .len = len}, *r;
 	uint64_t end = off + len;
-	struct wrec **pp = &f->recs, *r;
+	void **node;
 
-	if (off >= f->recs_end)
+	if (len == 0 || off >= f->recs_end)
 		return 0; /* an append (the common case): nothing to cut */
-	while ((r = *pp) != NULL) {
-		uint64_t rend = r->off + r->len;
+	while ((node = tfind(&key, &f->recs_by_off, by_off)) != NULL) {
+		uint64_t rend;
 
-		if (rend <= off || r->off >= end) {
-			pp = &r->next;
-		} else if (r->off < off && rend > end) { /* a hole in the middle: split */
+		r = *node;
+		rend = r->off + r->len;
+		if (r->off < off && rend > end) { /* a hole in the middle: split */
 			struct wrec *right = malloc(sizeof(*right));
 
 			if (!right)
 				return -ENOMEM;
 			*right = *r;
-			right->buf->refs++;
 			right->data = r->data + (end - r->off);
 			right->off = end;
 			right->len = (uint32_t)(rend - end);
 			r->len = (uint32_t)(off - r->off);
-			right->next = r->next;
-			r->next = right;
+			if (rec_link(f, r, right) != 0) {
+				r->len = (uint32_t)(rend - r->off);
+				free(right);
+				return -ENOMEM;
+			}
+			right->buf->refs++;
 			dirty_add(c, f, -(int64_t)len);
-			pp = &right->next;
 		} else if (r->off < off) { /* keep the left part */
 			dirty_add(c, f, -(int64_t)(rend - off));
 			r->len = (uint32_t)(off - r->off);
-			pp = &r->next;
 		} else if (rend > end) { /* keep the right part */
 			dirty_add(c, f, -(int64_t)(end - r->off));
 			r->data += end - r->off;
 			r->len = (uint32_t)(rend - end);
 			r->off = end;
-			pp = &r->next;
 		} else {
-			rec_drop(c, f, pp);
+			rec_drop(c, f, r);
 		}
 	}
 	return 0;
@@ -206,12 +244,8 @@ static int record(struct nfs3c *c, struct nfs3c_file *f, uint64_t off, const voi
 	}
 	pthread_mutex_lock(&f->lock);
 	rc = cut(c, f, off, len);
-	if (rc == 0 && r) {
+	if (rc == 0 && r && (rc = rec_link(f, NULL, r)) == 0) {
 		r->seq = ++f->seq;
-		r->next = f->recs;
-		f->recs = r;
-		if (off + len > f->recs_end)
-			f->recs_end = off + len;
 		dirty_add(c, f, len);
 		r = NULL;
 	}
@@ -291,11 +325,11 @@ static int resend_one(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_f
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&f->lock);
-	for (struct wrec **pp = &f->recs; *pp; pp = &(*pp)->next) {
-		if (*pp != r)
+	for (struct wrec *p = f->recs; p; p = p->next) {
+		if (p != r)
 			continue;
 		if (all != UNSTABLE)
-			rec_drop(c, f, pp); /* the server wrote it stably */
+			rec_drop(c, f, r); /* the server wrote it stably */
 		else if (!mixed)
 			memcpy(r->verf, first, NFS3_WRITEVERFSIZE);
 		if (all == UNSTABLE)
@@ -420,16 +454,15 @@ static int commit_once(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_
  * record must be sent again. */
 static int commit_settle(struct nfs3c *c, struct nfs3c_file *f, uint64_t snap, const uint8_t *verf)
 {
-	struct wrec **pp = &f->recs;
+	struct wrec *r, *next;
 	int stale;
 
 	pthread_mutex_lock(&f->lock);
 	set_verf(f, verf);
-	while (*pp) {
-		if ((*pp)->seq <= snap && memcmp((*pp)->verf, verf, NFS3_WRITEVERFSIZE) == 0)
-			rec_drop(c, f, pp);
-		else
-			pp = &(*pp)->next;
+	for (r = f->recs; r; r = next) {
+		next = r->next;
+		if (r->seq <= snap && memcmp(r->verf, verf, NFS3_WRITEVERFSIZE) == 0)
+			rec_drop(c, f, r);
 	}
 	stale = any_stale(f);
 	pthread_mutex_unlock(&f->lock);
@@ -505,7 +538,7 @@ struct nfs3c_file *nfs3c_file_get(struct nfs3c *c, const struct nfs3c_fh *fh)
 static void file_free(struct nfs3c *c, struct nfs3c_file *f)
 {
 	while (f->recs)
-		rec_drop(c, f, &f->recs);
+		rec_drop(c, f, f->recs);
 	pthread_rwlock_destroy(&f->io);
 	pthread_mutex_destroy(&f->commit_lock);
 	pthread_mutex_destroy(&f->lock);

@@ -426,6 +426,55 @@ static void resend_on(enum nfs3c_proto proto)
 	fx_free(f);
 }
 
+/* Thousands of random, overlapping unstable writes (appends, rewrites,
+ * holes punched in the middle of earlier ones), then a restart that loses them
+ * all: what the client resends from its records alone must be exactly the
+ * file's last contents. */
+static void test_overlapping_records(void **state)
+{
+	enum { SIZE = 256 << 10, WRITES = 3000 };
+	struct fx *f = fx_new();
+	uint8_t *mirror = calloc(1, SIZE), *piece = malloc(8192), *r = malloc(SIZE);
+	struct nfs3c_params p;
+	struct nfs3c_stats st;
+	struct nfs3c_fh fh;
+	struct nfs3c_file *wf;
+	unsigned seed = 7;
+	size_t got, hi = 0;
+	fattr3 a;
+
+	params(f, &p, NFS3C_PROTO_TCP, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY);
+	mount_with(f, &p);
+	assert_int_equal(nfs3c_create(f->c, NULL, nfs3c_root(f->c), "f", 0644, 0, &fh, &a), 0);
+	assert_non_null(wf = nfs3c_file_get(f->c, &fh));
+	for (int i = 0; i < WRITES; i++) {
+		size_t len = 1 + rand_r(&seed) % 8192, off = rand_r(&seed) % (SIZE - len);
+
+		if (i % 5 == 0) /* some appends too */
+			off = hi < SIZE - len ? hi : off;
+		for (size_t k = 0; k < len; k++)
+			piece[k] = (uint8_t)(i * 31 + k);
+		assert_int_equal(nfs3c_write(f->c, NULL, wf, off, piece, len, UNSTABLE), 0);
+		memcpy(mirror + off, piece, len);
+		if (off + len > hi)
+			hi = off + len;
+	}
+	restart(f);
+	clobber(f, "f", hi);
+	assert_int_equal(nfs3c_commit(f->c, NULL, wf), 0);
+	nfs3c_get_stats(f->c, &st);
+	assert_true(st.writes_resent >= 1);
+	assert_int_equal(nfs3c_file_dirty(wf), 0);
+	assert_int_equal(nfs3c_read(f->c, NULL, &fh, 0, r, hi, &got, NULL), 0);
+	assert_int_equal(got, hi);
+	assert_memory_equal(r, mirror, hi);
+	assert_int_equal(nfs3c_file_put(f->c, wf, NULL), 0);
+	free(mirror);
+	free(piece);
+	free(r);
+	fx_free(f);
+}
+
 /* A REMOVE that outlives the client's timeout is sent again, on a new
  * connection, with its first xid: the server drops the copies that come while
  * it still runs and answers the next from its reply cache. It runs once, and
@@ -750,6 +799,7 @@ int main(void)
 		cmocka_unit_test(test_resend_tcp),
 		cmocka_unit_test(test_resend_rdma),
 		cmocka_unit_test(test_resend_by_write),
+		cmocka_unit_test(test_overlapping_records),
 		cmocka_unit_test(test_retransmit_tcp),
 		cmocka_unit_test(test_retransmit_rdma),
 		cmocka_unit_test(test_survive_restart),
