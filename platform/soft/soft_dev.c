@@ -99,7 +99,7 @@ static int soft_query_device(struct vb_device *d, struct vb_device_attr *attr)
 	attr->max_mr_size = SOFT_MAX_MR_SIZE;
 	attr->max_qp_rd_atom = SOFT_MAX_RD_ATOM;
 	attr->max_qp_init_rd_atom = SOFT_MAX_RD_ATOM;
-	attr->has_mw = 1;
+	attr->has_mw = !soft_dev(d)->no_mw;
 	return 0;
 }
 
