@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
+#include <sys/random.h>
 
 #include "clock.h"
 #include "rpc_drc.h"
@@ -22,6 +23,7 @@ struct rpc_drc {
 	pthread_mutex_t lock;
 	struct rpc_drc_entry **buckets;
 	unsigned nbuckets; /* a power of two */
+	uint64_t seed;	   /* random: a client cannot aim its calls at one bucket */
 	unsigned n, max;
 	struct rpc_drc_entry *oldest, *newest;
 	uint64_t hits, drops, misses;
@@ -36,6 +38,12 @@ int rpc_drc_create(unsigned max_entries, struct rpc_drc **out)
 	d->max = max_entries ? max_entries : 1;
 	for (d->nbuckets = 64; d->nbuckets < d->max / 2; d->nbuckets *= 2)
 		;
+	if (getrandom(&d->seed, sizeof(d->seed), 0) != (ssize_t)sizeof(d->seed)) {
+		int rc = -errno;
+
+		free(d);
+		return rc;
+	}
 	if (!(d->buckets = calloc(d->nbuckets, sizeof(*d->buckets)))) {
 		free(d);
 		return -ENOMEM;
@@ -102,7 +110,7 @@ int rpc_drc_key(struct rpc_drc_key *k, const struct sockaddr *peer, uint32_t xid
 
 static unsigned bucket_of(const struct rpc_drc *d, const struct rpc_drc_key *k)
 {
-	uint64_t h = fnv1a(k->csum, k, offsetof(struct rpc_drc_key, csum));
+	uint64_t h = fnv1a(k->csum ^ d->seed, k, offsetof(struct rpc_drc_key, csum));
 
 	return (unsigned)(h ^ (h >> 32)) & (d->nbuckets - 1);
 }

@@ -10,7 +10,8 @@
  * reply of the first run. A retransmission that arrives while the first run is
  * still going is dropped (the client sends it again later), as knfsd does.
  * Bounded: least recently used completed entries go first; entries older than
- * RPC_DRC_MAX_AGE_S are never replayed.
+ * RPC_DRC_MAX_AGE_S are never replayed. Buckets are chosen with a random seed
+ * per cache, so that a client cannot pile its calls into one hash chain.
  */
 #ifndef NFSRDMA_RPC_DRC_H
 #define NFSRDMA_RPC_DRC_H
