@@ -99,6 +99,18 @@ int net_connect_tcp(const char *host, const char *port, int timeout_ms)
 	return fd;
 }
 
+int net_free_port(void)
+{
+	const char *err;
+	int fd = net_listen_tcp("127.0.0.1", "0", 1, &err), port;
+
+	if (fd < 0)
+		return fd;
+	port = net_local_port(fd);
+	close(fd);
+	return port;
+}
+
 int net_local_port(int fd)
 {
 	struct sockaddr_storage ss;

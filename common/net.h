@@ -13,6 +13,8 @@ int net_listen_tcp(const char *host, const char *port, int backlog, const char *
 int net_connect_tcp(const char *host, const char *port, int timeout_ms);
 /* The port a socket is bound to (for tests that listen on port 0). */
 int net_local_port(int fd);
+/* A TCP port free on 127.0.0.1 right now (for tests), or -errno. */
+int net_free_port(void);
 /* "address:port" of sa into buf. */
 const char *net_addr_str(const struct sockaddr *sa, char *buf, size_t len);
 /* Read or write exactly len bytes, retrying on EINTR and short transfers; 0 or -errno

@@ -19,6 +19,7 @@
 
 #include "client/nfs3_clnt.h"
 #include "clock.h"
+#include "net.h"
 #include "rpc_drc.h"
 #include "t/client_srv.h"
 
@@ -739,7 +740,7 @@ static void test_mount_errors(void **state)
 	p.host = "no-such-host.invalid";
 	expect_mount_error(&p, -EHOSTUNREACH, "cannot resolve server name");
 	params(f, &p, NFS3C_PROTO_TCP, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY);
-	snprintf(port, sizeof(port), "%d", csrv_free_port());
+	snprintf(port, sizeof(port), "%d", net_free_port());
 	p.port = port;
 	expect_mount_error(&p, -ECONNREFUSED, "Connection refused");
 	params(f, &p, NFS3C_PROTO_RDMA, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY);

@@ -3,26 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 
+#include "net.h"
 #include "server/nfs_program.h"
 #include "t/client_srv.h"
-
-/* See client_srv.h. */
-int csrv_free_port(void)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-		port = ntohs(sa.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
-}
 
 /* See client_srv.h. */
 void csrv_params_init(struct csrv_params *p, const char *dir)
@@ -90,7 +74,7 @@ static int listen_on(struct csrv *s, const char *port, int rdma, char *out)
 
 	if (port && !*port)
 		return 0;
-	snprintf(out, 16, "%d", port ? atoi(port) : csrv_free_port());
+	snprintf(out, 16, "%d", port ? atoi(port) : net_free_port());
 	if (!rdma)
 		return rpc_tcp_listen(s->rpc, "127.0.0.1", out, &tp, &s->tcp);
 	return rr_server_listen(s->rr, "127.0.0.1", out);

@@ -40,7 +40,5 @@ void csrv_params_init(struct csrv_params *p, const char *dir);
 /* Start; 0 or -errno (after a message on stderr). */
 int csrv_start(struct csrv *s, const struct csrv_params *p);
 void csrv_stop(struct csrv *s);
-/* A TCP port free on 127.0.0.1 right now. */
-int csrv_free_port(void);
 
 #endif

@@ -8,21 +8,8 @@
 #include <sys/socket.h>
 
 #include "bulkprog.h"
+#include "net.h"
 #include "rpcrdma_test_util.h"
-
-int rrt_free_port(void)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-		port = ntohs(sa.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
-}
 
 static const char key_bytes[] = "0123456789abcdef0123456789abcdef";
 
@@ -65,7 +52,7 @@ int rrt_server_start_p(struct rrt_server *t, const struct rr_params *pp, int wit
 	    (rc = rpc_server_add_program(t->rpc, &bulk_program)) != 0 ||
 	    (rc = rr_server_create(t->rpc, &p, &t->rr)) != 0)
 		return rc;
-	snprintf(t->port, sizeof(t->port), "%d", rrt_free_port());
+	snprintf(t->port, sizeof(t->port), "%d", net_free_port());
 	return rr_server_listen(t->rr, "127.0.0.1", t->port);
 }
 

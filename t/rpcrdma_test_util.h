@@ -13,7 +13,6 @@ struct rrt_server {
 };
 
 /* A TCP port free on 127.0.0.1 right now. */
-int rrt_free_port(void);
 /* The test parameters: soft provider, 16 credits, small arenas. */
 void rrt_params(struct rr_params *p, unsigned modes, enum rr_reg reg);
 /* A server of the bulk program on 127.0.0.1 (integrity key accepted if with_key). */
