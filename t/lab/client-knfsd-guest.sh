@@ -7,9 +7,7 @@ CLIENT=$top_builddir/nfsrdma-client
 SERVER=$top_builddir/server/nfsrdma-server
 IP=${RDMALAB_IP:-192.0.2.1}
 DEV=${RDMALAB_RXE_DEV:-rxe0}
-n=0
-ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
-skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
+. "$top_srcdir/t/test-lib.sh" # ok, skip
 mounted() { grep -q " $1 fuse.nfsrdma " /proc/mounts; }
 
 echo "1..26"

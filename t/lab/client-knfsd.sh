@@ -4,18 +4,10 @@
 # this build has the rdma-core provider (MOUNT goes to rpc.mountd over TCP).
 # TAP; "1..0 # SKIP reason" when the lab cannot boot here. The guest half is
 # client-knfsd-guest.sh.
-: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${top_builddir:=$(pwd)}"
-lab=${RDMALAB:-$top_srcdir/../shared/rdmalab}
-[ -x "$lab/lab-run.sh" ] || lab=/work/shared/rdmalab
-if [ ! -x "$lab/lab-run.sh" ]; then
-	echo "1..0 # SKIP no rdmalab (set RDMALAB to ../shared/rdmalab)"
-	exit 0
-fi
-if [ ! -x "$top_builddir/nfsrdma-client" ]; then
-	echo "1..0 # SKIP nfsrdma-client is not built in $top_builddir"
-	exit 0
-fi
+# Environment: see lab-common.sh; LAB_TIMEOUT (default 800).
+. "$(dirname "$0")/lab-common.sh"
+lab_require
+[ -x "$top_builddir/nfsrdma-client" ] || skip_all "nfsrdma-client is not built in $top_builddir"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 "$lab/lab-run.sh" -t "${LAB_TIMEOUT:-800}" -C "$top_builddir" -e "top_builddir=$top_builddir" \
@@ -23,8 +15,7 @@ trap 'rm -f "$out"' EXIT
 st=$?
 case $st in
 125)
-	echo "1..0 # SKIP the lab did not boot: $(grep -v '^$' "$out" | tail -n 3 | tr '\n' ' ')"
-	exit 0
+	skip_all "the lab did not boot: $(grep -v '^$' "$out" | tail -n 3 | tr '\n' ' ')"
 	;;
 124)
 	cat "$out"

@@ -1,5 +1,6 @@
 # lab-common.sh: sourced by the t/lab scripts. Finds ../shared/rdmalab and
-# decides whether the lab can run here; lab_skip_reason prints why not.
+# decides whether the lab can run here; lab_skip_reason prints why not, and
+# lab_require skips the whole TAP test with that reason (t/test-lib.sh).
 #
 # Environment: top_builddir (default .), top_srcdir (default: two levels
 # above the scripts), RDMALAB_DIR (default $top_srcdir/../shared/rdmalab),
@@ -8,6 +9,7 @@ top_builddir=$(cd "${top_builddir:-.}" && pwd)
 top_srcdir=$(cd "${top_srcdir:-$(dirname "$0")/../..}" && pwd)
 lab=${RDMALAB_DIR:-$top_srcdir/../shared/rdmalab}
 cache=${RDMALAB_CACHE:-/var/cache/rdmalab}
+. "$top_srcdir/t/test-lib.sh"
 
 # Why the lab cannot boot on this machine; nothing when it can.
 lab_skip_reason() {
@@ -20,4 +22,12 @@ lab_skip_reason() {
 	elif ! command -v qemu-system-x86_64 > /dev/null; then
 		echo "qemu-system-x86_64 is not installed"
 	fi
+}
+
+# Skip the whole test unless the lab can boot here.
+lab_require() {
+	local why
+
+	why=$(lab_skip_reason)
+	[ -z "$why" ] || skip_all "$why"
 }

@@ -15,13 +15,7 @@ timeout=${LAB_TIMEOUT:-780}
 size_mb=${SIZE_MB:-32}
 . "$(dirname "$0")/lab-common.sh"
 
-skip_all() {
-	echo "1..0 # SKIP $*"
-	exit 0
-}
-
-why=$(lab_skip_reason)
-[ -z "$why" ] || skip_all "$why"
+lab_require
 [ -x "$top_builddir/server/nfsrdma-server" ] || skip_all "server/nfsrdma-server is not built"
 grep -q '^#define HAVE_RDMACORE 1' "$top_builddir/config.h" ||
 	skip_all "built without rdma-core: nothing can talk to rxe0"

@@ -26,13 +26,7 @@ verbs_conformance: mw_range_and_rights|rxe checks a window key against its MR's 
 not the window's (rxe_resp.c check_rkey)"
 . "$(dirname "$0")/lab-common.sh"
 
-skip_all() {
-	echo "1..0 # SKIP $*"
-	exit 0
-}
-
-why=$(lab_skip_reason)
-[ -z "$why" ] || skip_all "$why"
+lab_require
 [ -x "$top_builddir/t/rdmacore_test" ] ||
 	skip_all "t/rdmacore_test not built: configure found no rdma-core or no cmocka"
 
