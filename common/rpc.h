@@ -129,7 +129,6 @@ enum rpc_reject {
 
 struct integrity_key;
 struct rpc_server;
-struct rpc_drc;
 struct rpc_drc_entry;
 struct rpc_drc_stats;
 
@@ -158,9 +157,8 @@ struct rpc_xreq {
 	void *args, *res;
 	struct rpc_req req;
 	enum rpc_reject status;
-	int ran;	     /* the procedure ran: its results need freeing */
-	struct rpc_drc *drc; /* the reply cache waiting for this reply, if any */
-	struct rpc_drc_entry *drc_entry;
+	int ran;			 /* the procedure ran: its results need freeing */
+	struct rpc_drc_entry *drc_entry; /* the reply cache's entry waiting for this reply */
 };
 
 struct rpc_server_params {
@@ -190,7 +188,7 @@ void rpc_server_get_drc_stats(struct rpc_server *srv, struct rpc_drc_stats *st);
  */
 int rpc_dispatch(struct rpc_server *srv, struct rpc_xreq *x);
 int rpc_reencode(struct rpc_server *srv, struct rpc_xreq *x);
-void rpc_dispatch_done(struct rpc_xreq *x);
+void rpc_dispatch_done(struct rpc_server *srv, struct rpc_xreq *x);
 
 /* ---- the client side ---- */
 

@@ -241,21 +241,19 @@ static int drc_check(struct rpc_server *srv, struct rpc_xreq *x, size_t args_sta
 		log_debug("xid %#x: retransmission of a call still running, dropped", x->xid);
 		return -EALREADY;
 	default:
-		if (x->drc_entry)
-			x->drc = srv->drc;
 		return 0;
 	}
 }
 
 /* The reply (rc from encoding it) is final: keep it for retransmissions if it
  * is a procedure's inline result, else forget the entry. */
-static void drc_finish(struct rpc_xreq *x, int rc)
+static void drc_finish(struct rpc_server *srv, struct rpc_xreq *x, int rc)
 {
 	int keep = rc == 0 && x->ran && x->status == RPC_OK && (!x->res_ddp || !x->res_ddp->nitems);
 
 	if (!x->drc_entry || rc == -EMSGSIZE)
 		return; /* none, or rpc_reencode() comes */
-	rpc_drc_done(x->drc, x->drc_entry, keep ? x->reply : NULL, keep ? x->reply_len : 0);
+	rpc_drc_done(srv->drc, x->drc_entry, keep ? x->reply : NULL, keep ? x->reply_len : 0);
 	x->drc_entry = NULL;
 }
 
@@ -310,7 +308,6 @@ int rpc_dispatch(struct rpc_server *srv, struct rpc_xreq *x)
 	x->args = x->res = NULL;
 	x->ran = 0;
 	x->reply_len = 0;
-	x->drc = NULL;
 	x->drc_entry = NULL;
 	memset(&x->req, 0, sizeof(x->req));
 	if (rpc_peek_xid(x->call, x->call_len, &x->xid) || x->call_len < 8)
@@ -354,7 +351,7 @@ int rpc_dispatch(struct rpc_server *srv, struct rpc_xreq *x)
 	rc = encode_reply(srv, x, x->status == RPC_OK && x->req.integrity_ok, why);
 	if (rc == -ENOSPC && x->status == RPC_OK)
 		rc = -EMSGSIZE; /* the transport may offer more room: rpc_reencode() */
-	drc_finish(x, rc);
+	drc_finish(srv, x, rc);
 	return rc;
 }
 
@@ -368,13 +365,13 @@ int rpc_reencode(struct rpc_server *srv, struct rpc_xreq *x)
 		x->status = RPC_SYSTEM_ERR;
 		rc = encode_reply(srv, x, x->req.integrity_ok, 0);
 	}
-	drc_finish(x, rc);
+	drc_finish(srv, x, rc);
 	return rc;
 }
 
-void rpc_dispatch_done(struct rpc_xreq *x)
+void rpc_dispatch_done(struct rpc_server *srv, struct rpc_xreq *x)
 {
-	drc_finish(x, -ECANCELED); /* a reply never made: forget the entry */
+	drc_finish(srv, x, -ECANCELED); /* a reply never made: forget the entry */
 	if (x->desc && x->args)
 		xdr_free(x->desc->xdr_args, x->args);
 	if (x->ran) {

@@ -150,7 +150,7 @@ static void tcp_req_run(struct work *w)
 	} else if (rc != -EALREADY) {
 		log_info("%s: xid %#x: no reply: %s", c->peer_str, r->x.xid, strerror(-rc));
 	}
-	rpc_dispatch_done(&r->x);
+	rpc_dispatch_done(c->l->srv, &r->x);
 	req_free(r);
 	pthread_mutex_lock(&c->lock);
 	c->inflight--;

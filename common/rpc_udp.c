@@ -57,7 +57,7 @@ static void udp_run(struct work *w)
 	if (rc == 0 && sendto(l->fd, r->reply, r->x.reply_len, 0, (struct sockaddr *)&r->peer,
 			      r->peer_len) < 0)
 		log_debug("reply not sent: %s", strerror(errno));
-	rpc_dispatch_done(&r->x);
+	rpc_dispatch_done(l->srv, &r->x);
 	free(r->bulk);
 	free(r);
 	pthread_mutex_lock(&l->lock);

@@ -135,7 +135,7 @@ static void sreq_release(struct rr_sreq *rq)
 	if (rq->recv)
 		rr_recv_repost(rq->recv);
 	if (rq->dispatched)
-		rpc_dispatch_done(&rq->x);
+		rpc_dispatch_done(srv->rpc, &rq->x);
 	for (unsigned i = 0; i < rq->nbufs; i++) {
 		rr_buf_unexpose(reg, c->vc, rq->bufs[i]);
 		rr_buf_put(reg, rq->bufs[i]);

@@ -147,7 +147,7 @@ static int dispatch(struct fx *f, uint32_t proc, uint32_t xid, u_int amount, u_i
 		if (reply_len)
 			*reply_len = x.reply_len;
 	}
-	rpc_dispatch_done(&x);
+	rpc_dispatch_done(f->srv, &x);
 	return rc;
 }
 
