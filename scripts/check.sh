@@ -2,7 +2,10 @@
 # check.sh: install what is needed, build (warnings as errors, ASan + UBSan) and
 # run the whole test suite; then the style check and `make distcheck`; then, where
 # time allows (NFSRDMA_EXTRAS=yes|no|auto), the long runs: the Soft-RoCE lab
-# tests, the fuzz campaign and the benchmarks. Ends with "N passed, N failed[, N skipped]".
+# tests, the fuzz campaign and the benchmarks. Every step has a deadline inside
+# the budget (each test in make check has its own, see t/deadline.sh); a step
+# cut off by its deadline fails and is named before the summary.
+# Ends with "N passed, N failed[, N skipped]".
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -10,8 +13,28 @@ EXTRAS=${NFSRDMA_EXTRAS:-auto}
 START=$(date +%s)
 BUDGET=${NFSRDMA_CI_BUDGET:-4800}   # seconds for the whole run; CI allows 90 minutes
 
-pass=0 fail=0 skip=0
+pass=0 fail=0 skip=0 cut=""
 log() { echo "check: $*"; }
+left() { echo $((BUDGET - ($(date +%s) - START))); }
+# deadline SECONDS: SECONDS, or what is left of the budget if that is less.
+deadline() {
+	local l
+	l=$(left)
+	[ "$l" -gt 0 ] || l=1
+	echo $(($1 < l ? $1 : l))
+}
+# bounded SECONDS CMD...: CMD, its whole process group ended once SECONDS pass.
+bounded() {
+	local limit=$1
+	shift
+	timeout -k 30 "$limit" "$@"
+}
+# was_cut NAME SECONDS STATUS: true, and the step named, if STATUS is a deadline's.
+was_cut() {
+	[ "$3" -eq 124 ] || [ "$3" -eq 137 ] || return 1
+	log "$1: cut off by its deadline of ${2}s"
+	cut="$cut $1(${2}s)"
+}
 
 # Add up one `make check`-style run from its summary block.
 tally() { # tally LOGFILE
@@ -23,18 +46,20 @@ tally() { # tally LOGFILE
 }
 # A step that is one check on its own (style, distcheck): pass or fail.
 step() { # step NAME CMD...
-	local name=$1
+	local name=$1 limit rc
 	shift
-	if "$@" > "$top/build/$name.log" 2>&1; then
+	limit=$(deadline 1800)
+	bounded "$limit" "$@" > "$top/build/$name.log" 2>&1
+	rc=$?
+	if [ $rc -eq 0 ]; then
 		log "$name: ok"
 		pass=$((pass + 1))
 	else
-		log "$name: FAILED (see build/$name.log)"
+		was_cut "$name" "$limit" $rc || log "$name: FAILED (see build/$name.log)"
 		tail -n 40 "$top/build/$name.log"
 		fail=$((fail + 1))
 	fi
 }
-left() { echo $((BUDGET - ($(date +%s) - START))); }
 
 lab_arg=""
 [ "$EXTRAS" = no ] || lab_arg=--lab
@@ -53,8 +78,12 @@ if ! scripts/build.sh "$B" --enable-werror --enable-sanitizers > "$top/build/bui
 fi
 
 log "make check (ASan + UBSan)"
-make -C "$B" -j"$(nproc)" check 2>&1 | tee "$top/build/make-check.log" | grep -E '^(PASS|FAIL|SKIP|ERROR|XPASS|XFAIL):|^# ' 
+limit=$(deadline 1800)
+bounded "$limit" make -C "$B" -j"$(nproc)" check 2>&1 | tee "$top/build/make-check.log" |
+	grep -E '^(PASS|FAIL|SKIP|ERROR|XPASS|XFAIL):|^# '
+was_cut "make check" "$limit" "${PIPESTATUS[0]}"
 tally "$top/build/make-check.log"
+grep -q '^# TOTAL' "$top/build/make-check.log" || fail=$((fail + 1))
 grep -q '^# FAIL: *0' "$top/build/make-check.log" && grep -q '^# ERROR: *0' "$top/build/make-check.log" ||
 	{ for f in $(grep -lE '^(FAIL|ERROR)' "$B"/t/*.log 2>/dev/null); do echo "--- $f"; tail -n 30 "$f"; done; }
 
@@ -68,16 +97,20 @@ run_extra() { # run_extra TARGET MIN_SECONDS_LEFT
 		skip=$((skip + 1))
 		return
 	fi
-	local dir=$B rc
+	local dir=$B rc limit
 	# figures mean something only without the sanitizers: benchmarks use a release build
 	if [[ $1 == bench-* ]]; then
 		dir=$top/build/rel
 		[ -f "$dir/Makefile" ] || scripts/build.sh "$dir" > "$top/build/rel-build.log" 2>&1
 	fi
-	log "make $1"
-	make -C "$dir" "$1" 2>&1 | tee "$top/build/$1.log" | grep -E '^(PASS|FAIL|SKIP|ERROR|XPASS|XFAIL):|^# |^bench'
+	limit=$(deadline "$2")
+	log "make $1 (deadline ${limit}s)"
+	bounded "$limit" make -C "$dir" "$1" 2>&1 | tee "$top/build/$1.log" |
+		grep -E '^(PASS|FAIL|SKIP|ERROR|XPASS|XFAIL):|^# |^bench'
 	rc=${PIPESTATUS[0]}
-	if grep -q '^# TOTAL' "$top/build/$1.log"; then
+	if was_cut "$1" "$limit" $rc; then
+		fail=$((fail + 1))
+	elif grep -q '^# TOTAL' "$top/build/$1.log"; then
 		tally "$top/build/$1.log"
 	elif [ "$rc" -eq 0 ]; then
 		pass=$((pass + 1))
@@ -91,6 +124,7 @@ for t in $(make -s -C "$B" print-extra-targets 2>/dev/null); do
 done
 
 log "took $(( $(date +%s) - START ))s"
+[ -z "$cut" ] || log "cut off by their deadlines:$cut"
 summary="$pass passed, $fail failed"
 [ "$skip" -eq 0 ] || summary="$summary, $skip skipped"
 echo "$summary"

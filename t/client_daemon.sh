@@ -92,7 +92,7 @@ stop_daemon KILL
 sleep 0.5
 start_daemon
 ok $? "server killed and restarted on the same ports"
-wait $writer
+wait_bounded 120 $writer
 ok $? "the writer went on through the restart"
 check "no fsync'd data lost" test "$(md5sum < "$E/before")" = "$(md5sum < "$T_SCRATCH/big")"
 check "the file written through the restart is whole" cmp -s "$T_SCRATCH/big" "$M/during"

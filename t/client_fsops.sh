@@ -65,7 +65,7 @@ for i in 0 1 2 3; do
 	writers="$writers $!"
 done
 wait_ok=0
-for j in $writers; do wait "$j" || wait_ok=1; done
+for j in $writers; do wait_bounded 120 "$j" || wait_ok=1; done
 ok $wait_ok "concurrent writers finish"
 check "concurrent writers: shared file intact" test "$(md5sum < "$D/shared")" = "$sum"
 own_ok=0

@@ -52,7 +52,7 @@ start_server() {
 # stop_server PID [SIGNAL]
 stop_server() {
 	kill -"${2:-TERM}" "$1" 2>/dev/null
-	wait "$1" 2>/dev/null
+	wait_bounded 30 "$1" 2>/dev/null
 }
 
 is_mounted() { grep -q " $1 fuse.nfsrdma " /proc/mounts; }
@@ -82,7 +82,7 @@ fg_mount() {
 fg_umount() {
 	local rc
 	"$CLIENT" umount "$1" || return 1
-	wait $FG_PID
+	wait_bounded 30 $FG_PID
 	rc=$?
 	[ $rc -eq 0 ] || diag "the foreground daemon exited with $rc: $(tail -n 40 "$T_SCRATCH/fg.err")"
 	return $rc
@@ -96,7 +96,9 @@ cleanup() {
 	for p in $T_PIDS; do
 		kill "$p" 2>/dev/null
 	done
-	wait 2>/dev/null
+	for p in $T_PIDS; do
+		wait_bounded 10 "$p" 2>/dev/null
+	done
 	for m in $T_UMOUNTS; do
 		umount "$m" 2>/dev/null || umount -l "$m"
 	done

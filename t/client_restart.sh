@@ -31,7 +31,7 @@ for proto in rdma tcp; do
 	sleep 1
 	start_server S2 -d "$E" -r "$S_RDMA" -t "$S_TCP"
 	ok $? "$proto: server restarted on the same ports"
-	wait $writer
+	wait_bounded 120 $writer
 	ok $? "$proto: the writer went on through the restart"
 	check "$proto: its file is whole" test "$(md5sum < "$M/during")" = "$sum"
 	check "$proto: the fsync'd file from before is intact" test "$(md5sum < "$E/before")" = "$sum"

@@ -139,15 +139,19 @@ SPID=$!
 PIDS+=($SPID)
 for i in $(seq 50); do [ -S "$T/ctl.sock" ] && break; sleep 0.1; done
 head -c 4000000 /dev/urandom >"$T/load.bin"
+# An upload the stop cuts short never ends on its own (libnfs reconnects for
+# ever): each has 30 s, and only one that reported success is checked.
+UPLOADS=()
 for i in $(seq 8); do
-	(nfs-cp "$T/load.bin" "$URL/load$i.bin$Q" >/dev/null 2>&1 && echo ok >"$T/load$i.done") &
-	PIDS+=($!)
+	(timeout 30 nfs-cp "$T/load.bin" "$URL/load$i.bin$Q" >/dev/null 2>&1 && echo ok >"$T/load$i.done") &
+	UPLOADS+=($!)
 done
+PIDS+=("${UPLOADS[@]}")
 sleep 0.3
 kill -TERM $SPID
-wait $SPID
+wait_bounded 30 $SPID
 check "SIGTERM under load exits 0 after finishing the calls in flight" [ $? -eq 0 ]
-wait
+for p in "${UPLOADS[@]}"; do wait_bounded 40 "$p"; done
 done_ok=0
 bad=0
 for i in $(seq 8); do

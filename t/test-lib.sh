@@ -26,6 +26,26 @@ check() {
 skip() { T_NUM=$((T_NUM + 1)); echo "ok $T_NUM # SKIP $*"; }
 diag() { echo "# $*"; }
 
+# wait_bounded SECONDS PID: wait for a child, for SECONDS at most; its exit
+# status, or 124 once it has been ended (SIGTERM, then SIGKILL) for running too
+# long. No test waits for a process without a limit.
+wait_bounded() {
+	local i
+	for ((i = 0; i < $1 * 10; i++)); do
+		kill -0 "$2" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$2" 2>/dev/null; then
+		diag "pid $2 still running after $1 s: $(ps -o args= -p "$2")"
+		kill -TERM "$2" 2>/dev/null
+		sleep 1
+		kill -KILL "$2" 2>/dev/null
+		wait "$2" 2>/dev/null
+		return 124
+	fi
+	wait "$2"
+}
+
 # A TCP/UDP port free right now, below the kernel's ephemeral range, so that
 # other tests' outgoing connections and bind(0)s (run in parallel) cannot take it.
 free_port() {

@@ -10,6 +10,7 @@
 # written and read back with dd (MB/s) and compared. Then lab-knfsd and dd again.
 #
 # Environment: see lab-common.sh; LAB_TIMEOUT (default 780), SIZE_MB (default 32).
+# The guest has LAB_TIMEOUT; the test as a whole, nfsrdma-test-deadline: 840
 set -u
 timeout=${LAB_TIMEOUT:-780}
 size_mb=${SIZE_MB:-32}

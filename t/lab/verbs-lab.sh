@@ -11,6 +11,7 @@
 # "run: case". Prints "1..0 # SKIP reason" when the lab cannot run here.
 #
 # Environment: see lab-common.sh; LAB_TIMEOUT (seconds, default 780).
+# The guest has LAB_TIMEOUT; the test as a whole, nfsrdma-test-deadline: 840
 set -u
 timeout=${LAB_TIMEOUT:-780}
 # One run per line: name, binary, extra environment.
