@@ -46,6 +46,13 @@ int osdep_cred_available(void);
 int osdep_cred_set(uid_t uid, gid_t gid, size_t ngids, const gid_t *gids);
 /* Back to the server's own identity, for the calling thread. */
 int osdep_cred_restore(void);
+/* The calling thread's credential epoch: 0 while it has never changed its
+ * credentials, else a number that changes at every osdep_cred_set and
+ * osdep_cred_restore and is never reused. Linux compares a thread's credentials
+ * with those a uverbs or rdma_cm file was opened with, and refuses the write()
+ * that posts, arms or connects when they differ (even after a restore); the
+ * soft provider applies the same rule through this epoch. */
+unsigned long osdep_cred_epoch(void);
 
 /* Check access (R_OK, W_OK, X_OK) to the object fd refers to as the calling
  * thread's current identity, with ACLs, as open() would. */

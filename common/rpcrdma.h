@@ -80,6 +80,7 @@ struct rr_stats {
 	uint64_t done_unknown;	  /* RDMA_DONE for no exposed reply (unknown, twice) */
 	uint64_t err_vers_sent, err_chunk_sent;
 	uint64_t credit_overruns;
+	uint64_t post_failures;	  /* work request chains the provider refused */
 	uint64_t remote_regs_now; /* registrations a peer can reach right now */
 	uint64_t registered_now;  /* bytes registered right now */
 	uint64_t cached_now;	  /* of which idle in the registration cache */

@@ -74,6 +74,18 @@ struct clnt_ddp {
 	unsigned wused;	  /* decoding: Write chunks consumed */
 };
 
+/* Expose b to the server, unless the connection is going. */
+static int expose(struct cslot *s, struct rr_buf *b)
+{
+	struct rr_conn *c = s->cl->conn;
+	struct vb_conn *vc = rr_conn_enter(c);
+	int rc = rr_buf_expose(s->cl->ep->reg, vc, b, 0);
+
+	if (vc)
+		rr_conn_leave(c);
+	return rc;
+}
+
 static int add_buf(struct cslot *s, struct rr_buf *b)
 {
 	if (s->nbufs == sizeof(s->bufs) / sizeof(s->bufs[0])) {
@@ -99,7 +111,7 @@ static struct rr_buf *expose_data(struct cslot *s, void *data, size_t len, int c
 			return NULL;
 		if (copy)
 			memcpy(b->addr, data, len);
-		if (rr_buf_expose(reg, cl->conn->vc, b) != 0) {
+		if (expose(s, b) != 0) {
 			rr_buf_put(reg, b);
 			return NULL;
 		}
@@ -115,7 +127,7 @@ static struct rr_buf *own_exposed(struct cslot *s, size_t len)
 
 	if (rr_buf_get(reg, len, RR_GET_EXPOSE, &b) != 0)
 		return NULL;
-	if (rr_buf_expose(reg, s->cl->conn->vc, b) != 0) {
+	if (expose(s, b) != 0) {
 		rr_buf_put(reg, b);
 		return NULL;
 	}
@@ -395,8 +407,7 @@ static int pull_exposed(struct cslot *s)
 	if (b.n == 0)
 		return 0;
 	s->reads_busy = 1;
-	if ((rc = rr_post(c, &b, &s->read_wr)) != 0)
-		return rc;
+	rr_post(c, &b, &s->read_wr); /* completes, if only as a flush */
 	pthread_mutex_lock(&cl->lock);
 	while (s->reads_busy)
 		pthread_cond_wait(&s->cond, &cl->lock);
@@ -417,14 +428,10 @@ static void wait_send(struct cslot *s)
 static int post_send(struct cslot *s, struct vb_sge *sge, int nsge)
 {
 	struct rr_batch b = {.n = 0};
-	int rc;
 
 	rr_batch_send(&b, sge, nsge);
-	s->send_busy = 1;
-	rc = rr_post(s->cl->conn, &b, &s->send_wr);
-	if (rc)
-		s->send_busy = 0;
-	return rc;
+	s->send_busy = 1; /* until its completion, if only as a flush */
+	return rr_post(s->cl->conn, &b, &s->send_wr);
 }
 
 static int send_done_msg(struct cslot *s)
@@ -477,14 +484,18 @@ static void slot_finish(struct cslot *s)
 {
 	struct rr_clnt *cl = s->cl;
 	struct rr_reg_ctx *reg = cl->ep->reg;
+	struct vb_conn *vc;
 
 	if (s->recv)
 		rr_recv_repost(s->recv);
 	wait_send(s);
+	vc = rr_conn_enter(cl->conn);
 	for (unsigned i = 0; i < s->nbufs; i++) {
-		rr_buf_unexpose(reg, cl->conn->vc, s->bufs[i]);
+		rr_buf_unexpose(reg, vc, s->bufs[i]);
 		rr_buf_put(reg, s->bufs[i]);
 	}
+	if (vc)
+		rr_conn_leave(cl->conn);
 	rr_send_put(cl->conn, s->send);
 	pthread_mutex_lock(&cl->lock);
 	cl->outstanding--;

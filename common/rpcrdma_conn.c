@@ -213,6 +213,8 @@ int rr_conn_create(struct rr_ep *ep, struct vb_conn *vc, int is_server, struct r
 	c->recv_max = ep->p.inline_recv;
 	c->send_max = RPCRDMA_CM_DEFAULT_INLINE;
 	snprintf(c->peer, sizeof(c->peer), "%s", vc->peer[0] ? vc->peer : "peer");
+	c->peer_addr = vc->peer_addr;
+	c->peer_addr_len = vc->peer_addr_len;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->cond, NULL);
 	c->nrecv = credits + RR_RECV_SPARE;
@@ -267,19 +269,29 @@ void rr_conn_set_peer_private(struct rr_conn *c, const void *pdata, size_t len)
 
 /* ---- send buffers ---- */
 
-struct rr_send *rr_send_get(struct rr_conn *c)
+static struct rr_send *send_get(struct rr_conn *c, int wait)
 {
 	struct rr_send *s = NULL;
 
 	pthread_mutex_lock(&c->lock);
-	while (!c->dead && !c->send_free)
+	while (wait && !c->dead && !c->send_free)
 		pthread_cond_wait(&c->cond, &c->lock);
-	if (!c->dead) {
+	if (!c->dead && c->send_free) {
 		s = c->send_free;
 		c->send_free = s->next;
 	}
 	pthread_mutex_unlock(&c->lock);
 	return s;
+}
+
+struct rr_send *rr_send_get(struct rr_conn *c)
+{
+	return send_get(c, 1);
+}
+
+struct rr_send *rr_send_tryget(struct rr_conn *c)
+{
+	return send_get(c, 0);
 }
 
 void rr_send_put(struct rr_conn *c, struct rr_send *s)
@@ -345,37 +357,162 @@ int rr_batch_write_chunk(struct rr_batch *b, void *addr, uint32_t len, uint32_t 
 	return left ? -ENOSPC : 0;
 }
 
+/* ---- posting ---- */
+
+struct rr_chain {
+	struct rr_chain *next;
+	struct rr_wr *ctx;
+	unsigned n;
+	struct vb_send_wr *wr; /* n of them, then their SGEs, in the same allocation */
+};
+
+/* Put ctx on the owed list (c->lock held). */
+static void owe(struct rr_conn *c, struct rr_wr *ctx)
+{
+	ctx->prev = NULL;
+	ctx->next = c->owed;
+	if (c->owed)
+		c->owed->prev = ctx;
+	c->owed = ctx;
+}
+
+/* Take ctx off the owed list (c->lock held). */
+static void unowe(struct rr_conn *c, struct rr_wr *ctx)
+{
+	if (ctx->prev)
+		ctx->prev->next = ctx->next;
+	else
+		c->owed = ctx->next;
+	if (ctx->next)
+		ctx->next->prev = ctx->prev;
+	ctx->prev = ctx->next = NULL;
+}
+
+/* A copy of n chained WRs and their SGEs, to post later. */
+static struct rr_chain *chain_copy(const struct vb_send_wr *wr, unsigned n, struct rr_wr *ctx)
+{
+	size_t nsge = 0;
+	struct rr_chain *ch;
+	struct vb_sge *sge;
+
+	for (unsigned i = 0; i < n; i++)
+		nsge += (size_t)wr[i].num_sge;
+	ch = malloc(sizeof(*ch) + n * sizeof(*wr) + nsge * sizeof(*sge));
+	if (!ch)
+		return NULL;
+	ch->next = NULL;
+	ch->ctx = ctx;
+	ch->n = n;
+	ch->wr = (struct vb_send_wr *)(ch + 1);
+	sge = (struct vb_sge *)(ch->wr + n);
+	for (unsigned i = 0; i < n; i++) {
+		ch->wr[i] = wr[i];
+		memcpy(sge, wr[i].sg_list, (size_t)wr[i].num_sge * sizeof(*sge));
+		ch->wr[i].sg_list = sge;
+		ch->wr[i].next = i + 1 < n ? &ch->wr[i + 1] : NULL;
+		sge += wr[i].num_sge;
+	}
+	return ch;
+}
+
+/* Hand a chain whose slots are taken to the provider (c->lock not held). A
+ * failed post may or may not have queued what it was given (rxe queues the
+ * chain, then its doorbell write() fails), so ctx stays owed: its completion,
+ * or the flush made up at teardown, ends it. */
+static void post_chain(struct rr_conn *c, struct vb_send_wr *wr)
+{
+	struct vb_send_wr *bad = NULL;
+	int rc = vb_post_send(c->vc, wr, &bad);
+	char why[96];
+
+	pthread_mutex_lock(&c->lock);
+	if (--c->posting == 0)
+		pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	if (rc) {
+		rr_stat_add(&c->st.post_failures, 1);
+		snprintf(why, sizeof(why), "cannot post work requests: %s", strerror(-rc));
+		rr_conn_fail(c, why);
+	}
+}
+
+/* Take the slots of an n-WR chain for ctx (c->lock held); it goes out next. */
+static void take_slots(struct rr_conn *c, unsigned n, struct rr_wr *ctx)
+{
+	c->sq_free -= n;
+	ctx->nwr = n;
+	owe(c, ctx);
+	c->posting++;
+}
+
+/* Post the queued chains that now fit, in order (c->lock not held). */
+static void post_queued(struct rr_conn *c)
+{
+	for (;;) {
+		struct rr_chain *ch;
+
+		pthread_mutex_lock(&c->lock);
+		ch = c->queued;
+		if (!ch || c->dead || c->sq_free < ch->n) {
+			pthread_mutex_unlock(&c->lock);
+			return;
+		}
+		c->queued = ch->next;
+		if (!c->queued)
+			c->queued_tail = NULL;
+		take_slots(c, ch->n, ch->ctx);
+		pthread_mutex_unlock(&c->lock);
+		post_chain(c, ch->wr);
+		free(ch);
+	}
+}
+
+static void flush_owed_in_loop(void *arg);
+
 int rr_post(struct rr_conn *c, struct rr_batch *b, struct rr_wr *ctx)
 {
-	struct vb_send_wr *bad;
-	int rc;
+	struct rr_chain *ch = NULL;
+	int rc = 0, late = 0;
 
-	if (b->n == 0 || b->n > c->sq_depth)
-		return -E2BIG;
-	pthread_mutex_lock(&c->lock);
-	while (!c->dead && c->sq_free < b->n)
-		pthread_cond_wait(&c->cond, &c->lock);
-	if (c->dead) {
-		pthread_mutex_unlock(&c->lock);
-		return -ECONNRESET;
-	}
-	c->sq_free -= b->n;
-	c->signaled++;
-	pthread_mutex_unlock(&c->lock);
 	for (unsigned i = 0; i < b->n; i++) {
 		b->wr[i].next = i + 1 < b->n ? &b->wr[i + 1] : NULL;
 		b->wr[i].wr_id = 0;
 		b->wr[i].send_flags &= ~VB_SEND_SIGNALED;
 	}
-	b->wr[b->n - 1].send_flags |= VB_SEND_SIGNALED;
-	b->wr[b->n - 1].wr_id = (uintptr_t)ctx;
-	ctx->nwr = b->n;
-	rc = vb_post_send(c->vc, b->wr, &bad);
-	if (rc) {
-		pthread_mutex_lock(&c->lock);
-		c->signaled--;
+	if (b->n) {
+		b->wr[b->n - 1].send_flags |= VB_SEND_SIGNALED;
+		b->wr[b->n - 1].wr_id = (uintptr_t)ctx;
+	}
+	ctx->nwr = 0;
+	pthread_mutex_lock(&c->lock);
+	if (c->dead || b->n == 0 || b->n > c->sq_depth) {
+		rc = c->dead ? -ECONNRESET : -E2BIG;
+	} else if (c->queued || c->sq_free < b->n) {
+		if ((ch = chain_copy(b->wr, b->n, ctx)) == NULL) {
+			rc = -ENOMEM;
+		} else if (c->queued_tail) {
+			c->queued_tail->next = ch;
+			c->queued_tail = ch;
+		} else {
+			c->queued = c->queued_tail = ch;
+		}
+	} else {
+		take_slots(c, b->n, ctx);
 		pthread_mutex_unlock(&c->lock);
-		rr_conn_fail(c, "cannot post work requests");
+		post_chain(c, b->wr);
+		return 0;
+	}
+	if (rc) {
+		owe(c, ctx);
+		late = c->qp_gone; /* the teardown that completes owed contexts is over */
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (rc == -ENOMEM || rc == -E2BIG)
+		rr_conn_fail(c,
+			     rc == -E2BIG ? "a chain longer than the send queue" : "out of memory");
+	if (late) {
+		rr_conn_get(c);
+		evloop_call(c->ep->loop, flush_owed_in_loop, c);
 	}
 	return rc;
 }
@@ -412,12 +549,12 @@ static void handle_wc(struct rr_conn *c, const struct vb_wc *wc)
 	}
 	pthread_mutex_lock(&c->lock);
 	c->sq_free += w->nwr;
-	c->signaled--;
-	pthread_cond_broadcast(&c->cond);
+	unowe(c, w);
 	pthread_mutex_unlock(&c->lock);
 	if (wc->status != VB_WC_SUCCESS && wc->status != VB_WC_WR_FLUSH_ERR)
 		rr_conn_fail(c, vb_wc_status_str(wc->status));
 	w->done(c, w, wc);
+	post_queued(c);
 }
 
 /* Poll until empty; returns -errno if the CQ failed. */
@@ -483,20 +620,41 @@ int rr_conn_start(struct rr_conn *c)
 
 /* ---- teardown ---- */
 
-/* In the loop: once nobody holds the connection, destroy the QP (which flushes
- * what is left), consume the flushes, and free. */
-static void conn_destroy_in_loop(void *arg)
+/* Complete the contexts of list (taken off the connection) with a flush. */
+static void flush_list(struct rr_conn *c, struct rr_wr *list)
+{
+	struct vb_wc wc = {.status = VB_WC_WR_FLUSH_ERR};
+
+	while (list) {
+		struct rr_wr *w = list;
+
+		list = w->next;
+		w->prev = w->next = NULL;
+		wc.wr_id = (uintptr_t)w;
+		w->done(c, w, &wc);
+	}
+}
+
+/* In the loop, after the teardown: contexts owed by posts that came too late. */
+static void flush_owed_in_loop(void *arg)
+{
+	struct rr_conn *c = arg;
+	struct rr_wr *list;
+
+	pthread_mutex_lock(&c->lock);
+	list = c->owed;
+	c->owed = NULL;
+	pthread_mutex_unlock(&c->lock);
+	flush_list(c, list);
+	rr_conn_put(c);
+}
+
+/* In the loop, once nobody holds the connection: free it. */
+static void conn_free_in_loop(void *arg)
 {
 	struct rr_conn *c = arg;
 	struct rr_ep *ep = c->ep;
 
-	evloop_del(ep->loop, vb_cq_fd(c->cq));
-	evloop_del(ep->loop, vb_conn_fd(c->vc));
-	vb_conn_destroy(c->vc);
-	drain_cq(c);
-	if (c->posted_recvs || c->signaled)
-		log_warn("%s: %u receives and %u chains not flushed at destroy", c->peer,
-			 c->posted_recvs, c->signaled);
 	pthread_mutex_lock(&ep->lock);
 	for (struct rr_conn **pp = &ep->conns; *pp; pp = &(*pp)->next) {
 		if (*pp == c) {
@@ -532,16 +690,49 @@ void rr_conn_put(struct rr_conn *c)
 	refs = --c->refs;
 	pthread_mutex_unlock(&c->lock);
 	if (refs == 0)
-		evloop_call(c->ep->loop, conn_destroy_in_loop, c);
+		evloop_call(c->ep->loop, conn_free_in_loop, c);
 }
 
-/* In the loop: let the side fail what waits on c, then drop the loop's reference. */
+/* In the loop: let the side fail what waits on c; once no other thread is in
+ * a verbs call on it, disconnect and destroy the QP (which flushes what the
+ * provider holds), consume the flushes, complete what is still owed, and drop
+ * the loop's reference. The memory goes when the last reference does. */
 static void conn_dead_in_loop(void *arg)
 {
 	struct rr_conn *c = arg;
+	struct rr_ep *ep = c->ep;
+	struct rr_chain *queued;
+	struct rr_wr *owed;
 
 	if (c->on_dead)
 		c->on_dead(c);
+	pthread_mutex_lock(&c->lock);
+	while (c->posting)
+		pthread_cond_wait(&c->cond, &c->lock);
+	queued = c->queued;
+	c->queued = c->queued_tail = NULL;
+	pthread_mutex_unlock(&c->lock);
+	evloop_del(ep->loop, vb_cq_fd(c->cq));
+	evloop_del(ep->loop, vb_conn_fd(c->vc));
+	vb_disconnect(c->vc);
+	vb_conn_destroy(c->vc);
+	drain_cq(c);
+	pthread_mutex_lock(&c->lock);
+	c->vc = NULL;
+	c->qp_gone = 1;
+	owed = c->owed;
+	c->owed = NULL;
+	c->posted_recvs = 0; /* what was not flushed went with the QP */
+	pthread_mutex_unlock(&c->lock);
+	while (queued) {
+		struct rr_chain *ch = queued;
+
+		queued = ch->next;
+		ch->ctx->next = owed;
+		owed = ch->ctx;
+		free(ch);
+	}
+	flush_list(c, owed);
 	rr_conn_put(c);
 }
 
@@ -556,13 +747,33 @@ void rr_conn_fail(struct rr_conn *c, const char *why)
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
 	log_info("%s: connection ends: %s", c->peer, why);
-	vb_disconnect(c->vc);
 	evloop_call(c->ep->loop, conn_dead_in_loop, c);
 }
 
 int rr_conn_is_dead(struct rr_conn *c)
 {
 	return __atomic_load_n(&c->dead, __ATOMIC_ACQUIRE);
+}
+
+struct vb_conn *rr_conn_enter(struct rr_conn *c)
+{
+	struct vb_conn *vc = NULL;
+
+	pthread_mutex_lock(&c->lock);
+	if (!c->dead) {
+		c->posting++;
+		vc = c->vc;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return vc;
+}
+
+void rr_conn_leave(struct rr_conn *c)
+{
+	pthread_mutex_lock(&c->lock);
+	if (--c->posting == 0)
+		pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
 }
 
 /* ---- stats ---- */
@@ -601,6 +812,7 @@ void rr_stats_print(const struct rr_stats *s, const char *prefix, FILE *f)
 	P(err_vers_sent);
 	P(err_chunk_sent);
 	P(credit_overruns);
+	P(post_failures);
 	P(remote_regs_now);
 	P(registered_now);
 	P(cached_now);

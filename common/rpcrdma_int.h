@@ -3,9 +3,16 @@
  *
  * Threads. Each endpoint (struct rr_ep: a device, its PD, a registration
  * strategy) has one event-loop thread. It owns every connection's CQ and CM fds:
- * it polls completions, calls the receive handler, runs completion contexts, and
- * tears connections down. Workers (server) and callers (client) build and post
- * work requests; posting is thread-safe in every provider.
+ * it polls completions, calls the receive handler, runs completion contexts,
+ * connects, disconnects and tears connections down. The server posts only from
+ * it (and releases from its reaper thread); the client's callers post from
+ * their own threads. No thread that takes on a caller's identity may touch a
+ * verbs or rdma_cm object: Linux refuses the write() that posts, arms,
+ * registers or connects from a thread whose credentials changed after the
+ * device was opened (rxe and siw post through such writes), and the soft
+ * provider refuses the same (osdep_cred_epoch). The server's RPC workers
+ * therefore only decode, run the procedure and encode, and ask registrations
+ * with RR_GET_ASYNC, which never register on the caller's thread.
  *
  * Receive buffers. A received buffer belongs to the receive handler, which must
  * hand it back exactly once with rr_recv_repost() (which keeps it, unposted, when
@@ -13,8 +20,16 @@
  * t/rpcrdma_test checks that the receive queue never drains.
  *
  * Send queue. A connection has sq_depth send-queue slots. rr_post() takes the
- * slots its chain needs (waiting if they are in use), signals only the chain's
- * last work request, and gets the slots back when that completes.
+ * slots its chain needs, or queues the chain until completions give enough
+ * back (it never waits), signals only the chain's last work request, and gets
+ * the slots back when that completes.
+ *
+ * Completions. A chain's context (struct rr_wr) gets exactly one call of its
+ * done(), whatever happens: its completion, or, for a chain that never
+ * reached the provider or that a failed post may or may not have queued, a
+ * flush made up once the connection's QP is destroyed and its CQ drained
+ * (so no real completion can follow). Until then the context must stay
+ * allocated. A failed post fails the connection (counted in post_failures).
  */
 #ifndef NFSRDMA_RPCRDMA_INT_H
 #define NFSRDMA_RPCRDMA_INT_H
@@ -54,7 +69,11 @@ struct rr_ep {
 struct rr_wr {
 	unsigned nwr; /* send-queue slots the chain used */
 	void (*done)(struct rr_conn *c, struct rr_wr *w, const struct vb_wc *wc);
+	struct rr_wr *prev, *next; /* on the connection's owed list until done */
 };
+
+/* A chain waiting for send-queue slots: a copy of the caller's batch. */
+struct rr_chain;
 
 struct rr_recv {
 	struct rr_wr wr; /* done is unused: receives go to conn->on_recv */
@@ -77,6 +96,8 @@ struct rr_conn {
 	struct vb_cq *cq;
 	struct rr_conn *next; /* in ep->conns */
 	char peer[VB_NAME_MAX];
+	struct sockaddr_storage peer_addr; /* a copy of vc's: vc goes before c does */
+	socklen_t peer_addr_len;
 	int is_server;
 
 	uint32_t send_max; /* longest message we may Send (peer's receive size) */
@@ -93,13 +114,15 @@ struct rr_conn {
 	unsigned nsend;
 
 	pthread_mutex_t lock; /* protects everything below */
-	pthread_cond_t cond;  /* send slots, send buffers, sq slots, state */
+	pthread_cond_t cond;  /* send buffers, state, posting back to 0 */
 	unsigned sq_depth, sq_free;
-	unsigned posted_recvs; /* receives the provider holds */
-	unsigned signaled;     /* signalled chains not yet completed */
+	unsigned posted_recvs;		       /* receives the provider holds */
+	struct rr_wr *owed;		       /* contexts whose done() is still to come */
+	struct rr_chain *queued, *queued_tail; /* chains waiting for sq slots, in order */
+	unsigned posting;		       /* threads in a verbs call on vc (rr_conn_enter) */
 	int established;
-	int dead; /* no new work; tearing down */
-	int destroyed_queued;
+	int dead;    /* no new work; tearing down */
+	int qp_gone; /* the QP is destroyed and its CQ drained */
 	unsigned refs;
 
 	struct rr_stats st; /* this connection's counters */
@@ -132,14 +155,22 @@ void rr_conn_our_private(const struct rr_ep *ep, uint8_t *buf);
 
 void rr_conn_get(struct rr_conn *c);
 void rr_conn_put(struct rr_conn *c);
-/* Mark the connection broken and start tearing it down (any thread). */
+/* Mark the connection broken and start tearing it down in the loop (any
+ * thread; the disconnect happens there too). */
 void rr_conn_fail(struct rr_conn *c, const char *why);
 int rr_conn_is_dead(struct rr_conn *c);
+/* The connection's vb_conn for a verbs call on it from a thread other than the
+ * loop (binding a window), or NULL once it is dying; rr_conn_leave after the
+ * call. The loop does not destroy the QP while a thread is inside. */
+struct vb_conn *rr_conn_enter(struct rr_conn *c);
+void rr_conn_leave(struct rr_conn *c);
 
 int rr_recv_repost(struct rr_recv *r);
 
-/* Send buffers: one per request being answered or call being made. */
+/* Send buffers: one per request being answered or call being made. get waits
+ * for one (NULL once the connection is dead); tryget does not wait. */
 struct rr_send *rr_send_get(struct rr_conn *c);
+struct rr_send *rr_send_tryget(struct rr_conn *c);
 void rr_send_put(struct rr_conn *c, struct rr_send *s);
 
 /* Build chains. Each returns 0 or -E2BIG when the batch is full. */
@@ -151,8 +182,10 @@ int rr_batch_send(struct rr_batch *b, struct vb_sge *sge, int nsge);
  * chunk is too small. */
 int rr_batch_write_chunk(struct rr_batch *b, void *addr, uint32_t len, uint32_t lkey,
 			 const struct rpcrdma_write_chunk *wc, uint32_t *written);
-/* Post the chain: takes send-queue slots (waits for them), signals the last
- * work request with ctx. 0, or -errno with nothing posted. */
+/* Post the chain, or queue it until the send queue has room (never waits);
+ * its last work request is signalled with ctx, whose done() is then called
+ * exactly once (see Completions above). 0, or -errno when ctx will be
+ * completed with a flush because the chain could not be posted. */
 int rr_post(struct rr_conn *c, struct rr_batch *b, struct rr_wr *ctx);
 
 void rr_stat_add(uint64_t *v, int64_t d);

@@ -31,7 +31,7 @@ struct rr_reg_ctx {
 	struct vb_mw **mws; /* fastreg: free windows */
 	unsigned nmws, nmw_free;
 
-	struct workq *regq; /* dynamic: background registrations */
+	struct workq *regq; /* dynamic, cache: registrations off the caller's thread */
 };
 
 static int size_class(size_t len)
@@ -106,16 +106,25 @@ static void register_job(struct work *w)
 	pthread_mutex_unlock(&r->lock);
 }
 
+/* Register b (its addr, len and remote set) on the registration thread; the
+ * caller waits there too unless the registration may overlap its work. */
+static void register_async(struct rr_reg_ctx *r, struct rr_buf *b)
+{
+	b->owner = r;
+	b->reg_work.run = register_job;
+	workq_submit(r->regq, &b->reg_work);
+	if (r->p.no_reg_overlap)
+		rr_buf_wait(r, b);
+}
+
 static int dynamic_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf *b)
 {
 	b->len = len;
 	if (posix_memalign(&b->addr, 4096, len ? len : 1))
 		return -ENOMEM;
 	b->remote = (flags & RR_GET_EXPOSE) != 0;
-	if ((flags & RR_GET_ASYNC) && r->regq && !r->p.no_reg_overlap) {
-		b->owner = r;
-		b->reg_work.run = register_job;
-		workq_submit(r->regq, &b->reg_work);
+	if (flags & RR_GET_ASYNC) {
+		register_async(r, b);
 		return 0;
 	}
 	register_buf(r, b);
@@ -206,6 +215,11 @@ static int cache_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr
 		free(b);
 		return -ENOMEM;
 	}
+	if (flags & RR_GET_ASYNC) {
+		register_async(r, b);
+		*out = b;
+		return 0;
+	}
 	rc = do_reg(r, b->addr, b->len, local_rights() | (rem ? r->remote_rights : 0), &b->mr);
 	if (rc) {
 		free(b->addr);
@@ -230,7 +244,7 @@ static void cache_put(struct rr_reg_ctx *r, struct rr_buf *b)
 
 /* ---- arenas (fastreg, allphys) ---- */
 
-static int arena_get(struct rr_reg_ctx *r, size_t len, struct rr_buf **out)
+static int arena_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf **out)
 {
 	int c = size_class(len);
 	struct timespec deadline;
@@ -257,7 +271,8 @@ static int arena_get(struct rr_reg_ctx *r, size_t len, struct rr_buf **out)
 			r->arena_used += b->len;
 			break;
 		}
-		if (pthread_cond_timedwait(&r->cond, &r->lock, &deadline) == ETIMEDOUT)
+		if ((flags & RR_GET_NOWAIT) ||
+		    pthread_cond_timedwait(&r->cond, &r->lock, &deadline) == ETIMEDOUT)
 			break;
 	}
 	pthread_mutex_unlock(&r->lock);
@@ -307,15 +322,18 @@ static int windows_create(struct rr_reg_ctx *r)
 }
 
 /* fastreg: bind a window with a fresh key over b. */
-static int window_bind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b)
+static int window_bind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, unsigned flags)
 {
 	struct timespec deadline = clock_deadline(CLOCK_REALTIME, ARENA_WAIT_S * 1000L);
 	struct vb_mw *mw = NULL;
 	int rc;
 
+	if (!conn)
+		return -ECONNRESET;
 	pthread_mutex_lock(&r->lock);
 	while (r->nmw_free == 0)
-		if (pthread_cond_timedwait(&r->cond, &r->lock, &deadline) == ETIMEDOUT)
+		if ((flags & RR_GET_NOWAIT) ||
+		    pthread_cond_timedwait(&r->cond, &r->lock, &deadline) == ETIMEDOUT)
 			break;
 	if (r->nmw_free)
 		mw = r->mws[--r->nmw_free];
@@ -341,7 +359,7 @@ static void window_unbind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_
 {
 	struct vb_mw *mw = b->mw;
 
-	if (vb_bind_mw(conn, mw, r->arena_mr, b->addr, 0, 0, 0, 0) != 0) {
+	if (!conn || vb_bind_mw(conn, mw, r->arena_mr, b->addr, 0, 0, 0, 0) != 0) {
 		vb_dealloc_mw(mw);
 		if (vb_alloc_mw(r->pd, &mw) != 0) {
 			log_err("cannot replace a memory window; the pool shrinks");
@@ -409,6 +427,7 @@ int rr_reg_create(struct vb_pd *pd, const struct rr_params *p, unsigned remote_r
 		rc = workq_create(REG_THREADS, "rpcrdma-reg", &r->regq);
 		break;
 	case RR_REG_CACHE:
+		rc = workq_create(1, "rpcrdma-reg", &r->regq);
 		break;
 	}
 	if (rc) {
@@ -461,7 +480,7 @@ int rr_buf_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf *
 		return cache_get(r, len, flags, out);
 	case RR_REG_FASTREG:
 	case RR_REG_ALLPHYS:
-		return arena_get(r, len, out);
+		return arena_get(r, len, flags, out);
 	case RR_REG_DYNAMIC:
 	case RR_REG_ZEROCOPY:
 		break;
@@ -480,7 +499,7 @@ int rr_buf_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf *
 	return 0;
 }
 
-int rr_buf_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b)
+int rr_buf_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, unsigned flags)
 {
 	int rc = rr_buf_wait(r, b);
 
@@ -488,7 +507,7 @@ int rr_buf_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b)
 		return rc;
 	switch (r->kind) {
 	case RR_REG_FASTREG:
-		rc = window_bind(r, conn, b);
+		rc = window_bind(r, conn, b, flags);
 		break;
 	case RR_REG_ALLPHYS:
 		b->rkey = r->arena_mr->rkey;
@@ -529,7 +548,11 @@ void rr_buf_put(struct rr_reg_ctx *r, struct rr_buf *b)
 		return;
 	if (b->exposed)
 		log_err("buffer released while exposed: unexpose first");
-	rr_buf_wait(r, b);
+	if (rr_buf_wait(r, b) != 0 && !b->wrapped && r->kind == RR_REG_CACHE) {
+		free(b->addr); /* its registration failed: nothing to keep */
+		free(b);
+		return;
+	}
 	switch (r->kind) {
 	case RR_REG_CACHE:
 		if (!b->wrapped) {

@@ -30,9 +30,13 @@
 #include "workq.h"
 
 enum rr_get_flags {
-	RR_GET_ASYNC = 1 << 0,	/* dynamic: register in the background; rr_buf_wait() before RDMA */
+	/* Whatever registering the buffer takes runs on the strategy's registration
+	 * thread, never on the caller's, which may be a thread that took on a
+	 * caller's identity (see rpcrdma_int.h); rr_buf_wait() before RDMA. */
+	RR_GET_ASYNC = 1 << 0,
 	RR_GET_EXPOSE = 1 << 1, /* the buffer will be exposed: register with the remote rights now
 				  (dynamic, cache) */
+	RR_GET_NOWAIT = 1 << 2, /* fail at once rather than wait for arena space (event loops) */
 };
 
 struct rr_buf {
@@ -65,10 +69,13 @@ void rr_reg_destroy(struct rr_reg_ctx *r);
 int rr_buf_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf **out);
 /* Wait for an async registration; returns its result. */
 int rr_buf_wait(struct rr_reg_ctx *r, struct rr_buf *b);
-/* Make b reachable by the peer of conn with the remote rights (sets b->rkey). */
-int rr_buf_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b);
+/* Make b reachable by the peer of conn with the remote rights (sets b->rkey);
+ * conn NULL (the connection is going) fails with -ECONNRESET. flags may hold
+ * RR_GET_NOWAIT: fail with -EAGAIN rather than wait for a free window. */
+int rr_buf_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, unsigned flags);
 /* End the exposure now: the key stops working at once (unless allphys/cache,
- * whose keys outlive the I/O by design). */
+ * whose keys outlive the I/O by design). conn may be NULL once the connection
+ * is going: a window is then replaced instead of invalidated through it. */
 void rr_buf_unexpose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b);
 void rr_buf_put(struct rr_reg_ctx *r, struct rr_buf *b);
 /* zerocopy: register the caller's memory [addr, addr+len) for exposure. */

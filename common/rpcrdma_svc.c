@@ -1,17 +1,28 @@
 /*
  * rpcrdma_svc.c: the RPC/RDMA server.
  *
- * A call's life: the event loop receives it and decodes its transport header
- * (svc_on_recv); a worker pulls its Read chunks, dispatches it, and posts the
- * reply's RDMA Writes and Send (sreq_run); the Send's completion and, in
- * Read-Read, the client's RDMA_DONE or the deadline end it (sreq_unpend); its
- * buffers are then released (sreq_release): at once, or on the reaper queue
- * when releasing means deregistering.
+ * A call's life, and the thread of each step:
+ *   loop    svc_on_recv: decode the transport header; answer RDMA_ERROR at once
+ *           for a header we will not run; post the RDMA Reads of its Read
+ *           chunks (pull_chunks), whose completion (read_done) continues;
+ *   loop    wait for a Send buffer if none is free (with_send);
+ *   worker  sreq_run: decode the call, run the procedure (which may take on the
+ *           caller's identity), encode the reply, copy bulk results into
+ *           registered buffers and reserve Read-Read exposure (prepare_reply);
+ *   loop    sreq_reply: the reply's RDMA Writes, window bindings and Send
+ *           (post_reply); its Send completion and, in Read-Read, the client's
+ *           RDMA_DONE or the deadline end it (sreq_unpend);
+ *   loop or reaper  sreq_release: buffers back (on the reaper queue when giving
+ *           them back means deregistering).
+ * A worker that takes on a caller's identity may never touch the device (see
+ * rpcrdma_int.h), so everything that posts, binds, reposts or registers
+ * synchronously happens on the loop; the worker's registrations are
+ * RR_GET_ASYNC.
  *
  * Receive buffer ownership: svc_on_recv owns it, then the request; it is
  * reposted exactly once: by svc_on_recv for RDMA_DONE and dropped input, by the
- * worker before it posts the answer (so the credit is back before the client
- * can use it), or by sreq_release if the request ended without an answer.
+ * loop before it posts the answer (so the credit is back before the client can
+ * use it), or by sreq_release if the request ended without an answer.
  *
  * Credits: a connection may have at most `ceiling` calls active (received and
  * not yet answered; in Read-Read, until RDMA_DONE). Grants are clamped to
@@ -31,6 +42,7 @@
 #define RNDUP4(x)     (((x) + 3u) & ~3u)
 
 struct rr_server;
+struct rr_sreq;
 
 /* The server's per-connection state; fields under conn->lock. */
 struct svc_conn {
@@ -40,8 +52,10 @@ struct svc_conn {
 	unsigned ceiling; /* calls active beyond this are an overrun */
 	unsigned active;
 	size_t held;			     /* registered bytes its requests hold */
-	size_t exposed;			     /* bytes exposed to the peer now */
+	size_t exposed;			     /* bytes exposed (or reserved) to the peer now */
 	struct rr_sreq *exp_head, *exp_tail; /* awaiting RDMA_DONE, oldest first */
+	/* loop only: requests waiting for a Send buffer, oldest first */
+	struct rr_sreq *send_wait, *send_wait_tail;
 };
 
 /* A bulk result item moved by RDMA. */
@@ -75,6 +89,7 @@ struct rr_sreq {
 	struct rr_buf *chunk_buf[RPCRDMA_MAX_READ_SEGS];
 	uint8_t chunk_used[RPCRDMA_MAX_READ_SEGS];
 	uint32_t args_reduced; /* padded bytes of chunks spliced in so far */
+	uint64_t pulled;       /* bytes the Read chunks hold */
 
 	struct rr_buf *bufs[SREQ_MAX_BUFS];
 	unsigned nbufs;
@@ -82,21 +97,23 @@ struct rr_sreq {
 	struct rr_buf *reply_buf;
 	uint32_t reply_written[RPCRDMA_MAX_CHUNK_SEGS];
 	struct rr_send *send;
+	void (*with_send)(struct rr_sreq *rq); /* what runs once it has a Send buffer */
+	struct rr_sreq *send_wait_next;
+	int answer_rc; /* for answer_error, once it has a Send buffer */
 
 	struct rpc_xreq x;
 	struct svc_ddp args_ddp, res_ddp;
 	struct rr_item items[RPC_DDP_MAX_ITEMS];
 	int dispatched;
+	size_t reserve;	  /* room for the reply's transport header */
+	int long_reply;	  /* the reply goes into the Reply chunk or is exposed */
+	int run_rc;	  /* the worker's outcome */
+	size_t exp_bytes; /* Read-Read: bytes reserved (then exposed) */
+	int exposing;	  /* they are exposed, on the connection's list */
 
 	struct rr_wr read_wr;
-	pthread_mutex_t m;
-	pthread_cond_t cv;
-	int reads_done;
-	int read_status;
-
 	struct rr_wr send_wr;
 	unsigned pending; /* send completion, exposure end: release at 0 */
-	size_t exposed_bytes;
 	uint64_t deadline_ns;
 	struct rr_sreq *exp_next;
 	struct work reap; /* sreq_release on the reaper queue */
@@ -122,9 +139,77 @@ static int rr_possible(const struct rr_sreq *rq)
 	return (rq->srv->ep->p.modes & RR_MODE_READ_READ) && rq->hdr.nwrites == 0;
 }
 
+/* ---- Send buffers (loop) ---- */
+
+/* Run rq->with_send once a Send buffer is rq's: now, or when one comes back. */
+static void with_send(struct rr_sreq *rq, void (*step)(struct rr_sreq *rq))
+{
+	struct svc_conn *sc = rq->conn->side;
+
+	rq->with_send = step;
+	if (!sc->send_wait && (rq->send = rr_send_tryget(rq->conn)) != NULL) {
+		step(rq);
+		return;
+	}
+	if (rr_conn_is_dead(rq->conn)) {
+		sreq_release(rq);
+		return;
+	}
+	rq->send_wait_next = NULL;
+	if (sc->send_wait_tail)
+		sc->send_wait_tail->send_wait_next = rq;
+	else
+		sc->send_wait = rq;
+	sc->send_wait_tail = rq;
+}
+
+/* Give rq's Send buffer back, and to the oldest request waiting for one. */
+static void send_put(struct rr_sreq *rq)
+{
+	struct rr_conn *c = rq->conn;
+	struct svc_conn *sc = c->side;
+	struct rr_sreq *next;
+
+	rr_send_put(c, rq->send);
+	rq->send = NULL;
+	while ((next = sc->send_wait) != NULL && (next->send = rr_send_tryget(c)) != NULL) {
+		sc->send_wait = next->send_wait_next;
+		if (!sc->send_wait)
+			sc->send_wait_tail = NULL;
+		next->with_send(next);
+	}
+}
+
 /* ---- releasing ---- */
 
-/* Give every buffer back, the receive if still held, the connection reference. */
+/* Undo an exposure reservation, and the exposure if it started (loop). */
+static void exposure_over(struct rr_sreq *rq)
+{
+	struct rr_conn *c = rq->conn;
+	struct svc_conn *sc = c->side;
+	struct rr_reg_ctx *reg = rq->srv->ep->reg;
+	struct vb_conn *vc = rr_conn_enter(c);
+
+	for (unsigned i = 0; i < rq->nbufs; i++)
+		rr_buf_unexpose(reg, vc, rq->bufs[i]);
+	if (vc)
+		rr_conn_leave(c);
+	pthread_mutex_lock(&c->lock);
+	sc->exposed -= rq->exp_bytes;
+	if (rq->counted && rq->exposing) {
+		sc->active--;
+		rq->counted = 0;
+	}
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	if (rq->exposing)
+		rr_stat_add(&c->st.exposed_now, -(int64_t)rq->exp_bytes);
+	rq->exp_bytes = 0;
+	rq->exposing = 0;
+}
+
+/* Give every buffer back, the receive if still held, the connection reference.
+ * On the loop, or on the reaper once the loop has done its part (sreq_unpend). */
 static void sreq_release(struct rr_sreq *rq)
 {
 	struct rr_server *srv = rq->srv;
@@ -132,24 +217,22 @@ static void sreq_release(struct rr_sreq *rq)
 	struct svc_conn *sc = c->side;
 	struct rr_reg_ctx *reg = srv->ep->reg;
 
+	if (rq->send)
+		send_put(rq);
+	if (rq->exp_bytes)
+		exposure_over(rq);
 	if (rq->recv)
 		rr_recv_repost(rq->recv);
 	if (rq->dispatched)
 		rpc_dispatch_done(srv->rpc, &rq->x);
-	for (unsigned i = 0; i < rq->nbufs; i++) {
-		rr_buf_unexpose(reg, c->vc, rq->bufs[i]);
+	for (unsigned i = 0; i < rq->nbufs; i++)
 		rr_buf_put(reg, rq->bufs[i]);
-	}
-	if (rq->send)
-		rr_send_put(c, rq->send);
 	pthread_mutex_lock(&c->lock);
 	if (rq->counted)
 		sc->active--;
 	sc->held -= rq->held;
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
-	pthread_mutex_destroy(&rq->m);
-	pthread_cond_destroy(&rq->cv);
 	free(rq);
 	rr_conn_put(c);
 	pthread_mutex_lock(&srv->lock);
@@ -163,13 +246,18 @@ static void sreq_reap_run(struct work *w)
 	sreq_release((struct rr_sreq *)((char *)w - offsetof(struct rr_sreq, reap)));
 }
 
-/* One of the things the request waits for is over; release it after the last:
- * at once where giving buffers back is cheap (so the next call finds them), on
- * the reaper queue where it deregisters, which the event loop must not wait for. */
+/* One of the things the request waits for is over (loop); release it after
+ * the last: at once where giving buffers back is cheap (so the next call finds
+ * them), on the reaper queue where it deregisters, which the event loop must
+ * not wait for. What touches the connection is done here first. */
 static void sreq_unpend(struct rr_sreq *rq)
 {
-	if (__atomic_sub_fetch(&rq->pending, 1, __ATOMIC_ACQ_REL) != 0)
+	if (--rq->pending != 0)
 		return;
+	if (rq->send)
+		send_put(rq);
+	if (rq->exp_bytes)
+		exposure_over(rq);
 	if (rr_reg_put_is_cheap(rq->srv->ep->reg)) {
 		sreq_release(rq);
 	} else {
@@ -180,28 +268,25 @@ static void sreq_unpend(struct rr_sreq *rq)
 
 /* ---- buffers of a request ---- */
 
-static int add_buf(struct rr_sreq *rq, struct rr_buf *b)
+static void add_buf(struct rr_sreq *rq, struct rr_buf *b)
 {
 	struct svc_conn *sc = rq->conn->side;
 
-	if (rq->nbufs == SREQ_MAX_BUFS) {
-		rr_buf_put(rq->srv->ep->reg, b);
-		return -E2BIG;
-	}
 	rq->bufs[rq->nbufs++] = b;
 	rq->held += b->len;
 	pthread_mutex_lock(&rq->conn->lock);
 	sc->held += b->len;
 	pthread_mutex_unlock(&rq->conn->lock);
-	return 0;
 }
 
+/* A registered buffer of at least len bytes held by rq, or NULL. */
 static struct rr_buf *get_buf(struct rr_sreq *rq, size_t len, unsigned flags)
 {
 	struct rr_buf *b;
 
-	if (rr_buf_get(rq->srv->ep->reg, len, flags, &b) != 0 || add_buf(rq, b) != 0)
+	if (rq->nbufs == SREQ_MAX_BUFS || rr_buf_get(rq->srv->ep->reg, len, flags, &b) != 0)
 		return NULL;
+	add_buf(rq, b);
 	return b;
 }
 
@@ -219,7 +304,7 @@ static struct rr_buf *find_buf(struct rr_sreq *rq, const void *data, size_t len)
 	return NULL;
 }
 
-/* The transport's get_buf: registration overlaps the procedure filling it. */
+/* The transport's get_buf (worker): registration overlaps the procedure filling it. */
 static void *svc_get_buf(struct rpc_req *req, size_t len)
 {
 	struct rr_sreq *rq = req->xprt_req;
@@ -289,7 +374,7 @@ static int svc_res_put(struct rpc_ddp *ddp, XDR *xdrs, void *data, uint32_t len)
 static const struct rpc_ddp_ops svc_args_ops = {.get = svc_args_get, .put = NULL};
 static const struct rpc_ddp_ops svc_res_ops = {.get = NULL, .put = svc_res_put};
 
-/* ---- answering ---- */
+/* ---- answering (loop) ---- */
 
 static unsigned next_grant(struct rr_sreq *rq)
 {
@@ -328,17 +413,18 @@ static void give_back_credit(struct rr_sreq *rq, int keep_counted)
 	}
 }
 
+/* The Send's completion (or its flush): the buffer is free. */
 static void send_done(struct rr_conn *c, struct rr_wr *w, const struct vb_wc *wc)
 {
 	struct rr_sreq *rq = (struct rr_sreq *)((char *)w - offsetof(struct rr_sreq, send_wr));
 
-	rr_send_put(c, rq->send);
-	rq->send = NULL;
+	send_put(rq);
 	sreq_unpend(rq);
 }
 
-/* Send a bodiless header (RDMA_ERROR) for a call we will not run. */
-static void answer_error(struct rr_sreq *rq, int decode_rc)
+/* Send a bodiless header (RDMA_ERROR) for a call we will not run; rq has its
+ * Send buffer (with_send). */
+static void send_error(struct rr_sreq *rq)
 {
 	struct rr_conn *c = rq->conn;
 	struct rr_batch b;
@@ -349,12 +435,12 @@ static void answer_error(struct rr_sreq *rq, int decode_rc)
 	int rc;
 
 	cur_init(&cu, rq->recv->buf, rq->recv->len);
-	if (rpcrdma_hdr_peek_xid(&cu, &xid) != 0 || !(rq->send = rr_send_get(c))) {
+	if (rpcrdma_hdr_peek_xid(&cu, &xid) != 0) {
 		sreq_release(rq); /* too short to answer: drop, repost */
 		return;
 	}
 	wcur_init(&w, rq->send->buf, rq->send->cap);
-	if (decode_rc == -EPROTONOSUPPORT) {
+	if (rq->answer_rc == -EPROTONOSUPPORT) {
 		rc = rpcrdma_encode_err_vers(&w, xid, next_grant(rq), RPCRDMA_VERSION,
 					     RPCRDMA_VERSION);
 		rr_stat_add(&c->st.err_vers_sent, 1);
@@ -362,7 +448,11 @@ static void answer_error(struct rr_sreq *rq, int decode_rc)
 		rc = rpcrdma_encode_err_chunk(&w, xid, next_grant(rq));
 		rr_stat_add(&c->st.err_chunk_sent, 1);
 	}
-	log_debug("%s: xid %#x: answered RDMA_ERROR (%s)", c->peer, xid, strerror(-decode_rc));
+	log_debug("%s: xid %#x: answered RDMA_ERROR (%s)", c->peer, xid, strerror(-rq->answer_rc));
+	if (rc) {
+		sreq_release(rq);
+		return;
+	}
 	sge = (struct vb_sge){.addr = (uintptr_t)rq->send->buf,
 			      .length = (uint32_t)w.pos,
 			      .lkey = c->send_mr->lkey};
@@ -370,28 +460,40 @@ static void answer_error(struct rr_sreq *rq, int decode_rc)
 	rr_batch_send(&b, &sge, 1);
 	give_back_credit(rq, 0);
 	rq->pending = 1;
-	if (rc || rr_post(c, &b, &rq->send_wr) != 0)
-		sreq_unpend(rq);
+	rr_post(c, &b, &rq->send_wr); /* send_done ends it, if only as a flush */
 }
 
-/* ---- pulling Read chunks ---- */
+/* Answer RDMA_ERROR (ERR_VERS for -EPROTONOSUPPORT, else ERR_CHUNK). */
+static void answer_error(struct rr_sreq *rq, int rc)
+{
+	rq->answer_rc = rc;
+	with_send(rq, send_error);
+}
 
+/* ---- pulling Read chunks (loop) ---- */
+
+static void sreq_to_worker(struct rr_sreq *rq);
+
+/* The RDMA Reads are in (or flushed): on to the worker. */
 static void read_done(struct rr_conn *c, struct rr_wr *w, const struct vb_wc *wc)
 {
 	struct rr_sreq *rq = (struct rr_sreq *)((char *)w - offsetof(struct rr_sreq, read_wr));
 
-	pthread_mutex_lock(&rq->m);
-	rq->reads_done = 1;
-	rq->read_status = wc->status;
-	pthread_cond_signal(&rq->cv);
-	pthread_mutex_unlock(&rq->m);
+	if (wc->status != VB_WC_SUCCESS) {
+		log_debug("%s: xid %#x: pulling its chunks failed: %s", c->peer, rq->hdr.xid,
+			  vb_wc_status_str(wc->status));
+		sreq_release(rq);
+		return;
+	}
+	rr_stat_add(&c->st.bytes_rdma_read, (int64_t)rq->pulled);
+	sreq_to_worker(rq);
 }
 
-/* Check the Read list and pull every chunk into local buffers. 0, or -errno:
- * -EBADMSG/-E2BIG answer ERR_CHUNK, others end the request. */
+/* Check the Read list and post the RDMA Reads that pull every chunk into local
+ * buffers. 1 when they are posted (read_done continues), 0 when there is
+ * nothing to pull, or -errno: -EBADMSG/-E2BIG/-ENOMEM answer ERR_CHUNK. */
 static int pull_chunks(struct rr_sreq *rq)
 {
-	struct rr_conn *c = rq->conn;
 	const struct rr_params *p = &rq->srv->ep->p;
 	uint64_t total = 0;
 	struct rr_batch b;
@@ -407,12 +509,10 @@ static int pull_chunks(struct rr_sreq *rq)
 		total += rq->rch[i].length;
 	if (total > MAX_REPLY(p))
 		return -E2BIG;
-	if (rq->nrch == 0)
-		return 0;
 	b.n = 0;
 	for (uint32_t i = 0; i < rq->nrch; i++) {
 		const struct rpcrdma_read_chunk *ch = &rq->rch[i];
-		struct rr_buf *buf = get_buf(rq, ch->length ? ch->length : 1, 0);
+		struct rr_buf *buf = get_buf(rq, ch->length ? ch->length : 1, RR_GET_NOWAIT);
 		uint8_t *dst;
 
 		if (!buf)
@@ -433,18 +533,9 @@ static int pull_chunks(struct rr_sreq *rq)
 	}
 	if (b.n == 0)
 		return 0;
-	rq->reads_done = 0;
-	rc = rr_post(c, &b, &rq->read_wr);
-	if (rc)
-		return rc;
-	pthread_mutex_lock(&rq->m);
-	while (!rq->reads_done)
-		pthread_cond_wait(&rq->cv, &rq->m);
-	pthread_mutex_unlock(&rq->m);
-	if (rq->read_status != VB_WC_SUCCESS)
-		return -EIO;
-	rr_stat_add(&c->st.bytes_rdma_read, (int64_t)total);
-	return 0;
+	rq->pulled = total;
+	rr_post(rq->conn, &b, &rq->read_wr); /* read_done continues, if only with a flush */
+	return 1;
 }
 
 /* ---- building the reply ---- */
@@ -463,7 +554,8 @@ static size_t hdr_reserve(const struct rr_sreq *rq)
 	return RNDUP4(n);
 }
 
-/* Wait until the connection may expose bytes more (Read-Read's bound). */
+/* Worker: wait until the connection may expose bytes more (Read-Read's bound),
+ * and reserve them. */
 static int reserve_exposure(struct rr_sreq *rq, size_t bytes)
 {
 	struct rr_conn *c = rq->conn;
@@ -486,8 +578,10 @@ static int reserve_exposure(struct rr_sreq *rq, size_t bytes)
 	}
 	if (c->dead)
 		rc = -ECONNRESET;
-	if (rc == 0)
+	if (rc == 0) {
 		sc->exposed += bytes;
+		rq->exp_bytes = bytes;
+	}
 	pthread_mutex_unlock(&c->lock);
 	return rc;
 }
@@ -500,15 +594,15 @@ static int exposable(const struct rr_reg_ctx *reg, const struct rr_buf *b)
 	return b->remote || k == RR_REG_FASTREG || k == RR_REG_ALLPHYS;
 }
 
-/* The registered buffer an item goes out of; copies it into one if needed. */
+/* Worker: the registered buffer an item goes out of; copies it into one if needed. */
 static struct rr_buf *item_buf(struct rr_sreq *rq, struct rr_item *it, unsigned flags)
 {
 	struct rr_reg_ctx *reg = rq->srv->ep->reg;
 	struct rr_buf *b = find_buf(rq, it->data, it->len);
 
 	if (b && (!(flags & RR_GET_EXPOSE) || exposable(reg, b)))
-		return rr_buf_wait(reg, b) == 0 ? b : NULL;
-	b = get_buf(rq, it->len, flags);
+		return b;
+	b = get_buf(rq, it->len, flags | RR_GET_ASYNC);
 	if (!b)
 		return NULL;
 	memcpy(b->addr, it->data, it->len);
@@ -516,7 +610,32 @@ static struct rr_buf *item_buf(struct rr_sreq *rq, struct rr_item *it, unsigned 
 	return b;
 }
 
-/* Add the RDMA Writes of the items that go to Write chunks. */
+/* Worker: every bulk item in a registered buffer, Read-Read's exposure
+ * reserved, every registration of the request finished. */
+static int prepare_reply(struct rr_sreq *rq)
+{
+	struct rr_reg_ctx *reg = rq->srv->ep->reg;
+	unsigned nitems = rq->res_ddp.base.nitems;
+	size_t bytes = rq->long_reply && !rq->hdr.has_reply ? rq->x.reply_len : 0;
+	int rc;
+
+	for (unsigned i = 0; i < nitems; i++) {
+		struct rr_item *it = &rq->items[i];
+
+		if (!(it->buf = item_buf(rq, it, it->wchunk < 0 ? RR_GET_EXPOSE : 0)))
+			return -ENOMEM;
+		if (it->wchunk < 0)
+			bytes += it->len;
+	}
+	if (bytes && (rc = reserve_exposure(rq, bytes)) != 0)
+		return rc;
+	for (unsigned i = 0; i < rq->nbufs; i++)
+		if ((rc = rr_buf_wait(reg, rq->bufs[i])) != 0)
+			return rc;
+	return 0;
+}
+
+/* Loop: add the RDMA Writes of the items that go to Write chunks. */
 static int write_items(struct rr_sreq *rq, struct rr_batch *b, unsigned nitems)
 {
 	for (unsigned i = 0; i < nitems; i++) {
@@ -525,8 +644,6 @@ static int write_items(struct rr_sreq *rq, struct rr_batch *b, unsigned nitems)
 
 		if (it->wchunk < 0)
 			continue;
-		if (!(it->buf = item_buf(rq, it, 0)))
-			return -ENOMEM;
 		rc = rr_batch_write_chunk(b, it->data, it->len, it->buf->lkey,
 					  &rq->hdr.writes[it->wchunk], it->written);
 		if (rc)
@@ -536,44 +653,40 @@ static int write_items(struct rr_sreq *rq, struct rr_batch *b, unsigned nitems)
 	return 0;
 }
 
-/* Expose the Read-Read items (and a long reply) and list them in rh's Read list. */
+/* Loop: expose the Read-Read items (and a long reply) and list them in rh's Read list. */
 static int expose_items(struct rr_sreq *rq, struct rpcrdma_hdr *rh, unsigned nitems, int long_rr)
 {
 	struct rr_reg_ctx *reg = rq->srv->ep->reg;
-	size_t bytes = long_rr ? rq->x.reply_len : 0;
-	int rc;
+	struct vb_conn *vc;
+	int rc = 0;
 
-	for (unsigned i = 0; i < nitems; i++)
-		if (rq->items[i].wchunk < 0)
-			bytes += rq->items[i].len;
-	if (bytes == 0)
+	if (rq->exp_bytes == 0)
 		return 0;
-	if ((rc = reserve_exposure(rq, bytes)) != 0)
-		return rc;
-	rq->exposed_bytes = bytes;
+	if (!(vc = rr_conn_enter(rq->conn)))
+		return -ECONNRESET;
 	if (long_rr) {
-		if ((rc = rr_buf_expose(reg, rq->conn->vc, rq->reply_buf)) != 0)
-			return rc;
+		rc = rr_buf_expose(reg, vc, rq->reply_buf, RR_GET_NOWAIT);
 		rh->reads[rh->nreads++] = (struct rpcrdma_read_seg){
 			.position = 0,
 			.seg = {rq->reply_buf->rkey, (uint32_t)rq->x.reply_len,
 				(uintptr_t)rq->reply_buf->addr}};
 	}
-	for (unsigned i = 0; i < nitems; i++) {
+	for (unsigned i = 0; i < nitems && rc == 0; i++) {
 		struct rr_item *it = &rq->items[i];
 
 		if (it->wchunk >= 0)
 			continue;
-		if (!(it->buf = item_buf(rq, it, RR_GET_EXPOSE)))
-			return -ENOMEM;
-		if (!it->buf->exposed && (rc = rr_buf_expose(reg, rq->conn->vc, it->buf)) != 0)
-			return rc;
+		if (!it->buf->exposed)
+			rc = rr_buf_expose(reg, vc, it->buf, RR_GET_NOWAIT);
 		rh->reads[rh->nreads++] = (struct rpcrdma_read_seg){
 			.position = it->pos_full,
 			.seg = {it->buf->rkey, it->len, (uintptr_t)it->data}};
 	}
-	rr_stat_add(&rq->conn->st.bytes_exposed, (int64_t)bytes);
-	rr_stat_add(&rq->conn->st.exposed_now, (int64_t)bytes);
+	rr_conn_leave(rq->conn);
+	if (rc)
+		return rc;
+	rr_stat_add(&rq->conn->st.bytes_exposed, (int64_t)rq->exp_bytes);
+	rr_stat_add(&rq->conn->st.exposed_now, (int64_t)rq->exp_bytes);
 	return 0;
 }
 
@@ -582,6 +695,7 @@ static void start_exposure(struct rr_sreq *rq)
 {
 	struct svc_conn *sc = rq->conn->side;
 
+	rq->exposing = 1;
 	rq->deadline_ns = clock_now_ns() + (uint64_t)rq->srv->ep->p.done_deadline_ms * 1000000u;
 	rq->exp_next = NULL;
 	pthread_mutex_lock(&rq->conn->lock);
@@ -596,29 +710,16 @@ static void start_exposure(struct rr_sreq *rq)
 /* End an exposure (RDMA_DONE, deadline, connection gone): keys die now. */
 static void end_exposure(struct rr_sreq *rq)
 {
-	struct rr_conn *c = rq->conn;
-	struct svc_conn *sc = c->side;
-	struct rr_reg_ctx *reg = rq->srv->ep->reg;
-
-	for (unsigned i = 0; i < rq->nbufs; i++)
-		rr_buf_unexpose(reg, c->vc, rq->bufs[i]);
-	pthread_mutex_lock(&c->lock);
-	sc->exposed -= rq->exposed_bytes;
-	if (rq->counted) {
-		sc->active--;
-		rq->counted = 0;
-	}
-	pthread_cond_broadcast(&c->cond);
-	pthread_mutex_unlock(&c->lock);
-	rr_stat_add(&c->st.exposed_now, -(int64_t)rq->exposed_bytes);
+	exposure_over(rq);
 	sreq_unpend(rq);
 }
 
-/* Build and post the reply of a dispatched call. */
-static int post_reply(struct rr_sreq *rq, size_t reserve, int long_reply)
+/* Loop: build and post the reply of a dispatched call. */
+static int post_reply(struct rr_sreq *rq)
 {
 	struct rr_conn *c = rq->conn;
 	unsigned nitems = rq->res_ddp.base.nitems;
+	int long_reply = rq->long_reply;
 	struct rr_batch b;
 	struct rpcrdma_hdr *rh;
 	struct vb_sge sge[2];
@@ -632,16 +733,13 @@ static int post_reply(struct rr_sreq *rq, size_t reserve, int long_reply)
 	b.n = 0;
 	rc = write_items(rq, &b, nitems);
 	if (rc == 0 && long_reply && rq->hdr.has_reply) {
-		rc = rr_buf_wait(rq->srv->ep->reg, rq->reply_buf);
-		if (rc == 0)
-			rc = rr_batch_write_chunk(&b, rq->reply_buf->addr,
-						  (uint32_t)rq->x.reply_len, rq->reply_buf->lkey,
-						  &rq->hdr.reply, rq->reply_written);
+		rc = rr_batch_write_chunk(&b, rq->reply_buf->addr, (uint32_t)rq->x.reply_len,
+					  rq->reply_buf->lkey, &rq->hdr.reply, rq->reply_written);
 		rr_stat_add(&c->st.bytes_rdma_write, (int64_t)rq->x.reply_len);
 	}
 	if (rc == 0)
 		rc = expose_items(rq, rh, nitems, long_rr);
-	exposing = rq->exposed_bytes != 0;
+	exposing = rq->exp_bytes != 0;
 	/* echo the Write list with what went into each segment; the Reply chunk likewise */
 	rh->nwrites = rq->hdr.nwrites;
 	for (uint32_t k = 0; k < rq->hdr.nwrites; k++) {
@@ -661,21 +759,17 @@ static int post_reply(struct rr_sreq *rq, size_t reserve, int long_reply)
 		for (uint32_t s = 0; s < rh->reply.nsegs; s++)
 			rh->reply.segs[s].length = rq->reply_written[s];
 	}
-	wcur_init(&w, rq->send->buf, reserve);
+	wcur_init(&w, rq->send->buf, rq->reserve);
 	if (rc == 0)
 		rc = rpcrdma_hdr_encode(&w, rh);
 	free(rh);
-	if (rc) {
-		if (exposing)
-			end_exposure(rq);
-		return rc;
-	}
 	sge[0] = (struct vb_sge){(uintptr_t)rq->send->buf, (uint32_t)w.pos, c->send_mr->lkey};
-	sge[1] = (struct vb_sge){(uintptr_t)rq->send->buf + reserve, (uint32_t)rq->x.reply_len,
+	sge[1] = (struct vb_sge){(uintptr_t)rq->send->buf + rq->reserve, (uint32_t)rq->x.reply_len,
 				 c->send_mr->lkey};
-	rc = rr_batch_send(&b, sge, long_reply ? 1 : 2);
+	if (rc == 0)
+		rc = rr_batch_send(&b, sge, long_reply ? 1 : 2);
 	if (rc)
-		return rc;
+		return rc; /* sreq_release undoes the exposure */
 	rr_stat_add(&c->st.bytes_inline_out, (int64_t)(w.pos + (long_reply ? 0 : rq->x.reply_len)));
 	rr_stat_add(&c->st.replies, 1);
 
@@ -683,18 +777,17 @@ static int post_reply(struct rr_sreq *rq, size_t reserve, int long_reply)
 	if (exposing)
 		start_exposure(rq);
 	give_back_credit(rq, exposing);
-	if (rr_post(c, &b, &rq->send_wr) != 0)
-		sreq_unpend(rq); /* nothing will complete; exposures end with the connection */
+	rr_post(c, &b, &rq->send_wr); /* send_done ends it, if only as a flush */
 	return 0;
 }
 
-/* Decode, run and encode the call; returns whether the reply is long. */
-static int dispatch(struct rr_sreq *rq, size_t reserve, int *long_reply)
+/* Worker: decode, run and encode the call; sets rq->long_reply. */
+static int dispatch(struct rr_sreq *rq)
 {
 	struct rr_conn *c = rq->conn;
 	const struct rr_params *p = &rq->srv->ep->p;
 	struct rpc_xreq *x = &rq->x;
-	size_t cap = 0;
+	size_t cap = 0, reserve = rq->reserve;
 	int rc;
 
 	if (rq->hdr.proc == RPCRDMA_NOMSG) {
@@ -708,13 +801,13 @@ static int dispatch(struct rr_sreq *rq, size_t reserve, int *long_reply)
 	rq->res_ddp = (struct svc_ddp){.base.ops = &svc_res_ops, .rq = rq};
 	x->args_ddp = &rq->args_ddp.base;
 	x->res_ddp = &rq->res_ddp.base;
-	x->peer = c->vc->peer_addr_len ? (struct sockaddr *)&c->vc->peer_addr : NULL;
-	x->peer_len = c->vc->peer_addr_len;
+	x->peer = c->peer_addr_len ? (struct sockaddr *)&c->peer_addr : NULL;
+	x->peer_len = c->peer_addr_len;
 	x->get_buf = svc_get_buf;
 	x->xprt_req = rq;
 	x->reply = rq->send->buf + reserve;
 	x->reply_cap = c->send_max > reserve ? c->send_max - reserve : 0;
-	*long_reply = 0;
+	rq->long_reply = 0;
 	rc = rpc_dispatch(rq->srv->rpc, x);
 	rq->dispatched = rc != -EBADMSG;
 	if (rc != -EMSGSIZE)
@@ -732,24 +825,64 @@ static int dispatch(struct rr_sreq *rq, size_t reserve, int *long_reply)
 			    rq, cap, RR_GET_ASYNC | (rq->hdr.has_reply ? 0 : RR_GET_EXPOSE)))) {
 		x->reply = rq->reply_buf->addr;
 		x->reply_cap = cap;
-		*long_reply = 1;
+		rq->long_reply = 1;
 	}
 	rc = rpc_reencode(rq->srv->rpc, x);
-	if (rc == 0 && *long_reply && x->status != RPC_OK) {
+	if (rc == 0 && rq->long_reply && x->status != RPC_OK) {
 		/* too long even for that: it became a SYSTEM_ERR of a few words, inline */
 		memcpy(rq->send->buf + reserve, x->reply, x->reply_len);
-		*long_reply = 0;
+		rq->long_reply = 0;
 	}
 	return rc;
 }
 
-/* Worker: everything about one received call. */
+/* Loop: the worker is done with rq; answer it, or let it go. */
+static void sreq_reply(void *arg)
+{
+	struct rr_sreq *rq = arg;
+	struct rr_conn *c = rq->conn;
+	int rc = rq->run_rc;
+
+	if (rc == 0 && rr_conn_is_dead(c))
+		rc = -ECONNRESET;
+	if (rc == 0)
+		rc = post_reply(rq);
+	if (rc) {
+		if (rc != -EBADMSG && rc != -EALREADY && rc != -ECONNRESET)
+			log_info("%s: xid %#x: no reply: %s", c->peer, rq->hdr.xid, strerror(-rc));
+		sreq_release(rq);
+	}
+}
+
+/* Worker: everything about the call that may block or take on the caller's
+ * identity, and nothing that touches the device. */
 static void sreq_run(struct work *w)
 {
 	struct rr_sreq *rq = (struct rr_sreq *)w;
+
+	rr_stat_add(&rq->conn->st.calls, 1);
+	rq->run_rc = dispatch(rq);
+	if (rq->run_rc == 0)
+		rq->run_rc = prepare_reply(rq);
+	evloop_call(rq->srv->ep->loop, sreq_reply, rq);
+}
+
+static void submit(struct rr_sreq *rq)
+{
+	rpc_server_submit(rq->srv->rpc, &rq->work);
+}
+
+/* Loop: the call's chunks are in; it runs on a worker once it has a Send buffer. */
+static void sreq_to_worker(struct rr_sreq *rq)
+{
+	with_send(rq, submit);
+}
+
+/* Loop: a received call; answer its errors, or start pulling its chunks. */
+static void sreq_start(struct rr_sreq *rq)
+{
 	struct rr_conn *c = rq->conn;
-	size_t reserve;
-	int rc, long_reply;
+	int rc;
 
 	if (rq->decode_rc) {
 		answer_error(rq, rq->decode_rc);
@@ -767,25 +900,14 @@ static void sreq_run(struct work *w)
 		answer_error(rq, -EINVAL);
 		return;
 	}
-	reserve = hdr_reserve(rq);
-	rc = pull_chunks(rq);
-	if (rc == -EBADMSG || rc == -E2BIG || rc == -ENOMEM || reserve + 64 > c->send_max) {
-		answer_error(rq, rc ? rc : -E2BIG);
-		return;
-	}
-	if (rc || !(rq->send = rr_send_get(c))) {
-		sreq_release(rq);
-		return;
-	}
-	rr_stat_add(&c->st.calls, 1);
-	rc = dispatch(rq, reserve, &long_reply);
+	rq->reserve = hdr_reserve(rq);
+	rc = rq->reserve + 64 > c->send_max ? -E2BIG : pull_chunks(rq);
 	if (rc == 0)
-		rc = post_reply(rq, reserve, long_reply);
-	if (rc) {
-		if (rc != -EBADMSG && rc != -EALREADY)
-			log_info("%s: xid %#x: no reply: %s", c->peer, rq->hdr.xid, strerror(-rc));
+		sreq_to_worker(rq);
+	else if (rc == -EBADMSG || rc == -E2BIG || rc == -ENOMEM)
+		answer_error(rq, rc);
+	else if (rc < 0)
 		sreq_release(rq);
-	}
 }
 
 /* ---- the event loop side ---- */
@@ -845,8 +967,6 @@ static void svc_on_recv(struct rr_conn *c, struct rr_recv *r)
 	rq->work.run = sreq_run;
 	rq->read_wr.done = read_done;
 	rq->send_wr.done = send_done;
-	pthread_mutex_init(&rq->m, NULL);
-	pthread_cond_init(&rq->cv, NULL);
 	cur_init(&cu, r->buf, r->len);
 	rq->decode_rc = rpcrdma_hdr_decode(&cu, &rq->hdr);
 	rq->payload_off = cu.pos;
@@ -861,15 +981,23 @@ static void svc_on_recv(struct rr_conn *c, struct rr_recv *r)
 	pthread_mutex_lock(&srv->lock);
 	srv->inflight++;
 	pthread_mutex_unlock(&srv->lock);
-	rpc_server_submit(srv->rpc, &rq->work);
+	sreq_start(rq);
 }
 
-/* The connection died: end every exposure now. */
+/* The connection died: end every exposure now, and let go of the requests
+ * waiting for a Send buffer. */
 static void svc_on_dead(struct rr_conn *c)
 {
 	struct svc_conn *sc = c->side;
-	struct rr_sreq *list;
+	struct rr_sreq *list, *waiting = sc->send_wait;
 
+	sc->send_wait = sc->send_wait_tail = NULL;
+	while (waiting) {
+		struct rr_sreq *rq = waiting;
+
+		waiting = rq->send_wait_next;
+		sreq_release(rq);
+	}
 	pthread_mutex_lock(&c->lock);
 	list = sc->exp_head;
 	sc->exp_head = sc->exp_tail = NULL;

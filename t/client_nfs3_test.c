@@ -787,6 +787,125 @@ static void test_integrity(void **state)
 	fx_free(f);
 }
 
+/* ---- callers who are not root ---- */
+
+/* Everything a caller who is not root does, over RPC/RDMA in mode against a
+ * server registering with sreg. */
+static void nonroot_on(unsigned mode, enum rr_reg sreg)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct rpc_cred nobody = {.flavor = AUTH_SYS, .uid = 65534, .gid = 65534};
+	size_t len = 700000, got = 0;
+	uint8_t *w = malloc(len), *r = malloc(len);
+	struct nfs3c_params p;
+	struct nfs3c_file *wf;
+	struct names nm = {0};
+	struct rr_stats st;
+	struct nfs3c_fh fh, d;
+	fattr3 a;
+	int eof = 0;
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/nfsrdma-nonroot-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	chmod(f->dir, 0777);
+	csrv_params_init(&f->sp, f->dir);
+	f->sp.modes = mode;
+	f->sp.reg = sreg;
+	assert_int_equal(csrv_start(&f->srv, &f->sp), 0);
+	params(f, &p, NFS3C_PROTO_RDMA, mode, RR_REG_FASTREG);
+	mount_with(f, &p);
+	pattern(w, len, 7);
+	/* as nobody: a file made, written through Read chunks, read back through
+	 * Write chunks (or exposed, in Read-Read), listed, removed */
+	assert_int_equal(nfs3c_mkdir(f->c, &nobody, nfs3c_root(f->c), "d", 0755, &d, &a), 0);
+	assert_int_equal(a.uid, 65534);
+	assert_int_equal(nfs3c_create(f->c, &nobody, &d, "f", 0600, 0, &fh, &a), 0);
+	assert_non_null(wf = nfs3c_file_get(f->c, &fh));
+	assert_int_equal(nfs3c_write(f->c, &nobody, wf, 0, w, len, UNSTABLE), 0);
+	assert_int_equal(nfs3c_file_put(f->c, wf, &nobody), 0);
+	assert_int_equal(nfs3c_read(f->c, &nobody, &fh, 0, r, len, &got, &eof), 0);
+	assert_int_equal(got, len);
+	assert_memory_equal(r, w, len);
+	assert_int_equal(nfs3c_readdir(f->c, &nobody, &d, count_entry, &nm), 0);
+	assert_int_equal(nm.n, 3);
+	/* and as root after it, on workers that served nobody */
+	assert_int_equal(nfs3c_read(f->c, NULL, &fh, 0, r, len, &got, &eof), 0);
+	assert_memory_equal(r, w, len);
+	assert_int_equal(nfs3c_remove(f->c, &nobody, &d, "f"), 0);
+	assert_int_equal(nfs3c_rmdir(f->c, NULL, nfs3c_root(f->c), "d"), 0);
+	rr_server_get_stats(f->srv.rr, &st);
+	assert_int_equal(st.post_failures, 0);
+	assert_int_equal(st.conns, 1); /* never reconnected */
+	free(w);
+	free(r);
+	fx_free(f);
+}
+
+/* A caller who is not root makes the server's worker take on its identity,
+ * after which Linux (and the soft provider) refuse that thread's posts: the
+ * server must never post, poll or register there. Both modes, every server
+ * registration strategy. */
+static void test_nonroot_rdma_matrix(void **state)
+{
+	static const enum rr_reg regs[] = {RR_REG_DYNAMIC, RR_REG_CACHE, RR_REG_FASTREG,
+					   RR_REG_ALLPHYS};
+
+	for (int m = 0; m < 2; m++)
+		for (size_t i = 0; i < sizeof(regs) / sizeof(regs[0]); i++)
+			nonroot_on(m ? RR_MODE_READ_READ : RR_MODE_READ_WRITE, regs[i]);
+}
+
+/* ---- posts the provider refuses ---- */
+
+/* The server's soft device fails its nth post_send carrying op (VB_SOFT_FAIL_POST,
+ * see platform/soft/soft_dev.c): the connection ends and is counted, what was
+ * posted is completed once (ASan watches), the client reconnects, resends, and
+ * the data arrive whole. */
+static void post_failure_on(unsigned mode, const char *how)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct nfs3c_params p;
+	struct rr_stats st;
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/nfsrdma-postfail-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	csrv_params_init(&f->sp, f->dir);
+	f->sp.modes = mode;
+	f->sp.reg = RR_REG_CACHE;
+	setenv("VB_SOFT_FAIL_POST", how, 1);
+	assert_int_equal(csrv_start(&f->srv, &f->sp), 0);
+	unsetenv("VB_SOFT_FAIL_POST");
+	params(f, &p, NFS3C_PROTO_RDMA, mode, RR_REG_FASTREG);
+	mount_with(f, &p);
+	roundtrip(f, "pf", 700000, 9);
+	rr_server_get_stats(f->srv.rr, &st);
+	if (st.post_failures != 1)
+		fail_msg("%s: %llu post failures counted, 1 expected", how,
+			 (unsigned long long)st.post_failures);
+	/* the failed connection is torn down and freed; the client's new one stays */
+	for (int i = 0; i < 100 && st.conns != 1; i++) {
+		usleep(50000);
+		rr_server_get_stats(f->srv.rr, &st);
+	}
+	assert_int_equal(st.conns, 1);
+	fx_free(f);
+}
+
+/* Sends, RDMA Writes and RDMA Reads, refused before queueing and queued with
+ * a failed doorbell, in both modes (no RDMA Writes in Read-Read). */
+static void test_post_failures(void **state)
+{
+	static const char *const hows[] = {"refuse:send:3",  "doorbell:send:3",
+					   "refuse:read:1",  "doorbell:read:1",
+					   "refuse:write:1", "doorbell:write:1"};
+
+	for (size_t i = 0; i < sizeof(hows) / sizeof(hows[0]); i++) {
+		post_failure_on(RR_MODE_READ_WRITE, hows[i]);
+		if (!strstr(hows[i], "write"))
+			post_failure_on(RR_MODE_READ_READ, hows[i]);
+	}
+}
+
 /* Needs root, for the in-process server. */
 int main(void)
 {
@@ -810,6 +929,8 @@ int main(void)
 		cmocka_unit_test(test_concurrent_writers),
 		cmocka_unit_test(test_mount_errors),
 		cmocka_unit_test(test_integrity),
+		cmocka_unit_test(test_nonroot_rdma_matrix),
+		cmocka_unit_test(test_post_failures),
 	};
 
 	if (geteuid() != 0) {

@@ -52,6 +52,12 @@ int osdep_cred_restore(void)
 	return 0;
 }
 
+/* See osdep.h: threads never change credentials here. */
+unsigned long osdep_cred_epoch(void)
+{
+	return 0;
+}
+
 /* See osdep.h. faccessat(AT_EACCESS) checks the effective ids, which are the
  * server's own here (see the top of the file). */
 int osdep_access(int fd, int mode)

@@ -121,10 +121,26 @@ static int sys_resource_cap(int on)
 	return syscall(SYS_capset, &hdr, data) < 0 ? -errno : 0;
 }
 
+/* Credential epochs (see osdep.h): each change installs new credentials. */
+static unsigned long cred_epochs;
+static __thread unsigned long thread_cred_epoch;
+
+static void cred_changed(void)
+{
+	thread_cred_epoch = __atomic_add_fetch(&cred_epochs, 1, __ATOMIC_RELAXED);
+}
+
+/* See osdep.h. */
+unsigned long osdep_cred_epoch(void)
+{
+	return thread_cred_epoch;
+}
+
 /* See osdep.h. Groups first, then gid, then uid; each is checked. */
 int osdep_cred_set(uid_t uid, gid_t gid, size_t ngids, const gid_t *gids)
 {
 	pthread_once(&server_groups_once, server_groups_read);
+	cred_changed();
 	if (syscall(SYS_setgroups, ngids, gids) < 0)
 		return -errno;
 	setfsgid(gid);
@@ -143,6 +159,7 @@ int osdep_cred_restore(void)
 	gid_t gid = getegid();
 
 	pthread_once(&server_groups_once, server_groups_read);
+	cred_changed();
 	setfsuid(uid);
 	setfsgid(gid);
 	if (syscall(SYS_setgroups, (size_t)server_ngroups, server_groups) < 0)

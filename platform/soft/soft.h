@@ -84,6 +84,12 @@ struct soft_device {
 	int sockbuf;	/* SO_SNDBUF/SO_RCVBUF (VB_SOFT_SOCKBUF); 0: the default */
 	bool direct_tx; /* post_send transmits from the caller's thread (VB_SOFT_DIRECT_TX) */
 	bool no_mw;	/* test only: no memory windows, like some devices (VB_SOFT_NO_MW) */
+	unsigned long cred_epoch; /* the opener's credentials (osdep_cred_epoch) */
+	int cred_warned;
+	/* test only (VB_SOFT_FAIL_POST): the nth post_send carrying fail_op fails */
+	enum soft_fail_mode { SOFT_FAIL_NONE, SOFT_FAIL_REFUSE, SOFT_FAIL_DOORBELL } fail_mode;
+	int fail_op; /* a vb_wr_opcode, or -1 for any */
+	unsigned fail_countdown;
 };
 
 struct soft_pd {
@@ -433,5 +439,13 @@ uint64_t soft_now_ms(void);
 /* soft_dev.c */
 extern const struct vb_ops vb_soft_ops;
 unsigned soft_env_uint(const char *name, unsigned def, unsigned min, unsigned max);
+/* The kernel's rule for uverbs and rdma_cm files, which rxe and siw post
+ * through: a thread whose credentials changed after the device was opened may
+ * not post, poll, arm, register or connect on it. 0, or -EACCES (logged once
+ * per device). */
+int soft_cred_check(struct vb_device *d);
+/* Whether this post_send (whose first WR is wr) is the one VB_SOFT_FAIL_POST
+ * asks to fail; the mode if so, SOFT_FAIL_NONE if not. */
+enum soft_fail_mode soft_fail_post(struct soft_device *dev, const struct vb_send_wr *wr);
 
 #endif

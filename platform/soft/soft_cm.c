@@ -464,6 +464,8 @@ int soft_connect(struct vb_conn *conn, const struct vb_conn_param *param)
 	struct soft_conn *c = soft_conn(conn);
 	int rc;
 
+	if (soft_cred_check(conn->dev) != 0)
+		return -EACCES;
 	pthread_mutex_lock(&c->lock);
 	if (!c->active || c->cm != SOFT_CM_IDLE || c->qp != SOFT_QP_INIT) {
 		log_err("connect needs a resolved, unconnected conn with a QP");
@@ -522,6 +524,8 @@ int soft_accept(struct vb_conn *conn, const struct vb_conn_param *param)
 	struct soft_conn *c = soft_conn(conn);
 	int rc = 0;
 
+	if (soft_cred_check(conn->dev) != 0)
+		return -EACCES;
 	pthread_mutex_lock(&c->lock);
 	if (c->cm != SOFT_CM_REQUEST || c->qp != SOFT_QP_INIT) {
 		log_err("accept needs a connect request with a QP (state %d)", c->cm);
@@ -546,6 +550,8 @@ int soft_reject(struct vb_conn *conn, const void *private_data, uint8_t len)
 	struct vb_conn_param p = {.private_data = private_data, .private_data_len = len};
 	int rc;
 
+	if (soft_cred_check(conn->dev) != 0)
+		return -EACCES;
 	pthread_mutex_lock(&c->lock);
 	if (c->cm != SOFT_CM_REQUEST) {
 		log_err("reject needs a connect request");
@@ -667,6 +673,8 @@ int soft_disconnect(struct vb_conn *conn)
 	struct soft_conn *c = soft_conn(conn);
 	int rc = 0;
 
+	if (soft_cred_check(conn->dev) != 0)
+		return -EACCES;
 	pthread_mutex_lock(&c->lock);
 	switch (c->cm) {
 	case SOFT_CM_ACCEPTED:

@@ -79,7 +79,10 @@ int soft_cq_fd(struct vb_cq *c)
 int soft_cq_arm(struct vb_cq *c)
 {
 	struct soft_cq *cq = (struct soft_cq *)c;
+	int rc = soft_cred_check(c->dev);
 
+	if (rc)
+		return rc;
 	pthread_mutex_lock(&cq->lock);
 	cq->armed = true;
 	pthread_mutex_unlock(&cq->lock);
@@ -104,6 +107,8 @@ int soft_poll_cq(struct vb_cq *c, int n, struct vb_wc *wc)
 
 	if (n < 0)
 		return -EINVAL;
+	if (soft_cred_check(c->dev) != 0)
+		return -EACCES;
 	pthread_mutex_lock(&cq->lock);
 	while (got < n && cq->count) {
 		wc[got++] = cq->ring[cq->head];

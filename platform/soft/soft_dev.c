@@ -20,12 +20,26 @@
  *   VB_SOFT_NO_MW            test only: 1 makes a device opened while it is set
  *                            answer "not supported" to memory windows, as devices
  *                            without them do
+ *   VB_SOFT_FAIL_POST        test only: MODE:OP:N makes the Nth post_send (from
+ *                            1) whose chain carries OP (send, write, read or
+ *                            any) on a device opened while it is set fail once:
+ *                            MODE "refuse" fails it before anything is queued
+ *                            (*bad is its first WR); "doorbell" queues the whole
+ *                            chain and then fails without starting it and
+ *                            without setting *bad, as rxe does when its
+ *                            doorbell write() is refused
+ *
+ * Whatever the environment says, a thread whose credentials changed after the
+ * device was opened cannot post, poll, arm, register or connect on it (see
+ * soft_cred_check), as on rxe and siw.
  */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
+#include "osdep.h"
 #include "soft.h"
 
 /* An unsigned tunable from the environment, within [min, max]; def if unset or bad. */
@@ -46,6 +60,73 @@ unsigned soft_env_uint(const char *name, unsigned def, unsigned min, unsigned ma
 	return (unsigned)v;
 }
 
+/* See soft.h. */
+int soft_cred_check(struct vb_device *d)
+{
+	struct soft_device *dev = soft_dev(d);
+
+	if (osdep_cred_epoch() == dev->cred_epoch)
+		return 0;
+	if (!__atomic_exchange_n(&dev->cred_warned, 1, __ATOMIC_RELAXED))
+		log_err("device soft: a thread whose credentials changed after the device was "
+			"opened used it; refused (EACCES), as the kernel refuses it on rxe");
+	return -EACCES;
+}
+
+/* VB_SOFT_FAIL_POST=MODE:OP:N (see the top of the file); a bad value is ignored, said. */
+static void fail_post_parse(struct soft_device *dev)
+{
+	static const char *const ops[] = {"send", "write", "read", "any"};
+	static const int opcodes[] = {VB_WR_SEND, VB_WR_RDMA_WRITE, VB_WR_RDMA_READ, -1};
+	const char *s = getenv("VB_SOFT_FAIL_POST");
+	char mode[16], op[16];
+	unsigned n;
+
+	if (s == NULL || *s == '\0')
+		return;
+	if (sscanf(s, "%15[a-z]:%15[a-z]:%u", mode, op, &n) != 3 || n == 0 ||
+	    (strcmp(mode, "refuse") != 0 && strcmp(mode, "doorbell") != 0)) {
+		log_warn("VB_SOFT_FAIL_POST=%s is not MODE:OP:N (refuse|doorbell, "
+			 "send|write|read|any,"
+			 " N >= 1); ignored",
+			 s);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		if (strcmp(op, ops[i]) == 0) {
+			dev->fail_mode = mode[0] == 'r' ? SOFT_FAIL_REFUSE : SOFT_FAIL_DOORBELL;
+			dev->fail_op = opcodes[i];
+			dev->fail_countdown = n;
+			return;
+		}
+	}
+	log_warn("VB_SOFT_FAIL_POST=%s: no operation '%s'; ignored", s, op);
+}
+
+/* See soft.h. */
+enum soft_fail_mode soft_fail_post(struct soft_device *dev, const struct vb_send_wr *wr)
+{
+	unsigned left;
+	int match = 0;
+
+	if (dev->fail_mode == SOFT_FAIL_NONE)
+		return SOFT_FAIL_NONE;
+	for (; wr && !match; wr = wr->next) {
+		int op = wr->opcode == VB_WR_SEND_WITH_INV ? VB_WR_SEND : (int)wr->opcode;
+
+		match = dev->fail_op < 0 || dev->fail_op == op;
+	}
+	left = match ? __atomic_load_n(&dev->fail_countdown, __ATOMIC_RELAXED) : 0;
+	while (left && !__atomic_compare_exchange_n(&dev->fail_countdown, &left, left - 1, 0,
+						    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	if (left != 1)
+		return SOFT_FAIL_NONE;
+	log_notice("device soft: failing a post_send as VB_SOFT_FAIL_POST asks (%s)",
+		   dev->fail_mode == SOFT_FAIL_REFUSE ? "refused" : "queued, doorbell failed");
+	return dev->fail_mode;
+}
+
 /* Open the one soft device: NULL or "soft"; anything else is not ours. */
 static int soft_open(const char *name, struct vb_device **out)
 {
@@ -64,6 +145,8 @@ static int soft_open(const char *name, struct vb_device **out)
 	dev->sockbuf = (int)soft_env_uint("VB_SOFT_SOCKBUF", 0, 0, 1u << 30);
 	dev->direct_tx = soft_env_uint("VB_SOFT_DIRECT_TX", 1, 0, 1);
 	dev->no_mw = soft_env_uint("VB_SOFT_NO_MW", 0, 0, 1);
+	dev->cred_epoch = osdep_cred_epoch();
+	fail_post_parse(dev);
 	if ((rc = soft_keys_init(&dev->keys)) != 0) {
 		free(dev);
 		return rc;

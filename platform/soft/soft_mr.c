@@ -156,7 +156,7 @@ int soft_reg_mr(struct vb_pd *pd, void *addr, size_t len, unsigned access, struc
 	struct soft_mr *mr;
 	int rc;
 
-	if ((rc = check_reg(addr, len, access)) != 0)
+	if ((rc = check_reg(addr, len, access)) != 0 || (rc = soft_cred_check(pd->dev)) != 0)
 		return rc;
 	mr = calloc(1, sizeof(*mr));
 	if (mr == NULL)
@@ -187,6 +187,8 @@ int soft_dereg_mr(struct vb_mr *m)
 	struct soft_mr *mr = (struct soft_mr *)m;
 	struct soft_keytab *t = &soft_dev(m->pd->dev)->keys;
 
+	if (soft_cred_check(m->pd->dev) != 0)
+		return -EACCES;
 	pthread_mutex_lock(&t->lock);
 	if (mr->mw_bound) {
 		pthread_mutex_unlock(&t->lock);
@@ -318,6 +320,8 @@ int soft_alloc_mw(struct vb_pd *pd, struct vb_mw **out)
 
 	if (soft_dev(pd->dev)->no_mw)
 		return -EOPNOTSUPP;
+	if (soft_cred_check(pd->dev) != 0)
+		return -EACCES;
 	if ((mw = calloc(1, sizeof(*mw))) == NULL)
 		return -ENOMEM;
 	mw->base.pd = pd;
@@ -347,6 +351,8 @@ int soft_dealloc_mw(struct vb_mw *m)
 	struct soft_mw *mw = (struct soft_mw *)m;
 	struct soft_keytab *t = &soft_dev(m->pd->dev)->keys;
 
+	if (soft_cred_check(m->pd->dev) != 0)
+		return -EACCES;
 	pthread_mutex_lock(&t->lock);
 	mw_unbind(t, mw);
 	((struct soft_pd *)m->pd)->users--;

@@ -331,12 +331,23 @@ static void start_tx(struct soft_conn *c)
 		soft_engine_kick(c->dev->eng, c, SOFT_READY_TX);
 }
 
-/* Queue send WRs and start transmitting; a QP in error flushes them. */
+/* Queue send WRs and start transmitting; a QP in error flushes them. As on
+ * rxe, the WRs are queued before the "doorbell" that starts them, and that is
+ * what a thread with changed credentials is refused: it gets -EACCES with its
+ * WRs queued and *bad untouched (VB_SOFT_FAIL_POST can do the same, or refuse
+ * a chain before queueing anything). */
 int soft_post_send(struct vb_conn *conn, struct vb_send_wr *wr, struct vb_send_wr **bad)
 {
 	struct soft_conn *c = soft_conn(conn);
-	int rc = 0;
+	enum soft_fail_mode fail = soft_fail_post(c->dev, wr);
+	int rc = 0, doorbell;
 
+	if (fail == SOFT_FAIL_REFUSE) {
+		if (bad)
+			*bad = wr;
+		return -EIO;
+	}
+	doorbell = fail == SOFT_FAIL_DOORBELL ? -EIO : soft_cred_check(&c->dev->base);
 	pthread_mutex_lock(&c->lock);
 	if (c->qp != SOFT_QP_RTS && c->qp != SOFT_QP_ERROR) {
 		log_err("post_send on a QP that is not connected");
@@ -358,6 +369,10 @@ int soft_post_send(struct vb_conn *conn, struct vb_send_wr *wr, struct vb_send_w
 	}
 	if (rc && bad)
 		*bad = wr;
+	if (rc == 0 && doorbell) {
+		pthread_mutex_unlock(&c->lock);
+		return doorbell;
+	}
 	start_tx(c);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
@@ -367,8 +382,13 @@ int soft_post_send(struct vb_conn *conn, struct vb_send_wr *wr, struct vb_send_w
 int soft_post_recv(struct vb_conn *conn, struct vb_recv_wr *wr, struct vb_recv_wr **bad)
 {
 	struct soft_conn *c = soft_conn(conn);
-	int rc = 0;
+	int rc = soft_cred_check(&c->dev->base);
 
+	if (rc) {
+		if (bad)
+			*bad = wr;
+		return rc;
+	}
 	pthread_mutex_lock(&c->lock);
 	if (c->qp == SOFT_QP_NONE) {
 		log_err("post_recv before create_qp");
@@ -425,6 +445,8 @@ int soft_bind_mw(struct vb_conn *conn, struct vb_mw *m, struct vb_mr *mr, void *
 		log_err("bind_mw needs a window and, unless len is 0, an MR");
 		return -EINVAL;
 	}
+	if ((rc = soft_cred_check(conn->dev)) != 0)
+		return rc;
 	pthread_mutex_lock(&c->lock);
 	if (c->qp == SOFT_QP_ERROR) {
 		send_cqe(c, wr_id, SOFT_WR_BIND, true, VB_WC_WR_FLUSH_ERR);
