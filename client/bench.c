@@ -17,7 +17,7 @@
 #include "client/bench.h"
 #include "client/client.h"
 #include "client/options.h"
-#include "log.h"
+#include "common/base/log.h"
 
 struct bench_file {
 	struct nfs3c_fh fh;

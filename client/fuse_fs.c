@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "client/fuse_fs.h"
-#include "log.h"
+#include "common/base/log.h"
 
 /* The file system a request is for. */
 struct nfsfs *nfsfs_of(fuse_req_t req)

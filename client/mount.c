@@ -27,7 +27,7 @@
 #include "client/client.h"
 #include "client/fuse_fs.h"
 #include "client/options.h"
-#include "log.h"
+#include "common/base/log.h"
 
 #define EXIT_USAGE	    1
 #define EXIT_MOUNT_FAIL	    32

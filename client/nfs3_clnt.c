@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "client/nfs3_clnt_int.h"
-#include "log.h"
-#include "rpc_tcp.h"
-#include "server/nfs_program.h"
+#include "common/base/log.h"
+#include "common/rpc/rpc_tcp.h"
+#include "common/nfs/nfs_prog.h"
 
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000

@@ -27,10 +27,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "integrity.h"
-#include "rpc.h"
-#include "rpcrdma.h"
-#include "server/nfs3_prot.h"
+#include "common/rpc/integrity.h"
+#include "common/rpc/rpc.h"
+#include "common/rpcrdma/rpcrdma.h"
+#include "common/nfs/nfs3_prot.h"
 
 #define NFS3C_RDMA_PORT "20049"
 #define NFS3C_TCP_PORT	"2049"

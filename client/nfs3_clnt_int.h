@@ -14,7 +14,7 @@
 #include <pthread.h>
 
 #include "client/nfs3_clnt.h"
-#include "server/mount_prot.h"
+#include "common/nfs/mount_prot.h"
 
 #define NFS3C_ATTR_BUCKETS   4096
 #define NFS3C_ATTR_CHAIN_MAX 8

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "client/nfs3_clnt_int.h"
-#include "log.h"
+#include "common/base/log.h"
 
 #define COMMIT_ROUNDS 16 /* verifier changes tolerated in one commit */
 

@@ -14,9 +14,9 @@
 #include <rpc/pmap_prot.h>
 
 #include "client/nfs3_clnt_int.h"
-#include "log.h"
-#include "rpc_tcp.h"
-#include "server/nfs_program.h"
+#include "common/base/log.h"
+#include "common/rpc/rpc_tcp.h"
+#include "common/nfs/nfs_prog.h"
 
 #define MAX_IO		  (1u << 20)
 #define RPCBIND_PORT	  "111"

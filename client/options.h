@@ -9,8 +9,8 @@
 #include <stddef.h>
 
 #include "client/nfs3_clnt.h"
-#include "integrity.h"
-#include "log.h"
+#include "common/rpc/integrity.h"
+#include "common/base/log.h"
 
 #define CLIENT_OPT_ERR_LEN 512
 

@@ -1,7 +1,7 @@
 /*
  * options_config.c: the configuration file under nfsrdma-client's options.
  * The file (config=FILE, else SYSCONFDIR/nfsrdma.conf when it exists) is read
- * with common/config.c, its client and rdma sections become the settings, and
+ * with common/base/config.c, its client and rdma sections become the settings, and
  * the -o options given on the command line are applied again on top, so they
  * override it. An error in the file stops the client and names file, line,
  * setting and problem.
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "client/options.h"
-#include "common/config.h"
+#include "common/base/config.h"
 
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"

@@ -32,8 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "verbs.h"
+#include "common/base/log.h"
+#include "common/verbs.h"
 
 #define MAXSZ	   (1u << 20)
 #define AREA	   (16u << 20) /* the window for Writes and Reads */

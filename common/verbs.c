@@ -1,7 +1,7 @@
 /* verbs.c: open a device through the provider registry; names for statuses and events. */
 #include <string.h>
 
-#include "log.h"
+#include "common/base/log.h"
 #include "verbs.h"
 
 /* Try one provider; -ENODEV when it has no such device (or no device at all). */

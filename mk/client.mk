@@ -36,13 +36,14 @@ client-uninstall-hook:
 # An in-process NFS server (backend + RPC/RDMA soft + TCP) for the shell tests.
 check_PROGRAMS += t/client_testsrv
 t_client_testsrv_SOURCES = t/client_testsrv.c
+t_client_testsrv_LDADD = $(SERVER_LDADD)
 
 if HAVE_CMOCKA
 check_PROGRAMS += t/client_nfs3_test
 TESTS += t/client_nfs3_test
 t_client_nfs3_test_SOURCES = t/client_nfs3_test.c t/client_srv.c t/client_srv.h
 t_client_nfs3_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_client_nfs3_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+t_client_nfs3_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
 endif
 t_client_testsrv_SOURCES += t/client_srv.c t/client_srv.h
 

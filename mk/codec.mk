@@ -1,6 +1,6 @@
 # codec: the bounds-checked cursor every wire decoder uses, and the RPC/RDMA
 # transport header codec (RFC 8166) with RFC 8797 private data.
-libnfsrdma_a_SOURCES += common/cursor.c common/cursor.h common/rpcrdma_hdr.c common/rpcrdma_hdr.h
+libnfsrdma_a_SOURCES += common/base/cursor.c common/base/cursor.h common/rpcrdma/rpcrdma_hdr.c common/rpcrdma/rpcrdma_hdr.h
 
 if HAVE_CMOCKA
 check_PROGRAMS += t/cursor_test t/rpcrdma_hdr_test
@@ -21,10 +21,10 @@ FUZZ_SECONDS = 300
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer
 FUZZ_HDR = t/fuzz/fuzz_rpcrdma_hdr
-FUZZ_HDR_SRCS = $(srcdir)/t/fuzz/fuzz_rpcrdma_hdr.c $(srcdir)/common/rpcrdma_hdr.c \
-	$(srcdir)/common/cursor.c $(srcdir)/common/log.c
-FUZZ_HDR_DEPS = $(FUZZ_HDR_SRCS) $(srcdir)/common/rpcrdma_hdr.h $(srcdir)/common/cursor.h \
-	$(srcdir)/common/log.h config.h
+FUZZ_HDR_SRCS = $(srcdir)/t/fuzz/fuzz_rpcrdma_hdr.c $(srcdir)/common/rpcrdma/rpcrdma_hdr.c \
+	$(srcdir)/common/base/cursor.c $(srcdir)/common/base/log.c
+FUZZ_HDR_DEPS = $(FUZZ_HDR_SRCS) $(srcdir)/common/rpcrdma/rpcrdma_hdr.h $(srcdir)/common/base/cursor.h \
+	$(srcdir)/common/base/log.h config.h
 
 EXTRA_DIST += t/fuzz/fuzz_rpcrdma_hdr.c t/fuzz/corpus
 PHONY_TARGETS += fuzz fuzz-run clean-fuzz
@@ -38,7 +38,7 @@ $(FUZZ_HDR): $(FUZZ_HDR_DEPS)
 		exit 1; \
 	fi
 	@$(MKDIR_P) t/fuzz
-	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) $(WARN_CFLAGS) -Wno-format-nonliteral -I$(top_builddir) -I$(top_srcdir)/common \
+	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) $(WARN_CFLAGS) -Wno-format-nonliteral -I$(top_builddir) -I$(top_srcdir) \
 		-include config.h -o $@ $(FUZZ_HDR_SRCS) -lpthread
 
 fuzz-run:

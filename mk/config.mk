@@ -1,8 +1,8 @@
-# config: the configuration file (common/config.c over libconfig), sizes, the
+# config: the configuration file (common/base/config.c over libconfig), sizes, the
 # sample file and its man page. (nfsrdma-server itself: mk/server.mk.)
-libnfsrdma_a_SOURCES += common/config.c common/config.h common/config_int.h \
-	common/config_table.c common/config_check.c common/config_parse.c common/config_addr.c \
-	common/size.c common/size.h
+libnfsrdma_a_SOURCES += common/base/config.c common/base/config.h common/base/config_int.h \
+	common/base/config_table.c common/base/config_check.c common/base/config_parse.c common/base/config_addr.c \
+	common/base/size.c common/base/size.h
 
 dist_sysconf_DATA += etc/nfsrdma.conf
 dist_man_MANS += man/nfsrdma.conf.5

@@ -1,6 +1,6 @@
 # core: logging and the verbs registry (common/verbs.h).
-libnfsrdma_a_SOURCES += common/log.c common/log.h common/verbs.c common/verbs.h common/clock.h \
-	common/workq.c common/workq.h
+libnfsrdma_a_SOURCES += common/base/log.c common/base/log.h common/verbs.c common/verbs.h common/base/clock.h \
+	common/base/workq.c common/base/workq.h
 
 if HAVE_CMOCKA
 check_PROGRAMS += t/log_test

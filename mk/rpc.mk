@@ -1,11 +1,11 @@
 # rpc: ONC RPC (headers over libtirpc XDR, credentials, integrity MICs), the
 # server dispatcher and workers, and RPC over TCP with record marking.
 libnfsrdma_a_SOURCES += \
-	common/rpc.h common/rpc_msg.c common/rpc_auth.c common/rpc_auth.h common/rpc_svc.c \
-	common/rpc_drc.c common/rpc_drc.h \
-	common/integrity.c common/integrity.h common/net.c common/net.h \
-	common/rpc_tcp.h common/rpc_tcp.c common/rpc_tcp_clnt.c common/rpc_rec.c \
-	common/rpc_udp.c common/rpc_udp.h
+	common/rpc/rpc.h common/rpc/rpc_msg.c common/rpc/rpc_auth.c common/rpc/rpc_auth.h common/rpc/rpc_svc.c \
+	common/rpc/rpc_drc.c common/rpc/rpc_drc.h \
+	common/rpc/integrity.c common/rpc/integrity.h common/base/net.c common/base/net.h \
+	common/rpc/rpc_tcp.h common/rpc/rpc_tcp.c common/rpc/rpc_tcp_clnt.c common/rpc/rpc_rec.c \
+	common/rpc/rpc_udp.c common/rpc/rpc_udp.h
 
 # The transport test program (echo and bulk), shared by the RPC and RPC/RDMA tests.
 noinst_LIBRARIES += t/libbulkprog.a

@@ -4,6 +4,7 @@ sbin_PROGRAMS += server/nfsrdma-server
 server_nfsrdma_server_SOURCES = server/main.c server/daemon.c server/daemon.h \
 	server/rpcbind.c server/rpcbind.h server/ctl.c server/ctl.h
 server_nfsrdma_server_CPPFLAGS = $(AM_CPPFLAGS) -DSYSCONFDIR=\"$(sysconfdir)\"
+server_nfsrdma_server_LDADD = $(SERVER_LDADD)
 
 TESTS += t/server_daemon.sh
 EXTRA_DIST += t/server_daemon.sh t/test-lib.sh

@@ -1,8 +1,11 @@
 # transport: sources, programs and tests of this area.
 libnfsrdma_a_SOURCES += \
-	common/evloop.c common/evloop.h common/rpcrdma.h common/rpcrdma_int.h \
-	common/rpcrdma_reg.c common/rpcrdma_reg.h common/rpcrdma_conn.c \
-	common/rpcrdma_svc.c common/rpcrdma_clnt.c
+	common/base/evloop.c common/base/evloop.h common/rpcrdma/rpcrdma.h common/rpcrdma/rpcrdma_int.h \
+	common/rpcrdma/rpcrdma_reg.c common/rpcrdma/rpcrdma_reg.h \
+	common/rpcrdma/rpcrdma_reg_int.h common/rpcrdma/rpcrdma_reg_dynamic.c common/rpcrdma/rpcrdma_reg_cache.c \
+	common/rpcrdma/rpcrdma_reg_fastreg.c common/rpcrdma/rpcrdma_reg_allphys.c common/rpcrdma/rpcrdma_conn.c common/rpcrdma/rpcrdma_post.c \
+	common/rpcrdma/rpcrdma_svc.c common/rpcrdma/rpcrdma_svc.h \
+	common/rpcrdma/rpcrdma_svc_call.c common/rpcrdma/rpcrdma_svc_reply.c common/rpcrdma/rpcrdma_clnt.c
 
 if HAVE_CMOCKA
 check_PROGRAMS += t/rpcrdma_test

@@ -4,7 +4,7 @@
  * rdma-core where configure found it, then the software provider, which
  * always has one.
  */
-#include "verbs.h"
+#include "common/verbs.h"
 
 #if HAVE_RDMACORE
 extern const struct vb_ops vb_rdmacore_ops;

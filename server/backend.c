@@ -11,7 +11,7 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 
-#include "log.h"
+#include "common/base/log.h"
 #include "server/backend_int.h"
 
 /* Whether this thread took on a caller's identity (be_cred_leave undoes it),

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "log.h"
+#include "common/base/log.h"
 #include "server/backend_int.h"
 
 static const struct {

@@ -16,7 +16,7 @@
 
 #include <openssl/crypto.h>
 
-#include "log.h"
+#include "common/base/log.h"
 #include "server/backend_int.h"
 
 /* The MAC of a handle's first len bytes. */

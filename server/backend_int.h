@@ -9,8 +9,8 @@
 #include <pthread.h>
 #include <sys/stat.h>
 
-#include "integrity.h"
-#include "osdep.h"
+#include "common/rpc/integrity.h"
+#include "common/base/osdep.h"
 #include "server/export.h"
 #include "server/fhcache.h"
 #include "server/nfs3.h"

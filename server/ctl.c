@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
-#include "evloop.h"
-#include "log.h"
+#include "common/base/evloop.h"
+#include "common/base/log.h"
 #include "server/ctl.h"
 
 struct ctl {

@@ -8,11 +8,11 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 
-#include "log.h"
-#include "rpc_drc.h"
-#include "rpc_tcp.h"
-#include "rpc_udp.h"
-#include "rpcrdma.h"
+#include "common/base/log.h"
+#include "common/rpc/rpc_drc.h"
+#include "common/rpc/rpc_tcp.h"
+#include "common/rpc/rpc_udp.h"
+#include "common/rpcrdma/rpcrdma.h"
 #include "server/backend.h"
 #include "server/ctl.h"
 #include "server/daemon.h"

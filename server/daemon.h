@@ -8,8 +8,8 @@
 
 #include <stdio.h>
 
-#include "common/config.h"
-#include "integrity.h"
+#include "common/base/config.h"
+#include "common/rpc/integrity.h"
 
 #define DAEMON_MAX_LISTEN 16
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "log.h"
+#include "common/base/log.h"
 #include "server/export.h"
 
 /* See export.h. */

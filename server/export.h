@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "integrity.h"
-#include "osdep.h"
+#include "common/rpc/integrity.h"
+#include "common/base/osdep.h"
 #include "server/backend.h"
 
 struct export

@@ -14,8 +14,8 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "common/config.h"
-#include "log.h"
+#include "common/base/config.h"
+#include "common/base/log.h"
 #include "server/ctl.h"
 #include "server/daemon.h"
 

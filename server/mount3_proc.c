@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "common/base/log.h"
 #include "server/backend_int.h"
 
 /* The client's numeric address, the mount list's key. */

@@ -14,8 +14,8 @@
 #include <sys/socket.h>
 
 #include "server/backend.h"
-#include "server/mount_prot.h"
-#include "server/nfs3_prot.h"
+#include "common/nfs/mount_prot.h"
+#include "common/nfs/nfs3_prot.h"
 
 /* One call as the procedures see it. */
 struct nfs_req {

@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "log.h"
+#include "common/base/log.h"
 #include "server/nfs3_proc.h"
 
 /* NULL: nothing to do, always succeeds (the RPC "ping"). */

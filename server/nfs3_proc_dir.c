@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "log.h"
+#include "common/base/log.h"
 #include "server/nfs3_proc.h"
 
 /* Start a call on where->name: resolve the directory (ROFS on ro exports),

@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "log.h"
+#include "common/base/log.h"
 #include "server/nfs3_proc.h"
 
 /* pread until len bytes or end of file; returns bytes read or -errno. */

@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "log.h"
+#include "common/base/log.h"
 #include "server/nfs3_proc.h"
 
 /* XDR sizes: a reply's fixed part (status, post_op_attr, verifier, list end,

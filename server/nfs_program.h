@@ -2,13 +2,9 @@
 #ifndef NFSRDMA_NFS_PROGRAM_H
 #define NFSRDMA_NFS_PROGRAM_H
 
-#include "rpc.h"
+#include "common/nfs/nfs_prog.h"
+#include "common/rpc/rpc.h"
 #include "server/backend.h"
-
-#define NFS_PROGRAM   100003
-#define NFS_V3	      3
-#define MOUNT_PROGRAM 100005
-#define MOUNT_V3      3
 
 /* Serve be's exports through srv: NFS program 100003 v3 and MOUNT 100005 v3. */
 int nfs_programs_register(struct rpc_server *srv, struct nfs_backend *be);

@@ -4,8 +4,8 @@
 #include <unistd.h>
 #include <netinet/in.h>
 
-#include "log.h"
-#include "net.h"
+#include "common/base/log.h"
+#include "common/base/net.h"
 #include "server/nfs_program.h"
 #include "server/rpcbind.h"
 

@@ -20,7 +20,7 @@
 #include <sys/syscall.h>
 #include <linux/capability.h>
 
-#include "osdep.h"
+#include "common/base/osdep.h"
 
 /* Whether CAP_SYS_RESOURCE is in this thread's effective set. */
 static int has_sys_resource(void)

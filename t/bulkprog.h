@@ -11,7 +11,7 @@
 #ifndef NFSRDMA_T_BULKPROG_H
 #define NFSRDMA_T_BULKPROG_H
 
-#include "rpc.h"
+#include "common/rpc/rpc.h"
 
 #define BULKPROG     0x4e520001u
 #define BULKVERS     1

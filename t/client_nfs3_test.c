@@ -18,9 +18,9 @@
 #include <sys/stat.h>
 
 #include "client/nfs3_clnt.h"
-#include "clock.h"
-#include "net.h"
-#include "rpc_drc.h"
+#include "common/base/clock.h"
+#include "common/base/net.h"
+#include "common/rpc/rpc_drc.h"
 #include "t/client_srv.h"
 
 struct fx {

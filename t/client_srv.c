@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "net.h"
+#include "common/base/net.h"
 #include "server/nfs_program.h"
 #include "t/client_srv.h"
 

@@ -8,9 +8,9 @@
 
 #include <limits.h>
 
-#include "integrity.h"
-#include "rpc_tcp.h"
-#include "rpcrdma.h"
+#include "common/rpc/integrity.h"
+#include "common/rpc/rpc_tcp.h"
+#include "common/rpcrdma/rpcrdma.h"
 #include "server/backend.h"
 
 struct csrv_params {

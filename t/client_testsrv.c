@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "common/base/log.h"
 #include "t/client_srv.h"
 
 /* A server registration name. */

@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/config.h"
-#include "size.h"
+#include "common/base/config.h"
+#include "common/base/size.h"
 
 static char tmpdir[] = "/tmp/config_test.XXXXXX";
 

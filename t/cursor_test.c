@@ -8,7 +8,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "cursor.h"
+#include "common/base/cursor.h"
 
 /* Words read big-endian; each getter succeeds while bytes remain, then fails
  * with -EBADMSG without moving. */

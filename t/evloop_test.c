@@ -16,8 +16,8 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 
-#include "clock.h"
-#include "evloop.h"
+#include "common/base/clock.h"
+#include "common/base/evloop.h"
 
 struct order {
 	int seen[100];

@@ -4,7 +4,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "log.h"
+#include "common/base/log.h"
 
 static void level_names_round_trip(void **state)
 {

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 #include <arpa/inet.h>
 
-#include "osdep.h"
+#include "common/base/osdep.h"
 #include "t/nfs3_testlib.h"
 
 /* See nfs3_testlib.h. */

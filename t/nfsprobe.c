@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rpc_tcp.h"
-#include "server/mount_prot.h"
-#include "server/nfs3_prot.h"
-#include "server/nfs_program.h"
+#include "common/rpc/rpc_tcp.h"
+#include "common/nfs/mount_prot.h"
+#include "common/nfs/nfs3_prot.h"
+#include "common/nfs/nfs_prog.h"
 
 #define DATA "written before the restart, unstable\n"
 

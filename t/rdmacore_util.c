@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "common/base/log.h"
 #include "t/rdmacore_util.h"
 #include "platform/linux/verbs_rdmacore.h"
 

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "verbs.h"
+#include "common/verbs.h"
 
 /* ---- harness ---- */
 

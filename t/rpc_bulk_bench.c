@@ -13,9 +13,9 @@
 #include <time.h>
 
 #include "bulkprog.h"
-#include "log.h"
-#include "rpc_tcp.h"
-#include "rpcrdma.h"
+#include "common/base/log.h"
+#include "common/rpc/rpc_tcp.h"
+#include "common/rpcrdma/rpcrdma.h"
 #include "rpcrdma_test_util.h"
 
 struct job {

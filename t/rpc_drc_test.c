@@ -16,9 +16,9 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include "integrity.h"
-#include "rpc.h"
-#include "rpc_drc.h"
+#include "common/rpc/integrity.h"
+#include "common/rpc/rpc.h"
+#include "common/rpc/rpc_drc.h"
 
 #define PROG	    0x20049aaa
 #define VERS	    1

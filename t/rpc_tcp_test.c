@@ -12,9 +12,9 @@
 #include <arpa/inet.h>
 
 #include "bulkprog.h"
-#include "integrity.h"
-#include "net.h"
-#include "rpc_tcp.h"
+#include "common/rpc/integrity.h"
+#include "common/base/net.h"
+#include "common/rpc/rpc_tcp.h"
 #include "rpcrdma_test_util.h"
 
 #define MAX_RECORD (BULK_MAXDATA + 65536)

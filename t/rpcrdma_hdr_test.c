@@ -19,7 +19,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "rpcrdma_hdr.h"
+#include "common/rpcrdma/rpcrdma_hdr.h"
 
 /* One XDR word, big-endian, as four bytes; a hyper as eight. */
 #define W(x)                                                                                       \

@@ -18,10 +18,10 @@
 #include <arpa/inet.h>
 
 #include "bulkprog.h"
-#include "log.h"
-#include "rpcrdma_hdr.h"
+#include "common/base/log.h"
+#include "common/rpcrdma/rpcrdma_hdr.h"
 #include "rpcrdma_test_util.h"
-#include "verbs.h"
+#include "common/verbs.h"
 
 #define RAW_BUF	  8192
 #define RAW_NRECV 40

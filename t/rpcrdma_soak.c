@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "bulkprog.h"
-#include "log.h"
+#include "common/base/log.h"
 #include "rpcrdma_test_util.h"
 
 static struct rrt_server srv;

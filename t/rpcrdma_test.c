@@ -16,9 +16,9 @@
 #include <netinet/in.h>
 
 #include "bulkprog.h"
-#include "integrity.h"
-#include "log.h"
-#include "rpcrdma.h"
+#include "common/rpc/integrity.h"
+#include "common/base/log.h"
+#include "common/rpcrdma/rpcrdma.h"
 #include "rpcrdma_test_util.h"
 
 /* One configured pair: a server and a client. */

@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 
 #include "bulkprog.h"
-#include "net.h"
+#include "common/base/net.h"
 #include "rpcrdma_test_util.h"
 
 static const char key_bytes[] = "0123456789abcdef0123456789abcdef";

@@ -2,8 +2,8 @@
 #ifndef NFSRDMA_T_RPCRDMA_TEST_UTIL_H
 #define NFSRDMA_T_RPCRDMA_TEST_UTIL_H
 
-#include "integrity.h"
-#include "rpcrdma.h"
+#include "common/rpc/integrity.h"
+#include "common/rpcrdma/rpcrdma.h"
 
 struct rrt_server {
 	struct integrity_key key;

@@ -28,8 +28,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "log.h"
-#include "verbs.h"
+#include "common/base/log.h"
+#include "common/verbs.h"
 #include "platform/soft/soft_wire.h" /* the hostile-peer cases speak soft's wire format */
 #include <sys/un.h>
 

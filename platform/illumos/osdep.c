@@ -1,5 +1,5 @@
 /*
- * osdep.c (illumos): the backend's per-OS hooks (common/osdep.h).
+ * osdep.c (illumos): the backend's per-OS hooks (common/base/osdep.h).
  *
  * NOT BUILT OR TESTED HERE: written without an illumos compiler, from the
  * illumos man pages, as the starting point of a port. Where illumos has no
@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
-#include "osdep.h"
+#include "common/base/osdep.h"
 
 /* See osdep.h: no user-space file handles on illumos. */
 int osdep_fh_get(int dirfd, const char *name, struct osdep_fh *fh)

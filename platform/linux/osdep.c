@@ -1,5 +1,5 @@
 /*
- * osdep.c (Linux): the backend's per-OS hooks (common/osdep.h).
+ * osdep.c (Linux): the backend's per-OS hooks (common/base/osdep.h).
  * Handles are name_to_handle_at/open_by_handle_at handles, which survive a
  * server restart. Credentials are per thread: setfsuid/setfsgid and the raw
  * setgroups system call (glibc's setgroups() changes every thread). The kernel
@@ -20,7 +20,7 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 
-#include "osdep.h"
+#include "common/base/osdep.h"
 
 /* Bytes of the kernel handle after the 4-byte handle type we store first. */
 #define LINUX_FH_BYTES (OSDEP_FH_MAX - 4)

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "common/base/log.h"
 #include "verbs_rdmacore.h"
 
 /* Make fd non-blocking, as every fd we hand out must be. */

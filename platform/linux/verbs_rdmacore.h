@@ -20,7 +20,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#include "verbs.h"
+#include "common/verbs.h"
 
 extern const struct vb_ops vb_rdmacore_ops;
 

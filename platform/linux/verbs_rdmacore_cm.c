@@ -13,7 +13,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "common/base/log.h"
 #include "verbs_rdmacore.h"
 
 #define RESOLVE_TIMEOUT_MS   5000 /* when the caller passes 0 */

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "common/base/log.h"
 #include "verbs_rdmacore.h"
 
 #define IB_CM_REJ_CONSUMER_DEFINED 28 /* IBTA reject reason: the peer's rdma_reject */

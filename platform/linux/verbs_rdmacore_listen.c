@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "common/base/log.h"
 #include "verbs_rdmacore.h"
 
 #define LISTEN_BACKLOG 128 /* when the caller passes 0 */

@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "log.h"
+#include "common/base/log.h"
 #include "verbs_rdmacore.h"
 
 /* Bucket of a key: QP numbers run mostly in sequence, rkeys differ in the high bits. */

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "log.h"
+#include "common/base/log.h"
 #include "verbs_rdmacore.h"
 
 /* WRs translated per ibv_post_* call; a longer chain is posted in pieces. */

@@ -38,7 +38,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
-#include "verbs.h"
+#include "common/verbs.h"
 #include "soft_list.h"
 #include "soft_wire.h"
 

@@ -24,7 +24,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "common/base/log.h"
 #include "soft.h"
 
 #define UNIX_PREFIX "unix:"

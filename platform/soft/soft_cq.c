@@ -8,7 +8,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "common/base/log.h"
 #include "soft.h"
 
 /* A CQ of cqe entries with an eventfd for notification. */

@@ -38,8 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "osdep.h"
+#include "common/base/log.h"
+#include "common/base/osdep.h"
 #include "soft.h"
 
 /* An unsigned tunable from the environment, within [min, max]; def if unset or bad. */

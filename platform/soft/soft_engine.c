@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "common/base/log.h"
 #include "soft.h"
 
 struct soft_cmd {

@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 
-#include "log.h"
+#include "common/base/log.h"
 #include "soft.h"
 
 /* An empty key table. */

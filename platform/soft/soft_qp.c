@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "common/base/log.h"
 #include "soft.h"
 
 /* Check requested queue capacities against the device's limits. */

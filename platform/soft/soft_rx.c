@@ -19,7 +19,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "log.h"
+#include "common/base/log.h"
 #include "soft.h"
 
 #define RX_BUDGET	   (8u << 20) /* bytes per pump call before yielding */

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "log.h"
+#include "common/base/log.h"
 #include "soft.h"
 
 #define TX_IOV_MAX 256

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "rpcrdma_hdr.h"
+#include "common/base/log.h"
+#include "common/rpcrdma/rpcrdma_hdr.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

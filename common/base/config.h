@@ -1,0 +1,241 @@
+/*
+ * config.h: the nfsrdma configuration file, one format (libconfig syntax) read by
+ * both nfsrdma-server and nfsrdma-client. Every setting, its type, range, default
+ * and meaning lives in one table in config.c; nfsrdma.conf(5) documents it.
+ *
+ * Include it as "common/base/config.h": a plain "config.h" finds autoconf's first.
+ */
+#ifndef NFSRDMA_CONFIG_H
+#define NFSRDMA_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "log.h"
+
+struct sockaddr;
+
+/* log.destination */
+enum cfg_log_dest {
+	CFG_LOG_STDERR,
+	CFG_LOG_SYSLOG,
+};
+
+/* server.modes (a set: bit CFG_MODE_BIT(m)) and client.mode */
+enum cfg_mode {
+	CFG_MODE_READ_WRITE, /* "read-write": the server does all RDMA (RFC 8166) */
+	CFG_MODE_READ_READ,  /* "read-read": the server exposes replies, the client reads them */
+};
+#define CFG_MODE_BIT(m) (1u << (m))
+
+/* server.registration */
+enum cfg_server_reg {
+	CFG_SREG_DYNAMIC, /* register and deregister every I/O buffer */
+	CFG_SREG_FASTREG, /* pre-allocated keys bound per I/O to a window of an arena */
+	CFG_SREG_CACHE,	  /* bounded cache of registered buffers, watermark reclaim */
+	CFG_SREG_ALLPHYS, /* one registration, one key for everything (trusted peers only) */
+};
+
+/* client.registration */
+enum cfg_client_reg {
+	CFG_CREG_ZEROCOPY, /* register the caller's buffer per I/O */
+	CFG_CREG_CACHE,	   /* copy into pre-registered buffers */
+	CFG_CREG_FASTREG,  /* pre-allocated keys bound per I/O */
+	CFG_CREG_ALLPHYS,  /* one registration over the arena (trusted peers only) */
+};
+
+/* server.integrity.mode, client.integrity.mode */
+enum cfg_integrity_mode {
+	CFG_INTEGRITY_NONE,
+	CFG_INTEGRITY_HMAC_SHA256,
+};
+
+/* server.exports.[N].access */
+enum cfg_access {
+	CFG_ACCESS_RO,
+	CFG_ACCESS_RW,
+};
+
+/* client.proto */
+enum cfg_proto {
+	CFG_PROTO_RDMA,
+	CFG_PROTO_TCP,
+};
+
+/* A list of strings as written in the file; v[0..n-1] are owned by the list. */
+struct cfg_strlist {
+	size_t n;
+	char **v;
+};
+
+/* A "cache" group: the registration cache's size and reclaim watermarks. */
+struct cfg_cache {
+	uint64_t budget;	 /* bytes the cache may keep registered */
+	unsigned high_watermark; /* percent of budget in use that starts reclaim */
+	unsigned low_watermark;	 /* percent of budget reclaim stops at; < high_watermark */
+};
+
+/* An "integrity" group: per-message HMAC and where its key is. */
+struct cfg_integrity {
+	enum cfg_integrity_mode mode;
+	char *key_file; /* absolute path (relative ones are resolved against the config
+			   file's directory); NULL when unset */
+};
+
+/* One parsed entry of an export's client list. */
+struct cfg_client_addr {
+	int family;		/* AF_INET, AF_INET6, or AF_UNSPEC for "*" (anyone) */
+	unsigned prefix;	/* leading bits that must match: 0..32 or 0..128 */
+	unsigned char addr[16]; /* network address, host bits cleared; AF_INET uses 4 */
+};
+
+/* One element of server.exports. */
+struct cfg_export {
+	char *path;		       /* absolute, normalised: no "//", no trailing "/" */
+	struct cfg_strlist clients;    /* the client list as written */
+	struct cfg_client_addr *allow; /* clients, parsed; n_allow == clients.n */
+	size_t n_allow;
+	enum cfg_access access;
+	bool root_squash;	 /* map uid/gid 0 to anon_uid/anon_gid */
+	unsigned anon_uid;	 /* uid for squashed and AUTH_NONE requests */
+	unsigned anon_gid;	 /* gid for squashed and AUTH_NONE requests */
+	bool integrity_required; /* refuse requests without a valid HMAC */
+	unsigned line;		 /* line of the export in the file (0: not from a file) */
+};
+
+/* The whole configuration. Sizes are bytes, times as their names say. */
+struct nfsrdma_config {
+	char *source; /* the file it was loaded from; NULL for built-in defaults */
+	struct {
+		enum log_level level;	       /* lowest severity logged */
+		enum cfg_log_dest destination; /* stderr or syslog */
+	} log;
+	struct {
+		char *provider;	      /* "auto", "soft" or an rdma-core device name */
+		unsigned credits;     /* RPC/RDMA credits granted per connection */
+		uint64_t inline_send; /* largest message sent inline (RFC 8797) */
+		uint64_t inline_recv; /* largest message received inline; receive size */
+		uint64_t max_io_size; /* largest READ/WRITE payload, multiple of 4K */
+		unsigned rd_depth;    /* RDMA Read depth, IRD/ORD, per connection */
+		uint64_t registered_memory_budget; /* cap on memory registered at once */
+	} rdma;
+	struct {
+		struct cfg_strlist listen;	  /* local addresses to listen on */
+		unsigned rdma_port;		  /* RPC/RDMA port */
+		unsigned tcp_port;		  /* NFS over TCP port; 0 = no TCP */
+		unsigned modes;			  /* accepted modes, CFG_MODE_BIT() set; not 0 */
+		enum cfg_server_reg registration; /* memory registration strategy */
+		struct cfg_cache cache;		  /* for registration = cache */
+		unsigned fastreg_pool;		  /* keys in the pool, for registration = fastreg */
+		bool trusted_peers;		  /* peers are trusted; required by allphys */
+		struct {
+			unsigned done_deadline_ms;  /* wait for RDMA_DONE before revoking */
+			uint64_t exposed_bytes_max; /* exposed reply bytes per connection */
+		} read_read;
+		unsigned threads;		/* worker threads */
+		unsigned reply_cache;		/* duplicate request cache entries; 0: none */
+		char *handle_key_file;		/* absolute path of the key signing handles */
+		char *pidfile;			/* absolute path; NULL: write none */
+		char *control_socket;		/* absolute path of the stats socket */
+		bool rpcbind;			/* register NFS and MOUNT with rpcbind */
+		struct cfg_integrity integrity; /* per-message HMAC */
+		struct cfg_export *exports;	/* n_exports exported directories */
+		size_t n_exports;
+	} server;
+	struct {
+		enum cfg_mode mode;		  /* Read-Write or Read-Read */
+		enum cfg_client_reg registration; /* memory registration strategy */
+		struct cfg_cache cache;		  /* for registration = cache */
+		unsigned fastreg_pool;		  /* keys, for registration = fastreg */
+		bool trusted_peers;		  /* required by allphys */
+		enum cfg_proto proto;		  /* RPC/RDMA or TCP */
+		unsigned port;			  /* server port; 0: 20049 (rdma), 2049 (tcp) */
+		uint64_t rsize;			  /* READ size, multiple of 4K */
+		uint64_t wsize;			  /* WRITE size, multiple of 4K */
+		unsigned acregmin, acregmax;	  /* file attribute cache, seconds */
+		unsigned acdirmin, acdirmax;	  /* directory attribute cache, seconds */
+		struct cfg_integrity integrity;	  /* per-message HMAC */
+	} client;
+};
+
+/* One problem found in a configuration file. */
+struct config_error {
+	char *file;    /* the file the problem is in */
+	unsigned line; /* 1-based; 0 when it concerns the file as a whole */
+	char *setting; /* dotted path ("server.exports.[1].access"), "syntax", or NULL */
+	char *problem; /* what is wrong, in words */
+};
+
+/* Every problem found by one config_load(), in file and line order. */
+struct config_errors {
+	struct config_error *v;
+	size_t n, cap;
+	bool out_of_memory; /* some errors could not be recorded */
+};
+
+/* Fill *cfg with the built-in defaults. Returns 0, or -1 when out of memory. */
+int config_defaults(struct nfsrdma_config *cfg);
+
+/*
+ * Read and check the file at path. Returns 0 with *out filled (free it with
+ * config_free), or -1 with *out empty and every problem found appended to *errs:
+ * syntax errors, unknown settings, wrong types, values out of range and the
+ * cross-checks between settings (key files are checked on disk here).
+ */
+int config_load(const char *path, struct nfsrdma_config *out, struct config_errors *errs);
+
+/* Free what *cfg owns and zero it; safe on a zeroed or already freed config. */
+void config_free(struct nfsrdma_config *cfg);
+
+void config_errors_init(struct config_errors *errs);
+void config_errors_free(struct config_errors *errs);
+/* One line per error: "FILE:LINE: SETTING: PROBLEM", or "FILE: PROBLEM" for line 0. */
+void config_errors_print(const struct config_errors *errs, FILE *f);
+
+/* Print every setting with its type, range, default and meaning (nfsrdma-server -D). */
+int config_print_defaults(FILE *f);
+
+/* One setting as documented: the man page shows summary under path, verbatim. */
+struct config_doc {
+	char path[96];	   /* "rdma.credits", "server.exports.[N].path" */
+	const char *desc;  /* one line: what it does */
+	char summary[256]; /* type, range, default: "integer, 1..4096, default 128" */
+	char def[160];	   /* the default in config syntax ("128", "\"1M\""); "" if none */
+};
+/* Describe setting number i (0, 1, ...). Returns false past the last one. */
+bool config_doc_get(size_t i, struct config_doc *out);
+
+/*
+ * Parse one client-list entry: an IPv4 or IPv6 address, a prefix such as
+ * "10.0.0.0/8" or "fe80::/10", or "*" for anyone. An IPv4-mapped IPv6 entry
+ * ("::ffff:192.0.2.7") is stored as IPv4. Returns 0, or -1 (out untouched).
+ */
+int config_client_parse(const char *text, struct cfg_client_addr *out);
+
+/*
+ * Whether the export's client list admits the peer at sa (AF_INET or AF_INET6;
+ * an IPv4-mapped IPv6 peer is matched as IPv4). Returns 1 if allowed, else 0.
+ */
+int config_client_allowed(const struct cfg_export *exp, const struct sockaddr *sa);
+/* The same, shaped as an access-list callback: acl is a const struct cfg_export *. */
+int config_acl_allows(const void *acl, const struct sockaddr *sa);
+
+/* Names <-> enums: *_name returns "?" for a bad value; *_parse returns 0 or -1. */
+const char *config_log_dest_name(enum cfg_log_dest v);
+int config_log_dest_parse(const char *name, enum cfg_log_dest *out);
+const char *config_mode_name(enum cfg_mode v);
+int config_mode_parse(const char *name, enum cfg_mode *out);
+const char *config_server_reg_name(enum cfg_server_reg v);
+int config_server_reg_parse(const char *name, enum cfg_server_reg *out);
+const char *config_client_reg_name(enum cfg_client_reg v);
+int config_client_reg_parse(const char *name, enum cfg_client_reg *out);
+const char *config_integrity_name(enum cfg_integrity_mode v);
+int config_integrity_parse(const char *name, enum cfg_integrity_mode *out);
+const char *config_access_name(enum cfg_access v);
+int config_access_parse(const char *name, enum cfg_access *out);
+const char *config_proto_name(enum cfg_proto v);
+int config_proto_parse(const char *name, enum cfg_proto *out);
+
+#endif

@@ -1,0 +1,536 @@
+/*
+ * config_table.c: THE table of settings (path, type, range, default, field,
+ * meaning) for both daemons, the names of the enumerations, the checks of
+ * string values, and the documentation printed from the table (-D, the man
+ * page's summaries).
+ */
+#include <arpa/inet.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "config_int.h"
+#include "size.h"
+
+/* ------------------------------------------------------------------ names */
+
+/* Allowed names of each enumeration, indexed by value, NULL-terminated. */
+static const char *const level_names[] = {"error", "warning", "notice", "info", "debug", NULL};
+static const char *const log_dest_names[] = {"stderr", "syslog", NULL};
+static const char *const mode_names[] = {"read-write", "read-read", NULL};
+static const char *const server_reg_names[] = {"dynamic", "fastreg", "cache", "allphys", NULL};
+static const char *const client_reg_names[] = {"zerocopy", "cache", "fastreg", "allphys", NULL};
+static const char *const integrity_names[] = {"none", "hmac-sha256", NULL};
+static const char *const access_names[] = {"ro", "rw", NULL};
+static const char *const proto_names[] = {"rdma", "tcp", NULL};
+
+/* Index of name in a NULL-terminated list, or -1. */
+int config_name_index(const char *const *names, const char *name)
+{
+	for (int i = 0; names[i] != NULL; i++) {
+		if (strcmp(names[i], name) == 0)
+			return i;
+	}
+	return -1;
+}
+
+/* names[v], or "?" if v is not a valid index. */
+static const char *name_at(const char *const *names, int v)
+{
+	for (int i = 0; names[i] != NULL; i++) {
+		if (i == v)
+			return names[i];
+	}
+	return "?";
+}
+
+/* The public name<->enum pairs, all through name_at/config_name_index. */
+#define NAME_FUNCS(fn, type, names)                                                                \
+	const char *config_##fn##_name(type v)                                                     \
+	{                                                                                          \
+		return name_at(names, (int)v);                                                     \
+	}                                                                                          \
+	int config_##fn##_parse(const char *name, type *out)                                       \
+	{                                                                                          \
+		int i = config_name_index(names, name);                                            \
+		if (i < 0)                                                                         \
+			return -1;                                                                 \
+		*out = (type)i;                                                                    \
+		return 0;                                                                          \
+	}
+NAME_FUNCS(log_dest, enum cfg_log_dest, log_dest_names)
+NAME_FUNCS(mode, enum cfg_mode, mode_names)
+NAME_FUNCS(server_reg, enum cfg_server_reg, server_reg_names)
+NAME_FUNCS(client_reg, enum cfg_client_reg, client_reg_names)
+NAME_FUNCS(integrity, enum cfg_integrity_mode, integrity_names)
+NAME_FUNCS(access, enum cfg_access, access_names)
+NAME_FUNCS(proto, enum cfg_proto, proto_names)
+
+/* names joined by sep into buf ("error, warning, ..."). */
+const char *config_join_names(const char *const *names, const char *sep, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; names[i] != NULL && used < len; i++) {
+		int n = snprintf(buf + used, len - used, "%s%s", i ? sep : "", names[i]);
+
+		used += n > 0 ? (size_t)n : 0;
+	}
+	return buf;
+}
+
+/* ------------------------------------------------------------------ the table */
+
+static int check_provider(const char *s, char *why, size_t len);
+static int check_abs_path(const char *s, char *why, size_t len);
+static int check_export_path(const char *s, char *why, size_t len);
+static int check_listen_addr(const char *s, char *why, size_t len);
+static int check_client_entry(const char *s, char *why, size_t len);
+
+/* offsetof(S, f), refused at compile time unless S.f has type T (or T's size). */
+#define OFF_T(S, f, T)                                                                             \
+	(offsetof(S, f) +                                                                          \
+	 0 * sizeof(char[__builtin_types_compatible_p(__typeof__(((S *)0)->f), T) ? 1 : -1]))
+#define OFF_SZ(S, f, n) (offsetof(S, f) + 0 * sizeof(char[sizeof(((S *)0)->f) == (n) ? 1 : -1]))
+
+#define E_INT(p, S, f, lo, hi, d, text)                                                            \
+	{                                                                                          \
+		.path = p, .type = T_INT, .off = OFF_T(S, f, unsigned), .min = lo, .max = hi,      \
+		.def = d, .desc = text                                                             \
+	}
+#define E_SIZE(p, S, f, lo, hi, al, d, text)                                                       \
+	{                                                                                          \
+		.path = p, .type = T_SIZE, .off = OFF_T(S, f, uint64_t), .min = lo, .max = hi,     \
+		.align = al, .def = d, .desc = text                                                \
+	}
+#define E_BOOL(p, S, f, d, text)                                                                   \
+	{                                                                                          \
+		.path = p, .type = T_BOOL, .off = OFF_T(S, f, bool), .def = d, .desc = text        \
+	}
+#define E_STR(p, S, f, d, req, chk, text)                                                          \
+	{                                                                                          \
+		.path = p, .type = T_STRING, .off = OFF_T(S, f, char *), .defstr = d,              \
+		.required = req, .check = chk, .desc = text                                        \
+	}
+#define E_ENUM(p, S, f, nm, d, text)                                                               \
+	{                                                                                          \
+		.path = p, .type = T_ENUM, .off = OFF_SZ(S, f, sizeof(int)), .names = nm,          \
+		.def = d, .desc = text                                                             \
+	}
+#define E_SET(p, S, f, nm, d, text)                                                                \
+	{                                                                                          \
+		.path = p, .type = T_ENUMSET, .off = OFF_T(S, f, unsigned), .names = nm, .min = 1, \
+		.max = 32, .def = d, .desc = text                                                  \
+	}
+#define E_LIST(p, S, f, lo, hi, d, req, chk, text)                                                 \
+	{                                                                                          \
+		.path = p, .type = T_STRLIST, .off = OFF_T(S, f, struct cfg_strlist), .min = lo,   \
+		.max = hi, .defstr = d, .required = req, .check = chk, .desc = text                \
+	}
+
+#define K 1024LL
+#define M (1024LL * 1024)
+#define G (1024LL * 1024 * 1024)
+#define T (1024LL * 1024 * 1024 * 1024)
+#define C struct nfsrdma_config
+#define X struct cfg_export
+
+/* THE settings: every default lives here. Keep each group's entries together. */
+const struct cfg_entry config_main_table[] = {
+	E_ENUM("log.level", C, log.level, level_names, LOG_LVL_NOTICE,
+	       "Lowest severity of the messages that are logged."),
+	E_ENUM("log.destination", C, log.destination, log_dest_names, CFG_LOG_STDERR,
+	       "Where messages go: standard error, or syslog (facility daemon)."),
+	E_STR("rdma.provider", C, rdma.provider, "auto", false, check_provider,
+	      "RDMA provider: auto (an rdma-core device if there is one, else soft), soft "
+	      "(software RDMA over TCP), or an rdma-core device name such as mlx5_0 or rxe0."),
+	E_INT("rdma.credits", C, rdma.credits, 1, 4096, 128,
+	      "RPC/RDMA credits: requests a peer may have outstanding per connection."),
+	E_SIZE("rdma.inline_send", C, rdma.inline_send, 1 * K, 64 * K, 0, 4 * K,
+	       "Largest RPC/RDMA message sent inline in one Send (RFC 8797 inline threshold)."),
+	E_SIZE("rdma.inline_recv", C, rdma.inline_recv, 1 * K, 64 * K, 0, 4 * K,
+	       "Largest RPC/RDMA message received inline; the size of each receive buffer."),
+	E_SIZE("rdma.max_io_size", C, rdma.max_io_size, 4 * K, 16 * M, 4 * K, 1 * M,
+	       "Largest READ or WRITE payload moved in one RPC."),
+	E_INT("rdma.rd_depth", C, rdma.rd_depth, 1, 128, 8,
+	      "RDMA Read depth (IRD/ORD): RDMA Reads in flight per connection."),
+	E_SIZE("rdma.registered_memory_budget", C, rdma.registered_memory_budget, 1 * M, 1 * T, 0,
+	       256 * M, "Most memory registered at once; credit grants shrink to stay within it."),
+	E_LIST("server.listen", C, server.listen, 1, 64, "0.0.0.0", false, check_listen_addr,
+	       "Local IPv4 or IPv6 addresses the server listens on (0.0.0.0 and :: mean all)."),
+	E_INT("server.rdma_port", C, server.rdma_port, 1, 65535, 20049,
+	      "Port for NFS over RPC/RDMA."),
+	E_INT("server.tcp_port", C, server.tcp_port, 0, 65535, 2049,
+	      "Port for NFS over TCP, the fallback every client understands; 0 turns TCP off."),
+	E_SET("server.modes", C, server.modes, mode_names, 1u << CFG_MODE_READ_WRITE,
+	      "RPC/RDMA modes accepted from clients: read-write (RFC 8166), read-read (legacy)."),
+	E_ENUM("server.registration", C, server.registration, server_reg_names, CFG_SREG_CACHE,
+	       "How I/O buffers are registered: per I/O, fast-registration keys, a cache, or one "
+	       "registration of everything (allphys, trusted peers only)."),
+	E_SIZE("server.cache.budget", C, server.cache.budget, 1 * M, 1 * T, 0, 128 * M,
+	       "Registration cache size (registration = cache)."),
+	E_INT("server.cache.high_watermark", C, server.cache.high_watermark, 1, 100, 90,
+	      "Percent of the cache budget in use at which reclaim starts."),
+	E_INT("server.cache.low_watermark", C, server.cache.low_watermark, 1, 100, 70,
+	      "Percent of the cache budget reclaim brings use down to; below high_watermark."),
+	E_INT("server.fastreg_pool", C, server.fastreg_pool, 1, 65536, 1024,
+	      "Fast-registration keys in the pool (registration = fastreg)."),
+	E_BOOL("server.trusted_peers", C, server.trusted_peers, false,
+	       "Every client is trusted with access to all registered memory; allphys needs it."),
+	E_INT("server.read_read.done_deadline_ms", C, server.read_read.done_deadline_ms, 1, 600000,
+	      5000,
+	      "Milliseconds a Read-Read client has to send RDMA_DONE before access is revoked."),
+	E_SIZE("server.read_read.exposed_bytes_max", C, server.read_read.exposed_bytes_max, 64 * K,
+	       1 * T, 0, 64 * M, "Most reply bytes exposed to one Read-Read connection at once."),
+	E_INT("server.threads", C, server.threads, 1, 256, 4,
+	      "Worker threads running NFS requests."),
+	E_STR("server.handle_key_file", C, server.handle_key_file, "/var/lib/nfsrdma/handle.key",
+	      false, check_abs_path,
+	      "Secret key that signs file handles, made at the first start if missing; "
+	      "handles outlive a restart only with the same key."),
+	E_INT("server.reply_cache", C, server.reply_cache, 0, 1048576, 4096,
+	      "Replies of non-idempotent calls kept for retransmissions; 0: no cache."),
+	E_STR("server.pidfile", C, server.pidfile, NULL, false, check_abs_path,
+	      "Absolute path of a file to write the server's process id to; unset: none."),
+	E_STR("server.control_socket", C, server.control_socket, "/run/nfsrdma-server.sock", false,
+	      check_abs_path,
+	      "Unix socket where the running server answers `nfsrdma-server -s` (stats)."),
+	E_BOOL("server.rpcbind", C, server.rpcbind, false,
+	       "Register NFS and MOUNT with the local rpcbind (off: do not disturb a kernel "
+	       "nfsd)."),
+	E_ENUM("server.integrity.mode", C, server.integrity.mode, integrity_names,
+	       CFG_INTEGRITY_NONE,
+	       "Per-message integrity: none, or an HMAC-SHA256 on every message."),
+	E_STR("server.integrity.key_file", C, server.integrity.key_file, NULL, false, NULL,
+	      "File holding the HMAC key; must be readable by its owner only (mode 0600 or "
+	      "stricter)."),
+	{.path = "server.exports",
+	 .type = T_EXPORTS,
+	 .min = 0,
+	 .max = 4096,
+	 .desc = "The exported directories: a list of groups, one per export (see below)."},
+	E_ENUM("client.mode", C, client.mode, mode_names, CFG_MODE_READ_WRITE,
+	       "RPC/RDMA mode the client asks for: read-write or read-read."),
+	E_ENUM("client.registration", C, client.registration, client_reg_names, CFG_CREG_FASTREG,
+	       "How the client registers I/O buffers: the caller's buffer per I/O (zerocopy), "
+	       "copies into a cache, fast-registration keys, or allphys (trusted peers only)."),
+	E_SIZE("client.cache.budget", C, client.cache.budget, 1 * M, 1 * T, 0, 64 * M,
+	       "Client registration cache size (registration = cache)."),
+	E_INT("client.cache.high_watermark", C, client.cache.high_watermark, 1, 100, 90,
+	      "Percent of the client cache budget in use at which reclaim starts."),
+	E_INT("client.cache.low_watermark", C, client.cache.low_watermark, 1, 100, 70,
+	      "Percent of the client cache budget reclaim brings use down to."),
+	E_INT("client.fastreg_pool", C, client.fastreg_pool, 1, 65536, 256,
+	      "Fast-registration keys in the client's pool (registration = fastreg)."),
+	E_BOOL("client.trusted_peers", C, client.trusted_peers, false,
+	       "The server is trusted with access to all registered memory; allphys needs it."),
+	E_ENUM("client.proto", C, client.proto, proto_names, CFG_PROTO_RDMA,
+	       "Transport to the server: rdma (RPC/RDMA) or tcp."),
+	E_INT("client.port", C, client.port, 0, 65535, 0,
+	      "Server port; 0 means 20049 for rdma and 2049 for tcp."),
+	E_SIZE("client.rsize", C, client.rsize, 4 * K, 16 * M, 4 * K, 1 * M,
+	       "Largest READ the client asks for."),
+	E_SIZE("client.wsize", C, client.wsize, 4 * K, 16 * M, 4 * K, 1 * M,
+	       "Largest WRITE the client sends."),
+	E_INT("client.acregmin", C, client.acregmin, 0, 3600, 3,
+	      "Seconds file attributes are cached, at least."),
+	E_INT("client.acregmax", C, client.acregmax, 0, 3600, 60,
+	      "Seconds file attributes are cached, at most."),
+	E_INT("client.acdirmin", C, client.acdirmin, 0, 3600, 30,
+	      "Seconds directory attributes are cached, at least."),
+	E_INT("client.acdirmax", C, client.acdirmax, 0, 3600, 60,
+	      "Seconds directory attributes are cached, at most."),
+	E_ENUM("client.integrity.mode", C, client.integrity.mode, integrity_names,
+	       CFG_INTEGRITY_NONE, "Per-message integrity: none or hmac-sha256 (as the server)."),
+	E_STR("client.integrity.key_file", C, client.integrity.key_file, NULL, false, NULL,
+	      "File holding the HMAC key; readable by its owner only."),
+};
+
+/* The settings of one export, relative to server.exports.[N]. */
+const struct cfg_entry config_export_table[] = {
+	E_STR("path", X, path, NULL, true, check_export_path,
+	      "Absolute path of the exported directory."),
+	E_LIST("clients", X, clients, 1, 1024, NULL, true, check_client_entry,
+	       "Who may mount it: addresses (192.0.2.7, ::1), prefixes (10.0.0.0/8, fe80::/10) "
+	       "or * for anyone."),
+	E_ENUM("access", X, access, access_names, CFG_ACCESS_RO,
+	       "ro (read-only) or rw (read-write)."),
+	E_BOOL("root_squash", X, root_squash, true,
+	       "Treat requests from uid 0 as anon_uid/anon_gid."),
+	E_INT("anon_uid", X, anon_uid, 0, 4294967294LL, 65534,
+	      "User id for squashed and anonymous requests."),
+	E_INT("anon_gid", X, anon_gid, 0, 4294967294LL, 65534,
+	      "Group id for squashed and anonymous requests."),
+	E_BOOL("integrity_required", X, integrity_required, false,
+	       "Refuse requests without a valid HMAC (needs server.integrity.mode = hmac-sha256)."),
+};
+
+#undef C
+#undef X
+#undef K
+#undef M
+#undef G
+#undef T
+
+const size_t config_main_count = ARRAY_SIZE(config_main_table);
+const size_t config_export_count = ARRAY_SIZE(config_export_table);
+
+/* ------------------------------------------------------------------ string checks */
+
+/* rdma.provider: auto, soft, or something that can be an rdma-core device name. */
+static int check_provider(const char *s, char *why, size_t len)
+{
+	size_t n = strlen(s);
+
+	if (strcmp(s, "auto") == 0 || strcmp(s, "soft") == 0)
+		return 0;
+	if (n > 0 && n < 64 &&
+	    strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		      "0123456789_-.") == n)
+		return 0;
+	snprintf(why, len,
+		 "\"%s\" is not auto, soft or an rdma-core device name (letters, digits, _ - .; "
+		 "at most 63)",
+		 s);
+	return -1;
+}
+
+/* An optional absolute path: "" (none) or starting with "/". */
+static int check_abs_path(const char *s, char *why, size_t len)
+{
+	if (s[0] != '\0' && s[0] != '/') {
+		snprintf(why, len, "\"%s\" is not an absolute path", s);
+		return -1;
+	}
+	if (strlen(s) >= PATH_MAX) {
+		snprintf(why, len, "path is longer than %d bytes", PATH_MAX - 1);
+		return -1;
+	}
+	return 0;
+}
+
+/* An export path: absolute, and no "." or ".." component to hide what is exported. */
+static int check_export_path(const char *s, char *why, size_t len)
+{
+	if (s[0] != '/') {
+		snprintf(why, len, "\"%s\" is not an absolute path", s);
+		return -1;
+	}
+	for (const char *p = s; *p != '\0'; p++) {
+		if (p[0] == '/' && p[1] == '.' &&
+		    (p[2] == '/' || p[2] == '\0' ||
+		     (p[2] == '.' && (p[3] == '/' || p[3] == '\0')))) {
+			snprintf(why, len, "\"%s\" has a \".\" or \"..\" component", s);
+			return -1;
+		}
+	}
+	return check_abs_path(s, why, len);
+}
+
+/* server.listen entries: a literal IPv4 or IPv6 address. */
+static int check_listen_addr(const char *s, char *why, size_t len)
+{
+	unsigned char buf[16];
+
+	if (inet_pton(AF_INET, s, buf) == 1 || inet_pton(AF_INET6, s, buf) == 1)
+		return 0;
+	snprintf(why, len, "\"%s\" is not an IPv4 or IPv6 address", s);
+	return -1;
+}
+
+/* server.exports.[N].clients entries: what config_client_parse accepts. */
+static int check_client_entry(const char *s, char *why, size_t len)
+{
+	struct cfg_client_addr a;
+
+	if (config_client_parse(s, &a) == 0)
+		return 0;
+	snprintf(why, len, "\"%s\" is not an address, a prefix (10.0.0.0/8, fe80::/10) or *", s);
+	return -1;
+}
+
+/* ------------------------------------------------------------------ documentation */
+
+/* Names of the bits set in mask, as text ("a, b") or config syntax ("\"a\", \"b\""). */
+static void set_names(const struct cfg_entry *e, unsigned mask, bool quoted, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; e->names[i] != NULL && used < len; i++) {
+		if (mask & (1u << i)) {
+			int n = snprintf(buf + used, len - used, quoted ? "%s\"%s\"" : "%s%s",
+					 used ? ", " : "", e->names[i]);
+			used += n > 0 ? (size_t)n : 0;
+		}
+	}
+}
+
+/* A string list default ("a,b") as text ("a, b") or config syntax. */
+static void csv_names(const char *csv, bool quoted, char *buf, size_t len)
+{
+	size_t used = 0;
+	char copy[256];
+
+	buf[0] = '\0';
+	snprintf(copy, sizeof(copy), "%s", csv ? csv : "");
+	for (char *save = NULL, *p = strtok_r(copy, ",", &save); p && used < len;
+	     p = strtok_r(NULL, ",", &save)) {
+		int n = snprintf(buf + used, len - used, quoted ? "%s\"%s\"" : "%s%s",
+				 used ? ", " : "", p);
+		used += n > 0 ? (size_t)n : 0;
+	}
+}
+
+/* The summary of a number-like entry: integer or size, range, default. */
+static void describe_number(const struct cfg_entry *e, struct config_doc *d)
+{
+	char lo[SIZE_TEXT_MAX], hi[SIZE_TEXT_MAX], def[SIZE_TEXT_MAX], al[SIZE_TEXT_MAX + 32];
+
+	if (e->type == T_INT) {
+		snprintf(d->summary, sizeof(d->summary), "integer, %lld..%lld, default %lld",
+			 e->min, e->max, e->def);
+		snprintf(d->def, sizeof(d->def), "%lld", e->def);
+		return;
+	}
+	al[0] = '\0';
+	if (e->align)
+		snprintf(al, sizeof(al), ", multiple of %s", size_format((uint64_t)e->align, lo));
+	size_format((uint64_t)e->def, def);
+	snprintf(d->summary, sizeof(d->summary), "size, %s..%s%s, default %s",
+		 size_format((uint64_t)e->min, lo), size_format((uint64_t)e->max, hi), al, def);
+	snprintf(d->def, sizeof(d->def), "\"%s\"", def);
+}
+
+/* Fill d->summary (type, range, default) and d->def (config syntax) for e. */
+static void describe(const struct cfg_entry *e, struct config_doc *d)
+{
+	char names[96], list[96];
+
+	switch (e->type) {
+	case T_INT:
+	case T_SIZE:
+		describe_number(e, d);
+		break;
+	case T_BOOL:
+		snprintf(d->summary, sizeof(d->summary), "boolean, default %s",
+			 e->def ? "true" : "false");
+		snprintf(d->def, sizeof(d->def), "%s", e->def ? "true" : "false");
+		break;
+	case T_STRING:
+		snprintf(d->summary, sizeof(d->summary), "string, %s%s",
+			 e->required ? "required" : "default ",
+			 e->required ? "" : (e->defstr ? e->defstr : "none"));
+		if (!e->required)
+			snprintf(d->def, sizeof(d->def), "\"%s\"", e->defstr ? e->defstr : "");
+		break;
+	case T_ENUM:
+		config_join_names(e->names, "|", names, sizeof(names));
+		snprintf(d->summary, sizeof(d->summary), "one of %s, default %s", names,
+			 e->names[e->def]);
+		snprintf(d->def, sizeof(d->def), "\"%s\"", e->names[e->def]);
+		break;
+	case T_ENUMSET:
+		config_join_names(e->names, "|", names, sizeof(names));
+		set_names(e, (unsigned)e->def, false, list, sizeof(list));
+		snprintf(d->summary, sizeof(d->summary), "list of %s, default [%s]", names, list);
+		set_names(e, (unsigned)e->def, true, list, sizeof(list));
+		snprintf(d->def, sizeof(d->def), "[%s]", list);
+		break;
+	case T_STRLIST:
+		csv_names(e->defstr, false, list, sizeof(list));
+		snprintf(d->summary, sizeof(d->summary), "list of %lld..%lld strings, %s%s%s",
+			 e->min, e->max, e->required ? "required" : "default [",
+			 e->required ? "" : list, e->required ? "" : "]");
+		csv_names(e->defstr, true, list, sizeof(list));
+		if (!e->required)
+			snprintf(d->def, sizeof(d->def), "[%s]", list);
+		break;
+	case T_EXPORTS:
+		snprintf(d->summary, sizeof(d->summary), "list of groups, default empty");
+		snprintf(d->def, sizeof(d->def), "()");
+		break;
+	}
+}
+
+/* Main settings first, then the per-export ones as server.exports.[N].name. */
+bool config_doc_get(size_t i, struct config_doc *out)
+{
+	const struct cfg_entry *e;
+
+	memset(out, 0, sizeof(*out));
+	if (i < NMAIN) {
+		e = &config_main_table[i];
+		snprintf(out->path, sizeof(out->path), "%s", e->path);
+	} else if (i - NMAIN < NEXP) {
+		e = &config_export_table[i - NMAIN];
+		snprintf(out->path, sizeof(out->path), "%s.[N].%s", EXPORTS_PREFIX, e->path);
+	} else {
+		return false;
+	}
+	out->desc = e->desc;
+	describe(e, out);
+	return true;
+}
+
+/* Open and close groups so that the next setting printed is inside path's group. */
+static void enter_group(FILE *f, char open[][48], int *depth, const char *path)
+{
+	char parts[8][48];
+	int n = 0, keep = 0;
+
+	for (const char *p = path, *dot; (dot = strchr(p, '.')) != NULL && n < 8; p = dot + 1)
+		snprintf(parts[n++], sizeof(parts[0]), "%.*s", (int)(dot - p), p);
+	while (keep < n && keep < *depth && strcmp(open[keep], parts[keep]) == 0)
+		keep++;
+	while (*depth > keep) {
+		(*depth)--;
+		fprintf(f, "%.*s};\n", *depth, "\t\t\t\t\t\t\t\t");
+	}
+	while (*depth < n) {
+		fprintf(f, "%s%.*s%s = {\n", *depth ? "" : "\n", *depth, "\t\t\t\t\t\t\t\t",
+			parts[*depth]);
+		snprintf(open[*depth], sizeof(open[0]), "%s", parts[*depth]);
+		(*depth)++;
+	}
+}
+
+/* As comments, the settings each element of server.exports takes. */
+static void print_export_docs(FILE *f, int depth)
+{
+	struct config_doc d;
+
+	fprintf(f, "%.*s# Each export: { path = \"/srv/x\"; clients = [\"10.0.0.0/8\"]; ... }\n",
+		depth, "\t\t\t\t\t\t\t\t");
+	for (size_t i = NMAIN; config_doc_get(i, &d); i++)
+		fprintf(f, "%.*s#   %s: %s.\n%.*s#     %s\n", depth, "\t\t\t\t\t\t\t\t",
+			strrchr(d.path, '.') + 1, d.summary, depth, "\t\t\t\t\t\t\t\t", d.desc);
+}
+
+/*
+ * Print every setting at its default as a configuration file that loads as it
+ * is, each setting under comments giving its meaning, type, range and default.
+ */
+int config_print_defaults(FILE *f)
+{
+	char open[8][48];
+	int depth = 0;
+	struct config_doc d;
+
+	fprintf(f, "# nfsrdma configuration: every setting at its built-in default.\n"
+		   "# Printed by nfsrdma-server -D; see nfsrdma.conf(5).\n");
+	for (size_t i = 0; i < NMAIN && config_doc_get(i, &d); i++) {
+		const char *name = strrchr(d.path, '.');
+
+		enter_group(f, open, &depth, d.path);
+		fprintf(f, "%.*s# %s\n%.*s# %s\n%.*s%s = %s;\n", depth, "\t\t\t\t\t\t\t\t", d.desc,
+			depth, "\t\t\t\t\t\t\t\t", d.summary, depth, "\t\t\t\t\t\t\t\t",
+			name ? name + 1 : d.path, d.def);
+		if (config_main_table[i].type == T_EXPORTS)
+			print_export_docs(f, depth);
+	}
+	enter_group(f, open, &depth, "");
+	return ferror(f) ? -1 : 0;
+}

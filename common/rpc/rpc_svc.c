@@ -1,0 +1,388 @@
+/*
+ * rpc_svc.c: the server side of RPC, shared by every transport: a table of
+ * programs, the call dispatcher (header, credential, MIC, arguments, procedure,
+ * reply), the duplicate request cache in front of non-idempotent procedures,
+ * and the worker threads that run it all.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "integrity.h"
+#include "common/base/log.h"
+#include "rpc.h"
+#include "rpc_auth.h"
+#include "rpc_drc.h"
+
+#define MAX_PROGRAMS 16
+
+struct rpc_server {
+	struct rpc_program progs[MAX_PROGRAMS];
+	unsigned nprogs;
+	const struct integrity_key *key;
+	struct workq *workers;
+	struct rpc_drc *drc;
+};
+
+int rpc_server_create(const struct rpc_server_params *p, struct rpc_server **out)
+{
+	struct rpc_server *srv = calloc(1, sizeof(*srv));
+	int rc;
+
+	if (!srv)
+		return -ENOMEM;
+	srv->key = p->key;
+	rc = p->drc_entries ? rpc_drc_create(p->drc_entries, &srv->drc) : 0;
+	if (rc == 0)
+		rc = workq_create(p->threads, "rpc-worker", &srv->workers);
+	if (rc) {
+		rpc_drc_destroy(srv->drc);
+		free(srv);
+		return rc;
+	}
+	*out = srv;
+	return 0;
+}
+
+int rpc_server_add_program(struct rpc_server *srv, const struct rpc_program *prog)
+{
+	if (srv->nprogs == MAX_PROGRAMS)
+		return -ENOSPC;
+	srv->progs[srv->nprogs++] = *prog;
+	return 0;
+}
+
+void rpc_server_submit(struct rpc_server *srv, struct work *w)
+{
+	workq_submit(srv->workers, w);
+}
+
+void rpc_server_destroy(struct rpc_server *srv)
+{
+	if (!srv)
+		return;
+	workq_destroy(srv->workers);
+	rpc_drc_destroy(srv->drc);
+	free(srv);
+}
+
+void rpc_server_get_drc_stats(struct rpc_server *srv, struct rpc_drc_stats *st)
+{
+	if (srv->drc)
+		rpc_drc_get_stats(srv->drc, st);
+	else
+		memset(st, 0, sizeof(*st));
+}
+
+/* ---- the dispatcher ---- */
+
+/* Find the program and procedure, or say why the call cannot run. */
+static enum rpc_reject find_proc(struct rpc_server *srv, const struct call_body *cb,
+				 const struct rpc_program **progp, uint32_t *low, uint32_t *high)
+{
+	const struct rpc_program *found = NULL;
+
+	*low = UINT32_MAX;
+	*high = 0;
+	for (unsigned i = 0; i < srv->nprogs; i++) {
+		const struct rpc_program *p = &srv->progs[i];
+
+		if (p->prog != cb->cb_prog)
+			continue;
+		if (p->vers < *low)
+			*low = p->vers;
+		if (p->vers > *high)
+			*high = p->vers;
+		if (p->vers == cb->cb_vers)
+			found = p;
+	}
+	if (*high == 0)
+		return RPC_PROG_UNAVAIL;
+	if (!found)
+		return RPC_PROG_MISMATCH;
+	*progp = found;
+	if (cb->cb_proc >= found->nprocs || found->procs[cb->cb_proc].fn == NULL)
+		return RPC_PROC_UNAVAIL;
+	return RPC_OK;
+}
+
+/* Encode a reply header and, for a run call, its results; patches the MIC in. */
+static int encode_reply(struct rpc_server *srv, struct rpc_xreq *x, int with_mic, int auth_why)
+{
+	uint8_t mic[INTEGRITY_MIC_LEN] = {0};
+	struct rpc_msg msg;
+	size_t res_start, end;
+	XDR xdrs;
+	int ok;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.rm_xid = x->xid;
+	msg.rm_direction = REPLY;
+	if (x->status == RPC_RPC_MISMATCH || x->status == RPC_AUTH_ERROR) {
+		msg.rm_reply.rp_stat = MSG_DENIED;
+		if (x->status == RPC_AUTH_ERROR) {
+			msg.rjcted_rply.rj_stat = AUTH_ERROR;
+			msg.rjcted_rply.rj_why = (enum auth_stat)auth_why;
+		} else {
+			msg.rjcted_rply.rj_stat = RPC_MISMATCH;
+			msg.rjcted_rply.rj_vers.low = RPC_MSG_VERSION;
+			msg.rjcted_rply.rj_vers.high = RPC_MSG_VERSION;
+		}
+	} else {
+		msg.rm_reply.rp_stat = MSG_ACCEPTED;
+		msg.acpted_rply.ar_verf.oa_flavor = with_mic ? AUTH_NFSRDMA_HMAC : AUTH_NONE;
+		msg.acpted_rply.ar_verf.oa_base = (caddr_t)mic;
+		msg.acpted_rply.ar_verf.oa_length = with_mic ? INTEGRITY_MIC_LEN : 0;
+		msg.acpted_rply.ar_results.where = NULL;
+		msg.acpted_rply.ar_results.proc = (xdrproc_t)xdr_void;
+		switch (x->status) {
+		case RPC_OK:
+			msg.acpted_rply.ar_stat = SUCCESS;
+			msg.acpted_rply.ar_results.where = x->res;
+			msg.acpted_rply.ar_results.proc = x->desc->xdr_res;
+			break;
+		case RPC_PROG_UNAVAIL:
+			msg.acpted_rply.ar_stat = PROG_UNAVAIL;
+			break;
+		case RPC_PROG_MISMATCH:
+			msg.acpted_rply.ar_stat = PROG_MISMATCH;
+			msg.acpted_rply.ar_vers.low = x->vers_low;
+			msg.acpted_rply.ar_vers.high = x->vers_high;
+			break;
+		case RPC_PROC_UNAVAIL:
+			msg.acpted_rply.ar_stat = PROC_UNAVAIL;
+			break;
+		case RPC_GARBAGE_ARGS:
+			msg.acpted_rply.ar_stat = GARBAGE_ARGS;
+			break;
+		default:
+			msg.acpted_rply.ar_stat = SYSTEM_ERR;
+			break;
+		}
+	}
+	xdrmem_create(&xdrs, (char *)x->reply, (u_int)x->reply_cap, XDR_ENCODE);
+	if (x->res_ddp)
+		x->res_ddp->nitems = 0;
+	rpc_ddp_bind(&xdrs, x->res_ddp);
+	ok = xdr_replymsg(&xdrs, &msg);
+	rpc_ddp_bind(NULL, NULL);
+	end = xdr_getpos(&xdrs);
+	xdr_destroy(&xdrs);
+	if (!ok)
+		return -ENOSPC;
+	x->reply_len = end;
+	if (with_mic && msg.rm_reply.rp_stat == MSG_ACCEPTED) {
+		/* xid, direction, reply_stat, verifier flavor and length, MIC */
+		res_start = 5 * 4 + INTEGRITY_MIC_LEN;
+		if (rpc_reply_mic(srv->key, x->xid, x->reply, res_start, end, x->res_ddp, mic))
+			return -EIO;
+		memcpy(x->reply + 5 * 4, mic, INTEGRITY_MIC_LEN);
+	}
+	return 0;
+}
+
+/* Decode and check the credential and verifier; the MIC is checked later. */
+static int check_auth(struct rpc_server *srv, struct rpc_xreq *x, const struct rpc_msg *msg,
+		      uint32_t *seq)
+{
+	const struct opaque_auth *cr = &msg->rm_call.cb_cred, *vf = &msg->rm_call.cb_verf;
+	int why = rpc_auth_decode_cred((uint32_t)cr->oa_flavor, (const uint8_t *)cr->oa_base,
+				       cr->oa_length, srv->key, &x->req.cred, seq);
+
+	if (why)
+		return why;
+	if (cr->oa_flavor == AUTH_NFSRDMA_HMAC) {
+		if (vf->oa_flavor != AUTH_NFSRDMA_HMAC || vf->oa_length != INTEGRITY_MIC_LEN)
+			return AUTH_BADVERF;
+	} else if (vf->oa_flavor != AUTH_NONE) {
+		return AUTH_BADVERF;
+	}
+	return 0;
+}
+
+/* Check the call's MIC over its header and the argument stream as decoded. */
+static int check_mic(struct rpc_server *srv, struct rpc_xreq *x, const struct rpc_msg *msg,
+		     size_t verf_end)
+{
+	uint8_t mic[INTEGRITY_MIC_LEN];
+	size_t cred_end = verf_end - 8 - INTEGRITY_MIC_LEN;
+
+	if (rpc_call_mic(srv->key, x->call, cred_end, verf_end, x->call_len, x->args_ddp, mic))
+		return AUTH_FAILED;
+	if (!integrity_mic_equal(mic, (const uint8_t *)msg->rm_call.cb_verf.oa_base)) {
+		log_warn("xid %#x: call integrity MIC does not match", x->xid);
+		return AUTH_BADVERF;
+	}
+	return 0;
+}
+
+/* A non-idempotent call, checked and decoded, goes through the reply cache:
+ * 1 when it is a retransmission answered from there (x->reply filled),
+ * -EALREADY when its first run is still going, 0 to run it (x->drc_entry, if
+ * set, waits for the reply). The key takes the arguments, not the credential's
+ * bytes (the integrity flavour's differ on every send), but the caller's ids. */
+static int drc_check(struct rpc_server *srv, struct rpc_xreq *x, size_t args_start)
+{
+	struct rpc_drc_key k;
+	size_t len;
+
+	if (!srv->drc || !(x->desc->flags & RPC_DESC_REPLY_CACHE) ||
+	    rpc_drc_key(&k, x->peer, x->xid, x->req.prog, x->req.vers, x->req.proc, x->req.cred.uid,
+			x->req.cred.gid, x->call + args_start, x->call_len - args_start))
+		return 0;
+	switch (rpc_drc_lookup(srv->drc, &k, x->reply, x->reply_cap, &len, &x->drc_entry)) {
+	case RPC_DRC_REPLAY:
+		log_debug("xid %#x: retransmission answered from the reply cache", x->xid);
+		x->reply_len = len;
+		if (x->res_ddp)
+			x->res_ddp->nitems = 0;
+		return 1;
+	case RPC_DRC_DROP:
+		log_debug("xid %#x: retransmission of a call still running, dropped", x->xid);
+		return -EALREADY;
+	default:
+		return 0;
+	}
+}
+
+/* The reply (rc from encoding it) is final: keep it for retransmissions if it
+ * is a procedure's inline result, else forget the entry. */
+static void drc_finish(struct rpc_server *srv, struct rpc_xreq *x, int rc)
+{
+	int keep = rc == 0 && x->ran && x->status == RPC_OK && (!x->res_ddp || !x->res_ddp->nitems);
+
+	if (!x->drc_entry || rc == -EMSGSIZE)
+		return; /* none, or rpc_reencode() comes */
+	rpc_drc_done(srv->drc, x->drc_entry, keep ? x->reply : NULL, keep ? x->reply_len : 0);
+	x->drc_entry = NULL;
+}
+
+/* Run a decoded, authorised call; sets x->status for what the reply says, or
+ * *why for an authentication error. Returns 0, or what drc_check says. */
+static int decode_and_run(struct rpc_server *srv, struct rpc_xreq *x, const struct rpc_msg *msg,
+			  const struct rpc_program *prog, XDR *xdrs, size_t verf_end, int *why)
+{
+	const struct rpc_proc_desc *d = &prog->procs[msg->rm_call.cb_proc];
+	bool_t ok;
+	int rc;
+
+	x->desc = d;
+	x->args = calloc(1, d->args_size ? d->args_size : 1);
+	x->res = calloc(1, d->res_size ? d->res_size : 1);
+	if (!x->args || !x->res) {
+		x->status = RPC_SYSTEM_ERR;
+		return 0;
+	}
+	rpc_ddp_bind(xdrs, x->args_ddp);
+	ok = d->xdr_args(xdrs, x->args);
+	rpc_ddp_bind(NULL, NULL);
+	if (!ok) {
+		x->status = RPC_GARBAGE_ARGS;
+		return 0;
+	}
+	if (x->req.cred.flavor == AUTH_NFSRDMA_HMAC) {
+		if ((*why = check_mic(srv, x, msg, verf_end)) != 0)
+			return 0;
+		x->req.integrity_ok = 1;
+	}
+	if ((rc = drc_check(srv, x, verf_end)) != 0)
+		return rc;
+	x->req.prog_ctx = prog->ctx;
+	d->fn(&x->req, x->args, x->res);
+	x->ran = 1;
+	x->status = RPC_OK;
+	return 0;
+}
+
+int rpc_dispatch(struct rpc_server *srv, struct rpc_xreq *x)
+{
+	uint8_t credbuf[RPC_MAX_AUTH_BYTES], verfbuf[RPC_MAX_AUTH_BYTES];
+	const struct rpc_program *prog = NULL;
+	struct rpc_msg msg;
+	uint32_t seq = 0, dir;
+	int why = 0, rc;
+	size_t verf_end;
+	XDR xdrs;
+
+	x->desc = NULL;
+	x->args = x->res = NULL;
+	x->ran = 0;
+	x->reply_len = 0;
+	x->drc_entry = NULL;
+	memset(&x->req, 0, sizeof(x->req));
+	if (rpc_peek_xid(x->call, x->call_len, &x->xid) || x->call_len < 8)
+		return -EBADMSG;
+	if (rpc_peek_xid(x->call + 4, 4, &dir) || dir != CALL)
+		return -EBADMSG;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.rm_call.cb_cred.oa_base = (caddr_t)credbuf;
+	msg.rm_call.cb_verf.oa_base = (caddr_t)verfbuf;
+	xdrmem_create(&xdrs, (char *)x->call, (u_int)x->call_len, XDR_DECODE);
+	if (!xdr_callmsg(&xdrs, &msg)) {
+		x->status = RPC_GARBAGE_ARGS;
+	} else if (msg.rm_call.cb_rpcvers != RPC_MSG_VERSION) {
+		x->status = RPC_RPC_MISMATCH;
+	} else if ((why = check_auth(srv, x, &msg, &seq)) != 0) {
+		x->status = RPC_AUTH_ERROR;
+	} else if ((x->status = find_proc(srv, &msg.rm_call, &prog, &x->vers_low, &x->vers_high)) ==
+		   RPC_OK) {
+		x->req.xid = x->xid;
+		x->req.prog = msg.rm_call.cb_prog;
+		x->req.vers = msg.rm_call.cb_vers;
+		x->req.proc = msg.rm_call.cb_proc;
+		x->req.peer = x->peer;
+		x->req.peer_len = x->peer_len;
+		x->req.get_buf = x->get_buf;
+		x->req.xprt_req = x->xprt_req;
+		verf_end = xdr_getpos(&xdrs);
+		rc = decode_and_run(srv, x, &msg, prog, &xdrs, verf_end, &why);
+		if (rc) {
+			xdr_destroy(&xdrs);
+			return rc < 0 ? rc : 0; /* dropped, or replayed from the cache */
+		}
+		if (why)
+			x->status = RPC_AUTH_ERROR;
+	}
+	xdr_destroy(&xdrs);
+	if (x->status != RPC_OK)
+		log_debug("xid %#x: %s", x->xid, rpc_reject_str(x->status));
+
+	rc = encode_reply(srv, x, x->status == RPC_OK && x->req.integrity_ok, why);
+	if (rc == -ENOSPC && x->status == RPC_OK)
+		rc = -EMSGSIZE; /* the transport may offer more room: rpc_reencode() */
+	drc_finish(srv, x, rc);
+	return rc;
+}
+
+int rpc_reencode(struct rpc_server *srv, struct rpc_xreq *x)
+{
+	int rc = encode_reply(srv, x, x->status == RPC_OK && x->req.integrity_ok, 0);
+
+	if (rc == -ENOSPC && x->status == RPC_OK) {
+		log_warn("xid %#x: %s reply does not fit in %zu bytes", x->xid, x->desc->name,
+			 x->reply_cap);
+		x->status = RPC_SYSTEM_ERR;
+		rc = encode_reply(srv, x, x->req.integrity_ok, 0);
+	}
+	drc_finish(srv, x, rc);
+	return rc;
+}
+
+void rpc_dispatch_done(struct rpc_server *srv, struct rpc_xreq *x)
+{
+	drc_finish(srv, x, -ECANCELED); /* a reply never made: forget the entry */
+	if (x->desc && x->args)
+		xdr_free(x->desc->xdr_args, x->args);
+	if (x->ran) {
+		if (x->desc->free_res)
+			x->desc->free_res(&x->req, x->res);
+		else
+			xdr_free(x->desc->xdr_res, x->res);
+	}
+	free(x->args);
+	free(x->res);
+	x->args = x->res = NULL;
+	x->desc = NULL;
+	x->ran = 0;
+}

@@ -1,0 +1,108 @@
+/*
+ * rpcrdma.h: the RPC-over-RDMA version 1 transport (RFC 8166, RFC 8267's
+ * rules through the DDP hook of rpc.h, RFC 8797's connection parameters),
+ * server and client, over any provider of verbs.h.
+ *
+ * Modes. In Read-Write mode the requester offers Write chunks (bulk results),
+ * a Reply chunk (long replies) and Read chunks (bulk arguments, long calls); the
+ * responder moves all bulk data with RDMA Read and Write and exposes none of its
+ * memory. In Read-Read mode the requester offers no Write or Reply chunks; the
+ * responder exposes its bulk results and long replies in Read chunks, the
+ * requester RDMA-Reads them and answers RDMA_DONE. A server accepts a set of
+ * modes; the mode of each reply follows from the chunks its call offered.
+ *
+ * Registration strategies (rpcrdma_reg.c) decide how buffers become
+ * RDMA-addressable: see enum rr_reg and nfsrdma.conf(5).
+ */
+#ifndef NFSRDMA_RPCRDMA_H
+#define NFSRDMA_RPCRDMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/rpc/rpc.h"
+
+enum rr_mode {
+	RR_MODE_READ_WRITE = 1 << 0,
+	RR_MODE_READ_READ = 1 << 1,
+};
+
+enum rr_reg {
+	RR_REG_DYNAMIC,	 /* server: register and deregister every I/O buffer */
+	RR_REG_FASTREG,	 /* pre-registered arena, a fresh memory-window key per exposed I/O */
+	RR_REG_CACHE,	 /* bounded cache of registered buffers by size class */
+	RR_REG_ALLPHYS,	 /* one registration over the arena, one key for everything */
+	RR_REG_ZEROCOPY, /* client: register the caller's buffer per I/O */
+};
+
+struct rr_params {
+	const char *provider; /* "auto", "soft" or a device name */
+	unsigned credits;     /* most calls outstanding per connection */
+	uint32_t inline_send; /* our Send size (RFC 8797) */
+	uint32_t inline_recv; /* our Receive size */
+	uint32_t max_io;      /* largest bulk item (READ/WRITE data) */
+	uint8_t rd_depth;     /* IRD/ORD */
+	unsigned modes;	      /* server: accepted set; client: the one it uses */
+	enum rr_reg reg;
+	size_t cache_budget;		/* cache: bytes of cached registrations */
+	unsigned cache_high, cache_low; /* cache: watermarks, percent of the budget */
+	unsigned fastreg_pool;		/* fastreg: memory windows */
+	size_t arena_size;		/* fastreg/allphys: the pre-registered arena */
+	int trusted_peers;		/* allphys is refused unless set */
+	int no_reg_overlap;		/* dynamic: register before filling, not alongside
+					   (only to measure what the overlap gains) */
+	uint32_t done_deadline_ms;	/* Read-Read: exposed buffers live at most this long */
+	size_t exposed_max;		/* Read-Read: exposed bytes per connection */
+	size_t mem_budget;		/* server: registered memory shared by all connections */
+	int connect_timeout_ms;		/* client */
+	int call_timeout_ms;		/* client */
+};
+
+/* Fill p with the built-in defaults (the same as nfsrdma.conf(5)'s). */
+void rr_params_defaults(struct rr_params *p);
+
+/* Counters, per connection and summed for an endpoint. */
+struct rr_stats {
+	uint64_t calls; /* calls received (server) or sent (client) */
+	uint64_t replies;
+	uint64_t bytes_inline_in, bytes_inline_out;
+	uint64_t bytes_rdma_read;  /* bytes this side pulled with RDMA Read */
+	uint64_t bytes_rdma_write; /* bytes this side pushed with RDMA Write */
+	uint64_t bytes_exposed;	   /* bytes the peer pulled from us (Read-Read / read chunks) */
+	uint64_t regs, deregs;	   /* registrations made and undone */
+	uint64_t reg_ns, dereg_ns; /* time spent in them */
+	uint64_t binds;		   /* memory-window bindings */
+	uint64_t cache_hits, cache_misses;
+	uint64_t credits_granted; /* last grant (connection) or sum (endpoint) */
+	uint64_t exposed_now;	  /* bytes exposed to peers right now */
+	uint64_t exposed_expired; /* exposures ended by the deadline */
+	uint64_t done_unknown;	  /* RDMA_DONE for no exposed reply (unknown, twice) */
+	uint64_t err_vers_sent, err_chunk_sent;
+	uint64_t credit_overruns;
+	uint64_t post_failures;	  /* work request chains the provider refused */
+	uint64_t remote_regs_now; /* registrations a peer can reach right now */
+	uint64_t registered_now;  /* bytes registered right now */
+	uint64_t cached_now;	  /* of which idle in the registration cache */
+	uint64_t conns;
+};
+
+struct rr_server;
+
+/* A server endpoint on one device, serving rpc's programs. */
+int rr_server_create(struct rpc_server *rpc, const struct rr_params *p, struct rr_server **out);
+int rr_server_listen(struct rr_server *s, const char *host, const char *port);
+void rr_server_get_stats(struct rr_server *s, struct rr_stats *out);
+/* Global and per-connection counters, one "name value" per line. */
+void rr_server_print_stats(struct rr_server *s, FILE *f);
+/* Stop listening, disconnect every connection, wait for in-flight calls, free. */
+void rr_server_destroy(struct rr_server *s);
+
+/* A client connected to host:port; an rpc_clnt. */
+int rr_clnt_create(const struct rr_params *p, const char *host, const char *port,
+		   struct rpc_clnt **out);
+void rr_clnt_get_stats(struct rpc_clnt *c, struct rr_stats *out);
+
+const char *rr_reg_name(enum rr_reg r);
+
+#endif

@@ -1,0 +1,388 @@
+/*
+ * rpcrdma_post.c: work requests of a connection: chains built, posted or
+ * queued for send-queue slots, their completions, and what is owed when the
+ * connection goes (see "Send queue" and "Completions" in rpcrdma_int.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/base/log.h"
+#include "rpcrdma_int.h"
+
+#define CQ_BATCH 32
+
+/* Complete the contexts of list (taken off the connection) with a flush. */
+static void flush_list(struct rr_conn *c, struct rr_wr *list)
+{
+	struct vb_wc wc = {.status = VB_WC_WR_FLUSH_ERR};
+
+	while (list) {
+		struct rr_wr *w = list;
+
+		list = w->next;
+		w->prev = w->next = NULL;
+		wc.wr_id = (uintptr_t)w;
+		w->done(c, w, &wc);
+	}
+}
+
+/* In the loop, after rr_conn_quiesce: contexts owed by posts that came too late. */
+static void flush_owed_in_loop(void *arg)
+{
+	struct rr_conn *c = arg;
+	struct rr_wr *list;
+
+	pthread_mutex_lock(&c->lock);
+	list = c->owed;
+	c->owed = NULL;
+	pthread_mutex_unlock(&c->lock);
+	flush_list(c, list);
+	rr_conn_put(c);
+}
+
+/* ---- chains of work requests ---- */
+
+int rr_batch_rdma(struct rr_batch *b, enum vb_wr_opcode op, void *addr, uint32_t len, uint32_t lkey,
+		  uint64_t raddr, uint32_t rkey)
+{
+	struct vb_send_wr *wr;
+
+	if (b->n == RR_BATCH_MAX)
+		return -E2BIG;
+	b->sge[b->n] = (struct vb_sge){.addr = (uintptr_t)addr, .length = len, .lkey = lkey};
+	wr = &b->wr[b->n];
+	*wr = (struct vb_send_wr){.sg_list = &b->sge[b->n],
+				  .num_sge = 1,
+				  .opcode = op,
+				  .remote_addr = raddr,
+				  .rkey = rkey};
+	b->n++;
+	return 0;
+}
+
+int rr_batch_send(struct rr_batch *b, struct vb_sge *sge, int nsge)
+{
+	if (b->n == RR_BATCH_MAX)
+		return -E2BIG;
+	b->wr[b->n] = (struct vb_send_wr){.sg_list = sge, .num_sge = nsge, .opcode = VB_WR_SEND};
+	b->n++;
+	return 0;
+}
+
+int rr_batch_write_chunk(struct rr_batch *b, void *addr, uint32_t len, uint32_t lkey,
+			 const struct rpcrdma_write_chunk *wc, uint32_t *written)
+{
+	uint8_t *p = addr;
+	uint32_t left = len;
+	int rc;
+
+	for (uint32_t i = 0; i < wc->nsegs; i++) {
+		const struct rpcrdma_seg *s = &wc->segs[i];
+		uint32_t n = left < s->length ? left : s->length;
+
+		written[i] = n;
+		if (n == 0)
+			continue;
+		rc = rr_batch_rdma(b, VB_WR_RDMA_WRITE, p, n, lkey, s->offset, s->handle);
+		if (rc)
+			return rc;
+		p += n;
+		left -= n;
+	}
+	return left ? -ENOSPC : 0;
+}
+
+/* ---- posting ---- */
+
+struct rr_chain {
+	struct rr_chain *next;
+	struct rr_wr *ctx;
+	unsigned n;
+	struct vb_send_wr *wr; /* n of them, then their SGEs, in the same allocation */
+};
+
+/* Put ctx on the owed list (c->lock held). */
+static void owe(struct rr_conn *c, struct rr_wr *ctx)
+{
+	ctx->prev = NULL;
+	ctx->next = c->owed;
+	if (c->owed)
+		c->owed->prev = ctx;
+	c->owed = ctx;
+}
+
+/* Take ctx off the owed list (c->lock held). */
+static void unowe(struct rr_conn *c, struct rr_wr *ctx)
+{
+	if (ctx->prev)
+		ctx->prev->next = ctx->next;
+	else
+		c->owed = ctx->next;
+	if (ctx->next)
+		ctx->next->prev = ctx->prev;
+	ctx->prev = ctx->next = NULL;
+}
+
+/* A copy of n chained WRs and their SGEs, to post later. */
+static struct rr_chain *chain_copy(const struct vb_send_wr *wr, unsigned n, struct rr_wr *ctx)
+{
+	size_t nsge = 0;
+	struct rr_chain *ch;
+	struct vb_sge *sge;
+
+	for (unsigned i = 0; i < n; i++)
+		nsge += (size_t)wr[i].num_sge;
+	ch = malloc(sizeof(*ch) + n * sizeof(*wr) + nsge * sizeof(*sge));
+	if (!ch)
+		return NULL;
+	ch->next = NULL;
+	ch->ctx = ctx;
+	ch->n = n;
+	ch->wr = (struct vb_send_wr *)(ch + 1);
+	sge = (struct vb_sge *)(ch->wr + n);
+	for (unsigned i = 0; i < n; i++) {
+		ch->wr[i] = wr[i];
+		memcpy(sge, wr[i].sg_list, (size_t)wr[i].num_sge * sizeof(*sge));
+		ch->wr[i].sg_list = sge;
+		ch->wr[i].next = i + 1 < n ? &ch->wr[i + 1] : NULL;
+		sge += wr[i].num_sge;
+	}
+	return ch;
+}
+
+/* Hand a chain whose slots are taken to the provider (c->lock not held). A
+ * failed post may or may not have queued what it was given (rxe queues the
+ * chain, then its doorbell write() fails), so ctx stays owed: its completion,
+ * or the flush made up at teardown, ends it. */
+static void post_chain(struct rr_conn *c, struct vb_send_wr *wr)
+{
+	struct vb_send_wr *bad = NULL;
+	int rc = vb_post_send(c->vc, wr, &bad);
+	char why[96];
+
+	pthread_mutex_lock(&c->lock);
+	if (--c->posting == 0)
+		pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	if (rc) {
+		rr_stat_add(&c->st.post_failures, 1);
+		snprintf(why, sizeof(why), "cannot post work requests: %s", strerror(-rc));
+		rr_conn_fail(c, why);
+	}
+}
+
+/* Take the slots of an n-WR chain for ctx (c->lock held); it goes out next. */
+static void take_slots(struct rr_conn *c, unsigned n, struct rr_wr *ctx)
+{
+	c->sq_free -= n;
+	ctx->nwr = n;
+	owe(c, ctx);
+	c->posting++;
+}
+
+/* Post the queued chains that now fit, in order (c->lock not held). */
+static void post_queued(struct rr_conn *c)
+{
+	for (;;) {
+		struct rr_chain *ch;
+
+		pthread_mutex_lock(&c->lock);
+		ch = c->queued;
+		if (!ch || c->dead || c->sq_free < ch->n) {
+			pthread_mutex_unlock(&c->lock);
+			return;
+		}
+		c->queued = ch->next;
+		if (!c->queued)
+			c->queued_tail = NULL;
+		take_slots(c, ch->n, ch->ctx);
+		pthread_mutex_unlock(&c->lock);
+		post_chain(c, ch->wr);
+		free(ch);
+	}
+}
+
+int rr_post(struct rr_conn *c, struct rr_batch *b, struct rr_wr *ctx)
+{
+	struct rr_chain *ch = NULL;
+	int rc = 0, late = 0;
+
+	for (unsigned i = 0; i < b->n; i++) {
+		b->wr[i].next = i + 1 < b->n ? &b->wr[i + 1] : NULL;
+		b->wr[i].wr_id = 0;
+		b->wr[i].send_flags &= ~VB_SEND_SIGNALED;
+	}
+	if (b->n) {
+		b->wr[b->n - 1].send_flags |= VB_SEND_SIGNALED;
+		b->wr[b->n - 1].wr_id = (uintptr_t)ctx;
+	}
+	ctx->nwr = 0;
+	pthread_mutex_lock(&c->lock);
+	if (c->dead || b->n == 0 || b->n > c->sq_depth) {
+		rc = c->dead ? -ECONNRESET : -E2BIG;
+	} else if (c->queued || c->sq_free < b->n) {
+		if ((ch = chain_copy(b->wr, b->n, ctx)) == NULL) {
+			rc = -ENOMEM;
+		} else if (c->queued_tail) {
+			c->queued_tail->next = ch;
+			c->queued_tail = ch;
+		} else {
+			c->queued = c->queued_tail = ch;
+		}
+	} else {
+		take_slots(c, b->n, ctx);
+		pthread_mutex_unlock(&c->lock);
+		post_chain(c, b->wr);
+		return 0;
+	}
+	if (rc) {
+		owe(c, ctx);
+		late = c->qp_gone; /* the teardown that completes owed contexts is over */
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (rc == -ENOMEM || rc == -E2BIG)
+		rr_conn_fail(c,
+			     rc == -E2BIG ? "a chain longer than the send queue" : "out of memory");
+	if (late) {
+		rr_conn_get(c);
+		evloop_call(c->ep->loop, flush_owed_in_loop, c);
+	}
+	return rc;
+}
+
+/* ---- completions ---- */
+
+static void handle_wc(struct rr_conn *c, const struct vb_wc *wc)
+{
+	struct rr_wr *w = (struct rr_wr *)(uintptr_t)wc->wr_id;
+
+	if (w == NULL) {
+		/* an unsignalled work request that failed */
+		if (wc->status != VB_WC_WR_FLUSH_ERR)
+			rr_conn_fail(c, vb_wc_status_str(wc->status));
+		return;
+	}
+	if (w->nwr == 0) { /* a receive */
+		struct rr_recv *r = (struct rr_recv *)w;
+
+		pthread_mutex_lock(&c->lock);
+		c->posted_recvs--;
+		pthread_mutex_unlock(&c->lock);
+		if (wc->status != VB_WC_SUCCESS) {
+			if (wc->status != VB_WC_WR_FLUSH_ERR)
+				rr_conn_fail(c, vb_wc_status_str(wc->status));
+			return;
+		}
+		r->len = wc->byte_len;
+		rr_stat_add(&c->st.bytes_inline_in, wc->byte_len);
+		if (c->dead)
+			return;
+		c->on_recv(c, r);
+		return;
+	}
+	pthread_mutex_lock(&c->lock);
+	c->sq_free += w->nwr;
+	unowe(c, w);
+	pthread_mutex_unlock(&c->lock);
+	if (wc->status != VB_WC_SUCCESS && wc->status != VB_WC_WR_FLUSH_ERR)
+		rr_conn_fail(c, vb_wc_status_str(wc->status));
+	w->done(c, w, wc);
+	post_queued(c);
+}
+
+/* Poll until empty; returns -errno if the CQ failed. */
+static int drain_cq(struct rr_conn *c)
+{
+	struct vb_wc wc[CQ_BATCH];
+	int n;
+
+	while ((n = vb_poll_cq(c->cq, CQ_BATCH, wc)) > 0)
+		for (int i = 0; i < n; i++)
+			handle_wc(c, &wc[i]);
+	return n;
+}
+
+static void cq_ready(void *arg)
+{
+	struct rr_conn *c = arg;
+
+	vb_cq_ack(c->cq);
+	for (;;) {
+		if (drain_cq(c) < 0) {
+			rr_conn_fail(c, "completion queue error");
+			return;
+		}
+		vb_cq_arm(c->cq);
+		/* a completion may have slipped in before the arm */
+		if (drain_cq(c) == 0)
+			return;
+	}
+}
+
+static void cm_ready(void *arg)
+{
+	struct rr_conn *c = arg;
+	struct vb_cm_event ev;
+
+	while (vb_conn_get_event(c->vc, &ev) == 0) {
+		log_debug("%s: %s", c->peer, vb_cm_event_str(ev.type));
+		if (ev.type == VB_CM_ESTABLISHED) {
+			pthread_mutex_lock(&c->lock);
+			c->established = 1;
+			pthread_cond_broadcast(&c->cond);
+			pthread_mutex_unlock(&c->lock);
+		} else if (ev.type != VB_CM_CONNECT_REQUEST) {
+			rr_conn_fail(c, vb_cm_event_str(ev.type));
+		}
+	}
+}
+
+int rr_conn_start(struct rr_conn *c)
+{
+	int rc;
+
+	vb_cq_arm(c->cq);
+	rc = evloop_add(c->ep->loop, vb_cq_fd(c->cq), cq_ready, c);
+	if (rc == 0)
+		rc = evloop_add(c->ep->loop, vb_conn_fd(c->vc), cm_ready, c);
+	/* a completion may already be waiting (the peer was quick) */
+	if (rc == 0)
+		evloop_call(c->ep->loop, cq_ready, c);
+	return rc;
+}
+
+/* See rpcrdma_int.h. */
+void rr_conn_quiesce(struct rr_conn *c)
+{
+	struct rr_ep *ep = c->ep;
+	struct rr_chain *queued;
+	struct rr_wr *owed;
+
+	pthread_mutex_lock(&c->lock);
+	while (c->posting)
+		pthread_cond_wait(&c->cond, &c->lock);
+	queued = c->queued;
+	c->queued = c->queued_tail = NULL;
+	pthread_mutex_unlock(&c->lock);
+	evloop_del(ep->loop, vb_cq_fd(c->cq));
+	evloop_del(ep->loop, vb_conn_fd(c->vc));
+	vb_disconnect(c->vc);
+	vb_conn_destroy(c->vc);
+	drain_cq(c);
+	pthread_mutex_lock(&c->lock);
+	c->vc = NULL;
+	c->qp_gone = 1;
+	owed = c->owed;
+	c->owed = NULL;
+	c->posted_recvs = 0; /* what was not flushed went with the QP */
+	pthread_mutex_unlock(&c->lock);
+	while (queued) {
+		struct rr_chain *ch = queued;
+
+		queued = ch->next;
+		ch->ctx->next = owed;
+		owed = ch->ctx;
+		free(ch);
+	}
+	flush_list(c, owed);
+}

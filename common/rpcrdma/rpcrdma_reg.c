@@ -1,0 +1,336 @@
+/* rpcrdma_reg.c: the interface of rpcrdma_reg.h over one strategy's ops table,
+ * and what the strategies share (rpcrdma_reg_int.h). */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/base/clock.h"
+#include "common/base/log.h"
+#include "common/base/workq.h"
+#include "rpcrdma_reg_int.h"
+
+static const struct reg_ops *const strategies[] = {
+	[RR_REG_DYNAMIC] = &reg_dynamic_ops,   [RR_REG_FASTREG] = &reg_fastreg_ops,
+	[RR_REG_CACHE] = &reg_cache_ops,       [RR_REG_ALLPHYS] = &reg_allphys_ops,
+	[RR_REG_ZEROCOPY] = &reg_zerocopy_ops,
+};
+
+/* ---- helpers ---- */
+
+int reg_size_class(size_t len)
+{
+	for (int c = 0; c < NCLASSES; c++)
+		if (len <= ((size_t)1 << (CLASS_MIN_SHIFT + c)))
+			return c;
+	return -1;
+}
+
+size_t reg_class_size(int c)
+{
+	return (size_t)1 << (CLASS_MIN_SHIFT + c);
+}
+
+int reg_do(struct rr_reg_ctx *r, void *addr, size_t len, unsigned access, struct vb_mr **mr)
+{
+	uint64_t t0 = clock_now_ns();
+	int rc = vb_reg_mr(r->pd, addr, len, access, mr);
+
+	rr_stat_add(&r->st->reg_ns, (int64_t)(clock_now_ns() - t0));
+	if (rc)
+		return rc;
+	rr_stat_add(&r->st->regs, 1);
+	rr_stat_add(&r->st->registered_now, (int64_t)len);
+	if (access & VB_ACCESS_REMOTE)
+		rr_stat_add(&r->st->remote_regs_now, 1);
+	return 0;
+}
+
+void reg_undo(struct rr_reg_ctx *r, struct vb_mr *mr)
+{
+	size_t len = mr->length;
+	int remote = (mr->access & VB_ACCESS_REMOTE) != 0;
+	uint64_t t0 = clock_now_ns();
+	int rc = vb_dereg_mr(mr);
+
+	if (rc)
+		log_err("deregistration failed: %s", strerror(-rc));
+	rr_stat_add(&r->st->dereg_ns, (int64_t)(clock_now_ns() - t0));
+	rr_stat_add(&r->st->deregs, 1);
+	rr_stat_add(&r->st->registered_now, -(int64_t)len);
+	if (remote)
+		rr_stat_add(&r->st->remote_regs_now, -1);
+}
+
+/* Register b for local access, and the remote rights if it will be exposed. */
+static void register_now(struct rr_reg_ctx *r, struct rr_buf *b)
+{
+	b->reg_rc = reg_do(r, b->addr, b->len,
+			   VB_ACCESS_LOCAL_WRITE | (b->remote ? r->remote_rights : 0), &b->mr);
+}
+
+/* On the registration queue: register, then wake whoever waits in rr_buf_wait. */
+static void register_job(struct work *w)
+{
+	struct rr_buf *b = (struct rr_buf *)((char *)w - offsetof(struct rr_buf, reg_work));
+	struct rr_reg_ctx *r = b->owner;
+
+	register_now(r, b);
+	pthread_mutex_lock(&r->lock);
+	b->reg_done = 1;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+int reg_buf(struct rr_reg_ctx *r, struct rr_buf *b, unsigned flags)
+{
+	if (flags & RR_GET_ASYNC) {
+		/* the caller waits there too unless the registration may overlap its work */
+		b->owner = r;
+		b->reg_work.run = register_job;
+		workq_submit(r->regq, &b->reg_work);
+		if (r->p.no_reg_overlap)
+			rr_buf_wait(r, b);
+		return 0;
+	}
+	register_now(r, b);
+	b->reg_done = 1;
+	if (b->reg_rc == 0)
+		b->lkey = b->mr->lkey;
+	return b->reg_rc;
+}
+
+int reg_own_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, unsigned flags)
+{
+	if (!b->mr || !(b->mr->access & VB_ACCESS_REMOTE))
+		return -EINVAL; /* asked for without RR_GET_EXPOSE */
+	b->rkey = b->mr->rkey;
+	return 0;
+}
+
+void reg_keep_key(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b)
+{
+	/* the key lives on with the registration, by design of the strategy */
+}
+
+/* ---- the arena (fastreg, allphys) ---- */
+
+int reg_arena_create(struct rr_reg_ctx *r, unsigned access)
+{
+	size_t sz = r->p.arena_size;
+
+	if (posix_memalign((void **)&r->arena, 4096, sz))
+		return -ENOMEM;
+	memset(r->arena, 0, sz);
+	r->arena_size = sz;
+	return reg_do(r, r->arena, sz, access, &r->arena_mr);
+}
+
+int reg_arena_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf **out)
+{
+	int c = reg_size_class(len);
+	struct timespec deadline;
+	struct rr_buf *b = NULL;
+
+	if (c < 0 || reg_class_size(c) > r->arena_size)
+		return -EMSGSIZE;
+	deadline = clock_deadline(CLOCK_REALTIME, ARENA_WAIT_S * 1000L);
+	pthread_mutex_lock(&r->lock);
+	while (!b) {
+		if ((b = r->free[0][c]) != NULL) {
+			r->free[0][c] = b->next;
+			break;
+		}
+		if (r->arena_used + reg_class_size(c) <= r->arena_size) {
+			b = calloc(1, sizeof(*b));
+			if (!b)
+				break;
+			b->addr = r->arena + r->arena_used;
+			b->len = reg_class_size(c);
+			b->cls = c;
+			b->lkey = r->arena_mr->lkey;
+			b->reg_done = 1;
+			r->arena_used += b->len;
+			break;
+		}
+		if ((flags & RR_GET_NOWAIT) ||
+		    pthread_cond_timedwait(&r->cond, &r->lock, &deadline) == ETIMEDOUT)
+			break;
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (!b) {
+		log_warn("registered arena of %zu bytes exhausted", r->arena_size);
+		return -ENOMEM;
+	}
+	*out = b;
+	return 0;
+}
+
+void reg_arena_put(struct rr_reg_ctx *r, struct rr_buf *b)
+{
+	pthread_mutex_lock(&r->lock);
+	b->next = r->free[0][b->cls];
+	r->free[0][b->cls] = b;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* ---- the interface ---- */
+
+int rr_reg_create(struct vb_pd *pd, const struct rr_params *p, unsigned remote_rights,
+		  struct rr_stats *stats, struct rr_reg_ctx **out)
+{
+	struct rr_reg_ctx *r = calloc(1, sizeof(*r));
+	int rc;
+
+	if (!r)
+		return -ENOMEM;
+	if ((unsigned)p->reg >= sizeof(strategies) / sizeof(strategies[0]) || !strategies[p->reg]) {
+		free(r);
+		return -EINVAL;
+	}
+	r->ops = strategies[p->reg];
+	r->pd = pd;
+	r->p = *p;
+	r->remote_rights = remote_rights;
+	r->st = stats;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->cond, NULL);
+	rc = r->ops->setup(r); /* which may hand over to another strategy (r->ops) */
+	if (rc) {
+		rr_reg_destroy(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+void rr_reg_destroy(struct rr_reg_ctx *r)
+{
+	if (!r)
+		return;
+	workq_destroy(r->regq);
+	for (int rem = 0; rem < 2; rem++) {
+		for (int c = 0; c < NCLASSES; c++) {
+			while (r->free[rem][c]) {
+				struct rr_buf *b = r->free[rem][c];
+
+				r->free[rem][c] = b->next;
+				if (b->mr)
+					reg_undo(r, b->mr);
+				if (!r->arena)
+					free(b->addr);
+				free(b);
+			}
+		}
+	}
+	for (unsigned i = 0; i < r->nmw_free; i++)
+		vb_dealloc_mw(r->mws[i]);
+	free(r->mws);
+	if (r->arena_mr)
+		reg_undo(r, r->arena_mr);
+	free(r->arena);
+	pthread_cond_destroy(&r->cond);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}
+
+int rr_buf_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf **out)
+{
+	return r->ops->get(r, len ? len : 1, flags, out); /* registrations are never empty */
+}
+
+int rr_buf_wait(struct rr_reg_ctx *r, struct rr_buf *b)
+{
+	if (!b->reg_done) {
+		pthread_mutex_lock(&r->lock);
+		while (!b->reg_done)
+			pthread_cond_wait(&r->cond, &r->lock);
+		pthread_mutex_unlock(&r->lock);
+	}
+	if (b->reg_rc == 0 && b->mr)
+		b->lkey = b->mr->lkey;
+	return b->reg_rc;
+}
+
+int rr_buf_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, unsigned flags)
+{
+	int rc = rr_buf_wait(r, b);
+
+	if (rc == 0)
+		rc = r->ops->expose(r, conn, b, flags);
+	if (rc == 0)
+		b->exposed = 1;
+	return rc;
+}
+
+void rr_buf_unexpose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b)
+{
+	if (!b->exposed)
+		return;
+	b->exposed = 0;
+	r->ops->unexpose(r, conn, b);
+}
+
+void rr_buf_put(struct rr_reg_ctx *r, struct rr_buf *b)
+{
+	if (!b)
+		return;
+	if (b->exposed)
+		log_err("buffer released while exposed: unexpose first");
+	rr_buf_wait(r, b);
+	if (!b->wrapped) {
+		r->ops->put(r, b);
+		return;
+	}
+	if (b->mr)
+		reg_undo(r, b->mr);
+	free(b);
+}
+
+int rr_buf_wrap(struct rr_reg_ctx *r, void *addr, size_t len, struct rr_buf **out)
+{
+	struct rr_buf *b = calloc(1, sizeof(*b));
+	int rc;
+
+	if (!b)
+		return -ENOMEM;
+	b->addr = addr;
+	b->len = len;
+	b->wrapped = 1;
+	rc = reg_do(r, addr, len ? len : 1, VB_ACCESS_LOCAL_WRITE | r->remote_rights, &b->mr);
+	if (rc) {
+		free(b);
+		return rc;
+	}
+	b->reg_done = 1;
+	b->lkey = b->mr->lkey;
+	b->rkey = b->mr->rkey;
+	b->exposed = 1;
+	*out = b;
+	return 0;
+}
+
+int rr_buf_exposable(const struct rr_reg_ctx *r, const struct rr_buf *b)
+{
+	return b->remote || r->ops->exposes_any;
+}
+
+enum rr_reg rr_reg_kind(const struct rr_reg_ctx *r)
+{
+	return r->ops->kind;
+}
+
+int rr_reg_put_is_cheap(const struct rr_reg_ctx *r)
+{
+	return r->ops->put_is_cheap;
+}
+
+const char *rr_reg_name(enum rr_reg r)
+{
+	static const char *const names[] = {
+		[RR_REG_DYNAMIC] = "dynamic",	[RR_REG_FASTREG] = "fastreg",
+		[RR_REG_CACHE] = "cache",	[RR_REG_ALLPHYS] = "allphys",
+		[RR_REG_ZEROCOPY] = "zerocopy",
+	};
+	return (unsigned)r < sizeof(names) / sizeof(names[0]) ? names[r] : "?";
+}

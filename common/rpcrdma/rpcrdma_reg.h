@@ -1,0 +1,89 @@
+/*
+ * rpcrdma_reg.h: registration strategies behind one interface.
+ *
+ * A struct rr_buf is memory the local side can use in RDMA work requests (its
+ * lkey) and, once exposed, that the peer can reach (its rkey) with the rights
+ * asked for. How that is achieved is the strategy's business:
+ *
+ *   dynamic   get: allocate + register; put: deregister + free. The
+ *             registration may run on a helper thread while the caller fills
+ *             the buffer (RR_GET_ASYNC); rr_buf_wait() before use in RDMA.
+ *   cache     buffers registered once, kept on free lists by size class and
+ *             rights; bounded by a budget with high/low watermarks; hits and
+ *             misses counted. Only our own buffers are cached, never by address.
+ *   fastreg   one arena registered at start (local access only); exposing
+ *             binds a memory window with a fresh key; unexposing invalidates it.
+ *   allphys   one arena registered at start with the remote rights; one key for
+ *             every buffer. Refused unless peers are trusted.
+ *   zerocopy  (client) the caller's own memory registered per I/O (rr_buf_wrap);
+ *             the transport's own buffers behave as with dynamic.
+ *
+ * Locking: every function is thread-safe; strategies take their own lock.
+ */
+#ifndef NFSRDMA_RPCRDMA_REG_H
+#define NFSRDMA_RPCRDMA_REG_H
+
+#include <pthread.h>
+
+#include "rpcrdma.h"
+#include "common/verbs.h"
+#include "common/base/workq.h"
+
+enum rr_get_flags {
+	/* Whatever registering the buffer takes runs on the strategy's registration
+	 * thread, never on the caller's, which may be a thread that took on a
+	 * caller's identity (see rpcrdma_int.h); rr_buf_wait() before RDMA. */
+	RR_GET_ASYNC = 1 << 0,
+	RR_GET_EXPOSE = 1 << 1, /* the buffer will be exposed: register with the remote rights now
+				  (dynamic, cache) */
+	RR_GET_NOWAIT = 1 << 2, /* fail at once rather than wait for arena space (event loops) */
+};
+
+struct rr_buf {
+	void *addr;
+	size_t len; /* usable bytes (>= what was asked) */
+	uint32_t lkey;
+	uint32_t rkey; /* valid while exposed */
+	int exposed;
+	/* the strategy's */
+	struct vb_mr *mr; /* own registration (dynamic, cache, zerocopy) */
+	struct vb_mw *mw; /* window (fastreg, while exposed) */
+	int cls;	  /* size class (cache, arenas) */
+	int remote;	  /* registered with remote rights (cache) */
+	int wrapped;	  /* zerocopy: the memory is the caller's */
+	int reg_rc;	  /* async registration result, valid when reg_done */
+	int reg_done;
+	struct rr_buf *next;
+	struct rr_reg_ctx *owner; /* and its job, for a background registration */
+	struct work reg_work;
+};
+
+struct rr_reg_ctx;
+
+/* remote_rights: what exposures grant (VB_ACCESS_REMOTE_READ for a server in
+ * Read-Read, READ|WRITE for a client; 0 for a server that never exposes). */
+int rr_reg_create(struct vb_pd *pd, const struct rr_params *p, unsigned remote_rights,
+		  struct rr_stats *stats, struct rr_reg_ctx **out);
+void rr_reg_destroy(struct rr_reg_ctx *r);
+
+int rr_buf_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf **out);
+/* Wait for an async registration; returns its result. */
+int rr_buf_wait(struct rr_reg_ctx *r, struct rr_buf *b);
+/* Make b reachable by the peer of conn with the remote rights (sets b->rkey);
+ * conn NULL (the connection is going) fails with -ECONNRESET. flags may hold
+ * RR_GET_NOWAIT: fail with -EAGAIN rather than wait for a free window. */
+int rr_buf_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, unsigned flags);
+/* End the exposure now: the key stops working at once (unless allphys/cache,
+ * whose keys outlive the I/O by design). conn may be NULL once the connection
+ * is going: a window is then replaced instead of invalidated through it. */
+void rr_buf_unexpose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b);
+void rr_buf_put(struct rr_reg_ctx *r, struct rr_buf *b);
+/* zerocopy: register the caller's memory [addr, addr+len) for exposure. */
+int rr_buf_wrap(struct rr_reg_ctx *r, void *addr, size_t len, struct rr_buf **out);
+enum rr_reg rr_reg_kind(const struct rr_reg_ctx *r);
+/* Whether b can be exposed: registered with remote rights, or in an arena. */
+int rr_buf_exposable(const struct rr_reg_ctx *r, const struct rr_buf *b);
+/* Whether rr_buf_put is cheap (no deregistration), so it may run on an event loop. */
+int rr_reg_put_is_cheap(const struct rr_reg_ctx *r);
+
+#endif

@@ -1,0 +1,127 @@
+/*
+ * rpcrdma_reg_fastreg.c: registration 'fastreg': one arena registered at
+ * start for local access and window binding; exposing a buffer binds a memory
+ * window over it with a fresh key, unexposing invalidates that key (as the
+ * Linux client's FRWR registers per I/O). A device without memory windows
+ * gets per-I/O registration instead: 'zerocopy' for a client, 'dynamic' for
+ * a server.
+ */
+#include <stdlib.h>
+#include <time.h>
+
+#include "common/base/clock.h"
+#include "common/base/log.h"
+#include "rpcrdma_reg_int.h"
+
+static int windows_create(struct rr_reg_ctx *r)
+{
+	r->mws = calloc(r->p.fastreg_pool, sizeof(*r->mws));
+	if (!r->mws)
+		return -ENOMEM;
+	for (; r->nmws < r->p.fastreg_pool; r->nmws++) {
+		int rc = vb_alloc_mw(r->pd, &r->mws[r->nmws]);
+
+		if (rc) {
+			r->nmw_free = r->nmws; /* so the ones made are freed */
+			return rc;
+		}
+	}
+	r->nmw_free = r->nmws;
+	return 0;
+}
+
+/* bind a window with a fresh key over b. */
+static int window_bind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, unsigned flags)
+{
+	struct timespec deadline = clock_deadline(CLOCK_REALTIME, ARENA_WAIT_S * 1000L);
+	struct vb_mw *mw = NULL;
+	int rc;
+
+	if (!conn)
+		return -ECONNRESET;
+	pthread_mutex_lock(&r->lock);
+	while (r->nmw_free == 0)
+		if ((flags & RR_GET_NOWAIT) ||
+		    pthread_cond_timedwait(&r->cond, &r->lock, &deadline) == ETIMEDOUT)
+			break;
+	if (r->nmw_free)
+		mw = r->mws[--r->nmw_free];
+	pthread_mutex_unlock(&r->lock);
+	if (!mw)
+		return -EAGAIN;
+	rc = vb_bind_mw(conn, mw, r->arena_mr, b->addr, b->len, r->remote_rights, 0, 0);
+	if (rc) {
+		pthread_mutex_lock(&r->lock);
+		r->mws[r->nmw_free++] = mw;
+		pthread_mutex_unlock(&r->lock);
+		return rc;
+	}
+	rr_stat_add(&r->st->binds, 1);
+	rr_stat_add(&r->st->remote_regs_now, 1);
+	b->mw = mw;
+	b->rkey = mw->rkey;
+	return 0;
+}
+
+/* invalidate b's window; if the connection cannot, replace the window. */
+static void window_unbind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b)
+{
+	struct vb_mw *mw = b->mw;
+
+	if (!conn || vb_bind_mw(conn, mw, r->arena_mr, b->addr, 0, 0, 0, 0) != 0) {
+		vb_dealloc_mw(mw);
+		if (vb_alloc_mw(r->pd, &mw) != 0) {
+			log_err("cannot replace a memory window; the pool shrinks");
+			mw = NULL;
+		}
+	}
+	rr_stat_add(&r->st->remote_regs_now, -1);
+	b->mw = NULL;
+	b->rkey = 0;
+	pthread_mutex_lock(&r->lock);
+	if (mw)
+		r->mws[r->nmw_free++] = mw;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* Without memory windows, hand r over to per-I/O registration. */
+static int fall_back(struct rr_reg_ctx *r)
+{
+	const struct reg_ops *fb =
+		r->remote_rights & VB_ACCESS_REMOTE_WRITE ? &reg_zerocopy_ops : &reg_dynamic_ops;
+
+	log_notice("device %s has no memory windows: registration 'fastreg' runs as '%s'",
+		   r->pd->dev->name, rr_reg_name(fb->kind));
+	for (unsigned i = 0; i < r->nmws; i++)
+		vb_dealloc_mw(r->mws[i]);
+	free(r->mws);
+	r->mws = NULL;
+	r->nmws = r->nmw_free = 0;
+	reg_undo(r, r->arena_mr);
+	r->arena_mr = NULL;
+	free(r->arena);
+	r->arena = NULL;
+	r->ops = fb;
+	return fb->setup(r);
+}
+
+static int fastreg_setup(struct rr_reg_ctx *r)
+{
+	int rc = reg_arena_create(r, VB_ACCESS_LOCAL_WRITE | VB_ACCESS_MW_BIND);
+
+	if (rc == 0 && r->remote_rights)
+		rc = windows_create(r);
+	return rc == -EOPNOTSUPP ? fall_back(r) : rc;
+}
+
+const struct reg_ops reg_fastreg_ops = {
+	.kind = RR_REG_FASTREG,
+	.setup = fastreg_setup,
+	.get = reg_arena_get,
+	.expose = window_bind,
+	.unexpose = window_unbind,
+	.put = reg_arena_put,
+	.put_is_cheap = 1,
+	.exposes_any = 1,
+};

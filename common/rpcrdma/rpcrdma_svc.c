@@ -1,0 +1,540 @@
+/*
+ * rpcrdma_svc.c: the RPC/RDMA server: a request's life and its buffers, the
+ * event loop's side of a connection, and the interface (rpcrdma_svc_call.c
+ * and rpcrdma_svc_reply.c have the rest).
+ *
+ * A call's life, and the thread of each step:
+ *   loop    svc_on_recv: decode the transport header; answer RDMA_ERROR at once
+ *           for a header we will not run; post the RDMA Reads of its Read
+ *           chunks (pull_chunks), whose completion (rrs_read_done) continues;
+ *   loop    wait for a Send buffer if none is free (rrs_with_send);
+ *   worker  rrs_work: decode the call, run the procedure (which may take on the
+ *           caller's identity), encode the reply, copy bulk results into
+ *           registered buffers and reserve Read-Read exposure (rrs_prepare_reply);
+ *   loop    sreq_reply: the reply's RDMA Writes, window bindings and Send
+ *           (rrs_post_reply); its Send completion and, in Read-Read, the client's
+ *           RDMA_DONE or the deadline end it (rrs_unpend);
+ *   loop or reaper  rrs_release: buffers back (on the reaper queue when giving
+ *           them back means deregistering).
+ * A worker that takes on a caller's identity may never touch the device (see
+ * rpcrdma_int.h), so everything that posts, binds, reposts or registers
+ * synchronously happens on the loop; the worker's registrations are
+ * RR_GET_ASYNC.
+ *
+ * Receive buffer ownership: svc_on_recv owns it, then the request; it is
+ * reposted exactly once: by svc_on_recv for RDMA_DONE and dropped input, by the
+ * loop before it posts the answer (so the credit is back before the client can
+ * use it), or by rrs_release if the request ended without an answer.
+ *
+ * Credits: a connection may have at most `ceiling` calls active (received and
+ * not yet answered; in Read-Read, until RDMA_DONE). Grants are clamped to
+ * [1, credits] and shrink when registered memory is over the budget.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/base/log.h"
+#include "rpcrdma_svc.h"
+
+/* ---- Send buffers (loop) ---- */
+
+/* Run rq->with_send once a Send buffer is rq's: now, or when one comes back. */
+void rrs_with_send(struct rr_sreq *rq, void (*step)(struct rr_sreq *rq))
+{
+	struct svc_conn *sc = rq->conn->side;
+
+	rq->with_send = step;
+	if (!sc->send_wait && (rq->send = rr_send_tryget(rq->conn)) != NULL) {
+		step(rq);
+		return;
+	}
+	if (rr_conn_is_dead(rq->conn)) {
+		rrs_release(rq);
+		return;
+	}
+	rq->send_wait_next = NULL;
+	if (sc->send_wait_tail)
+		sc->send_wait_tail->send_wait_next = rq;
+	else
+		sc->send_wait = rq;
+	sc->send_wait_tail = rq;
+}
+
+/* Give rq's Send buffer back, and to the oldest request waiting for one. */
+void rrs_send_put(struct rr_sreq *rq)
+{
+	struct rr_conn *c = rq->conn;
+	struct svc_conn *sc = c->side;
+	struct rr_sreq *next;
+
+	rr_send_put(c, rq->send);
+	rq->send = NULL;
+	while ((next = sc->send_wait) != NULL && (next->send = rr_send_tryget(c)) != NULL) {
+		sc->send_wait = next->send_wait_next;
+		if (!sc->send_wait)
+			sc->send_wait_tail = NULL;
+		next->with_send(next);
+	}
+}
+
+/* ---- releasing ---- */
+
+/* Undo an exposure reservation, and the exposure if it started (loop). */
+void rrs_exposure_over(struct rr_sreq *rq)
+{
+	struct rr_conn *c = rq->conn;
+	struct svc_conn *sc = c->side;
+	struct rr_reg_ctx *reg = rq->srv->ep->reg;
+	struct vb_conn *vc = rr_conn_enter(c);
+
+	for (unsigned i = 0; i < rq->nbufs; i++)
+		rr_buf_unexpose(reg, vc, rq->bufs[i]);
+	if (vc)
+		rr_conn_leave(c);
+	pthread_mutex_lock(&c->lock);
+	sc->exposed -= rq->exp_bytes;
+	if (rq->counted && rq->exposing) {
+		sc->active--;
+		rq->counted = 0;
+	}
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	if (rq->exposing)
+		rr_stat_add(&c->st.exposed_now, -(int64_t)rq->exp_bytes);
+	rq->exp_bytes = 0;
+	rq->exposing = 0;
+}
+
+/* Give every buffer back, the receive if still held, the connection reference.
+ * On the loop, or on the reaper once the loop has done its part (rrs_unpend). */
+void rrs_release(struct rr_sreq *rq)
+{
+	struct rr_server *srv = rq->srv;
+	struct rr_conn *c = rq->conn;
+	struct svc_conn *sc = c->side;
+	struct rr_reg_ctx *reg = srv->ep->reg;
+
+	if (rq->send)
+		rrs_send_put(rq);
+	if (rq->exp_bytes)
+		rrs_exposure_over(rq);
+	if (rq->recv)
+		rr_recv_repost(rq->recv);
+	if (rq->dispatched)
+		rpc_dispatch_done(srv->rpc, &rq->x);
+	for (unsigned i = 0; i < rq->nbufs; i++)
+		rr_buf_put(reg, rq->bufs[i]);
+	pthread_mutex_lock(&c->lock);
+	if (rq->counted)
+		sc->active--;
+	sc->held -= rq->held;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	free(rq);
+	rr_conn_put(c);
+	pthread_mutex_lock(&srv->lock);
+	srv->inflight--;
+	pthread_cond_broadcast(&srv->cond);
+	pthread_mutex_unlock(&srv->lock);
+}
+
+static void sreq_reap_run(struct work *w)
+{
+	rrs_release((struct rr_sreq *)((char *)w - offsetof(struct rr_sreq, reap)));
+}
+
+/* One of the things the request waits for is over (loop); release it after
+ * the last: at once where giving buffers back is cheap (so the next call finds
+ * them), on the reaper queue where it deregisters, which the event loop must
+ * not wait for. What touches the connection is done here first. */
+void rrs_unpend(struct rr_sreq *rq)
+{
+	if (--rq->pending != 0)
+		return;
+	if (rq->send)
+		rrs_send_put(rq);
+	if (rq->exp_bytes)
+		rrs_exposure_over(rq);
+	if (rr_reg_put_is_cheap(rq->srv->ep->reg)) {
+		rrs_release(rq);
+	} else {
+		rq->reap.run = sreq_reap_run;
+		workq_submit(rq->srv->reaper, &rq->reap);
+	}
+}
+
+/* ---- buffers of a request ---- */
+
+static void add_buf(struct rr_sreq *rq, struct rr_buf *b)
+{
+	struct svc_conn *sc = rq->conn->side;
+
+	rq->bufs[rq->nbufs++] = b;
+	rq->held += b->len;
+	pthread_mutex_lock(&rq->conn->lock);
+	sc->held += b->len;
+	pthread_mutex_unlock(&rq->conn->lock);
+}
+
+/* A registered buffer of at least len bytes held by rq, or NULL. */
+struct rr_buf *rrs_buf_get(struct rr_sreq *rq, size_t len, unsigned flags)
+{
+	struct rr_buf *b;
+
+	if (rq->nbufs == SREQ_MAX_BUFS || rr_buf_get(rq->srv->ep->reg, len, flags, &b) != 0)
+		return NULL;
+	add_buf(rq, b);
+	return b;
+}
+
+/* The buffer that holds [data, data+len), or NULL. */
+struct rr_buf *rrs_buf_find(struct rr_sreq *rq, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+
+	for (unsigned i = 0; i < rq->nbufs; i++) {
+		const uint8_t *a = rq->bufs[i]->addr;
+
+		if (p >= a && p + len <= a + rq->bufs[i]->len)
+			return rq->bufs[i];
+	}
+	return NULL;
+}
+
+/* The transport's rrs_buf_get (worker): registration overlaps the procedure filling it. */
+void *rrs_get_buf(struct rpc_req *req, size_t len)
+{
+	struct rr_sreq *rq = req->xprt_req;
+	unsigned flags = RR_GET_ASYNC | (rrs_rr_possible(rq) ? RR_GET_EXPOSE : 0);
+	struct rr_buf *b = rrs_buf_get(rq, len, flags);
+
+	return b ? b->addr : NULL;
+}
+
+/* ---- the event loop side ---- */
+
+static void handle_done(struct rr_conn *c, uint32_t xid)
+{
+	struct svc_conn *sc = c->side;
+	struct rr_sreq **pp, *rq = NULL;
+
+	pthread_mutex_lock(&c->lock);
+	for (pp = &sc->exp_head; *pp; pp = &(*pp)->exp_next) {
+		if ((*pp)->hdr.xid == xid) {
+			rq = *pp;
+			*pp = rq->exp_next;
+			if (sc->exp_tail == rq) {
+				sc->exp_tail = NULL;
+				for (struct rr_sreq *t = sc->exp_head; t; t = t->exp_next)
+					sc->exp_tail = t;
+			}
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (!rq) {
+		rr_stat_add(&c->st.done_unknown, 1);
+		log_debug("%s: RDMA_DONE for xid %#x, which has nothing exposed", c->peer, xid);
+		return;
+	}
+	rrs_end_exposure(rq);
+}
+
+static void svc_on_recv(struct rr_conn *c, struct rr_recv *r)
+{
+	struct svc_conn *sc = c->side;
+	struct rr_server *srv = sc->srv;
+	struct rr_sreq *rq;
+	struct cur cu;
+	uint32_t w[4];
+
+	cur_init(&cu, r->buf, r->len);
+	if (cur_get_u32(&cu, &w[0]) == 0 && cur_get_u32(&cu, &w[1]) == 0 &&
+	    cur_get_u32(&cu, &w[2]) == 0 && cur_get_u32(&cu, &w[3]) == 0 &&
+	    w[1] == RPCRDMA_VERSION && w[3] == RPCRDMA_DONE) {
+		handle_done(c, w[0]);
+		rr_recv_repost(r);
+		return;
+	}
+	rq = calloc(1, sizeof(*rq));
+	if (!rq || srv->stopping) {
+		free(rq);
+		rr_recv_repost(r);
+		return;
+	}
+	rq->srv = srv;
+	rq->conn = c;
+	rq->recv = r;
+	rq->work.run = rrs_work;
+	rq->read_wr.done = rrs_read_done;
+	rq->send_wr.done = rrs_send_done;
+	cur_init(&cu, r->buf, r->len);
+	rq->decode_rc = rpcrdma_hdr_decode(&cu, &rq->hdr);
+	rq->payload_off = cu.pos;
+	if (rq->decode_rc == 0 && (rq->hdr.proc == RPCRDMA_MSG || rq->hdr.proc == RPCRDMA_NOMSG)) {
+		pthread_mutex_lock(&c->lock);
+		sc->active++;
+		rq->counted = 1;
+		rq->overrun = sc->active > sc->ceiling;
+		pthread_mutex_unlock(&c->lock);
+	}
+	rr_conn_get(c);
+	pthread_mutex_lock(&srv->lock);
+	srv->inflight++;
+	pthread_mutex_unlock(&srv->lock);
+	rrs_start(rq);
+}
+
+/* The connection died: end every exposure now, and let go of the requests
+ * waiting for a Send buffer. */
+static void svc_on_dead(struct rr_conn *c)
+{
+	struct svc_conn *sc = c->side;
+	struct rr_sreq *list, *waiting = sc->send_wait;
+
+	sc->send_wait = sc->send_wait_tail = NULL;
+	while (waiting) {
+		struct rr_sreq *rq = waiting;
+
+		waiting = rq->send_wait_next;
+		rrs_release(rq);
+	}
+	pthread_mutex_lock(&c->lock);
+	list = sc->exp_head;
+	sc->exp_head = sc->exp_tail = NULL;
+	pthread_mutex_unlock(&c->lock);
+	while (list) {
+		struct rr_sreq *rq = list;
+
+		list = rq->exp_next;
+		rrs_end_exposure(rq);
+	}
+}
+
+static void svc_on_free(struct rr_conn *c)
+{
+	free(c->side);
+}
+
+/* Every tick: end overdue exposures; keep registered memory within the budget. */
+static void tick(void *arg)
+{
+	struct rr_server *srv = arg;
+	struct rr_ep *ep = srv->ep;
+	uint64_t now = clock_now_ns();
+	uint64_t reg = __atomic_load_n(&ep->st.registered_now, __ATOMIC_RELAXED);
+	struct rr_conn *heavy = NULL;
+	size_t heavy_held = 0;
+
+	pthread_mutex_lock(&ep->lock);
+	for (struct rr_conn *c = ep->conns; c; c = c->next) {
+		struct svc_conn *sc = c->side;
+		struct rr_sreq *expired = NULL;
+
+		if (!sc)
+			continue;
+		pthread_mutex_lock(&c->lock);
+		while (sc->exp_head && sc->exp_head->deadline_ns <= now) {
+			struct rr_sreq *rq = sc->exp_head;
+
+			sc->exp_head = rq->exp_next;
+			if (!sc->exp_head)
+				sc->exp_tail = NULL;
+			rq->exp_next = expired;
+			expired = rq;
+		}
+		if (sc->held >= heavy_held) {
+			heavy = c;
+			heavy_held = sc->held;
+		}
+		if (reg < ep->p.mem_budget / 4 * 3 && sc->limit < ep->p.credits)
+			sc->limit += sc->limit / 4 + 1 < ep->p.credits - sc->limit
+					     ? sc->limit / 4 + 1
+					     : ep->p.credits - sc->limit;
+		pthread_mutex_unlock(&c->lock);
+		while (expired) {
+			struct rr_sreq *rq = expired;
+
+			expired = rq->exp_next;
+			rr_stat_add(&c->st.exposed_expired, 1);
+			log_info("%s: xid %#x: no RDMA_DONE within %u ms: exposure ended", c->peer,
+				 rq->hdr.xid, ep->p.done_deadline_ms);
+			rrs_end_exposure(rq);
+		}
+	}
+	if (heavy && reg > ep->p.mem_budget) {
+		struct svc_conn *sc = heavy->side;
+
+		pthread_mutex_lock(&heavy->lock);
+		if (sc->limit > 1) {
+			sc->limit /= 2;
+			log_info("%s: registered memory %llu over budget %zu: credits down to %u",
+				 heavy->peer, (unsigned long long)reg, ep->p.mem_budget, sc->limit);
+		}
+		pthread_mutex_unlock(&heavy->lock);
+	}
+	pthread_mutex_unlock(&ep->lock);
+}
+
+static void listener_ready(void *arg)
+{
+	struct rr_server *srv = arg;
+	struct rr_ep *ep = srv->ep;
+	struct vb_cm_event ev;
+
+	while (vb_listener_get_event(srv->listener, &ev) == 0) {
+		uint8_t pdata[RPCRDMA_CM_PRIVATE_LEN];
+		struct vb_conn_param param;
+		struct svc_conn *sc;
+		struct rr_conn *c;
+
+		if (ev.type != VB_CM_CONNECT_REQUEST || !ev.conn)
+			continue;
+		if (srv->stopping) {
+			vb_reject(ev.conn, NULL, 0);
+			vb_conn_destroy(ev.conn);
+			continue;
+		}
+		sc = calloc(1, sizeof(*sc));
+		if (!sc || rr_conn_create(ep, ev.conn, 1, &c) != 0) {
+			free(sc);
+			continue;
+		}
+		rr_conn_set_peer_private(c, ev.private_data, ev.private_data_len);
+		sc->srv = srv;
+		sc->limit = sc->ceiling = ep->p.credits;
+		c->side = sc;
+		c->on_recv = svc_on_recv;
+		c->on_dead = svc_on_dead;
+		c->on_free = svc_on_free;
+		rr_conn_our_private(ep, pdata);
+		param = (struct vb_conn_param){.private_data = pdata,
+					       .private_data_len = sizeof(pdata),
+					       .responder_resources = ep->p.rd_depth,
+					       .initiator_depth = ep->p.rd_depth};
+		if (vb_accept(c->vc, &param) != 0 || rr_conn_start(c) != 0) {
+			rr_conn_fail(c, "accept failed");
+			continue;
+		}
+		log_info("%s: connected (inline %u/%u)", c->peer, c->send_max, c->recv_max);
+	}
+}
+
+/* ---- the interface ---- */
+
+int rr_server_create(struct rpc_server *rpc, const struct rr_params *p, struct rr_server **out)
+{
+	struct rr_server *srv = calloc(1, sizeof(*srv));
+	unsigned remote = (p->modes & RR_MODE_READ_READ) ? VB_ACCESS_REMOTE_READ : 0;
+	int rc;
+
+	if (!srv)
+		return -ENOMEM;
+	srv->rpc = rpc;
+	srv->timer_fd = -1;
+	pthread_mutex_init(&srv->lock, NULL);
+	pthread_cond_init(&srv->cond, NULL);
+	rc = rr_ep_create(p, remote, &srv->ep);
+	if (rc == 0)
+		rc = workq_create(1, "rpcrdma-reap", &srv->reaper);
+	if (rc) {
+		rr_ep_destroy(srv->ep);
+		free(srv);
+		return rc;
+	}
+	srv->timer_fd = evloop_add_timer(srv->ep->loop, TICK_MS, tick, srv);
+	*out = srv;
+	return 0;
+}
+
+static void add_listener(void *arg)
+{
+	struct rr_server *srv = arg;
+
+	evloop_add(srv->ep->loop, vb_listener_fd(srv->listener), listener_ready, srv);
+}
+
+int rr_server_listen(struct rr_server *srv, const char *host, const char *port)
+{
+	int rc = vb_listen(srv->ep->dev, host, port, 128, &srv->listener);
+
+	if (rc) {
+		log_err("cannot listen for RPC/RDMA on %s:%s (%s): %s", host ? host : "*", port,
+			srv->ep->dev->name, strerror(-rc));
+		return rc;
+	}
+	evloop_call(srv->ep->loop, add_listener, srv);
+	log_notice("RPC/RDMA on %s:%s, device %s", host ? host : "*", port, srv->ep->dev->name);
+	return 0;
+}
+
+void rr_server_get_stats(struct rr_server *srv, struct rr_stats *out)
+{
+	struct rr_ep *ep = srv->ep;
+
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&ep->lock);
+	rr_stats_add(out, &ep->closed);
+	rr_stats_add(out, &ep->st);
+	for (struct rr_conn *c = ep->conns; c; c = c->next)
+		rr_stats_add(out, &c->st);
+	out->conns = ep->nconns;
+	pthread_mutex_unlock(&ep->lock);
+}
+
+void rr_server_print_stats(struct rr_server *srv, FILE *f)
+{
+	struct rr_ep *ep = srv->ep;
+	struct rr_stats all;
+
+	rr_server_get_stats(srv, &all);
+	fprintf(f, "rdma.device %s\nrdma.registration %s\n", ep->dev->name, rr_reg_name(ep->p.reg));
+	rr_stats_print(&all, "rdma.", f);
+	pthread_mutex_lock(&ep->lock);
+	for (struct rr_conn *c = ep->conns; c; c = c->next) {
+		char prefix[VB_NAME_MAX + 16];
+
+		snprintf(prefix, sizeof(prefix), "rdma.conn.%s.", c->peer);
+		rr_stats_print(&c->st, prefix, f);
+	}
+	pthread_mutex_unlock(&ep->lock);
+}
+
+static void stop_listener(void *arg)
+{
+	struct rr_server *srv = arg;
+
+	evloop_del(srv->ep->loop, vb_listener_fd(srv->listener));
+	vb_listener_destroy(srv->listener);
+	srv->listener = NULL;
+}
+
+void rr_server_destroy(struct rr_server *srv)
+{
+	struct rr_ep *ep;
+
+	if (!srv)
+		return;
+	ep = srv->ep;
+	pthread_mutex_lock(&srv->lock);
+	srv->stopping = 1;
+	if (cond_wait_zero(&srv->cond, &srv->lock, &srv->inflight, DRAIN_S * 1000L))
+		log_warn("%u calls still in flight after %d s; disconnecting", srv->inflight,
+			 DRAIN_S);
+	pthread_mutex_unlock(&srv->lock);
+	if (srv->listener)
+		evloop_call(ep->loop, stop_listener, srv);
+	pthread_mutex_lock(&ep->lock);
+	for (struct rr_conn *c = ep->conns; c; c = c->next)
+		rr_conn_fail(c, "server stopping");
+	if (cond_wait_zero(&ep->cond, &ep->lock, &ep->nconns, DRAIN_S * 1000L))
+		log_warn("%u connections did not close", ep->nconns);
+	pthread_mutex_unlock(&ep->lock);
+	workq_destroy(srv->reaper);
+	if (srv->timer_fd >= 0)
+		evloop_del(ep->loop, srv->timer_fd);
+	rr_ep_destroy(ep);
+	pthread_cond_destroy(&srv->cond);
+	pthread_mutex_destroy(&srv->lock);
+	free(srv);
+}

@@ -1,0 +1,138 @@
+/*
+ * rpcrdma_svc.h: what the RPC/RDMA server's files share (rpcrdma_svc.c: the
+ * request's life, the event loop's side and the interface; rpcrdma_svc_call.c:
+ * from a received call to the worker and back; rpcrdma_svc_reply.c: answers,
+ * RDMA Writes, Read-Read exposure). The thread each function runs on is in
+ * its comment; see rpcrdma_svc.c for a call's whole life.
+ */
+#ifndef NFSRDMA_RPCRDMA_SVC_H
+#define NFSRDMA_RPCRDMA_SVC_H
+
+#include "rpcrdma_int.h"
+
+#define RR_RR_MIN     1024 /* Read-Read: bulk results smaller than this go inline */
+#define TICK_MS	      100  /* deadlines and the memory budget are checked this often */
+#define DRAIN_S	      10   /* how long stopping waits for in-flight calls */
+#define SREQ_MAX_BUFS (RPCRDMA_MAX_READ_SEGS + 8)
+#define MAX_REPLY(p)  ((size_t)(p)->max_io + 65536)
+#define RNDUP4(x)     (((x) + 3u) & ~3u)
+
+struct rr_server;
+struct rr_sreq;
+
+/* The server's per-connection state; fields under conn->lock. */
+struct svc_conn {
+	struct rr_server *srv;
+	unsigned limit;	  /* most credits we grant now */
+	unsigned grant;	  /* last grant sent */
+	unsigned ceiling; /* calls active beyond this are an overrun */
+	unsigned active;
+	size_t held;			     /* registered bytes its requests hold */
+	size_t exposed;			     /* bytes exposed (or reserved) to the peer now */
+	struct rr_sreq *exp_head, *exp_tail; /* awaiting RDMA_DONE, oldest first */
+	/* loop only: requests waiting for a Send buffer, oldest first */
+	struct rr_sreq *send_wait, *send_wait_tail;
+};
+
+/* A bulk result item moved by RDMA. */
+struct rr_item {
+	void *data;
+	uint32_t len;
+	int wchunk;	   /* Write chunk index, or -1: exposed (Read-Read) */
+	uint32_t pos_full; /* Read-Read: its position in the full reply stream */
+	struct rr_buf *buf;
+	uint32_t written[RPCRDMA_MAX_CHUNK_SEGS];
+};
+
+struct svc_ddp {
+	struct rpc_ddp base;
+	struct rr_sreq *rq;
+};
+
+struct rr_sreq {
+	struct work work;
+	struct rr_server *srv;
+	struct rr_conn *conn;
+	struct rr_recv *recv; /* until reposted */
+	int decode_rc;
+	int counted; /* counted in svc_conn.active */
+	int overrun;
+	size_t payload_off;
+	struct rpcrdma_hdr hdr;
+
+	struct rpcrdma_read_chunk rch[RPCRDMA_MAX_READ_SEGS];
+	uint32_t nrch;
+	struct rr_buf *chunk_buf[RPCRDMA_MAX_READ_SEGS];
+	uint8_t chunk_used[RPCRDMA_MAX_READ_SEGS];
+	uint32_t args_reduced; /* padded bytes of chunks spliced in so far */
+	uint64_t pulled;       /* bytes the Read chunks hold */
+
+	struct rr_buf *bufs[SREQ_MAX_BUFS];
+	unsigned nbufs;
+	size_t held;
+	struct rr_buf *reply_buf;
+	uint32_t reply_written[RPCRDMA_MAX_CHUNK_SEGS];
+	struct rr_send *send;
+	void (*with_send)(struct rr_sreq *rq); /* what runs once it has a Send buffer */
+	struct rr_sreq *send_wait_next;
+	int answer_rc; /* for rrs_answer_error, once it has a Send buffer */
+
+	struct rpc_xreq x;
+	struct svc_ddp args_ddp, res_ddp;
+	struct rr_item items[RPC_DDP_MAX_ITEMS];
+	int dispatched;
+	size_t reserve;	  /* room for the reply's transport header */
+	int long_reply;	  /* the reply goes into the Reply chunk or is exposed */
+	int run_rc;	  /* the worker's outcome */
+	size_t exp_bytes; /* Read-Read: bytes reserved (then exposed) */
+	int exposing;	  /* they are exposed, on the connection's list */
+
+	struct rr_wr read_wr;
+	struct rr_wr send_wr;
+	unsigned pending; /* send completion, exposure end: release at 0 */
+	uint64_t deadline_ns;
+	struct rr_sreq *exp_next;
+	struct work reap; /* rrs_release on the reaper queue */
+};
+
+struct rr_server {
+	struct rr_ep *ep;
+	struct rpc_server *rpc;
+	struct vb_listener *listener;
+	int timer_fd;
+	pthread_mutex_t lock; /* protects inflight, stopping */
+	pthread_cond_t cond;
+	unsigned inflight;
+	int stopping;
+	struct workq *reaper; /* releases that deregister, off the event loop */
+};
+
+static inline int rrs_rr_possible(const struct rr_sreq *rq)
+{
+	return (rq->srv->ep->p.modes & RR_MODE_READ_READ) && rq->hdr.nwrites == 0;
+}
+
+/* rpcrdma_svc.c */
+void rrs_with_send(struct rr_sreq *rq, void (*step)(struct rr_sreq *rq));
+void rrs_send_put(struct rr_sreq *rq);
+void rrs_exposure_over(struct rr_sreq *rq);
+void rrs_release(struct rr_sreq *rq);
+void rrs_unpend(struct rr_sreq *rq);
+struct rr_buf *rrs_buf_get(struct rr_sreq *rq, size_t len, unsigned flags);
+struct rr_buf *rrs_buf_find(struct rr_sreq *rq, const void *data, size_t len);
+void *rrs_get_buf(struct rpc_req *req, size_t len);
+
+/* rpcrdma_svc_call.c */
+void rrs_start(struct rr_sreq *rq);
+void rrs_read_done(struct rr_conn *c, struct rr_wr *w, const struct vb_wc *wc);
+void rrs_work(struct work *w);
+
+/* rpcrdma_svc_reply.c */
+void rrs_answer_error(struct rr_sreq *rq, int rc);
+void rrs_send_done(struct rr_conn *c, struct rr_wr *w, const struct vb_wc *wc);
+size_t rrs_hdr_reserve(const struct rr_sreq *rq);
+int rrs_prepare_reply(struct rr_sreq *rq);
+int rrs_post_reply(struct rr_sreq *rq);
+void rrs_end_exposure(struct rr_sreq *rq);
+
+#endif

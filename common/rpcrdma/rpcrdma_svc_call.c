@@ -1,0 +1,268 @@
+/*
+ * rpcrdma_svc_call.c: the RPC/RDMA server from a received call to its worker
+ * and back: the DDP hooks that splice Read chunks into the arguments and send
+ * bulk results to Write chunks or exposure, pulling Read chunks (loop), the
+ * worker's decode-run-encode, and the hand-back to the loop for the answer.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/base/log.h"
+#include "rpcrdma_svc.h"
+
+/* ---- the DDP hooks ---- */
+
+/* Arguments: a data item comes from the Read chunk at its position, if any. */
+static int svc_args_get(struct rpc_ddp *ddp, XDR *xdrs, uint32_t len, void **data)
+{
+	struct rr_sreq *rq = ((struct svc_ddp *)ddp)->rq;
+	uint32_t pos = xdr_getpos(xdrs);
+	uint32_t full = pos + rq->args_reduced;
+
+	for (uint32_t i = 0; i < rq->nrch; i++) {
+		const struct rpcrdma_read_chunk *ch = &rq->rch[i];
+
+		if (ch->position == 0 || rq->chunk_used[i] || ch->position != full)
+			continue;
+		/* the chunk carries the item, with or without its XDR padding */
+		if (ch->length < len || ch->length > (uint64_t)len + 3)
+			return -EBADMSG;
+		rq->chunk_used[i] = 1;
+		rq->args_reduced += RNDUP4(len);
+		*data = rq->chunk_buf[i]->addr;
+		return rpc_ddp_note(ddp, pos, *data, len);
+	}
+	return rpc_ddp_inline_ops.get(ddp, xdrs, len, data);
+}
+
+/* Results: into the next Write chunk; in Read-Read, exposed; else inline. */
+static int svc_res_put(struct rpc_ddp *ddp, XDR *xdrs, void *data, uint32_t len)
+{
+	struct rr_sreq *rq = ((struct svc_ddp *)ddp)->rq;
+	unsigned idx = ddp->nitems, nw = 0;
+	uint32_t pos = xdr_getpos(xdrs), reduced = 0;
+	struct rr_item *it = &rq->items[idx];
+	uint64_t room;
+
+	if (len == 0)
+		return 0;
+	for (unsigned i = 0; i < idx; i++) {
+		nw += rq->items[i].wchunk >= 0;
+		reduced += RNDUP4(rq->items[i].len);
+	}
+	if (nw < rq->hdr.nwrites) {
+		if (rpcrdma_write_chunk_len(&rq->hdr.writes[nw], &room) != 0 || room < len) {
+			log_info("xid %#x: Write chunk of %llu bytes for %u bytes of data",
+				 rq->hdr.xid, (unsigned long long)room, len);
+			return -EMSGSIZE;
+		}
+		*it = (struct rr_item){.data = data, .len = len, .wchunk = (int)nw};
+		return rpc_ddp_note(ddp, pos, data, len);
+	}
+	if (rrs_rr_possible(rq) && len >= RR_RR_MIN && idx < RPC_DDP_MAX_ITEMS) {
+		*it = (struct rr_item){
+			.data = data, .len = len, .wchunk = -1, .pos_full = pos + reduced};
+		return rpc_ddp_note(ddp, pos, data, len);
+	}
+	return rpc_ddp_inline_ops.put(ddp, xdrs, data, len);
+}
+
+static const struct rpc_ddp_ops svc_args_ops = {.get = svc_args_get, .put = NULL};
+static const struct rpc_ddp_ops svc_res_ops = {.get = NULL, .put = svc_res_put};
+
+/* ---- pulling Read chunks (loop) ---- */
+
+static void sreq_to_worker(struct rr_sreq *rq);
+
+/* The RDMA Reads are in (or flushed): on to the worker. */
+void rrs_read_done(struct rr_conn *c, struct rr_wr *w, const struct vb_wc *wc)
+{
+	struct rr_sreq *rq = (struct rr_sreq *)((char *)w - offsetof(struct rr_sreq, read_wr));
+
+	if (wc->status != VB_WC_SUCCESS) {
+		log_debug("%s: xid %#x: pulling its chunks failed: %s", c->peer, rq->hdr.xid,
+			  vb_wc_status_str(wc->status));
+		rrs_release(rq);
+		return;
+	}
+	rr_stat_add(&c->st.bytes_rdma_read, (int64_t)rq->pulled);
+	sreq_to_worker(rq);
+}
+
+/* Check the Read list and post the RDMA Reads that pull every chunk into local
+ * buffers. 1 when they are posted (rrs_read_done continues), 0 when there is
+ * nothing to pull, or -errno: -EBADMSG/-E2BIG/-ENOMEM answer ERR_CHUNK. */
+static int pull_chunks(struct rr_sreq *rq)
+{
+	const struct rr_params *p = &rq->srv->ep->p;
+	uint64_t total = 0;
+	struct rr_batch b;
+	int rc;
+
+	rc = rpcrdma_read_chunks(&rq->hdr, rq->rch, &rq->nrch);
+	if (rc)
+		return rc;
+	/* a call in RDMA_NOMSG is in a Position-Zero chunk; RDMA_MSG has none */
+	if ((rq->hdr.proc == RPCRDMA_NOMSG) != (rq->nrch > 0 && rq->rch[0].position == 0))
+		return -EBADMSG;
+	for (uint32_t i = 0; i < rq->nrch; i++)
+		total += rq->rch[i].length;
+	if (total > MAX_REPLY(p))
+		return -E2BIG;
+	b.n = 0;
+	for (uint32_t i = 0; i < rq->nrch; i++) {
+		const struct rpcrdma_read_chunk *ch = &rq->rch[i];
+		struct rr_buf *buf = rrs_buf_get(rq, ch->length ? ch->length : 1, RR_GET_NOWAIT);
+		uint8_t *dst;
+
+		if (!buf)
+			return -ENOMEM;
+		rq->chunk_buf[i] = buf;
+		dst = buf->addr;
+		for (uint32_t s = ch->first; s < ch->first + ch->nsegs; s++) {
+			const struct rpcrdma_seg *seg = &rq->hdr.reads[s].seg;
+
+			if (seg->length == 0)
+				continue;
+			rc = rr_batch_rdma(&b, VB_WR_RDMA_READ, dst, seg->length, buf->lkey,
+					   seg->offset, seg->handle);
+			if (rc)
+				return rc;
+			dst += seg->length;
+		}
+	}
+	if (b.n == 0)
+		return 0;
+	rq->pulled = total;
+	rr_post(rq->conn, &b, &rq->read_wr); /* rrs_read_done continues, if only with a flush */
+	return 1;
+}
+
+/* Worker: decode, run and encode the call; sets rq->long_reply. */
+static int dispatch(struct rr_sreq *rq)
+{
+	struct rr_conn *c = rq->conn;
+	const struct rr_params *p = &rq->srv->ep->p;
+	struct rpc_xreq *x = &rq->x;
+	size_t cap = 0, reserve = rq->reserve;
+	int rc;
+
+	if (rq->hdr.proc == RPCRDMA_NOMSG) {
+		x->call = rq->chunk_buf[0]->addr;
+		x->call_len = rq->rch[0].length;
+	} else {
+		x->call = rq->recv->buf + rq->payload_off;
+		x->call_len = rq->recv->len - rq->payload_off;
+	}
+	rq->args_ddp = (struct svc_ddp){.base.ops = &svc_args_ops, .rq = rq};
+	rq->res_ddp = (struct svc_ddp){.base.ops = &svc_res_ops, .rq = rq};
+	x->args_ddp = &rq->args_ddp.base;
+	x->res_ddp = &rq->res_ddp.base;
+	x->peer = c->peer_addr_len ? (struct sockaddr *)&c->peer_addr : NULL;
+	x->peer_len = c->peer_addr_len;
+	x->get_buf = rrs_get_buf;
+	x->xprt_req = rq;
+	x->reply = rq->send->buf + reserve;
+	x->reply_cap = c->send_max > reserve ? c->send_max - reserve : 0;
+	rq->long_reply = 0;
+	rc = rpc_dispatch(rq->srv->rpc, x);
+	rq->dispatched = rc != -EBADMSG;
+	if (rc != -EMSGSIZE)
+		return rc;
+	/* does not fit inline: into the Reply chunk, or exposed (Read-Read) */
+	if (rq->hdr.has_reply) {
+		uint64_t len;
+
+		if (rpcrdma_write_chunk_len(&rq->hdr.reply, &len) == 0)
+			cap = len < MAX_REPLY(p) ? len : MAX_REPLY(p);
+	} else if (p->modes & RR_MODE_READ_READ) {
+		cap = MAX_REPLY(p);
+	}
+	if (cap && (rq->reply_buf = rrs_buf_get(
+			    rq, cap, RR_GET_ASYNC | (rq->hdr.has_reply ? 0 : RR_GET_EXPOSE)))) {
+		x->reply = rq->reply_buf->addr;
+		x->reply_cap = cap;
+		rq->long_reply = 1;
+	}
+	rc = rpc_reencode(rq->srv->rpc, x);
+	if (rc == 0 && rq->long_reply && x->status != RPC_OK) {
+		/* too long even for that: it became a SYSTEM_ERR of a few words, inline */
+		memcpy(rq->send->buf + reserve, x->reply, x->reply_len);
+		rq->long_reply = 0;
+	}
+	return rc;
+}
+
+/* Loop: the worker is done with rq; answer it, or let it go. */
+static void sreq_reply(void *arg)
+{
+	struct rr_sreq *rq = arg;
+	struct rr_conn *c = rq->conn;
+	int rc = rq->run_rc;
+
+	if (rc == 0 && rr_conn_is_dead(c))
+		rc = -ECONNRESET;
+	if (rc == 0)
+		rc = rrs_post_reply(rq);
+	if (rc) {
+		if (rc != -EBADMSG && rc != -EALREADY && rc != -ECONNRESET)
+			log_info("%s: xid %#x: no reply: %s", c->peer, rq->hdr.xid, strerror(-rc));
+		rrs_release(rq);
+	}
+}
+
+/* Worker: everything about the call that may block or take on the caller's
+ * identity, and nothing that touches the device. */
+void rrs_work(struct work *w)
+{
+	struct rr_sreq *rq = (struct rr_sreq *)w;
+
+	rr_stat_add(&rq->conn->st.calls, 1);
+	rq->run_rc = dispatch(rq);
+	if (rq->run_rc == 0)
+		rq->run_rc = rrs_prepare_reply(rq);
+	evloop_call(rq->srv->ep->loop, sreq_reply, rq);
+}
+
+static void submit(struct rr_sreq *rq)
+{
+	rpc_server_submit(rq->srv->rpc, &rq->work);
+}
+
+/* Loop: the call's chunks are in; it runs on a worker once it has a Send buffer. */
+static void sreq_to_worker(struct rr_sreq *rq)
+{
+	rrs_with_send(rq, submit);
+}
+
+/* Loop: a received call; answer its errors, or start pulling its chunks. */
+void rrs_start(struct rr_sreq *rq)
+{
+	struct rr_conn *c = rq->conn;
+	int rc;
+
+	if (rq->decode_rc) {
+		rrs_answer_error(rq, rq->decode_rc);
+		return;
+	}
+	if (rq->hdr.proc != RPCRDMA_MSG && rq->hdr.proc != RPCRDMA_NOMSG) {
+		/* RDMA_ERROR from a client, RDMA_MSGP: not ours to run */
+		rrs_answer_error(rq, -EINVAL);
+		return;
+	}
+	if (rq->overrun) {
+		rr_stat_add(&c->st.credit_overruns, 1);
+		log_info("%s: xid %#x: credit overrun answered with ERR_CHUNK", c->peer,
+			 rq->hdr.xid);
+		rrs_answer_error(rq, -EINVAL);
+		return;
+	}
+	rq->reserve = rrs_hdr_reserve(rq);
+	rc = rq->reserve + 64 > c->send_max ? -E2BIG : pull_chunks(rq);
+	if (rc == 0)
+		sreq_to_worker(rq);
+	else if (rc == -EBADMSG || rc == -E2BIG || rc == -ENOMEM)
+		rrs_answer_error(rq, rc);
+	else if (rc < 0)
+		rrs_release(rq);
+}

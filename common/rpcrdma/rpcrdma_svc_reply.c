@@ -1,0 +1,342 @@
+/*
+ * rpcrdma_svc_reply.c: the RPC/RDMA server's answers (loop, but for what
+ * prepare_reply does on the worker): credits granted, RDMA_ERROR, the reply's
+ * RDMA Writes into Write and Reply chunks, Read-Read exposure with its bound
+ * and deadline, and the Send.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/base/log.h"
+#include "rpcrdma_svc.h"
+
+/* ---- answering (loop) ---- */
+
+static unsigned next_grant(struct rr_sreq *rq)
+{
+	struct svc_conn *sc = rq->conn->side;
+	unsigned want = rq->decode_rc == 0 && rq->hdr.credit ? rq->hdr.credit : 1;
+	unsigned g;
+
+	pthread_mutex_lock(&rq->conn->lock);
+	g = want < sc->limit ? want : sc->limit;
+	if (g < 1)
+		g = 1;
+	sc->grant = g;
+	if (sc->active <= g || g > sc->ceiling)
+		sc->ceiling = g;
+	pthread_mutex_unlock(&rq->conn->lock);
+	rq->conn->st.credits_granted = g;
+	return g;
+}
+
+/* Before answering: the call stops counting against the credits (unless its
+ * reply stays exposed) and its receive buffer goes back, so both are there
+ * when the client sees the answer. */
+static void give_back_credit(struct rr_sreq *rq, int keep_counted)
+{
+	struct rr_conn *c = rq->conn;
+
+	if (rq->counted && !keep_counted) {
+		pthread_mutex_lock(&c->lock);
+		((struct svc_conn *)c->side)->active--;
+		rq->counted = 0;
+		pthread_mutex_unlock(&c->lock);
+	}
+	if (rq->recv) {
+		rr_recv_repost(rq->recv);
+		rq->recv = NULL;
+	}
+}
+
+/* The Send's completion (or its flush): the buffer is free. */
+void rrs_send_done(struct rr_conn *c, struct rr_wr *w, const struct vb_wc *wc)
+{
+	struct rr_sreq *rq = (struct rr_sreq *)((char *)w - offsetof(struct rr_sreq, send_wr));
+
+	rrs_send_put(rq);
+	rrs_unpend(rq);
+}
+
+/* Send a bodiless header (RDMA_ERROR) for a call we will not run; rq has its
+ * Send buffer (rrs_with_send). */
+static void send_error(struct rr_sreq *rq)
+{
+	struct rr_conn *c = rq->conn;
+	struct rr_batch b;
+	struct vb_sge sge;
+	struct wcur w;
+	struct cur cu;
+	uint32_t xid;
+	int rc;
+
+	cur_init(&cu, rq->recv->buf, rq->recv->len);
+	if (rpcrdma_hdr_peek_xid(&cu, &xid) != 0) {
+		rrs_release(rq); /* too short to answer: drop, repost */
+		return;
+	}
+	wcur_init(&w, rq->send->buf, rq->send->cap);
+	if (rq->answer_rc == -EPROTONOSUPPORT) {
+		rc = rpcrdma_encode_err_vers(&w, xid, next_grant(rq), RPCRDMA_VERSION,
+					     RPCRDMA_VERSION);
+		rr_stat_add(&c->st.err_vers_sent, 1);
+	} else {
+		rc = rpcrdma_encode_err_chunk(&w, xid, next_grant(rq));
+		rr_stat_add(&c->st.err_chunk_sent, 1);
+	}
+	log_debug("%s: xid %#x: answered RDMA_ERROR (%s)", c->peer, xid, strerror(-rq->answer_rc));
+	if (rc) {
+		rrs_release(rq);
+		return;
+	}
+	sge = (struct vb_sge){.addr = (uintptr_t)rq->send->buf,
+			      .length = (uint32_t)w.pos,
+			      .lkey = c->send_mr->lkey};
+	b.n = 0;
+	rr_batch_send(&b, &sge, 1);
+	give_back_credit(rq, 0);
+	rq->pending = 1;
+	rr_post(c, &b, &rq->send_wr); /* rrs_send_done ends it, if only as a flush */
+}
+
+/* Answer RDMA_ERROR (ERR_VERS for -EPROTONOSUPPORT, else ERR_CHUNK). */
+void rrs_answer_error(struct rr_sreq *rq, int rc)
+{
+	rq->answer_rc = rc;
+	rrs_with_send(rq, send_error);
+}
+
+/* ---- building the reply ---- */
+
+/* Bytes the reply's transport header may need, so the payload can follow it. */
+size_t rrs_hdr_reserve(const struct rr_sreq *rq)
+{
+	size_t n = RPCRDMA_HDR_FIXED_LEN + 4 + 4 + 4;
+
+	for (uint32_t i = 0; i < rq->hdr.nwrites; i++)
+		n += 8 + (size_t)rq->hdr.writes[i].nsegs * RPCRDMA_SEG_LEN;
+	if (rq->hdr.has_reply)
+		n += 4 + (size_t)rq->hdr.reply.nsegs * RPCRDMA_SEG_LEN;
+	if (rrs_rr_possible(rq))
+		n += (RPC_DDP_MAX_ITEMS + 1) * (8 + RPCRDMA_SEG_LEN);
+	return RNDUP4(n);
+}
+
+/* Worker: wait until the connection may expose bytes more (Read-Read's bound),
+ * and reserve them. */
+static int reserve_exposure(struct rr_sreq *rq, size_t bytes)
+{
+	struct rr_conn *c = rq->conn;
+	struct svc_conn *sc = c->side;
+	const struct rr_params *p = &rq->srv->ep->p;
+	uint64_t until = clock_now_ns() + (uint64_t)p->done_deadline_ms * 1000000u;
+	int rc = 0;
+
+	if (bytes > p->exposed_max)
+		return -E2BIG;
+	pthread_mutex_lock(&c->lock);
+	while (!c->dead && sc->exposed + bytes > p->exposed_max) {
+		struct timespec ts = clock_deadline(CLOCK_REALTIME, TICK_MS);
+
+		if (clock_now_ns() >= until) {
+			rc = -EBUSY;
+			break;
+		}
+		pthread_cond_timedwait(&c->cond, &c->lock, &ts);
+	}
+	if (c->dead)
+		rc = -ECONNRESET;
+	if (rc == 0) {
+		sc->exposed += bytes;
+		rq->exp_bytes = bytes;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+/* Worker: the registered buffer an item goes out of; copies it into one if needed. */
+static struct rr_buf *item_buf(struct rr_sreq *rq, struct rr_item *it, unsigned flags)
+{
+	struct rr_reg_ctx *reg = rq->srv->ep->reg;
+	struct rr_buf *b = rrs_buf_find(rq, it->data, it->len);
+
+	if (b && (!(flags & RR_GET_EXPOSE) || rr_buf_exposable(reg, b)))
+		return b;
+	b = rrs_buf_get(rq, it->len, flags | RR_GET_ASYNC);
+	if (!b)
+		return NULL;
+	memcpy(b->addr, it->data, it->len);
+	it->data = b->addr;
+	return b;
+}
+
+/* Worker: every bulk item in a registered buffer, Read-Read's exposure
+ * reserved, every registration of the request finished. */
+int rrs_prepare_reply(struct rr_sreq *rq)
+{
+	struct rr_reg_ctx *reg = rq->srv->ep->reg;
+	unsigned nitems = rq->res_ddp.base.nitems;
+	size_t bytes = rq->long_reply && !rq->hdr.has_reply ? rq->x.reply_len : 0;
+	int rc;
+
+	for (unsigned i = 0; i < nitems; i++) {
+		struct rr_item *it = &rq->items[i];
+
+		if (!(it->buf = item_buf(rq, it, it->wchunk < 0 ? RR_GET_EXPOSE : 0)))
+			return -ENOMEM;
+		if (it->wchunk < 0)
+			bytes += it->len;
+	}
+	if (bytes && (rc = reserve_exposure(rq, bytes)) != 0)
+		return rc;
+	for (unsigned i = 0; i < rq->nbufs; i++)
+		if ((rc = rr_buf_wait(reg, rq->bufs[i])) != 0)
+			return rc;
+	return 0;
+}
+
+/* Loop: add the RDMA Writes of the items that go to Write chunks. */
+static int write_items(struct rr_sreq *rq, struct rr_batch *b, unsigned nitems)
+{
+	for (unsigned i = 0; i < nitems; i++) {
+		struct rr_item *it = &rq->items[i];
+		int rc;
+
+		if (it->wchunk < 0)
+			continue;
+		rc = rr_batch_write_chunk(b, it->data, it->len, it->buf->lkey,
+					  &rq->hdr.writes[it->wchunk], it->written);
+		if (rc)
+			return rc;
+		rr_stat_add(&rq->conn->st.bytes_rdma_write, it->len);
+	}
+	return 0;
+}
+
+/* Loop: expose the Read-Read items (and a long reply) and list them in rh's Read list. */
+static int expose_items(struct rr_sreq *rq, struct rpcrdma_hdr *rh, unsigned nitems, int long_rr)
+{
+	struct rr_reg_ctx *reg = rq->srv->ep->reg;
+	struct vb_conn *vc;
+	int rc = 0;
+
+	if (rq->exp_bytes == 0)
+		return 0;
+	if (!(vc = rr_conn_enter(rq->conn)))
+		return -ECONNRESET;
+	if (long_rr) {
+		rc = rr_buf_expose(reg, vc, rq->reply_buf, RR_GET_NOWAIT);
+		rh->reads[rh->nreads++] = (struct rpcrdma_read_seg){
+			.position = 0,
+			.seg = {rq->reply_buf->rkey, (uint32_t)rq->x.reply_len,
+				(uintptr_t)rq->reply_buf->addr}};
+	}
+	for (unsigned i = 0; i < nitems && rc == 0; i++) {
+		struct rr_item *it = &rq->items[i];
+
+		if (it->wchunk >= 0)
+			continue;
+		if (!it->buf->exposed)
+			rc = rr_buf_expose(reg, vc, it->buf, RR_GET_NOWAIT);
+		rh->reads[rh->nreads++] = (struct rpcrdma_read_seg){
+			.position = it->pos_full,
+			.seg = {it->buf->rkey, it->len, (uintptr_t)it->data}};
+	}
+	rr_conn_leave(rq->conn);
+	if (rc)
+		return rc;
+	rr_stat_add(&rq->conn->st.bytes_exposed, (int64_t)rq->exp_bytes);
+	rr_stat_add(&rq->conn->st.exposed_now, (int64_t)rq->exp_bytes);
+	return 0;
+}
+
+/* Put the request on its connection's exposure list with its deadline. */
+static void start_exposure(struct rr_sreq *rq)
+{
+	struct svc_conn *sc = rq->conn->side;
+
+	rq->exposing = 1;
+	rq->deadline_ns = clock_now_ns() + (uint64_t)rq->srv->ep->p.done_deadline_ms * 1000000u;
+	rq->exp_next = NULL;
+	pthread_mutex_lock(&rq->conn->lock);
+	if (sc->exp_tail)
+		sc->exp_tail->exp_next = rq;
+	else
+		sc->exp_head = rq;
+	sc->exp_tail = rq;
+	pthread_mutex_unlock(&rq->conn->lock);
+}
+
+/* End an exposure (RDMA_DONE, deadline, connection gone): keys die now. */
+void rrs_end_exposure(struct rr_sreq *rq)
+{
+	rrs_exposure_over(rq);
+	rrs_unpend(rq);
+}
+
+/* Loop: build and post the reply of a dispatched call. */
+int rrs_post_reply(struct rr_sreq *rq)
+{
+	struct rr_conn *c = rq->conn;
+	unsigned nitems = rq->res_ddp.base.nitems;
+	int long_reply = rq->long_reply;
+	struct rr_batch b;
+	struct rpcrdma_hdr *rh;
+	struct vb_sge sge[2];
+	struct wcur w;
+	int rc, long_rr = long_reply && !rq->hdr.has_reply, exposing;
+
+	rh = malloc(sizeof(*rh));
+	if (!rh)
+		return -ENOMEM;
+	rpcrdma_hdr_init(rh, rq->hdr.xid, next_grant(rq), long_reply ? RPCRDMA_NOMSG : RPCRDMA_MSG);
+	b.n = 0;
+	rc = write_items(rq, &b, nitems);
+	if (rc == 0 && long_reply && rq->hdr.has_reply) {
+		rc = rr_batch_write_chunk(&b, rq->reply_buf->addr, (uint32_t)rq->x.reply_len,
+					  rq->reply_buf->lkey, &rq->hdr.reply, rq->reply_written);
+		rr_stat_add(&c->st.bytes_rdma_write, (int64_t)rq->x.reply_len);
+	}
+	if (rc == 0)
+		rc = expose_items(rq, rh, nitems, long_rr);
+	exposing = rq->exp_bytes != 0;
+	/* echo the Write list with what went into each segment; the Reply chunk likewise */
+	rh->nwrites = rq->hdr.nwrites;
+	for (uint32_t k = 0; k < rq->hdr.nwrites; k++) {
+		rh->writes[k] = rq->hdr.writes[k];
+		for (uint32_t s = 0; s < rh->writes[k].nsegs; s++)
+			rh->writes[k].segs[s].length = 0;
+	}
+	for (unsigned i = 0; i < nitems; i++) {
+		const struct rr_item *it = &rq->items[i];
+
+		for (uint32_t s = 0; it->wchunk >= 0 && s < rh->writes[it->wchunk].nsegs; s++)
+			rh->writes[it->wchunk].segs[s].length = it->written[s];
+	}
+	if (long_reply && rq->hdr.has_reply) {
+		rh->has_reply = true;
+		rh->reply = rq->hdr.reply;
+		for (uint32_t s = 0; s < rh->reply.nsegs; s++)
+			rh->reply.segs[s].length = rq->reply_written[s];
+	}
+	wcur_init(&w, rq->send->buf, rq->reserve);
+	if (rc == 0)
+		rc = rpcrdma_hdr_encode(&w, rh);
+	free(rh);
+	sge[0] = (struct vb_sge){(uintptr_t)rq->send->buf, (uint32_t)w.pos, c->send_mr->lkey};
+	sge[1] = (struct vb_sge){(uintptr_t)rq->send->buf + rq->reserve, (uint32_t)rq->x.reply_len,
+				 c->send_mr->lkey};
+	if (rc == 0)
+		rc = rr_batch_send(&b, sge, long_reply ? 1 : 2);
+	if (rc)
+		return rc; /* rrs_release undoes the exposure */
+	rr_stat_add(&c->st.bytes_inline_out, (int64_t)(w.pos + (long_reply ? 0 : rq->x.reply_len)));
+	rr_stat_add(&c->st.replies, 1);
+
+	rq->pending = 1 + exposing;
+	if (exposing)
+		start_exposure(rq);
+	give_back_credit(rq, exposing);
+	rr_post(c, &b, &rq->send_wr); /* rrs_send_done ends it, if only as a flush */
+	return 0;
+}

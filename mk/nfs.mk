@@ -1,0 +1,35 @@
+# nfs: the NFSv3 and MOUNT v3 protocol that client and server share: the XDR
+# routines rpcgen makes from common/nfs/*.x, the program numbers, and the
+# RFC 8267 rules for which items move by RDMA.
+libnfsrdma_a_SOURCES += common/nfs/nfs_prog.h common/nfs/nfs3_ddp.c common/nfs/nfs3_ddp.h
+
+# XDR: generated at build time into the build tree. The generated C is built
+# as its own small library with the warnings rpcgen's output trips relaxed, so
+# -Werror still holds for hand-written code; its objects go into libnfsrdma.a.
+NFS_XDR_GEN = common/nfs/nfs3_prot.h common/nfs/nfs3_prot_xdr.c \
+	common/nfs/mount_prot.h common/nfs/mount_prot_xdr.c
+BUILT_SOURCES += $(NFS_XDR_GEN)
+CLEANFILES += $(NFS_XDR_GEN)
+EXTRA_DIST += common/nfs/nfs3_prot.x common/nfs/mount_prot.x
+noinst_LIBRARIES += libnfsxdr.a
+nodist_libnfsxdr_a_SOURCES = $(NFS_XDR_GEN)
+libnfsxdr_a_CFLAGS = $(AM_CFLAGS) -Wno-unused-variable -Wno-unused-parameter \
+	-Wno-missing-prototypes -Wno-strict-prototypes -Wno-shadow
+libnfsrdma_a_LIBADD = $(libnfsxdr_a_OBJECTS)
+EXTRA_libnfsrdma_a_DEPENDENCIES = $(libnfsxdr_a_OBJECTS)
+
+# rpcgen names the header after the .x and includes it by the path it was
+# given; the sed makes the include plain, as the .c sits beside its header.
+common/nfs/nfs3_prot.h: common/nfs/nfs3_prot.x
+	$(AM_V_GEN)$(MKDIR_P) common/nfs && $(RPCGEN) -h $< > $@-t && mv -f $@-t $@
+common/nfs/mount_prot.h: common/nfs/mount_prot.x
+	$(AM_V_GEN)$(MKDIR_P) common/nfs && $(RPCGEN) -h $< > $@-t && mv -f $@-t $@
+common/nfs/nfs3_prot_xdr.c: common/nfs/nfs3_prot.x common/nfs/nfs3_prot.h
+	$(AM_V_GEN)$(RPCGEN) -c $(srcdir)/common/nfs/nfs3_prot.x > $@-t1 && \
+		sed 's|^#include ".*nfs3_prot.h"|#include "nfs3_prot.h"|' $@-t1 > $@-t && \
+		rm -f $@-t1 && mv -f $@-t $@
+common/nfs/mount_prot_xdr.c: common/nfs/mount_prot.x common/nfs/mount_prot.h
+	$(AM_V_GEN)$(RPCGEN) -c $(srcdir)/common/nfs/mount_prot.x > $@-t1 && \
+		sed 's|^#include ".*mount_prot.h"|#include "mount_prot.h"|' $@-t1 > $@-t && \
+		rm -f $@-t1 && mv -f $@-t $@
+
