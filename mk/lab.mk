@@ -2,7 +2,8 @@
 # ../shared/rdmalab, a throwaway qemu guest. Not part of `make check`: the
 # guest runs under TCG, ~50x slower than the host. scripts/check.sh runs
 # lab-verbs where time allows; both targets skip when the lab cannot boot.
-lab_scripts = t/lab/lab-common.sh t/lab/verbs-lab.sh t/lab/vbench-lab.sh t/lab/server-kclient.sh
+lab_scripts = t/lab/lab-common.sh t/lab/verbs-lab.sh t/lab/vbench-lab.sh t/lab/server-kclient.sh \
+	t/lab/kclient-suites.sh
 EXTRA_DIST += $(lab_scripts)
 LAB_BENCH_DIR = $(abs_top_srcdir)/build/bench
 
@@ -21,6 +22,12 @@ lab-bench-verbs: all
 lab-server: all
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS=t/lab/server-kclient.sh TEST_SUITE_LOG=t/lab/lab-server.log
 
-PHONY_TARGETS += lab-verbs lab-bench-verbs lab-server
-EXTRA_TARGETS += lab-verbs:900 lab-server:900
-CLEANFILES += t/lab/lab-verbs.log t/lab/lab-server.log
+# The kernel's client as users run it, against the kernel's nfsd and
+# nfsrdma-server side by side: a non-root user, Connectathon and pjdfstest
+# (PJD_FILES to choose files); suites built in t/lab/suites.
+lab-suites: all
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS=t/lab/kclient-suites.sh TEST_SUITE_LOG=t/lab/lab-suites.log
+
+PHONY_TARGETS += lab-verbs lab-bench-verbs lab-server lab-suites
+EXTRA_TARGETS += lab-verbs:900 lab-server:900 lab-suites:2700
+CLEANFILES += t/lab/lab-verbs.log t/lab/lab-server.log t/lab/lab-suites.log

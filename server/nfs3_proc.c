@@ -169,14 +169,16 @@ static void nfs3_proc_lookup(struct nfs_req *req, void *argp, void *resp)
 	be_release(req, &d);
 }
 
-/* The ACCESS bits the caller (identity in force) has on o, among `want`. */
-static uint32 access_bits(struct nfs_req *req, const struct be_obj *o, uint32 want)
+/* The ACCESS bits the caller (identity in force) has on o, among `want`:
+ * exactly what the mode bits and ACLs allow, as the Linux server answers (its
+ * owner override is for READ and WRITE of a file already open, not ACCESS,
+ * which clients such as Linux's check at open). */
+static uint32 access_bits(const struct be_obj *o, uint32 want)
 {
 	int dir = S_ISDIR(o->st.st_mode);
-	int owner = o->st.st_uid == be_req_uid(req, o->exp);
 	uint32 got = 0;
 
-	if ((want & ACCESS3_READ) && (owner || osdep_access(o->fd, R_OK) == 0))
+	if ((want & ACCESS3_READ) && osdep_access(o->fd, R_OK) == 0)
 		got |= ACCESS3_READ;
 	if (osdep_access(o->fd, W_OK) == 0)
 		got |= ACCESS3_MODIFY | ACCESS3_EXTEND | (dir ? ACCESS3_DELETE : 0);
@@ -199,7 +201,7 @@ static void nfs3_proc_access(struct nfs_req *req, void *argp, void *resp)
 		return;
 	r->status = be_cred_enter(req, o.exp);
 	if (r->status == NFS3_OK) {
-		r->ACCESS3res_u.resok.access = access_bits(req, &o, a->access);
+		r->ACCESS3res_u.resok.access = access_bits(&o, a->access);
 		be_cred_leave(req);
 	}
 	be_post_attr_st(o.exp, &o.st, &r->ACCESS3res_u.resok.obj_attributes);
