@@ -1,6 +1,7 @@
 # codec: the bounds-checked cursor every wire decoder uses, and the RPC/RDMA
 # transport header codec (RFC 8166) with RFC 8797 private data.
-libnfsrdma_a_SOURCES += common/base/cursor.c common/base/cursor.h common/rpcrdma/rpcrdma_hdr.c common/rpcrdma/rpcrdma_hdr.h
+libnfsrdma_a_SOURCES += common/base/cursor.c common/base/cursor.h common/rpcrdma/rpcrdma_hdr.c common/rpcrdma/rpcrdma_hdr.h \
+	common/rpcrdma/rpcrdma_cm_private.c
 
 if HAVE_CMOCKA
 check_PROGRAMS += t/cursor_test t/rpcrdma_hdr_test
@@ -22,6 +23,7 @@ FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=u
 	-fno-omit-frame-pointer
 FUZZ_HDR = t/fuzz/fuzz_rpcrdma_hdr
 FUZZ_HDR_SRCS = $(srcdir)/t/fuzz/fuzz_rpcrdma_hdr.c $(srcdir)/common/rpcrdma/rpcrdma_hdr.c \
+	$(srcdir)/common/rpcrdma/rpcrdma_cm_private.c \
 	$(srcdir)/common/base/cursor.c $(srcdir)/common/base/log.c
 FUZZ_HDR_DEPS = $(FUZZ_HDR_SRCS) $(srcdir)/common/rpcrdma/rpcrdma_hdr.h $(srcdir)/common/base/cursor.h \
 	$(srcdir)/common/base/log.h config.h

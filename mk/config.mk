@@ -1,6 +1,7 @@
 # config: the configuration file (common/base/config.c over libconfig), sizes, the
 # sample file and its man page. (nfsrdma-server itself: mk/server.mk.)
 libnfsrdma_a_SOURCES += common/base/config.c common/base/config.h common/base/config_int.h \
+	common/base/config_errors.c common/base/config_exports.c \
 	common/base/config_table.c common/base/config_check.c common/base/config_parse.c common/base/config_addr.c \
 	common/base/size.c common/base/size.h
 

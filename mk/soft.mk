@@ -3,7 +3,7 @@
 libnfsrdma_a_SOURCES += platform/providers.c \
 	platform/soft/soft.h platform/soft/soft_list.h platform/soft/soft_wire.h \
 	platform/soft/soft_wire.c platform/soft/soft_dev.c platform/soft/soft_cq.c \
-	platform/soft/soft_mr.c platform/soft/soft_engine.c platform/soft/soft_cm.c \
+	platform/soft/soft_mr.c platform/soft/soft_engine.c platform/soft/soft_cm.c platform/soft/soft_listen.c \
 	platform/soft/soft_qp.c platform/soft/soft_tx.c platform/soft/soft_rx.c
 
 if HAVE_CMOCKA
@@ -18,7 +18,7 @@ dist_check_SCRIPTS += t/verbs_soft_unix.sh
 # nfsrdma-vbench: the verbs microbenchmark; `make bench-verbs` runs it quickly
 # on the soft provider and writes $(VBENCH_DIR)/vbench-soft.csv.
 bin_PROGRAMS += nfsrdma-vbench
-nfsrdma_vbench_SOURCES = client/vbench.c
+nfsrdma_vbench_SOURCES = client/vbench.c client/vbench.h client/vbench_peer.c
 VBENCH_DIR = $(abs_top_srcdir)/build/bench
 bench-verbs: nfsrdma-vbench$(EXEEXT)
 	@mkdir -p $(VBENCH_DIR)

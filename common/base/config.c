@@ -20,154 +20,10 @@
 
 #define CONFIG_MAX_BYTES (1024 * 1024)
 
-/* ------------------------------------------------------------------ errors */
-
-/* An empty error list, ready for config_load. */
-void config_errors_init(struct config_errors *errs)
-{
-	memset(errs, 0, sizeof(*errs));
-}
-
-/* Free every recorded error and empty the list for reuse. */
-void config_errors_free(struct config_errors *errs)
-{
-	for (size_t i = 0; i < errs->n; i++) {
-		free(errs->v[i].file);
-		free(errs->v[i].setting);
-		free(errs->v[i].problem);
-	}
-	free(errs->v);
-	config_errors_init(errs);
-}
-
-/* Append one error; if memory runs out, remember that some were lost. */
-void config_errorv(struct config_errors *errs, const char *file, unsigned line, const char *setting,
-		   const char *fmt, va_list ap)
-{
-	struct config_error *e;
-	char problem[1024];
-
-	vsnprintf(problem, sizeof(problem), fmt, ap);
-	if (errs->n == errs->cap) {
-		size_t cap = errs->cap ? errs->cap * 2 : 8;
-		struct config_error *v = realloc(errs->v, cap * sizeof(*v));
-
-		if (v == NULL) {
-			errs->out_of_memory = true;
-			return;
-		}
-		errs->v = v;
-		errs->cap = cap;
-	}
-	e = &errs->v[errs->n];
-	e->line = line;
-	e->file = strdup(file);
-	e->setting = setting ? strdup(setting) : NULL;
-	e->problem = strdup(problem);
-	if (e->file == NULL || (setting && e->setting == NULL) || e->problem == NULL) {
-		free(e->file);
-		free(e->setting);
-		free(e->problem);
-		errs->out_of_memory = true;
-		return;
-	}
-	errs->n++;
-}
-
-/* An error in the main file (line 0: about the file as a whole). */
-void config_file_error(struct load_ctx *c, unsigned line, const char *setting, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	config_errorv(c->errs, c->file, line, setting, fmt, ap);
-	va_end(ap);
-}
-
-/* An error in another file (an @include). */
-void config_error_in(struct load_ctx *c, const char *file, unsigned line, const char *setting,
-		     const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	config_errorv(c->errs, file, line, setting, fmt, ap);
-	va_end(ap);
-}
-
-/* The file a setting came from, as a user would name it. */
-const char *config_setting_file(const struct load_ctx *c, const char *src, char *buf, size_t len)
-{
-	if (src == NULL)
-		return c->file;
-	if (src[0] == '/' || c->dir == NULL)
-		return src;
-	snprintf(buf, len, "%s/%s", c->dir, src);
-	return buf;
-}
-
-/* An error about setting s, whose dotted path is shown. */
-__attribute__((format(printf, 4, 5))) static void setting_error(struct load_ctx *c,
-								const config_setting_t *s,
-								const char *shown, const char *fmt,
-								...)
-{
-	char buf[PATH_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	config_errorv(c->errs,
-		      config_setting_file(c, config_setting_source_file(s), buf, sizeof(buf)),
-		      config_setting_source_line(s), shown, fmt, ap);
-	va_end(ap);
-}
-
-/* One line per error, in the order recorded (config_load sorts by file and line). */
-void config_errors_print(const struct config_errors *errs, FILE *f)
-{
-	for (size_t i = 0; i < errs->n; i++) {
-		const struct config_error *e = &errs->v[i];
-
-		if (e->line == 0 && e->setting == NULL)
-			fprintf(f, "%s: %s\n", e->file, e->problem);
-		else if (e->line == 0)
-			fprintf(f, "%s: %s: %s\n", e->file, e->setting, e->problem);
-		else
-			fprintf(f, "%s:%u: %s: %s\n", e->file, e->line,
-				e->setting ? e->setting : "?", e->problem);
-	}
-	if (errs->out_of_memory)
-		fprintf(f, "out of memory: some configuration errors were not recorded\n");
-}
-
-/* Order for errors: the main file first, then by file name, then by line. */
-static int error_cmp(const struct config_error *a, const struct config_error *b, const char *main)
-{
-	int am = strcmp(a->file, main) != 0, bm = strcmp(b->file, main) != 0;
-	int r = am != bm ? am - bm : strcmp(a->file, b->file);
-
-	if (r != 0)
-		return r;
-	return a->line < b->line ? -1 : a->line > b->line;
-}
-
-/* Stable sort of v[first..n-1]: problems are found in passes, read in line order. */
-static void errors_sort(struct config_errors *errs, size_t first, const char *main)
-{
-	for (size_t i = first + 1; i < errs->n; i++) {
-		struct config_error e = errs->v[i];
-		size_t j = i;
-
-		for (; j > first && error_cmp(&errs->v[j - 1], &e, main) > 0; j--)
-			errs->v[j] = errs->v[j - 1];
-		errs->v[j] = e;
-	}
-}
-
 /* ------------------------------------------------------------------ values */
 
 /* "a string", "an integer", ...: what the file gave, for type errors. */
-static const char *type_name(const config_setting_t *s)
+const char *config_type_name(const config_setting_t *s)
 {
 	switch (config_setting_type(s)) {
 	case CONFIG_TYPE_INT:
@@ -191,7 +47,7 @@ static const char *type_name(const config_setting_t *s)
 }
 
 /* Whether s is an array [...] or a list (...), both of which hold our lists. */
-static bool is_sequence(const config_setting_t *s)
+bool config_is_sequence(const config_setting_t *s)
 {
 	return config_setting_is_array(s) || config_setting_is_list(s);
 }
@@ -235,16 +91,18 @@ static void set_int(struct load_ctx *c, const struct cfg_entry *e, const config_
 
 	switch (get_integer(c, s, &v, &lit)) {
 	case INT_NOT_INT:
-		setting_error(c, s, shown, "expected an integer, got %s", type_name(s));
+		config_setting_error(c, s, shown, "expected an integer, got %s",
+				     config_type_name(s));
 		return;
 	case INT_TOO_BIG:
-		setting_error(c, s, shown, TOO_BIG_FMT, lit, lit);
+		config_setting_error(c, s, shown, TOO_BIG_FMT, lit, lit);
 		return;
 	case INT_OK:
 		break;
 	}
 	if (v < e->min || v > e->max) {
-		setting_error(c, s, shown, "%lld is out of range %lld..%lld", v, e->min, e->max);
+		config_setting_error(c, s, shown, "%lld is out of range %lld..%lld", v, e->min,
+				     e->max);
 		return;
 	}
 	*(unsigned *)field = (unsigned)v;
@@ -263,31 +121,34 @@ static int size_value(struct load_ctx *c, const struct cfg_entry *e, const confi
 		int r = size_parse(str, v);
 
 		if (r == -1)
-			setting_error(c, s, shown,
-				      "\"%s\" is not a size: write a number with an optional K, M, "
-				      "G or T suffix",
-				      str);
+			config_setting_error(
+				c, s, shown,
+				"\"%s\" is not a size: write a number with an optional K, M, "
+				"G or T suffix",
+				str);
 		else if (r < 0)
-			setting_error(c, s, shown, "\"%s\" is out of range %s..%s", str,
-				      size_format((uint64_t)e->min, lo),
-				      size_format((uint64_t)e->max, hi));
+			config_setting_error(c, s, shown, "\"%s\" is out of range %s..%s", str,
+					     size_format((uint64_t)e->min, lo),
+					     size_format((uint64_t)e->max, hi));
 		return r < 0 ? -1 : 0;
 	}
 	switch (get_integer(c, s, &iv, &lit)) {
 	case INT_NOT_INT:
-		setting_error(c, s, shown,
-			      "expected a size (an integer, or a string such as \"64M\"), got %s",
-			      type_name(s));
+		config_setting_error(
+			c, s, shown,
+			"expected a size (an integer, or a string such as \"64M\"), got %s",
+			config_type_name(s));
 		return -1;
 	case INT_TOO_BIG:
-		setting_error(c, s, shown, TOO_BIG_FMT, lit, lit);
+		config_setting_error(c, s, shown, TOO_BIG_FMT, lit, lit);
 		return -1;
 	case INT_OK:
 		break;
 	}
 	if (iv < 0) {
-		setting_error(c, s, shown, "%lld is out of range %s..%s", iv,
-			      size_format((uint64_t)e->min, lo), size_format((uint64_t)e->max, hi));
+		config_setting_error(c, s, shown, "%lld is out of range %s..%s", iv,
+				     size_format((uint64_t)e->min, lo),
+				     size_format((uint64_t)e->max, hi));
 		return -1;
 	}
 	*v = (uint64_t)iv;
@@ -304,13 +165,14 @@ static void set_size(struct load_ctx *c, const struct cfg_entry *e, const config
 	if (size_value(c, e, s, shown, &v) < 0)
 		return;
 	if (v < (uint64_t)e->min || v > (uint64_t)e->max) {
-		setting_error(c, s, shown, "%s is out of range %s..%s", size_format(v, a),
-			      size_format((uint64_t)e->min, lo), size_format((uint64_t)e->max, hi));
+		config_setting_error(c, s, shown, "%s is out of range %s..%s", size_format(v, a),
+				     size_format((uint64_t)e->min, lo),
+				     size_format((uint64_t)e->max, hi));
 		return;
 	}
 	if (e->align && v % (uint64_t)e->align != 0) {
-		setting_error(c, s, shown, "%s is not a multiple of %s", size_format(v, a),
-			      size_format((uint64_t)e->align, lo));
+		config_setting_error(c, s, shown, "%s is not a multiple of %s", size_format(v, a),
+				     size_format((uint64_t)e->align, lo));
 		return;
 	}
 	*(uint64_t *)field = v;
@@ -320,8 +182,8 @@ static void set_size(struct load_ctx *c, const struct cfg_entry *e, const config
 static void set_bool(struct load_ctx *c, const config_setting_t *s, const char *shown, void *field)
 {
 	if (config_setting_type(s) != CONFIG_TYPE_BOOL) {
-		setting_error(c, s, shown, "expected a boolean (true or false), got %s",
-			      type_name(s));
+		config_setting_error(c, s, shown, "expected a boolean (true or false), got %s",
+				     config_type_name(s));
 		return;
 	}
 	*(bool *)field = config_setting_get_bool(s) != 0;
@@ -347,16 +209,16 @@ static void set_string(struct load_ctx *c, const struct cfg_entry *e, const conf
 	char why[512];
 
 	if (config_setting_type(s) != CONFIG_TYPE_STRING) {
-		setting_error(c, s, shown, "expected a string, got %s", type_name(s));
+		config_setting_error(c, s, shown, "expected a string, got %s", config_type_name(s));
 		return;
 	}
 	str = config_setting_get_string(s);
 	if (e->check && e->check(str, why, sizeof(why)) < 0) {
-		setting_error(c, s, shown, "%s", why);
+		config_setting_error(c, s, shown, "%s", why);
 		return;
 	}
 	if (replace_string(field, str) < 0)
-		setting_error(c, s, shown, "out of memory");
+		config_setting_error(c, s, shown, "out of memory");
 }
 
 /* T_ENUM: one of the entry's names, stored as its index. */
@@ -368,13 +230,14 @@ static void set_enum(struct load_ctx *c, const struct cfg_entry *e, const config
 
 	config_join_names(e->names, ", ", allowed, sizeof(allowed));
 	if (config_setting_type(s) != CONFIG_TYPE_STRING) {
-		setting_error(c, s, shown, "expected one of: %s; got %s", allowed, type_name(s));
+		config_setting_error(c, s, shown, "expected one of: %s; got %s", allowed,
+				     config_type_name(s));
 		return;
 	}
 	v = config_name_index(e->names, config_setting_get_string(s));
 	if (v < 0) {
-		setting_error(c, s, shown, "\"%s\" is not one of: %s", config_setting_get_string(s),
-			      allowed);
+		config_setting_error(c, s, shown, "\"%s\" is not one of: %s",
+				     config_setting_get_string(s), allowed);
 		return;
 	}
 	memcpy(field, &v, sizeof(v));
@@ -389,8 +252,9 @@ static void set_enumset(struct load_ctx *c, const struct cfg_entry *e, const con
 	bool ok = true;
 
 	config_join_names(e->names, ", ", allowed, sizeof(allowed));
-	if (!is_sequence(s)) {
-		setting_error(c, s, shown, "expected a list of: %s; got %s", allowed, type_name(s));
+	if (!config_is_sequence(s)) {
+		config_setting_error(c, s, shown, "expected a list of: %s; got %s", allowed,
+				     config_type_name(s));
 		return;
 	}
 	for (int i = 0; i < config_setting_length(s); i++) {
@@ -401,16 +265,17 @@ static void set_enumset(struct load_ctx *c, const struct cfg_entry *e, const con
 		if (config_setting_type(el) == CONFIG_TYPE_STRING)
 			v = config_name_index(e->names, config_setting_get_string(el));
 		if (v < 0 && config_setting_type(el) == CONFIG_TYPE_STRING)
-			setting_error(c, el, el_path, "\"%s\" is not one of: %s",
-				      config_setting_get_string(el), allowed);
+			config_setting_error(c, el, el_path, "\"%s\" is not one of: %s",
+					     config_setting_get_string(el), allowed);
 		else if (v < 0)
-			setting_error(c, el, el_path, "expected one of: %s; got %s", allowed,
-				      type_name(el));
+			config_setting_error(c, el, el_path, "expected one of: %s; got %s", allowed,
+					     config_type_name(el));
 		ok = ok && v >= 0;
 		mask |= v >= 0 ? 1u << v : 0;
 	}
 	if (ok && config_setting_length(s) < e->min)
-		setting_error(c, s, shown, "must name at least %lld of: %s", e->min, allowed);
+		config_setting_error(c, s, shown, "must name at least %lld of: %s", e->min,
+				     allowed);
 	else if (ok)
 		*(unsigned *)field = mask;
 }
@@ -475,10 +340,11 @@ static bool strlist_check(struct load_ctx *c, const struct cfg_entry *e, const c
 
 		snprintf(el_path, sizeof(el_path), "%s.[%d]", shown, i);
 		if (config_setting_type(el) != CONFIG_TYPE_STRING) {
-			setting_error(c, el, el_path, "expected a string, got %s", type_name(el));
+			config_setting_error(c, el, el_path, "expected a string, got %s",
+					     config_type_name(el));
 			ok = false;
 		} else if (e->check && e->check(config_setting_get_string(el), why, sizeof(why))) {
-			setting_error(c, el, el_path, "%s", why);
+			config_setting_error(c, el, el_path, "%s", why);
 			ok = false;
 		}
 	}
@@ -492,14 +358,15 @@ static void set_strlist(struct load_ctx *c, const struct cfg_entry *e, const con
 	const char *v[1024];
 	int n;
 
-	if (!is_sequence(s)) {
-		setting_error(c, s, shown, "expected a list of strings, got %s", type_name(s));
+	if (!config_is_sequence(s)) {
+		config_setting_error(c, s, shown, "expected a list of strings, got %s",
+				     config_type_name(s));
 		return;
 	}
 	n = config_setting_length(s);
 	if (n < e->min || n > e->max || n > (int)ARRAY_SIZE(v)) {
-		setting_error(c, s, shown, "has %d entries; it needs %lld..%lld", n, e->min,
-			      e->max);
+		config_setting_error(c, s, shown, "has %d entries; it needs %lld..%lld", n, e->min,
+				     e->max);
 		return;
 	}
 	if (!strlist_check(c, e, s, shown))
@@ -507,11 +374,11 @@ static void set_strlist(struct load_ctx *c, const struct cfg_entry *e, const con
 	for (int i = 0; i < n; i++)
 		v[i] = config_setting_get_string_elem(s, i);
 	if (strlist_set(field, v, (size_t)n) < 0)
-		setting_error(c, s, shown, "out of memory");
+		config_setting_error(c, s, shown, "out of memory");
 }
 
 /* Store e's default at base + e->off. -1 when out of memory. */
-static int apply_default(const struct cfg_entry *e, void *base)
+int config_apply_default(const struct cfg_entry *e, void *base)
 {
 	void *field = (char *)base + e->off;
 	int v = (int)e->def;
@@ -557,8 +424,6 @@ static void free_fields(const struct cfg_entry *tab, size_t n, void *base)
 
 /* ------------------------------------------------------------------ walking the file */
 
-static void load_exports(struct load_ctx *c, const config_setting_t *s, const char *shown);
-
 /* Store the value of setting s (dotted path shown) as entry e says. */
 static void apply(struct load_ctx *c, const struct cfg_entry *e, const config_setting_t *s,
 		  const char *shown, void *base)
@@ -588,7 +453,7 @@ static void apply(struct load_ctx *c, const struct cfg_entry *e, const config_se
 		set_strlist(c, e, s, shown, field);
 		break;
 	case T_EXPORTS:
-		load_exports(c, s, shown);
+		config_load_exports(c, s, shown);
 		break;
 	}
 }
@@ -616,17 +481,9 @@ static bool is_group_path(const struct cfg_entry *tab, size_t n, const char *key
 }
 
 /* What a group is checked against: a table, and where its results go. */
-struct walk_target {
-	const struct cfg_entry *tab;
-	size_t n;
-	void *base;		       /* the struct the entries' offsets point into */
-	const config_setting_t **seen; /* [n]: where each entry was set */
-	bool *bad;		       /* [n] or NULL: entries whose value was refused */
-	size_t keyoff;		       /* a member's table key is its path from here on */
-};
 
 /* Check every member of group grp, whose dotted path is shown ("" for the root). */
-static void walk_group(struct load_ctx *c, const config_setting_t *grp, const char *shown,
+void config_walk_group(struct load_ctx *c, const config_setting_t *grp, const char *shown,
 		       const struct walk_target *t)
 {
 	for (int i = 0; i < config_setting_length(grp); i++) {
@@ -644,122 +501,12 @@ static void walk_group(struct load_ctx *c, const config_setting_t *grp, const ch
 			if (t->bad != NULL && c->errs->n != before)
 				t->bad[idx] = true;
 		} else if (!is_group_path(t->tab, t->n, path + t->keyoff)) {
-			setting_error(c, s, path, "unknown setting");
+			config_setting_error(c, s, path, "unknown setting");
 		} else if (!config_setting_is_group(s)) {
-			setting_error(c, s, path, "expected a group { ... }, got %s", type_name(s));
+			config_setting_error(c, s, path, "expected a group { ... }, got %s",
+					     config_type_name(s));
 		} else {
-			walk_group(c, s, path, t);
-		}
-	}
-}
-
-/* ------------------------------------------------------------------ exports */
-
-/* Fill one export with config_export_table's defaults. -1 when out of memory. */
-static int export_defaults(struct cfg_export *exp)
-{
-	for (size_t i = 0; i < NEXP; i++) {
-		if (apply_default(&config_export_table[i], exp) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-/* Report config_export_table settings marked required that element el (path shown) lacks. */
-static void check_required(struct load_ctx *c, const config_setting_t *el, const char *shown,
-			   const config_setting_t **seen)
-{
-	char path[300];
-
-	for (size_t i = 0; i < NEXP; i++) {
-		if (config_export_table[i].required && seen[i] == NULL) {
-			snprintf(path, sizeof(path), "%s.%s", shown, config_export_table[i].path);
-			setting_error(c, el, path, "missing: every export needs one");
-		}
-	}
-}
-
-/* server.exports: a list of groups, each walked against config_export_table. */
-static void load_exports(struct load_ctx *c, const config_setting_t *s, const char *shown)
-{
-	struct nfsrdma_config *cfg = c->cfg;
-	int n = is_sequence(s) ? config_setting_length(s) : -1;
-	char path[300];
-
-	if (n < 0) {
-		setting_error(
-			c, s, shown,
-			"expected a list of groups ( { path = ...; clients = [...]; }, ... ), "
-			"got %s",
-			type_name(s));
-		return;
-	}
-	cfg->server.exports = calloc(n ? (size_t)n : 1, sizeof(*cfg->server.exports));
-	c->xseen = calloc(n ? (size_t)n * NEXP : 1, sizeof(*c->xseen));
-	if (cfg->server.exports == NULL || c->xseen == NULL) {
-		setting_error(c, s, shown, "out of memory");
-		return;
-	}
-	for (int i = 0; i < n; i++) {
-		const config_setting_t *el = config_setting_get_elem(s, (unsigned)i);
-		struct cfg_export *exp = &cfg->server.exports[i];
-
-		cfg->server.n_exports = (size_t)i + 1;
-		exp->line = config_setting_source_line(el);
-		snprintf(path, sizeof(path), "%s.[%d]", shown, i);
-		if (export_defaults(exp) < 0) {
-			setting_error(c, el, path, "out of memory");
-		} else if (!config_setting_is_group(el)) {
-			setting_error(c, el, path,
-				      "expected a group { path = ...; clients = [...]; }, got %s",
-				      type_name(el));
-		} else {
-			const config_setting_t **seen = c->xseen + (size_t)i * NEXP;
-			struct walk_target t = {.tab = config_export_table,
-						.n = NEXP,
-						.base = exp,
-						.seen = seen,
-						.keyoff = strlen(path) + 1};
-
-			walk_group(c, el, path, &t);
-			check_required(c, el, path, seen);
-		}
-	}
-}
-
-/* Collapse "//" and drop a trailing "/" so equal directories compare equal. */
-static void normalize_path(char *p)
-{
-	char *out = p;
-
-	for (const char *in = p; *in != '\0'; in++) {
-		if (*in == '/' && out > p && out[-1] == '/')
-			continue;
-		*out++ = *in;
-	}
-	if (out > p + 1 && out[-1] == '/')
-		out--;
-	*out = '\0';
-}
-
-/* After the walk: normalise export paths and parse client lists for matching. */
-static void finish_exports(struct load_ctx *c)
-{
-	for (size_t i = 0; i < c->cfg->server.n_exports; i++) {
-		struct cfg_export *exp = &c->cfg->server.exports[i];
-
-		if (exp->path != NULL)
-			normalize_path(exp->path);
-		if (exp->clients.n == 0)
-			continue;
-		exp->allow = calloc(exp->clients.n, sizeof(*exp->allow));
-		if (exp->allow == NULL) {
-			config_file_error(c, exp->line, "server.exports", "out of memory");
-			continue;
-		}
-		for (size_t j = 0; j < exp->clients.n; j++) {
-			if (config_client_parse(exp->clients.v[j], &exp->allow[j]) == 0)
-				exp->n_allow++;
+			config_walk_group(c, s, path, t);
 		}
 	}
 }
@@ -827,7 +574,7 @@ int config_defaults(struct nfsrdma_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	for (size_t i = 0; i < NMAIN; i++) {
-		if (apply_default(&config_main_table[i], cfg) < 0) {
+		if (config_apply_default(&config_main_table[i], cfg) < 0) {
 			config_free(cfg);
 			return -1;
 		}
@@ -858,8 +605,8 @@ static void load_text(struct load_ctx *c, char *text)
 	if (config_parse_text(c, &lc, text)) {
 		struct walk_target t = {config_main_table, NMAIN, c->cfg, c->seen, c->bad, 0};
 
-		walk_group(c, config_root_setting(&lc), "", &t);
-		finish_exports(c);
+		config_walk_group(c, config_root_setting(&lc), "", &t);
+		config_finish_exports(c);
 		config_cross_check(c);
 	}
 	config_destroy(&lc);
@@ -891,7 +638,7 @@ int config_load(const char *path, struct nfsrdma_config *out, struct config_erro
 	free(c.bad);
 	free(c.xseen);
 	free(c.big);
-	errors_sort(errs, first, path);
+	config_errors_sort(errs, first, path);
 	if (errs->n == first && errs->out_of_memory == lost)
 		return 0;
 	config_free(out);

@@ -94,6 +94,34 @@ const char *config_setting_file(const struct load_ctx *c, const char *src, char 
 /* Index of the entry called key in tab, or -1. */
 int config_find_entry(const struct cfg_entry *tab, size_t n, const char *key);
 
+/* An error about setting s, shown as `shown`. */
+void config_setting_error(struct load_ctx *c, const config_setting_t *s, const char *shown,
+			  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Walking a group of the file against a table (config.c). */
+struct walk_target {
+	const struct cfg_entry *tab;
+	size_t n;
+	void *base;		       /* the struct the entries' offsets point into */
+	const config_setting_t **seen; /* [n]: where each entry was set */
+	bool *bad;		       /* [n] or NULL: entries whose value was refused */
+	size_t keyoff;		       /* a member's table key is its path from here on */
+};
+void config_walk_group(struct load_ctx *c, const config_setting_t *grp, const char *shown,
+		       const struct walk_target *t);
+/* Set e's field in base to its default; 0 or -ENOMEM. */
+int config_apply_default(const struct cfg_entry *e, void *base);
+bool config_is_sequence(const config_setting_t *s);
+const char *config_type_name(const config_setting_t *s);
+
+/* config_errors.c: sort errs[first..] with the main file's first, then by line. */
+void config_errors_sort(struct config_errors *errs, size_t first, const char *main);
+
+/* config_exports.c: the exports list s (shown as `shown` in errors), and the
+ * paths made canonical after every file is read. */
+void config_load_exports(struct load_ctx *c, const config_setting_t *s, const char *shown);
+void config_finish_exports(struct load_ctx *c);
+
 /* config_parse.c: libconfig's text. */
 /* Note integer literals libconfig 1.5 would silently wrap to 32 bits. */
 void config_scan_big_ints(struct load_ctx *c, const char *text);

@@ -186,6 +186,11 @@ int rr_batch_send(struct rr_batch *b, struct vb_sge *sge, int nsge);
  * chunk is too small. */
 int rr_batch_write_chunk(struct rr_batch *b, void *addr, uint32_t len, uint32_t lkey,
 			 const struct rpcrdma_write_chunk *wc, uint32_t *written);
+/* Add the RDMA Reads that pull read chunk ch of h, segment after segment, into
+ * buf (registered, at least ch->length bytes): the one pull path of the
+ * server's Read chunks and the client's exposed replies. */
+int rr_batch_read_chunk(struct rr_batch *b, const struct rpcrdma_hdr *h,
+			const struct rpcrdma_read_chunk *ch, const struct rr_buf *buf);
 /* Post the chain, or queue it until the send queue has room (never waits);
  * its last work request is signalled with ctx, whose done() is then called
  * exactly once (see Completions above). 0, or -errno when ctx will be

@@ -69,6 +69,28 @@ int rr_batch_send(struct rr_batch *b, struct vb_sge *sge, int nsge)
 	return 0;
 }
 
+int rr_batch_read_chunk(struct rr_batch *b, const struct rpcrdma_hdr *h,
+			const struct rpcrdma_read_chunk *ch, const struct rr_buf *buf)
+{
+	uint8_t *dst = buf->addr;
+	int rc;
+
+	if (ch->length > buf->len)
+		return -EMSGSIZE;
+	for (uint32_t s = ch->first; s < ch->first + ch->nsegs; s++) {
+		const struct rpcrdma_seg *seg = &h->reads[s].seg;
+
+		if (seg->length == 0)
+			continue;
+		rc = rr_batch_rdma(b, VB_WR_RDMA_READ, dst, seg->length, buf->lkey, seg->offset,
+				   seg->handle);
+		if (rc)
+			return rc;
+		dst += seg->length;
+	}
+	return 0;
+}
+
 int rr_batch_write_chunk(struct rr_batch *b, void *addr, uint32_t len, uint32_t lkey,
 			 const struct rpcrdma_write_chunk *wc, uint32_t *written)
 {

@@ -112,24 +112,12 @@ static int pull_chunks(struct rr_sreq *rq)
 	b.n = 0;
 	for (uint32_t i = 0; i < rq->nrch; i++) {
 		const struct rpcrdma_read_chunk *ch = &rq->rch[i];
-		struct rr_buf *buf = rrs_buf_get(rq, ch->length ? ch->length : 1, RR_GET_NOWAIT);
-		uint8_t *dst;
 
-		if (!buf)
+		rq->chunk_buf[i] = rrs_buf_get(rq, ch->length ? ch->length : 1, RR_GET_NOWAIT);
+		if (!rq->chunk_buf[i])
 			return -ENOMEM;
-		rq->chunk_buf[i] = buf;
-		dst = buf->addr;
-		for (uint32_t s = ch->first; s < ch->first + ch->nsegs; s++) {
-			const struct rpcrdma_seg *seg = &rq->hdr.reads[s].seg;
-
-			if (seg->length == 0)
-				continue;
-			rc = rr_batch_rdma(&b, VB_WR_RDMA_READ, dst, seg->length, buf->lkey,
-					   seg->offset, seg->handle);
-			if (rc)
-				return rc;
-			dst += seg->length;
-		}
+		if ((rc = rr_batch_read_chunk(&b, &rq->hdr, ch, rq->chunk_buf[i])) != 0)
+			return rc;
 	}
 	if (b.n == 0)
 		return 0;

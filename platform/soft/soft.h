@@ -51,7 +51,8 @@
 #define SOFT_MAX_MR_SIZE (1ULL << 46)
 #define SOFT_TX_RING	 16 /* messages picked for transmission at once */
 #define SOFT_RX_BUF	 (64 * 1024)
-#define SOFT_MAX_PENDING 1024 /* half-open conns per listener */
+#define SOFT_MAX_PENDING 1024	 /* half-open conns per listener */
+#define SOFT_UNIX_PREFIX "unix:" /* host of an AF_UNIX address: "unix:/path" */
 
 /* ---- device, PD, keys (soft_dev.c, soft_mr.c) ---- */
 
@@ -439,6 +440,11 @@ uint64_t soft_now_ms(void);
 /* soft_dev.c */
 extern const struct vb_ops vb_soft_ops;
 unsigned soft_env_uint(const char *name, unsigned def, unsigned min, unsigned max);
+/* Socket helpers shared by the two sides of the connection manager (soft_cm.c). */
+void soft_tune_socket(struct soft_device *dev, int fd, int family);
+void soft_addr_name(const struct sockaddr *sa, socklen_t len, char *out, size_t n);
+/* "unix:/path" into ss; -EINVAL if host is not of that form or too long. */
+int soft_unix_addr(const char *host, struct sockaddr_storage *ss, socklen_t *len);
 /* The kernel's rule for uverbs and rdma_cm files, which rxe and siw post
  * through: a thread whose credentials changed after the device was opened may
  * not post, poll, arm, register or connect on it. 0, or -EACCES (logged once

@@ -1,0 +1,75 @@
+/*
+ * rpcrdma_clnt.h: what the RPC/RDMA client's files share (rpcrdma_clnt.c: the
+ * call, its completions and the connection; rpcrdma_clnt_chunks.c: encoding
+ * the call with its chunks, and pulling and decoding the reply).
+ */
+#ifndef NFSRDMA_RPCRDMA_CLNT_H
+#define NFSRDMA_RPCRDMA_CLNT_H
+
+#include "rpcrdma_int.h"
+
+#define CALL_HDR_RESERVE                                                                           \
+	(RPCRDMA_HDR_FIXED_LEN + 12 + (RPC_DDP_MAX_ITEMS + 1) * (8 + RPCRDMA_SEG_LEN) +            \
+	 2 * (8 + RPCRDMA_SEG_LEN) + 16)
+#define RNDUP4(x) (((x) + 3u) & ~3u)
+
+struct rr_clnt;
+
+struct cslot {
+	uint32_t xid;
+	struct cslot *next;
+	struct rr_clnt *cl;
+	struct rpc_call *call;
+	pthread_cond_t cond;
+	int done, err;
+	struct rr_recv *recv;	/* the reply's, once done */
+	struct rpcrdma_hdr *rh; /* the reply's transport header */
+	size_t payload_off;
+	struct rpcrdma_hdr *h; /* the call's transport header */
+
+	struct rr_buf *bufs[2 * RPC_DDP_MAX_ITEMS + 4];
+	unsigned nbufs;
+	struct rr_buf *wbuf; /* Write chunk target */
+	struct rr_buf *rbuf; /* Reply chunk */
+	struct rr_buf *pulled[RPCRDMA_MAX_READ_SEGS];
+	struct rpcrdma_read_chunk rch[RPCRDMA_MAX_READ_SEGS];
+	uint32_t nrch;
+
+	struct rr_send *send;
+	struct rr_wr send_wr;
+	int send_busy; /* a Send of ours not yet completed */
+	struct rr_wr read_wr;
+	int reads_busy, read_status;
+};
+
+struct rr_clnt {
+	struct rpc_clnt base;
+	struct rr_ep *ep;
+	struct rr_conn *conn;
+	pthread_mutex_t lock; /* protects slots, granted, outstanding */
+	pthread_cond_t cond;  /* a credit came free */
+	struct cslot *slots;
+	unsigned granted, outstanding;
+};
+
+struct clnt_ddp {
+	struct rpc_ddp base;
+	struct cslot *s;
+	size_t cap;	  /* encoding: room for the inline call */
+	int force_chunks; /* encoding: every bulk item to a Read chunk */
+	uint32_t reduced; /* padded bytes reduced so far (positions) */
+	unsigned wused;	  /* decoding: Write chunks consumed */
+};
+
+/* rpcrdma_clnt_chunks.c, in the caller's thread */
+extern const struct rpc_ddp_ops rrc_ddp_ops;
+/* Encode the call; returns its inline length, or -errno. Sets h->proc. */
+int rrc_encode_call(struct cslot *s, struct clnt_ddp *cd);
+/* Read-Write mode: chunks for the results. */
+int rrc_offer_chunks(struct cslot *s);
+/* Read-Read mode: pull the chunks the server exposed. */
+int rrc_pull_exposed(struct cslot *s);
+/* Decode the RPC reply wherever it is: inline, in our Reply chunk, or pulled. */
+int rrc_decode_reply(struct cslot *s);
+
+#endif

@@ -1,0 +1,269 @@
+/*
+ * rpcrdma_clnt_chunks.c: the RPC/RDMA client's chunks, in the caller's thread:
+ * bulk arguments moved into Read chunks (or the whole call into a
+ * Position-Zero chunk), Write and Reply chunks offered for results, exposed
+ * replies pulled (Read-Read), and the reply decoded from wherever it landed.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rpcrdma_clnt.h"
+
+/* Expose b to the server, unless the connection is going. */
+static int expose(struct cslot *s, struct rr_buf *b)
+{
+	struct rr_conn *c = s->cl->conn;
+	struct vb_conn *vc = rr_conn_enter(c);
+	int rc = rr_buf_expose(s->cl->ep->reg, vc, b, 0);
+
+	if (vc)
+		rr_conn_leave(c);
+	return rc;
+}
+
+static int add_buf(struct cslot *s, struct rr_buf *b)
+{
+	if (s->nbufs == sizeof(s->bufs) / sizeof(s->bufs[0])) {
+		rr_buf_put(s->cl->ep->reg, b);
+		return -E2BIG;
+	}
+	s->bufs[s->nbufs++] = b;
+	return 0;
+}
+
+/* A buffer the server can reach, holding a copy of data (or data itself, zerocopy). */
+static struct rr_buf *expose_data(struct cslot *s, void *data, size_t len, int copy)
+{
+	struct rr_clnt *cl = s->cl;
+	struct rr_reg_ctx *reg = cl->ep->reg;
+	struct rr_buf *b;
+
+	if (rr_reg_kind(reg) == RR_REG_ZEROCOPY) {
+		if (rr_buf_wrap(reg, data, len, &b) != 0)
+			return NULL;
+	} else {
+		if (rr_buf_get(reg, len, RR_GET_EXPOSE, &b) != 0)
+			return NULL;
+		if (copy)
+			memcpy(b->addr, data, len);
+		if (expose(s, b) != 0) {
+			rr_buf_put(reg, b);
+			return NULL;
+		}
+	}
+	return add_buf(s, b) == 0 ? b : NULL;
+}
+
+/* A buffer of our own that the server can reach (Reply chunk, long call). */
+static struct rr_buf *own_exposed(struct cslot *s, size_t len)
+{
+	struct rr_reg_ctx *reg = s->cl->ep->reg;
+	struct rr_buf *b;
+
+	if (rr_buf_get(reg, len, RR_GET_EXPOSE, &b) != 0)
+		return NULL;
+	if (expose(s, b) != 0) {
+		rr_buf_put(reg, b);
+		return NULL;
+	}
+	return add_buf(s, b) == 0 ? b : NULL;
+}
+
+/* Arguments: inline when they fit, else a Read chunk at the item's position. */
+static int clnt_put(struct rpc_ddp *ddp, XDR *xdrs, void *data, uint32_t len)
+{
+	struct clnt_ddp *cd = (struct clnt_ddp *)ddp;
+	struct cslot *s = cd->s;
+	uint32_t pos = xdr_getpos(xdrs);
+	struct rr_buf *b;
+
+	if (len == 0 || (!cd->force_chunks && pos + RNDUP4(len) + 128 <= cd->cap))
+		return rpc_ddp_inline_ops.put(ddp, xdrs, data, len);
+	if (s->h->nreads == RPCRDMA_MAX_READ_SEGS || !(b = expose_data(s, data, len, 1)))
+		return -ENOMEM;
+	s->h->reads[s->h->nreads++] = (struct rpcrdma_read_seg){
+		.position = pos + cd->reduced, .seg = {b->rkey, len, (uintptr_t)b->addr}};
+	cd->reduced += RNDUP4(len);
+	rr_stat_add(&s->cl->conn->st.bytes_exposed, len);
+	return rpc_ddp_note(ddp, pos, b->addr, len);
+}
+
+/* Results: from the Write chunk, from a chunk we pulled, or inline. */
+static int clnt_get(struct rpc_ddp *ddp, XDR *xdrs, uint32_t len, void **data)
+{
+	struct clnt_ddp *cd = (struct clnt_ddp *)ddp;
+	struct cslot *s = cd->s;
+	struct rpc_call *call = s->call;
+	uint32_t pos = xdr_getpos(xdrs), full = pos + cd->reduced;
+	void *src = NULL;
+
+	if (cd->wused < s->rh->nwrites && s->wbuf) {
+		uint64_t got = 0;
+
+		for (uint32_t i = 0; i < s->rh->writes[cd->wused].nsegs; i++)
+			got += s->rh->writes[cd->wused].segs[i].length;
+		cd->wused++;
+		if (got) {
+			if (got != len || len > s->wbuf->len)
+				return -EBADMSG;
+			src = s->wbuf->addr;
+		}
+	}
+	for (uint32_t i = 0; !src && i < s->nrch; i++) {
+		if (s->rch[i].position != 0 && s->rch[i].position == full) {
+			if (s->rch[i].length < len)
+				return -EBADMSG;
+			src = s->pulled[i]->addr;
+		}
+	}
+	if (!src)
+		return rpc_clnt_ddp_get_inline(call, xdrs, len, data);
+	if (call->reply_data && len <= call->reply_data_len) {
+		if (src != call->reply_data)
+			memcpy(call->reply_data, src, len);
+		src = call->reply_data;
+	}
+	*data = src;
+	cd->reduced += RNDUP4(len);
+	return rpc_ddp_note(ddp, pos, src, len);
+}
+
+const struct rpc_ddp_ops rrc_ddp_ops = {.get = clnt_get, .put = clnt_put};
+
+/* Encode the call; returns its inline length, or -errno. Sets h->proc. */
+int rrc_encode_call(struct cslot *s, struct clnt_ddp *cd)
+{
+	struct rr_clnt *cl = s->cl;
+	struct rr_conn *c = cl->conn;
+	size_t cap = c->send_max > CALL_HDR_RESERVE ? c->send_max - CALL_HDR_RESERVE : 0;
+	uint8_t *buf = s->send->buf + CALL_HDR_RESERVE;
+	size_t long_cap = (size_t)cl->ep->p.max_io + 65536;
+	struct rr_buf *lb;
+	int len;
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		*cd = (struct clnt_ddp){
+			.base.ops = &rrc_ddp_ops, .s = s, .cap = cap, .force_chunks = attempt};
+		s->h->nreads = 0;
+		len = rpc_encode_call(&cl->base, s->xid, s->call, buf, cap, &cd->base);
+		if (len != -ENOSPC)
+			return len;
+	}
+	/* a long call: the whole message in a Position-Zero Read chunk */
+	if (!(lb = own_exposed(s, long_cap)))
+		return -ENOMEM;
+	*cd = (struct clnt_ddp){
+		.base.ops = &rrc_ddp_ops, .s = s, .cap = long_cap, .force_chunks = 1};
+	s->h->nreads = 1; /* room for the Position-Zero segment first */
+	len = rpc_encode_call(&cl->base, s->xid, s->call, lb->addr, long_cap, &cd->base);
+	if (len < 0)
+		return len;
+	s->h->reads[0] = (struct rpcrdma_read_seg){
+		.position = 0, .seg = {lb->rkey, (uint32_t)len, (uintptr_t)lb->addr}};
+	s->h->proc = RPCRDMA_NOMSG;
+	rr_stat_add(&c->st.bytes_exposed, len);
+	return 0;
+}
+
+/* Read-Write mode: chunks for the results. */
+int rrc_offer_chunks(struct cslot *s)
+{
+	struct rr_clnt *cl = s->cl;
+	struct rpc_call *call = s->call;
+	uint32_t room = cl->conn->recv_max;
+	struct rr_buf *b;
+
+	if (!(cl->ep->p.modes & RR_MODE_READ_WRITE))
+		return 0;
+	if (call->reply_data && call->reply_data_len) {
+		b = expose_data(s, call->reply_data, call->reply_data_len, 0);
+		if (!b)
+			return -ENOMEM;
+		s->wbuf = b;
+		s->h->nwrites = 1;
+		s->h->writes[0].nsegs = 1;
+		s->h->writes[0].segs[0] =
+			(struct rpcrdma_seg){b->rkey, call->reply_data_len, (uintptr_t)b->addr};
+	}
+	if (call->reply_hint + 256 > room) {
+		uint32_t len = call->reply_hint + 1024;
+
+		if (!(b = own_exposed(s, len)))
+			return -ENOMEM;
+		s->rbuf = b;
+		s->h->has_reply = true;
+		s->h->reply.nsegs = 1;
+		s->h->reply.segs[0] = (struct rpcrdma_seg){b->rkey, len, (uintptr_t)b->addr};
+	}
+	return 0;
+}
+
+/* Read-Read mode: pull the chunks the server exposed, then answer RDMA_DONE. */
+int rrc_pull_exposed(struct cslot *s)
+{
+	struct rr_clnt *cl = s->cl;
+	struct rr_conn *c = cl->conn;
+	struct rr_batch b;
+	int rc;
+
+	if (s->rh->nreads == 0)
+		return 0;
+	rc = rpcrdma_read_chunks(s->rh, s->rch, &s->nrch);
+	if (rc)
+		return -EBADMSG;
+	b.n = 0;
+	for (uint32_t i = 0; i < s->nrch; i++) {
+		const struct rpcrdma_read_chunk *ch = &s->rch[i];
+		struct rr_buf *buf;
+
+		if (ch->length > (uint64_t)cl->ep->p.max_io + 65536)
+			return -EBADMSG;
+		if (rr_buf_get(cl->ep->reg, ch->length ? ch->length : 1, 0, &buf) != 0 ||
+		    add_buf(s, buf) != 0 || rr_buf_wait(cl->ep->reg, buf) != 0)
+			return -ENOMEM;
+		s->pulled[i] = buf;
+		if ((rc = rr_batch_read_chunk(&b, s->rh, ch, buf)) != 0)
+			return rc;
+		rr_stat_add(&c->st.bytes_rdma_read, (int64_t)ch->length);
+	}
+	if (b.n == 0)
+		return 0;
+	s->reads_busy = 1;
+	rr_post(c, &b, &s->read_wr); /* completes, if only as a flush */
+	pthread_mutex_lock(&cl->lock);
+	while (s->reads_busy)
+		pthread_cond_wait(&s->cond, &cl->lock);
+	pthread_mutex_unlock(&cl->lock);
+	return s->read_status == VB_WC_SUCCESS ? 0 : -EIO;
+}
+
+/* Decode the RPC reply wherever it is: inline, in our Reply chunk, or pulled. */
+int rrc_decode_reply(struct cslot *s)
+{
+	struct rr_clnt *cl = s->cl;
+	struct clnt_ddp cd = {.base.ops = &rrc_ddp_ops, .s = s};
+	const uint8_t *buf = s->recv->buf + s->payload_off;
+	size_t len = s->recv->len - s->payload_off;
+
+	if (s->rh->proc == RPCRDMA_NOMSG) {
+		if (s->rh->has_reply && s->rbuf) {
+			uint64_t n = 0;
+
+			for (uint32_t i = 0; i < s->rh->reply.nsegs; i++)
+				n += s->rh->reply.segs[i].length;
+			if (n > s->rbuf->len)
+				return -EBADMSG;
+			buf = s->rbuf->addr;
+			len = n;
+		} else if (s->nrch && s->rch[0].position == 0) {
+			buf = s->pulled[0]->addr;
+			len = s->rch[0].length;
+		} else {
+			return -EBADMSG;
+		}
+	} else if (s->rh->proc != RPCRDMA_MSG) {
+		return -EBADMSG;
+	}
+	rr_stat_add(&cl->conn->st.replies, 1);
+	return rpc_decode_reply(&cl->base, s->xid, s->call, buf, len, &cd.base);
+}
