@@ -97,9 +97,10 @@ static int still_mounted(struct mount_job *j)
 
 /*
  * Runs beside the FUSE loop: once the mount answers, report success; then
- * watch for the session's end (unmounted, or a signal) and stop the client's
- * retrying, so workers waiting for an absent server return and the loop can
- * end; after a signal, also detach the mount, which wakes the loop's readers.
+ * watch for the session's end (unmounted, lazily too, or a signal) and stop the
+ * client (nfs3c_shutdown), so workers waiting for an absent server return
+ * within seconds and the loop can end; after a signal, also detach the mount,
+ * which wakes the loop's readers.
  */
 static void *check_main(void *arg)
 {
@@ -116,11 +117,18 @@ static void *check_main(void *arg)
 	report(j, 0, "mounted %s:%s on %s", j->o.host, j->o.export, j->mnt);
 	if (daemon)
 		detach_stdio(j);
-	while (!__atomic_load_n(&j->loop_done, __ATOMIC_ACQUIRE)) {
+	for (unsigned n = 1; !__atomic_load_n(&j->loop_done, __ATOMIC_ACQUIRE); n++) {
 		if (fuse_session_exited(j->se)) {
 			nfs3c_shutdown(j->c);
 			if (still_mounted(j))
 				umount2(j->mnt, MNT_DETACH);
+			break;
+		}
+		/* a lazy unmount (fusermount3 -uz) while calls wait on the server:
+		 * the session ends only once they return */
+		if (n % 10 == 0 && !still_mounted(j)) {
+			nfs3c_shutdown(j->c);
+			fuse_session_exit(j->se);
 			break;
 		}
 		usleep(100000);

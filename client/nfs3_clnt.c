@@ -15,6 +15,7 @@
 
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
+#define STOP_GRACE_MS  5000 /* most a stop waits for the server: less if timeo is less */
 
 /* See nfs3_clnt.h. */
 void nfs3c_params_defaults(struct nfs3c_params *p)
@@ -34,6 +35,7 @@ void nfs3c_params_defaults(struct nfs3c_params *p)
 	p->timeout_ms = 30000;
 	p->connect_timeout_ms = 5000;
 	p->dirty_max = 64u << 20;
+	p->dir_max = NFS3C_DIR_MAX;
 	p->cred.flavor = AUTH_SYS;
 	p->cred.uid = (uint32_t)geteuid();
 	p->cred.gid = (uint32_t)getegid();
@@ -181,8 +183,8 @@ int nfs3c_conn_get(struct nfs3c *c, uint64_t deadline_ms, struct nfs3c_conn **ou
 	for (;;) {
 		uint64_t now = nfs3c_now_ms(), until = deadline_ms;
 
-		if (c->closing) {
-			rc = -ESHUTDOWN;
+		if (c->closing || c->aborted) {
+			rc = c->closing ? -ESHUTDOWN : -EIO;
 			break;
 		}
 		if (c->conn) {
@@ -224,11 +226,44 @@ void nfs3c_conn_close(struct nfs3c *c)
 		conn_free(cn);
 }
 
+/* After nfs3c_shutdown: calls in flight get timeo (at most STOP_GRACE_MS) to finish; then the
+ * connection is ended under them and no new one is made, so a stop never
+ * waits on a server that does not answer, hard mount or not. */
+static void *stopper_main(void *arg)
+{
+	struct nfs3c *c = arg;
+	unsigned grace = c->p.timeout_ms && c->p.timeout_ms < STOP_GRACE_MS ? c->p.timeout_ms
+									    : STOP_GRACE_MS;
+	uint64_t until = nfs3c_now_ms() + grace;
+	struct nfs3c_conn *cn = NULL;
+
+	pthread_mutex_lock(&c->lock);
+	while (!c->closing && nfs3c_now_ms() < until)
+		cond_wait_until(c, until);
+	if (!c->closing) {
+		c->aborted = 1;
+		if ((cn = c->conn) != NULL)
+			cn->refs++;
+		pthread_cond_broadcast(&c->cond);
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (cn) {
+		log_warn("server %s: stopping; what still waits for it after %u ms fails", c->host,
+			 grace);
+		rpc_clnt_abort(cn->rpc);
+		nfs3c_conn_put(c, cn, 1);
+	}
+	return NULL;
+}
+
 /* See nfs3_clnt.h. */
 void nfs3c_shutdown(struct nfs3c *c)
 {
 	pthread_mutex_lock(&c->lock);
-	c->giving_up = 1;
+	if (!c->giving_up) {
+		c->giving_up = 1;
+		c->stopper_running = pthread_create(&c->stopper, NULL, stopper_main, c) == 0;
+	}
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
 }

@@ -57,8 +57,11 @@ struct nfs3c_params {
 	int retry_ms;			 /* keep retrying a call this long; 0: forever */
 	int connect_timeout_ms;		 /* one connection attempt */
 	size_t dirty_max;		 /* bytes of unstable writes kept for resending */
+	unsigned dir_max;		 /* most entries one directory listing may have */
 	struct rpc_cred cred;		 /* the default credential */
 };
+
+#define NFS3C_DIR_MAX (1u << 22) /* entries in one directory listing, by default */
 
 /* Fill p with the defaults (RDMA, soft-or-device "auto", 30 s calls, hard). */
 void nfs3c_params_defaults(struct nfs3c_params *p);
@@ -86,9 +89,12 @@ struct nfs3c;
 /* Connect, MNT the export, FSINFO. On failure, err says why in words. */
 int nfs3c_mount(const struct nfs3c_params *p, struct nfs3c **out, char *err, size_t errlen);
 /* Stop waiting for the server: calls retrying a connection fail with -EIO,
- * later calls get one try. For shutting down while the server is away. */
+ * later calls get one try; after timeo (at most 5 s), whatever still waits
+ * for the server fails with -EIO and no call is made any more. For shutting
+ * down (unmount, a signal) whatever the server does. */
 void nfs3c_shutdown(struct nfs3c *c);
-/* Commit what is uncommitted, UMNT, disconnect, free. */
+/* Commit what is uncommitted, UMNT, disconnect, free; bounded in time as
+ * nfs3c_shutdown says, which it starts. */
 void nfs3c_unmount(struct nfs3c *c);
 
 const struct nfs3c_fh *nfs3c_root(const struct nfs3c *c);

@@ -4,9 +4,12 @@
  * Replies longer than an inline message come back in a Reply chunk over RDMA,
  * so every call says how long its reply may be (reply_hint).
  */
+#include <search.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "client/nfs3_clnt_int.h"
+#include "common/base/log.h"
 
 #define DIR_MAXCOUNT  32768 /* bytes of READDIRPLUS reply asked for */
 #define DIR_DIRCOUNT  8192  /* bytes of names and cookies in it */
@@ -109,21 +112,91 @@ static int plain_once(struct nfs3c *c, const struct rpc_cred *cr, const struct n
 	return rc;
 }
 
+/* One listing: the caller's callback, the entries so far, the cookies asked with. */
+struct listing {
+	struct nfs3c *c;
+	int (*fn)(void *arg, const struct nfs3c_dirent *e);
+	void *arg;
+	unsigned entries;
+	void *asked; /* tsearch tree of the cookies the listing asked with */
+};
+
+static int cookie_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Every entry passes here: past the listing's ceiling, the listing ends. */
+static int count_entry(void *arg, const struct nfs3c_dirent *e)
+{
+	struct listing *l = arg;
+
+	if (++l->entries > l->c->p.dir_max) {
+		if (nfs3c_first_warning(l->c, NFS3C_WARN_DIR_MAX))
+			log_warn("server %s: a directory lists more than %u entries (dir_max): "
+				 "stopped",
+				 l->c->host, l->c->p.dir_max);
+		return -EOVERFLOW;
+	}
+	return l->fn(l->arg, e);
+}
+
+/* Whether the listing asked with cookie before (a server handing back a cookie
+ * it gave already would loop for ever); remembers it if not. */
+static int asked_before(struct listing *l, uint64_t cookie)
+{
+	uint64_t *k = malloc(sizeof(*k)), **found;
+
+	if (!k)
+		return -ENOMEM;
+	*k = cookie;
+	found = tsearch(k, &l->asked, cookie_cmp);
+	if (!found) {
+		free(k);
+		return -ENOMEM;
+	}
+	if (*found == k)
+		return 0;
+	free(k);
+	if (nfs3c_first_warning(l->c, NFS3C_WARN_DIR_LOOP))
+		log_warn("server %s: readdir loop: cookie %llu came back; the listing stops",
+			 l->c->host, (unsigned long long)cookie);
+	return -ELOOP;
+}
+
+/* Forget the cookies asked with (tdelete, as POSIX has no tdestroy). */
+static void forget_asked(struct listing *l)
+{
+	while (l->asked) {
+		uint64_t *k = *(uint64_t **)l->asked;
+
+		tdelete(k, &l->asked, cookie_cmp);
+		free(k);
+	}
+}
+
 /* See nfs3_clnt.h: READDIRPLUS until eof, READDIR if the server has none. */
 int nfs3c_readdir(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *dir,
 		  int (*fn)(void *arg, const struct nfs3c_dirent *e), void *arg)
 {
+	struct listing l = {.c = c, .fn = fn, .arg = arg};
 	cookieverf3 verf = {0};
 	uint64_t cookie = 0;
 	int eof = 0, rc = 0, plus = 1;
 
 	for (unsigned n = 0; !eof && rc == 0 && n < DIR_MAX_CALLS; n++) {
-		rc = plus ? plus_once(c, cr, dir, &cookie, verf, &eof, fn, arg)
-			  : plain_once(c, cr, dir, &cookie, verf, &eof, fn, arg);
+		if ((rc = asked_before(&l, cookie)) != 0)
+			break;
+		rc = plus ? plus_once(c, cr, dir, &cookie, verf, &eof, count_entry, &l)
+			  : plain_once(c, cr, dir, &cookie, verf, &eof, count_entry, &l);
 		if (rc == -ENOTSUP && plus && cookie == 0) {
-			plus = 0; /* NFS3ERR_NOTSUPP: READDIR instead */
+			plus = 0; /* NFS3ERR_NOTSUPP: READDIR instead, from the start */
+			forget_asked(&l);
 			rc = 0;
 		}
 	}
+	forget_asked(&l);
 	return rc;
 }

@@ -70,6 +70,16 @@ struct nfs3c_file {
 	int have_cred;
 };
 
+/* What a misbehaving server makes us log, once per mount each. */
+enum nfs3c_warn {
+	NFS3C_WARN_EMPTY_READ = 1 << 0,
+	NFS3C_WARN_DIR_LOOP = 1 << 1,
+	NFS3C_WARN_DIR_MAX = 1 << 2,
+	NFS3C_WARN_FSINFO = 1 << 3,
+};
+/* Whether w is to be logged now: the first time on this mount. */
+#define nfs3c_first_warning(c, w) (!(__atomic_fetch_or(&(c)->warned, (w), __ATOMIC_RELAXED) & (w)))
+
 struct nfs3c {
 	struct nfs3c_params p;
 	char *host, *export, *port, *mountport;
@@ -81,7 +91,11 @@ struct nfs3c {
 	pthread_cond_t cond;
 	struct nfs3c_conn *conn; /* current; NULL when there is none */
 	int connecting, closing;
-	int giving_up; /* nfs3c_shutdown: one more try per call, no waiting */
+	int giving_up;	 /* nfs3c_shutdown: one more try per call, no waiting */
+	int aborted;	 /* the stop's grace is over: every call fails with -EIO */
+	unsigned warned; /* atomic: NFS3C_WARN_* already logged, each once per mount */
+	pthread_t stopper;
+	int stopper_running;
 	int backoff_ms;
 	uint64_t next_try_ms; /* no new connection attempt before this */
 	int last_err;

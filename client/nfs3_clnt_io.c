@@ -17,7 +17,8 @@
 #include "client/nfs3_clnt_int.h"
 #include "common/base/log.h"
 
-#define COMMIT_ROUNDS 16 /* verifier changes tolerated in one commit */
+#define COMMIT_ROUNDS	16 /* verifier changes tolerated in one commit */
+#define EMPTY_READS_MAX 3  /* READs in a row that bring no data and no end of file */
 
 /* ---- READ ---- */
 
@@ -65,8 +66,12 @@ int nfs3c_read(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh
 	       void *buf, size_t len, size_t *got, int *eof)
 {
 	size_t done = 0;
+	unsigned empty = 0;
 	int e = 0, rc = 0;
 
+	/* A short READ without eof goes on from where it stopped (the server may
+	 * send less than asked); one that brings nothing is tried a few times,
+	 * then the read fails rather than look like the end of the file. */
 	while (done < len && !e) {
 		uint32_t piece = len - done > c->rsize ? c->rsize : (uint32_t)(len - done), n = 0;
 
@@ -74,8 +79,15 @@ int nfs3c_read(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh
 		if (rc)
 			break;
 		done += n;
-		if (n == 0)
-			break; /* nothing more, whatever eof says */
+		empty = n || e ? 0 : empty + 1;
+		if (empty == EMPTY_READS_MAX) {
+			if (nfs3c_first_warning(c, NFS3C_WARN_EMPTY_READ))
+				log_warn("server %s: %u READs at %llu brought no data and no end "
+					 "of file",
+					 c->host, empty, (unsigned long long)(off + done));
+			*got = done;
+			return -EIO;
+		}
 	}
 	*got = done;
 	if (eof)

@@ -19,6 +19,7 @@
 #include "common/nfs/nfs_prog.h"
 
 #define MAX_IO		  (1u << 20)
+#define MIN_IO		  4096u /* the smallest transfer size we use */
 #define RPCBIND_PORT	  "111"
 #define RPCBIND_TIMEOUT	  3000
 #define MOUNT_TIMEOUT_MS  15000
@@ -231,13 +232,17 @@ static int do_mnt(struct nfs3c *c, char *err, size_t errlen)
 	return 0;
 }
 
-/* A transfer size: the asked one (or the server's preference) within limits. */
+/* A transfer size: the asked one (or the server's preference) within limits;
+ * never below MIN_IO, whatever the server says (the Linux client's floor too),
+ * so that a server cannot make us move a file a byte at a time. */
 static uint32_t pick_size(uint32_t asked, uint32_t pref, uint32_t max, uint32_t xprt_max)
 {
 	uint32_t v;
 
 	if (max == 0)
 		max = 32768;
+	if (max < MIN_IO)
+		max = MIN_IO;
 	if (max > MAX_IO)
 		max = MAX_IO;
 	if (xprt_max && max > xprt_max)
@@ -245,9 +250,9 @@ static uint32_t pick_size(uint32_t asked, uint32_t pref, uint32_t max, uint32_t 
 	v = asked ? asked : (pref ? pref : max);
 	if (v > max)
 		v = max;
-	if (v >= 4096)
-		v &= ~4095u;
-	return v ? v : 4096;
+	if (v < MIN_IO)
+		v = MIN_IO;
+	return v & ~(MIN_IO - 1);
 }
 
 /* FSINFO: pick rsize and wsize. */
@@ -271,6 +276,10 @@ static int do_fsinfo(struct nfs3c *c, char *err, size_t errlen)
 	if (r.status == NFS3_OK) {
 		FSINFO3resok *ok = &r.FSINFO3res_u.resok;
 
+		if (((ok->rtmax && ok->rtmax < MIN_IO) || (ok->wtmax && ok->wtmax < MIN_IO)) &&
+		    nfs3c_first_warning(c, NFS3C_WARN_FSINFO))
+			log_warn("server %s: FSINFO says rtmax %u, wtmax %u: using %u at least",
+				 c->host, ok->rtmax, ok->wtmax, MIN_IO);
 		c->rsize = pick_size(c->p.rsize, ok->rtpref, ok->rtmax, xmax);
 		c->wsize = pick_size(c->p.wsize, ok->wtpref, ok->wtmax, xmax);
 		c->maxfilesize = ok->maxfilesize;
@@ -401,18 +410,23 @@ void nfs3c_unmount(struct nfs3c *c)
 
 	if (!c)
 		return;
+	nfs3c_shutdown(c);
 	if ((rc = nfs3c_commit_all(c)) != 0)
 		log_err("%s:%s: uncommitted writes lost at unmount: %s", c->host, c->export,
 			strerror(-rc));
 	c->p.retry_ms = UMOUNT_TIMEOUT_MS;
-	if (mount_call(c, MOUNTPROC3_UMNT, (xdrproc_t)xdr_dirpath, &c->export, (xdrproc_t)xdr_void,
+	if (!__atomic_load_n(&c->aborted, __ATOMIC_ACQUIRE) &&
+	    mount_call(c, MOUNTPROC3_UMNT, (xdrproc_t)xdr_dirpath, &c->export, (xdrproc_t)xdr_void,
 		       NULL, UMOUNT_TIMEOUT_MS, err, sizeof(err)) != 0)
 		log_info("UMNT: %s", err);
 	pthread_mutex_lock(&c->lock);
 	c->closing = 1;
+	pthread_cond_broadcast(&c->cond); /* the stopper, if any, goes */
 	while (c->connecting)
 		pthread_cond_wait(&c->cond, &c->lock);
 	pthread_mutex_unlock(&c->lock);
+	if (c->stopper_running)
+		pthread_join(c->stopper, NULL);
 	nfs3c_conn_close(c);
 	client_free(c);
 }

@@ -291,6 +291,7 @@ static const struct opt_def opts[] = {
 	{"trusted_peers", set_flag, OFF(nfs.rr.trusted_peers), 1, 0, NULL},
 	{"retry", set_ms, OFF(nfs.retry_ms), 1, 86400, NULL},
 	{"dirty_max", set_size, OFF(nfs.dirty_max), 1 << 20, 1ll << 34, NULL},
+	{"dir_max", set_unsigned, OFF(nfs.dir_max), 16, 1u << 30, NULL},
 	{"debug", set_flag, OFF(debug), 1, 0, NULL},
 };
 
@@ -311,6 +312,7 @@ const char client_opts_help[] =
 	"  hard | soft, retry=SECONDS  soft: give up on a call after retry seconds (hard)\n"
 	"  trusted_peers           allow reg=allphys\n"
 	"  dirty_max=SIZE          unstable write data kept for resending (64M)\n"
+	"  dir_max=N               entries one directory may list (4194304)\n"
 	"  direct_io               bypass the kernel page cache (mount)\n"
 	"  foreground              do not daemonize (mount)\n"
 	"  config=FILE             configuration file\n"

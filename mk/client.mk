@@ -44,12 +44,17 @@ TESTS += t/client_nfs3_test
 t_client_nfs3_test_SOURCES = t/client_nfs3_test.c t/client_srv.c t/client_srv.h
 t_client_nfs3_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_client_nfs3_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
+check_PROGRAMS += t/client_hostile_test
+TESTS += t/client_hostile_test
+t_client_hostile_test_SOURCES = t/client_hostile_test.c t/client_srv.c t/client_srv.h
+t_client_hostile_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_client_hostile_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
 endif
 t_client_testsrv_SOURCES += t/client_srv.c t/client_srv.h
 
 CLIENT_SH_TESTS = t/client_errors.sh t/client_mount.sh t/client_fsops.sh \
 	t/client_restart.sh t/client_bench.sh t/client_ganesha.sh t/client_daemon.sh \
-	t/client_fullfs.sh
+	t/client_fullfs.sh t/client_stop.sh
 TESTS += $(CLIENT_SH_TESTS)
 dist_check_SCRIPTS += $(CLIENT_SH_TESTS) t/client_lib.sh
 

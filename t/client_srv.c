@@ -47,20 +47,36 @@ static void slowed(struct rpc_req *req, void *args, void *res)
 	slow_fn(req, args, res);
 }
 
-/* NFS and MOUNT, with p->slow_proc made slow if asked. */
+/* The mangled procedure: one per process as well. */
+static void (*mangle_fn)(struct rpc_req *req, void *args, void *res);
+static void (*mangle_res)(void *res);
+
+static void mangled(struct rpc_req *req, void *args, void *res)
+{
+	mangle_fn(req, args, res);
+	mangle_res(res);
+}
+
+/* NFS and MOUNT, with p->slow_proc made slow and p->mangle_proc mangled if asked. */
 static int add_programs(struct csrv *s, const struct csrv_params *p)
 {
 	struct rpc_program nfs, mnt;
 	int rc;
 
 	nfs_programs_describe(s->be, &nfs, &mnt);
-	if (p->slow_proc > 0 && (uint32_t)p->slow_proc < nfs.nprocs &&
-	    nfs.nprocs <= sizeof(s->nfs_procs) / sizeof(s->nfs_procs[0])) {
-		memcpy(s->nfs_procs, nfs.procs, nfs.nprocs * sizeof(*nfs.procs));
+	if (nfs.nprocs > sizeof(s->nfs_procs) / sizeof(s->nfs_procs[0]))
+		return -E2BIG;
+	memcpy(s->nfs_procs, nfs.procs, nfs.nprocs * sizeof(*nfs.procs));
+	nfs.procs = s->nfs_procs;
+	if (p->slow_proc > 0 && (uint32_t)p->slow_proc < nfs.nprocs) {
 		slow_fn = s->nfs_procs[p->slow_proc].fn;
 		slow_ms = p->slow_ms;
 		s->nfs_procs[p->slow_proc].fn = slowed;
-		nfs.procs = s->nfs_procs;
+	}
+	if (p->mangle_proc > 0 && (uint32_t)p->mangle_proc < nfs.nprocs && p->mangle) {
+		mangle_fn = s->nfs_procs[p->mangle_proc].fn;
+		mangle_res = p->mangle;
+		s->nfs_procs[p->mangle_proc].fn = mangled;
 	}
 	rc = rpc_server_add_program(s->rpc, &nfs);
 	return rc ? rc : rpc_server_add_program(s->rpc, &mnt);

@@ -221,6 +221,9 @@ struct rpc_clnt_ops {
 	int (*call)(struct rpc_clnt *c, struct rpc_call *call);
 	void (*free_res)(struct rpc_clnt *c, struct rpc_call *call);
 	void (*destroy)(struct rpc_clnt *c);
+	/* End the connection now (any thread): calls waiting on it return
+	 * -ECONNRESET at once, later calls fail; destroy is still needed. */
+	void (*abort)(struct rpc_clnt *c);
 };
 
 struct rpc_clnt {
@@ -249,6 +252,10 @@ static inline void rpc_clnt_free_res(struct rpc_clnt *c, struct rpc_call *call)
 static inline void rpc_clnt_destroy(struct rpc_clnt *c)
 {
 	c->ops->destroy(c);
+}
+static inline void rpc_clnt_abort(struct rpc_clnt *c)
+{
+	c->ops->abort(c);
 }
 
 /* Encode a call (header, credential, arguments) into buf; returns its length

@@ -98,8 +98,16 @@ static void *reader_main(void *arg)
 			free(buf);
 		}
 	}
+	/* whatever ended the stream (EOF, an error, a record over the limit), the
+	 * byte stream is lost: the connection ends and every call gets
+	 * -ECONNRESET, which the caller answers by reconnecting */
+	if (rc == -EMSGSIZE)
+		log_warn("a reply record over %zu bytes: the connection ends", c->max_record);
+	else if (rc != -ECONNRESET && rc != -EPIPE && rc != -ENODATA)
+		log_info("reading replies: %s: the connection ends", strerror(-rc));
+	shutdown(c->fd, SHUT_RDWR);
 	pthread_mutex_lock(&c->lock);
-	fail_all(c, rc == -EMSGSIZE ? -EMSGSIZE : -ECONNRESET);
+	fail_all(c, -ECONNRESET);
 	pthread_mutex_unlock(&c->lock);
 	return NULL;
 }
@@ -195,10 +203,17 @@ static void tcp_destroy(struct rpc_clnt *base)
 	free(c);
 }
 
+/* The reader sees the socket end and fails every waiter. */
+static void tcp_abort(struct rpc_clnt *base)
+{
+	shutdown(((struct tcp_clnt *)base)->fd, SHUT_RDWR);
+}
+
 static const struct rpc_clnt_ops tcp_clnt_ops = {
 	.call = tcp_call,
 	.free_res = tcp_free_res,
 	.destroy = tcp_destroy,
+	.abort = tcp_abort,
 };
 
 int rpc_tcp_clnt_create(const char *host, const char *port, int timeout_ms, size_t max_record,

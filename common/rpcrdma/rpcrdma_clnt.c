@@ -123,13 +123,37 @@ static int take_credit(struct rr_clnt *cl)
 	return rc;
 }
 
+/* See rpcrdma_clnt.h. */
+int rrc_timeout_ms(const struct cslot *s)
+{
+	return s->call->timeout_ms ? s->call->timeout_ms : s->cl->ep->p.call_timeout_ms;
+}
+
+/* See rpcrdma_clnt.h. */
+int rrc_slot_wait(struct cslot *s, const int *busy, const char *what)
+{
+	struct rr_clnt *cl = s->cl;
+	struct timespec ts = clock_deadline(CLOCK_REALTIME, rrc_timeout_ms(s));
+	int late = 0;
+
+	pthread_mutex_lock(&cl->lock);
+	while (*busy && !late)
+		late = pthread_cond_timedwait(&s->cond, &cl->lock, &ts) == ETIMEDOUT && *busy;
+	pthread_mutex_unlock(&cl->lock);
+	if (!late)
+		return 0;
+	rr_conn_fail(cl->conn, what);
+	pthread_mutex_lock(&cl->lock);
+	while (*busy)
+		pthread_cond_wait(&s->cond, &cl->lock);
+	pthread_mutex_unlock(&cl->lock);
+	return -ETIMEDOUT;
+}
+
 /* Wait for our last Send to complete, so its buffer and context may be reused. */
 static void wait_send(struct cslot *s)
 {
-	pthread_mutex_lock(&s->cl->lock);
-	while (s->send_busy)
-		pthread_cond_wait(&s->cond, &s->cl->lock);
-	pthread_mutex_unlock(&s->cl->lock);
+	rrc_slot_wait(s, &s->send_busy, "a Send was never acknowledged");
 }
 
 /* Post a Send of the header (and payload) in the slot's buffer. */
@@ -300,10 +324,17 @@ static void rr_destroy(struct rpc_clnt *base)
 	free(cl);
 }
 
+/* Waiting calls fail with -ECONNRESET as the connection dies (clnt_on_dead). */
+static void rr_abort(struct rpc_clnt *base)
+{
+	rr_conn_fail(((struct rr_clnt *)base)->conn, "aborted by the client");
+}
+
 static const struct rpc_clnt_ops rr_clnt_ops = {
 	.call = rr_call,
 	.free_res = rr_free_res,
 	.destroy = rr_destroy,
+	.abort = rr_abort,
 };
 
 /* Wait for the connection's outcome on its CM fd. */

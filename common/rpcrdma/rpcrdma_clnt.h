@@ -61,6 +61,13 @@ struct clnt_ddp {
 	unsigned wused;	  /* decoding: Write chunks consumed */
 };
 
+/* rpcrdma_clnt.c: wait until *busy (under cl->lock) is 0. If that takes more
+ * than the call's timeout, the connection is failed (`what` says why) and the
+ * wait goes on for the flush, which teardown guarantees: -ETIMEDOUT then. */
+int rrc_slot_wait(struct cslot *s, const int *busy, const char *what);
+/* The call's timeout in milliseconds. */
+int rrc_timeout_ms(const struct cslot *s);
+
 /* rpcrdma_clnt_chunks.c, in the caller's thread */
 extern const struct rpc_ddp_ops rrc_ddp_ops;
 /* Encode the call; returns its inline length, or -errno. Sets h->proc. */

@@ -230,11 +230,9 @@ int rrc_pull_exposed(struct cslot *s)
 		return 0;
 	s->reads_busy = 1;
 	rr_post(c, &b, &s->read_wr); /* completes, if only as a flush */
-	pthread_mutex_lock(&cl->lock);
-	while (s->reads_busy)
-		pthread_cond_wait(&s->cond, &cl->lock);
-	pthread_mutex_unlock(&cl->lock);
-	return s->read_status == VB_WC_SUCCESS ? 0 : -EIO;
+	if ((rc = rrc_slot_wait(s, &s->reads_busy, "the server never answered RDMA Reads")) != 0)
+		return rc;
+	return s->read_status == VB_WC_SUCCESS ? 0 : -ECONNRESET;
 }
 
 /* Decode the RPC reply wherever it is: inline, in our Reply chunk, or pulled. */

@@ -86,6 +86,9 @@ struct soft_device {
 	bool direct_tx; /* post_send transmits from the caller's thread (VB_SOFT_DIRECT_TX) */
 	bool no_mw;	/* test only: no memory windows, like some devices (VB_SOFT_NO_MW) */
 	unsigned long cred_epoch; /* the opener's credentials (osdep_cred_epoch) */
+	/* test only (VB_SOFT_SILENT): as responder, never answer RDMA Reads, or
+	 * never acknowledge, like a peer that stopped responding */
+	bool silent_reads, silent_acks;
 	int cred_warned;
 	/* test only (VB_SOFT_FAIL_POST): the nth post_send carrying fail_op fails */
 	enum soft_fail_mode { SOFT_FAIL_NONE, SOFT_FAIL_REFUSE, SOFT_FAIL_DOORBELL } fail_mode;

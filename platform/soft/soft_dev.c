@@ -20,6 +20,11 @@
  *   VB_SOFT_NO_MW            test only: 1 makes a device opened while it is set
  *                            answer "not supported" to memory windows, as devices
  *                            without them do
+ *   VB_SOFT_SILENT           test only: "reads" makes a device opened while it is
+ *                            set never answer the RDMA Reads its peers ask of
+ *                            it, "acks" never acknowledge their requests (their
+ *                            Sends and Writes never complete), "reads,acks" both:
+ *                            a peer that stopped responding
  *   VB_SOFT_FAIL_POST        test only: MODE:OP:N makes the Nth post_send (from
  *                            1) whose chain carries OP (send, write, read or
  *                            any) on a device opened while it is set fail once:
@@ -147,6 +152,10 @@ static int soft_open(const char *name, struct vb_device **out)
 	dev->no_mw = soft_env_uint("VB_SOFT_NO_MW", 0, 0, 1);
 	dev->cred_epoch = osdep_cred_epoch();
 	fail_post_parse(dev);
+	if (getenv("VB_SOFT_SILENT")) {
+		dev->silent_reads = strstr(getenv("VB_SOFT_SILENT"), "reads") != NULL;
+		dev->silent_acks = strstr(getenv("VB_SOFT_SILENT"), "acks") != NULL;
+	}
 	if ((rc = soft_keys_init(&dev->keys)) != 0) {
 		free(dev);
 		return rc;

@@ -105,6 +105,8 @@ static bool seq_ok(struct soft_conn *c, const struct soft_hdr *h)
 static void request_done(struct soft_conn *c, const struct soft_hdr *h)
 {
 	c->rx_expect = h->seq + 1;
+	if (c->dev->silent_acks)
+		return; /* VB_SOFT_SILENT: a peer that never acknowledges */
 	c->ack_seq = h->seq;
 	c->ack_pending = true;
 }
@@ -233,6 +235,12 @@ static enum rx_verdict read_start(struct soft_conn *c, const struct soft_hdr *h)
 			      &mr);
 	if (st != VB_WC_SUCCESS)
 		return nak(c, h, st);
+	if (c->dev->silent_reads) {
+		/* VB_SOFT_SILENT: the request is taken and never answered */
+		soft_mr_put(c->dev, &mr, 1);
+		c->rx_expect = h->seq + 1;
+		return RX_GO;
+	}
 	r = &c->resp[(c->resp_head + c->resp_count++) % SOFT_MAX_RD_ATOM];
 	*r = (struct soft_resp){.seq = h->seq, .len = h->aux, .addr = h->addr, .mr = mr};
 	c->reads_in++;
