@@ -72,6 +72,8 @@ static int apply_client(struct client_opts *o, const struct nfsrdma_config *cfg)
 	p->acregmax = cfg->client.acregmax;
 	p->acdirmin = cfg->client.acdirmin;
 	p->acdirmax = cfg->client.acdirmax;
+	p->timeout_ms = (int)cfg->client.timeo * 1000;
+	p->dir_max = cfg->client.dir_max;
 	o->integrity = cfg->client.integrity.mode == CFG_INTEGRITY_HMAC_SHA256;
 	free(o->keyfile);
 	o->keyfile = cfg->client.integrity.key_file ? strdup(cfg->client.integrity.key_file) : NULL;

@@ -156,6 +156,8 @@ struct nfsrdma_config {
 		uint64_t wsize;			  /* WRITE size, multiple of 4K */
 		unsigned acregmin, acregmax;	  /* file attribute cache, seconds */
 		unsigned acdirmin, acdirmax;	  /* directory attribute cache, seconds */
+		unsigned timeo;			  /* seconds to wait for one reply */
+		unsigned dir_max;		  /* entries one directory listing may have */
 		struct cfg_integrity integrity;	  /* per-message HMAC */
 	} client;
 };
