@@ -1,7 +1,8 @@
 # nfs: the NFSv3 and MOUNT v3 protocol that client and server share: the XDR
 # routines rpcgen makes from common/nfs/*.x, the program numbers, and the
 # RFC 8267 rules for which items move by RDMA.
-libnfsrdma_a_SOURCES += common/nfs/nfs_prog.h common/nfs/nfs3_ddp.c common/nfs/nfs3_ddp.h
+libnfsrdma_a_SOURCES += common/nfs/nfs_prog.h common/nfs/nfs3_ddp.c common/nfs/nfs3_ddp.h \
+	common/nfs/nfs3_xdr.c common/nfs/nfs3_xdr.h
 
 # XDR: generated at build time into the build tree. The generated C is built
 # as its own small library with the warnings rpcgen's output trips relaxed, so

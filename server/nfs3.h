@@ -16,6 +16,7 @@
 #include "server/backend.h"
 #include "common/nfs/mount_prot.h"
 #include "common/nfs/nfs3_prot.h"
+#include "common/nfs/nfs3_xdr.h"
 
 /* One call as the procedures see it. */
 struct nfs_req {
@@ -45,9 +46,6 @@ struct nfs_proc_desc {
 	void (*fn)(struct nfs_req *req, void *args, void *res);
 	unsigned flags;
 };
-
-#define NFS3_NPROCS   22
-#define MOUNT3_NPROCS 6
 
 extern const struct nfs_proc_desc nfs3_procs[NFS3_NPROCS];
 extern const struct nfs_proc_desc mount3_procs[MOUNT3_NPROCS];

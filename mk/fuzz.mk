@@ -1,0 +1,95 @@
+# Fuzzing with libFuzzer, outside the normal build (never part of `make`,
+# `make check` or `make distcheck`): `make fuzz` builds one target per decoder
+# of untrusted bytes with $(CLANG) (each from the sources it needs); `make
+# fuzz-run` runs each for FUZZ_RUNS executions (at most FUZZ_SECONDS) on a
+# working corpus in the build tree, seeded from t/fuzz/corpus/NAME, and prints
+# an automake-style summary (SKIP when clang is missing) that scripts/check.sh
+# adds up. The targets:
+#   rpcrdma_hdr  the RPC/RDMA header and RFC 8797 private data (both sides)
+#   rpc_call     the server's RPC call header, credentials and NFS/MOUNT arguments
+#   rpc_reply    the client's RPC reply and NFS/MOUNT results (READDIR entries too)
+FUZZ_RUNS = 1000000
+FUZZ_SECONDS = 200
+FUZZ_NAMES = rpcrdma_hdr rpc_call rpc_reply
+FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-fno-omit-frame-pointer
+FUZZ_CC = $(CLANG) $(FUZZ_CFLAGS) $(WARN_CFLAGS) -Wno-format-nonliteral -I$(top_builddir) \
+	-I$(top_srcdir) $(TIRPC_CFLAGS) -include config.h
+# rpcgen's output trips warnings that hand-written code may not (see mk/nfs.mk)
+FUZZ_XDR_FLAGS = -Wno-unused-variable -Wno-unused-parameter -Wno-missing-prototypes \
+	-Wno-strict-prototypes -Wno-shadow -Wno-cast-qual -Wno-unused-function
+
+FUZZ_rpcrdma_hdr_SRCS = common/rpcrdma/rpcrdma_hdr.c common/rpcrdma/rpcrdma_cm_private.c \
+	common/base/cursor.c common/base/log.c
+FUZZ_RPC_SRCS = common/rpc/rpc_msg.c common/rpc/rpc_auth.c common/rpc/integrity.c \
+	common/base/log.c common/nfs/nfs3_xdr.c common/nfs/nfs3_ddp.c
+FUZZ_rpc_call_SRCS = $(FUZZ_RPC_SRCS) common/rpc/rpc_svc.c common/rpc/rpc_drc.c \
+	common/base/workq.c
+FUZZ_rpc_reply_SRCS = $(FUZZ_RPC_SRCS)
+FUZZ_RPC_LIBS = $(TIRPC_LIBS) $(CRYPTO_LIBS)
+FUZZ_TARGETS = $(FUZZ_NAMES:%=t/fuzz/fuzz_%)
+
+EXTRA_DIST += $(FUZZ_NAMES:%=t/fuzz/fuzz_%.c) t/fuzz/corpus
+PHONY_TARGETS += fuzz fuzz-run clean-fuzz
+EXTRA_TARGETS += fuzz-run:700
+
+fuzz: $(FUZZ_TARGETS)
+
+fuzz-check-clang:
+	@if test "$(CLANG)" = no; then \
+		echo "fuzz: clang not found by configure (Debian: clang libclang-rt-14-dev)" >&2; \
+		exit 1; \
+	fi
+	@$(MKDIR_P) t/fuzz t/fuzz/obj
+
+# The generated XDR, compiled once for the targets that decode NFS.
+t/fuzz/obj/nfs_xdr.o: $(NFS_XDR_GEN) | fuzz-check-clang
+	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_XDR_FLAGS) -fsanitize=fuzzer-no-link -c -o t/fuzz/obj/nfs3.o \
+		common/nfs/nfs3_prot_xdr.c && \
+	$(FUZZ_CC) $(FUZZ_XDR_FLAGS) -fsanitize=fuzzer-no-link -c -o t/fuzz/obj/mount.o \
+		common/nfs/mount_prot_xdr.c && \
+	ld -r -o $@ t/fuzz/obj/nfs3.o t/fuzz/obj/mount.o
+
+t/fuzz/fuzz_rpcrdma_hdr: $(srcdir)/t/fuzz/fuzz_rpcrdma_hdr.c \
+		$(FUZZ_rpcrdma_hdr_SRCS:%=$(srcdir)/%) | fuzz-check-clang
+	$(AM_V_CC)$(FUZZ_CC) -o $@ $(srcdir)/t/fuzz/fuzz_rpcrdma_hdr.c \
+		$(FUZZ_rpcrdma_hdr_SRCS:%=$(srcdir)/%) -lpthread
+t/fuzz/fuzz_rpc_call: $(srcdir)/t/fuzz/fuzz_rpc_call.c $(FUZZ_rpc_call_SRCS:%=$(srcdir)/%) \
+		t/fuzz/obj/nfs_xdr.o | fuzz-check-clang
+	$(AM_V_CC)$(FUZZ_CC) -o $@ $(srcdir)/t/fuzz/fuzz_rpc_call.c \
+		$(FUZZ_rpc_call_SRCS:%=$(srcdir)/%) t/fuzz/obj/nfs_xdr.o $(FUZZ_RPC_LIBS) -lpthread
+t/fuzz/fuzz_rpc_reply: $(srcdir)/t/fuzz/fuzz_rpc_reply.c $(FUZZ_rpc_reply_SRCS:%=$(srcdir)/%) \
+		t/fuzz/obj/nfs_xdr.o | fuzz-check-clang
+	$(AM_V_CC)$(FUZZ_CC) -o $@ $(srcdir)/t/fuzz/fuzz_rpc_reply.c \
+		$(FUZZ_rpc_reply_SRCS:%=$(srcdir)/%) t/fuzz/obj/nfs_xdr.o $(FUZZ_RPC_LIBS) -lpthread
+
+fuzz-run:
+	@if test "$(CLANG)" = no; then \
+		echo "SKIP: fuzz-run (clang not found by configure)"; \
+		printf '# TOTAL: 1\n# PASS:  0\n# SKIP:  1\n# FAIL:  0\n'; \
+		exit 0; \
+	fi; \
+	$(MAKE) $(AM_MAKEFLAGS) fuzz || exit 1; \
+	pass=0 fail=0; \
+	for n in $(FUZZ_NAMES); do \
+		$(MKDIR_P) t/fuzz/work-$$n t/fuzz/artifacts; \
+		seeds=$(srcdir)/t/fuzz/corpus/$$n; test -d $$seeds || seeds=; \
+		if ./t/fuzz/fuzz_$$n -runs=$(FUZZ_RUNS) -max_total_time=$(FUZZ_SECONDS) \
+			-max_len=65536 -print_final_stats=1 -artifact_prefix=t/fuzz/artifacts/$$n- \
+			t/fuzz/work-$$n $$seeds > t/fuzz/fuzz-$$n.log 2>&1; then \
+			execs=$$(sed -n 's/^stat::number_of_executed_units: *//p' t/fuzz/fuzz-$$n.log); \
+			echo "PASS: fuzz-run $$n ($$execs executions, log t/fuzz/fuzz-$$n.log)"; \
+			pass=$$((pass + 1)); \
+		else \
+			tail -n 60 t/fuzz/fuzz-$$n.log; \
+			echo "FAIL: fuzz-run $$n: crash input in t/fuzz/artifacts/"; \
+			fail=$$((fail + 1)); \
+		fi; \
+	done; \
+	printf '# TOTAL: %d\n# PASS:  %d\n# SKIP:  0\n# FAIL:  %d\n' $$((pass + fail)) $$pass $$fail; \
+	test $$fail -eq 0
+
+clean-fuzz:
+	rm -rf $(FUZZ_TARGETS) t/fuzz/obj t/fuzz/work-* t/fuzz/artifacts t/fuzz/fuzz-*.log
+clean-local: clean-fuzz
+PHONY_TARGETS += fuzz-check-clang
