@@ -7,6 +7,9 @@
 #   DIR/pjdfstest    prove -r DIR/pjdfstest/tests, from inside the directory under test
 set -euo pipefail
 dir=${1:?usage: build-suites.sh DIR}
+# called from make (make lab-suites): the caller's variables (TESTS=...) must
+# not reach the suites' own makefiles, which use some of the same names
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
 suites=$(cd "$(dirname "$0")/../.." && pwd)/shared/suites
 [ -d "$suites/cthon04" ] && [ -d "$suites/pjdfstest" ] ||
 	{ echo "build-suites: no suites at $suites" >&2; exit 1; }
