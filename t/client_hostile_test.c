@@ -66,6 +66,8 @@ static struct fx *fx_new(struct csrv_params *tweak, const char *silent)
 		f->sp.modes = tweak->modes ? tweak->modes : f->sp.modes;
 		f->sp.mangle_proc = tweak->mangle_proc;
 		f->sp.mangle = tweak->mangle;
+		f->sp.slow_proc = tweak->slow_proc;
+		f->sp.slow_ms = tweak->slow_ms;
 	}
 	if (silent)
 		setenv("VB_SOFT_SILENT", silent, 1);
@@ -445,6 +447,36 @@ static void test_rdma_unacknowledged_sends(void **state)
 	fx_free(f);
 }
 
+/* READ answers later than the client waits: the client gives the call up and
+ * replaces the connection, so the server's late RDMA Writes into the Write
+ * chunk meet a gone connection (a QP error on its side). A soft mount fails
+ * the READ within its retry time, and the next call is answered at once. */
+static void test_rdma_late_writes(void **state)
+{
+	struct csrv_params t = {.slow_proc = NFSPROC3_READ, .slow_ms = 1500};
+	struct fx *f = fx_new(&t, NULL);
+	static uint8_t buf[64 * 4096];
+	struct nfs3c_params p;
+	struct nfs3c_fh fh;
+	uint64_t t0;
+	size_t got;
+	fattr3 a;
+	int rc;
+
+	params(f, &p, NFS3C_PROTO_RDMA, f->srv.rdma_port, f->srv.tcp_port, 0);
+	p.retry_ms = 3000;
+	mount_with(f, &p);
+	assert_int_equal(lookup_f(f, &fh), 0);
+	t0 = now_ms();
+	rc = nfs3c_read(f->c, NULL, &fh, 0, buf, sizeof(buf), &got, NULL);
+	assert_true(rc == -EIO || rc == -ETIMEDOUT);
+	assert_true(now_ms() - t0 < 10000);
+	t0 = now_ms();
+	assert_int_equal(nfs3c_getattr(f->c, NULL, &fh, NFS3C_NOCACHE, &a), 0);
+	assert_true(now_ms() - t0 < 3000);
+	fx_free(f);
+}
+
 /* Needs root, for the in-process server. */
 int main(void)
 {
@@ -457,6 +489,7 @@ int main(void)
 		cmocka_unit_test(test_fsinfo_clamped),
 		cmocka_unit_test(test_rdma_unanswered_reads),
 		cmocka_unit_test(test_rdma_unacknowledged_sends),
+		cmocka_unit_test(test_rdma_late_writes),
 	};
 
 	if (geteuid() != 0) {

@@ -99,6 +99,28 @@ int reg_buf(struct rr_reg_ctx *r, struct rr_buf *b, unsigned flags)
 	return b->reg_rc;
 }
 
+int reg_new_buf(struct rr_reg_ctx *r, size_t len, int remote, unsigned flags, struct rr_buf **out)
+{
+	struct rr_buf *b = calloc(1, sizeof(*b));
+	int rc;
+
+	if (!b)
+		return -ENOMEM;
+	b->len = len;
+	b->remote = remote;
+	if (posix_memalign(&b->addr, 4096, len)) {
+		free(b);
+		return -ENOMEM;
+	}
+	if ((rc = reg_buf(r, b, flags)) != 0) {
+		free(b->addr);
+		free(b);
+		return rc;
+	}
+	*out = b;
+	return 0;
+}
+
 int reg_own_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, unsigned flags)
 {
 	if (!b->mr || !(b->mr->access & VB_ACCESS_REMOTE))

@@ -70,22 +70,9 @@ static int cache_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr
 		return 0;
 	}
 	rr_stat_add(&r->st->cache_misses, 1);
-	if (!(b = calloc(1, sizeof(*b))))
-		return -ENOMEM;
-	b->len = reg_class_size(c);
-	b->cls = c;
-	b->remote = rem;
-	if (posix_memalign(&b->addr, 4096, b->len)) {
-		free(b);
-		return -ENOMEM;
-	}
-	if ((rc = reg_buf(r, b, flags)) != 0) {
-		free(b->addr);
-		free(b);
-		return rc;
-	}
-	*out = b;
-	return 0;
+	if ((rc = reg_new_buf(r, reg_class_size(c), rem, flags, out)) == 0)
+		(*out)->cls = c;
+	return rc;
 }
 
 static void cache_put(struct rr_reg_ctx *r, struct rr_buf *b)

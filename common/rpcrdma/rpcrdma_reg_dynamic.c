@@ -19,24 +19,7 @@ static int dynamic_setup(struct rr_reg_ctx *r)
 
 static int dynamic_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf **out)
 {
-	struct rr_buf *b = calloc(1, sizeof(*b));
-	int rc;
-
-	if (!b)
-		return -ENOMEM;
-	b->len = len;
-	b->remote = (flags & RR_GET_EXPOSE) != 0;
-	if (posix_memalign(&b->addr, 4096, len)) {
-		free(b);
-		return -ENOMEM;
-	}
-	if ((rc = reg_buf(r, b, flags)) != 0) {
-		free(b->addr);
-		free(b);
-		return rc;
-	}
-	*out = b;
-	return 0;
+	return reg_new_buf(r, len, (flags & RR_GET_EXPOSE) != 0, flags, out);
 }
 
 /* The key dies now; the memory goes at put. */

@@ -66,6 +66,9 @@ void reg_undo(struct rr_reg_ctx *r, struct vb_mr *mr);
 /* Register b (addr, len, remote set) for local access and, if remote, the
  * remote rights: here (sync) or on the registration thread (RR_GET_ASYNC). */
 int reg_buf(struct rr_reg_ctx *r, struct rr_buf *b, unsigned flags);
+/* A new buffer of len bytes with a registration of its own (reg_buf); remote
+ * says whether with the remote rights. */
+int reg_new_buf(struct rr_reg_ctx *r, size_t len, int remote, unsigned flags, struct rr_buf **out);
 /* expose and unexpose for buffers with a registration of their own. */
 int reg_own_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, unsigned flags);
 void reg_keep_key(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b);
