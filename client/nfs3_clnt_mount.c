@@ -22,8 +22,7 @@
 #define MIN_IO		  4096u /* the smallest transfer size we use */
 #define RPCBIND_PORT	  "111"
 #define RPCBIND_TIMEOUT	  3000
-#define MOUNT_TIMEOUT_MS  15000
-#define UMOUNT_TIMEOUT_MS 3000
+#define UMOUNT_TIMEOUT_MS 3000 /* the most UMNT waits (less if timeo is less) */
 
 static const struct {
 	mountstat3 st;
@@ -213,7 +212,7 @@ static int do_mnt(struct nfs3c *c, char *err, size_t errlen)
 	struct mnt_out m = {0};
 	char what[128];
 	int rc = mount_call(c, MOUNTPROC3_MNT, (xdrproc_t)xdr_dirpath, &c->export,
-			    (xdrproc_t)xdr_mnt_out, &m, MOUNT_TIMEOUT_MS, err, errlen);
+			    (xdrproc_t)xdr_mnt_out, &m, c->p.timeout_ms, err, errlen);
 
 	if (rc)
 		return rc;
@@ -414,10 +413,10 @@ void nfs3c_unmount(struct nfs3c *c)
 	if ((rc = nfs3c_commit_all(c)) != 0)
 		log_err("%s:%s: uncommitted writes lost at unmount: %s", c->host, c->export,
 			strerror(-rc));
-	c->p.retry_ms = UMOUNT_TIMEOUT_MS;
+	c->p.retry_ms = c->p.timeout_ms < UMOUNT_TIMEOUT_MS ? c->p.timeout_ms : UMOUNT_TIMEOUT_MS;
 	if (!__atomic_load_n(&c->aborted, __ATOMIC_ACQUIRE) &&
 	    mount_call(c, MOUNTPROC3_UMNT, (xdrproc_t)xdr_dirpath, &c->export, (xdrproc_t)xdr_void,
-		       NULL, UMOUNT_TIMEOUT_MS, err, sizeof(err)) != 0)
+		       NULL, c->p.retry_ms, err, sizeof(err)) != 0)
 		log_info("UMNT: %s", err);
 	pthread_mutex_lock(&c->lock);
 	c->closing = 1;
