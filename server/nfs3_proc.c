@@ -62,6 +62,12 @@ nfsstat3 nfs3_sattr_apply(int fd, const struct stat *st, const sattr3 *sa)
 	struct timespec ts[2];
 	int r = 0;
 
+	/* a time with nanoseconds past a second is refused before anything changes */
+	if ((sa->atime.set_it == SET_TO_CLIENT_TIME &&
+	     sa->atime.set_atime_u.atime.nseconds >= 1000000000u) ||
+	    (sa->mtime.set_it == SET_TO_CLIENT_TIME &&
+	     sa->mtime.set_mtime_u.mtime.nseconds >= 1000000000u))
+		return NFS3ERR_INVAL;
 	if (sa->size.set_it) {
 		if (!S_ISREG(st->st_mode))
 			return S_ISDIR(st->st_mode) ? NFS3ERR_ISDIR : NFS3ERR_INVAL;
@@ -330,7 +336,8 @@ const struct nfs_proc_desc nfs3_procs[NFS3_NPROCS] = {
 	PROC("ACCESS", nfs3_proc_access, ACCESS3args, ACCESS3res, 0),
 	PROC("READLINK", nfs3_proc_readlink, READLINK3args, READLINK3res, RPC_PROC_DDP_RES),
 	PROC("READ", nfs3_proc_read, READ3args, READ3res, RPC_PROC_DDP_RES | RPC_PROC_RES_BUF),
-	PROC("WRITE", nfs3_proc_write, WRITE3args, WRITE3res, MOD | RPC_PROC_DDP_ARGS),
+	{"WRITE", (xdrproc_t)xdr_WRITE3args_checked, (xdrproc_t)xdr_WRITE3res, sizeof(WRITE3args),
+	 sizeof(WRITE3res), nfs3_proc_write, MOD | RPC_PROC_DDP_ARGS},
 	PROC("CREATE", nfs3_proc_create, CREATE3args, CREATE3res, MOD),
 	PROC("MKDIR", nfs3_proc_mkdir, MKDIR3args, MKDIR3res, MOD),
 	PROC("SYMLINK", nfs3_proc_symlink, SYMLINK3args, SYMLINK3res, MOD | RPC_PROC_DDP_ARGS),

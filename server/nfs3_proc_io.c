@@ -155,7 +155,8 @@ void nfs3_proc_write(struct nfs_req *req, void *argp, void *resp)
 }
 
 /* See nfs3_proc.h. COMMIT: make earlier UNSTABLE writes stable; the whole
- * file is flushed whatever the range. */
+ * file is flushed whatever the range. Only a caller who may write the file
+ * may, as on the Linux server. */
 void nfs3_proc_commit(struct nfs_req *req, void *argp, void *resp)
 {
 	COMMIT3args *a = argp;
@@ -166,7 +167,11 @@ void nfs3_proc_commit(struct nfs_req *req, void *argp, void *resp)
 	r->status = be_resolve(req, &a->file, OSDEP_OPEN_READ, BE_MODIFY, &o);
 	if (r->status != NFS3_OK)
 		return;
-	if ((e = osdep_datasync(o.fd)) < 0)
+	if ((r->status = be_cred_enter(req, o.exp)) == NFS3_OK) {
+		r->status = be_io_allowed(&o, be_req_uid(req, o.exp), 1);
+		be_cred_leave(req);
+	}
+	if (r->status == NFS3_OK && (e = osdep_datasync(o.fd)) < 0)
 		r->status = nfs3_errno_to_stat(-e);
 	memcpy(r->COMMIT3res_u.resok.verf, req->be->write_verf, NFS3_WRITEVERFSIZE);
 	be_wcc(o.exp, o.fd, &o.st, &r->COMMIT3res_u.resok.file_wcc);

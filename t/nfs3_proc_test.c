@@ -154,6 +154,13 @@ static void setattr_cases(void **state)
 	/* a size on a directory */
 	sa.size.set_it = TRUE;
 	assert_int_equal(setattr(t, &t->root, &sa, NULL), NFS3ERR_ISDIR);
+	/* nanoseconds past a second: INVAL, and the size asked with it is not applied */
+	sa.size.set_size3_u.size = 1;
+	sa.mtime.set_it = SET_TO_CLIENT_TIME;
+	sa.mtime.set_mtime_u.mtime.nseconds = 1000000000u;
+	assert_int_equal(setattr(t, &fh, &sa, NULL), NFS3ERR_INVAL);
+	assert_int_equal(t_getattr(t, &fh, &fa), NFS3_OK);
+	assert_int_equal(fa.size, 4);
 	fh_free(&fh);
 }
 
@@ -280,6 +287,15 @@ static void read_write_commit(void **state)
 	tcall(t, NFSPROC3_COMMIT, &ca, &cr);
 	assert_int_equal(cr.status, NFS3ERR_ISDIR);
 	tfree(NFSPROC3_COMMIT, &cr);
+	if (geteuid() == 0) {
+		/* a caller who may not write root's 0644 file may not commit it either */
+		ca.file = fh;
+		t->req.cred.uid = t->req.cred.gid = 1000;
+		tcall(t, NFSPROC3_COMMIT, &ca, &cr);
+		assert_int_equal(cr.status, NFS3ERR_ACCES);
+		tfree(NFSPROC3_COMMIT, &cr);
+		t->req.cred.uid = t->req.cred.gid = 0;
+	}
 	fh_free(&fh);
 }
 

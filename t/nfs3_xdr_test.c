@@ -65,8 +65,8 @@ static void caps_on_names_and_handles(void **state)
 }
 
 /* WRITE data of len bytes (all present in the buffer) decodes only up to the
- * 16 MiB cap. */
-static int write_decodes(uint32_t len)
+ * 16 MiB cap; with stable_how how, through the server's checked decoder. */
+static int write_decodes_how(uint32_t len, uint32_t how)
 {
 	size_t size = 32 + (size_t)NFS3_MAXDATA + 8;
 	unsigned char *b = calloc(1, size);
@@ -79,11 +79,25 @@ static int write_decodes(uint32_t len)
 	off = put32(b, off, 0); /* offset, two words */
 	off = put32(b, off, 0);
 	off = put32(b, off, len);
-	off = put32(b, off, UNSTABLE);
+	off = put32(b, off, how);
 	off = put32(b, off, len);
-	ok = decode((xdrproc_t)xdr_WRITE3args, b, off + ((len + 3) & ~3u), &a, sizeof(a));
+	ok = decode((xdrproc_t)xdr_WRITE3args_checked, b, off + ((len + 3) & ~3u), &a, sizeof(a));
 	free(b);
 	return ok;
+}
+
+static int write_decodes(uint32_t len)
+{
+	return write_decodes_how(len, UNSTABLE);
+}
+
+/* stable_how 0, 1 and 2 decode; 3 and past are garbage (not FILE_SYNC). */
+static void stable_how_checked(void **state)
+{
+	for (uint32_t how = UNSTABLE; how <= FILE_SYNC; how++)
+		assert_true(write_decodes_how(16, how));
+	assert_false(write_decodes_how(16, 3));
+	assert_false(write_decodes_how(16, 0x80000000u));
 }
 
 /* WRITE data: 16 MiB is the cap. */
@@ -112,6 +126,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(caps_on_names_and_handles),
 		cmocka_unit_test(cap_on_write_data),
+		cmocka_unit_test(stable_how_checked),
 		cmocka_unit_test(cap_on_mount_path),
 	};
 	return cmocka_run_group_tests_name("nfs3_xdr", tests, NULL, NULL);

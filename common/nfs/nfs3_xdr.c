@@ -1,6 +1,15 @@
 /* nfs3_xdr.c: see nfs3_xdr.h. */
 #include "common/nfs/nfs3_xdr.h"
 
+/* See nfs3_xdr.h. */
+bool_t xdr_WRITE3args_checked(XDR *xdrs, WRITE3args *a)
+{
+	if (!xdr_WRITE3args(xdrs, a))
+		return FALSE;
+	return xdrs->x_op != XDR_DECODE || a->stable == UNSTABLE || a->stable == DATA_SYNC ||
+	       a->stable == FILE_SYNC;
+}
+
 #define P(n, a, r) {n, (xdrproc_t)xdr_##a, (xdrproc_t)xdr_##r, sizeof(a), sizeof(r)}
 #define VOID_ARGS(n, r) {n, (xdrproc_t)xdr_void, (xdrproc_t)xdr_##r, 0, sizeof(r)}
 
@@ -12,7 +21,8 @@ const struct nfs_xdr_proc nfs3_xdr_procs[NFS3_NPROCS] = {
 	P("ACCESS", ACCESS3args, ACCESS3res),
 	P("READLINK", READLINK3args, READLINK3res),
 	P("READ", READ3args, READ3res),
-	P("WRITE", WRITE3args, WRITE3res),
+	{"WRITE", (xdrproc_t)xdr_WRITE3args_checked, (xdrproc_t)xdr_WRITE3res, sizeof(WRITE3args),
+	 sizeof(WRITE3res)},
 	P("CREATE", CREATE3args, CREATE3res),
 	P("MKDIR", MKDIR3args, MKDIR3res),
 	P("SYMLINK", SYMLINK3args, SYMLINK3res),

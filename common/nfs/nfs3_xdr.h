@@ -21,6 +21,10 @@ struct nfs_xdr_proc {
 };
 
 extern const struct nfs_xdr_proc nfs3_xdr_procs[NFS3_NPROCS];
+/* WRITE3args whose stable_how is one RFC 1813 defines: any other value makes
+ * the decoding fail (GARBAGE_ARGS), as the Linux server answers, rather than
+ * be taken as FILE_SYNC or anything else. */
+bool_t xdr_WRITE3args_checked(XDR *xdrs, WRITE3args *a);
 extern const struct nfs_xdr_proc mount3_xdr_procs[MOUNT3_NPROCS];
 
 #endif
