@@ -151,6 +151,42 @@ static int dispatch(struct fx *f, uint32_t proc, uint32_t xid, u_int amount, u_i
 	return rc;
 }
 
+/* A call of RPC version 3 gets MSG_DENIED, RPC_MISMATCH, versions 2 to 2 (RFC
+ * 5531), not GARBAGE_ARGS; the procedure does not run. */
+static void test_rpc_version_mismatch(void **state)
+{
+	struct fx *f = fx_new(0, 0);
+	u_int amount = 1;
+	uint8_t call[512], reply[REPLY_ROOM];
+	struct rpc_call c = {.prog = PROG,
+			     .vers = VERS,
+			     .proc = P_INC,
+			     .xdr_args = (xdrproc_t)xdr_u_int,
+			     .args = &amount};
+	struct rpc_xreq x = {0};
+	uint32_t w[6];
+	int len = rpc_encode_call(&f->clnt, 77, &c, call, sizeof(call), NULL);
+
+	assert_true(len > 0);
+	call[11] = 3; /* rpcvers, the third word */
+	x.call = call;
+	x.call_len = (size_t)len;
+	x.reply = reply;
+	x.reply_cap = sizeof(reply);
+	assert_int_equal(rpc_dispatch(f->srv, &x), 0);
+	assert_true(x.reply_len >= sizeof(w));
+	memcpy(w, reply, sizeof(w));
+	assert_int_equal(ntohl(w[0]), 77);    /* xid */
+	assert_int_equal(ntohl(w[1]), REPLY); /* reply */
+	assert_int_equal(ntohl(w[2]), MSG_DENIED);
+	assert_int_equal(ntohl(w[3]), RPC_MISMATCH);
+	assert_int_equal(ntohl(w[4]), 2); /* low */
+	assert_int_equal(ntohl(w[5]), 2); /* high */
+	rpc_dispatch_done(f->srv, &x);
+	assert_int_equal(runs, 0);
+	fx_free(f);
+}
+
 static struct rpc_drc_stats stats(struct fx *f)
 {
 	struct rpc_drc_stats st;
@@ -311,6 +347,7 @@ int main(void)
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_integrity_retransmission),
 		cmocka_unit_test(test_off),
+		cmocka_unit_test(test_rpc_version_mismatch),
 	};
 
 	return cmocka_run_group_tests_name("rpc_drc", tests, NULL, NULL);

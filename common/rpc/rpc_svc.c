@@ -299,7 +299,7 @@ int rpc_dispatch(struct rpc_server *srv, struct rpc_xreq *x)
 	uint8_t credbuf[RPC_MAX_AUTH_BYTES], verfbuf[RPC_MAX_AUTH_BYTES];
 	const struct rpc_program *prog = NULL;
 	struct rpc_msg msg;
-	uint32_t seq = 0, dir;
+	uint32_t seq = 0, dir, rpcvers;
 	int why = 0, rc;
 	size_t verf_end;
 	XDR xdrs;
@@ -319,10 +319,13 @@ int rpc_dispatch(struct rpc_server *srv, struct rpc_xreq *x)
 	msg.rm_call.cb_cred.oa_base = (caddr_t)credbuf;
 	msg.rm_call.cb_verf.oa_base = (caddr_t)verfbuf;
 	xdrmem_create(&xdrs, (char *)x->call, (u_int)x->call_len, XDR_DECODE);
-	if (!xdr_callmsg(&xdrs, &msg)) {
-		x->status = RPC_GARBAGE_ARGS;
-	} else if (msg.rm_call.cb_rpcvers != RPC_MSG_VERSION) {
+	/* RPC version first: xdr_callmsg refuses any but 2 as garbage, where the
+	 * answer must be RPC_MISMATCH with the versions we have (RFC 5531) */
+	if (rpc_peek_xid(x->call + 8, x->call_len - 8, &rpcvers) == 0 &&
+	    rpcvers != RPC_MSG_VERSION) {
 		x->status = RPC_RPC_MISMATCH;
+	} else if (!xdr_callmsg(&xdrs, &msg)) {
+		x->status = RPC_GARBAGE_ARGS;
 	} else if ((why = check_auth(srv, x, &msg, &seq)) != 0) {
 		x->status = RPC_AUTH_ERROR;
 	} else if ((x->status = find_proc(srv, &msg.rm_call, &prog, &x->vers_low, &x->vers_high)) ==

@@ -41,11 +41,14 @@ static int svc_res_put(struct rpc_ddp *ddp, XDR *xdrs, void *data, uint32_t len)
 	struct rr_sreq *rq = ((struct svc_ddp *)ddp)->rq;
 	unsigned idx = ddp->nitems, nw = 0;
 	uint32_t pos = xdr_getpos(xdrs), reduced = 0;
-	struct rr_item *it = &rq->items[idx];
+	struct rr_item *it;
 	uint64_t room;
 
 	if (len == 0)
 		return 0;
+	if (idx >= RPC_DDP_MAX_ITEMS) /* no room to note one more: it goes inline */
+		return rpc_ddp_inline_ops.put(ddp, xdrs, data, len);
+	it = &rq->items[idx];
 	for (unsigned i = 0; i < idx; i++) {
 		nw += rq->items[i].wchunk >= 0;
 		reduced += RNDUP4(rq->items[i].len);
@@ -59,7 +62,7 @@ static int svc_res_put(struct rpc_ddp *ddp, XDR *xdrs, void *data, uint32_t len)
 		*it = (struct rr_item){.data = data, .len = len, .wchunk = (int)nw};
 		return rpc_ddp_note(ddp, pos, data, len);
 	}
-	if (rrs_rr_possible(rq) && len >= RR_RR_MIN && idx < RPC_DDP_MAX_ITEMS) {
+	if (rrs_rr_possible(rq) && len >= RR_RR_MIN) {
 		*it = (struct rr_item){
 			.data = data, .len = len, .wchunk = -1, .pos_full = pos + reduced};
 		return rpc_ddp_note(ddp, pos, data, len);
