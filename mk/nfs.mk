@@ -20,17 +20,21 @@ libnfsrdma_a_LIBADD = $(libnfsxdr_a_OBJECTS)
 EXTRA_libnfsrdma_a_DEPENDENCIES = $(libnfsxdr_a_OBJECTS)
 
 # rpcgen names the header after the .x and includes it by the path it was
-# given; the sed makes the include plain, as the .c sits beside its header.
+# given; the sed makes the include plain, as the .c sits beside its header, and
+# sends every string through xdr_nfs_string (common/nfs/nfs3_ddp.h), which
+# refuses a NUL inside one.
 common/nfs/nfs3_prot.h: common/nfs/nfs3_prot.x
 	$(AM_V_GEN)$(MKDIR_P) common/nfs && $(RPCGEN) -h $< > $@-t && mv -f $@-t $@
 common/nfs/mount_prot.h: common/nfs/mount_prot.x
 	$(AM_V_GEN)$(MKDIR_P) common/nfs && $(RPCGEN) -h $< > $@-t && mv -f $@-t $@
 common/nfs/nfs3_prot_xdr.c: common/nfs/nfs3_prot.x common/nfs/nfs3_prot.h
 	$(AM_V_GEN)$(RPCGEN) -c $(srcdir)/common/nfs/nfs3_prot.x > $@-t1 && \
-		sed 's|^#include ".*nfs3_prot.h"|#include "nfs3_prot.h"|' $@-t1 > $@-t && \
+		sed -e 's|^#include ".*nfs3_prot.h"|#include "nfs3_prot.h"|' \
+			-e 's|xdr_string (xdrs, objp,|xdr_nfs_string (xdrs, objp,|' $@-t1 > $@-t && \
 		rm -f $@-t1 && mv -f $@-t $@
 common/nfs/mount_prot_xdr.c: common/nfs/mount_prot.x common/nfs/mount_prot.h
 	$(AM_V_GEN)$(RPCGEN) -c $(srcdir)/common/nfs/mount_prot.x > $@-t1 && \
-		sed 's|^#include ".*mount_prot.h"|#include "mount_prot.h"|' $@-t1 > $@-t && \
+		sed -e 's|^#include ".*mount_prot.h"|#include "mount_prot.h"|' \
+			-e 's|xdr_string (xdrs, objp,|xdr_nfs_string (xdrs, objp,|' $@-t1 > $@-t && \
 		rm -f $@-t1 && mv -f $@-t $@
 

@@ -64,6 +64,25 @@ static void caps_on_names_and_handles(void **state)
 	assert_false(decode((xdrproc_t)xdr_LOOKUP3args, b, 64, &a, sizeof(a)));
 }
 
+/* A name with a NUL byte inside is refused, not cut to "ab"; the same bytes
+ * without it decode; a MOUNT path likewise. */
+static void nul_in_names(void **state)
+{
+	unsigned char b[1024];
+	size_t len = lookup_args(b, 8, 5), name = len - 8; /* "aaaaa" + 3 pad bytes */
+	LOOKUP3args a;
+	dirpath p;
+
+	assert_true(decode((xdrproc_t)xdr_LOOKUP3args, b, len, &a, sizeof(a)));
+	b[name + 2] = '\0';
+	assert_false(decode((xdrproc_t)xdr_LOOKUP3args, b, len, &a, sizeof(a)));
+	put32(b, 0, 4);
+	memcpy(b + 4, "/x\0y", 4);
+	assert_false(decode((xdrproc_t)xdr_dirpath, b, 8, &p, sizeof(p)));
+	memcpy(b + 4, "/x/y", 4);
+	assert_true(decode((xdrproc_t)xdr_dirpath, b, 8, &p, sizeof(p)));
+}
+
 /* WRITE data of len bytes (all present in the buffer) decodes only up to the
  * 16 MiB cap; with stable_how how, through the server's checked decoder. */
 static int write_decodes_how(uint32_t len, uint32_t how)
@@ -113,6 +132,7 @@ static void cap_on_mount_path(void **state)
 	unsigned char *b = calloc(1, 4 + MNTPATHLEN + 8);
 	dirpath p;
 
+	memset(b + 4, 'a', MNTPATHLEN + 4); /* a path, not a run of NULs (refused) */
 	put32(b, 0, MNTPATHLEN);
 	assert_true(decode((xdrproc_t)xdr_dirpath, b, 4 + MNTPATHLEN, &p, sizeof(p)));
 	put32(b, 0, MNTPATHLEN + 1);
@@ -124,9 +144,8 @@ static void cap_on_mount_path(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(caps_on_names_and_handles),
-		cmocka_unit_test(cap_on_write_data),
-		cmocka_unit_test(stable_how_checked),
+		cmocka_unit_test(caps_on_names_and_handles), cmocka_unit_test(cap_on_write_data),
+		cmocka_unit_test(stable_how_checked),	     cmocka_unit_test(nul_in_names),
 		cmocka_unit_test(cap_on_mount_path),
 	};
 	return cmocka_run_group_tests_name("nfs3_xdr", tests, NULL, NULL);
