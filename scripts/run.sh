@@ -35,6 +35,7 @@ server = {
 	rdma_port = $RDMA;
 	tcp_port = $TCP;
 	modes = ["read-write", "read-read"];
+	registration = "fastreg"; # a fresh key per exposed reply (read-read)
 	pidfile = "$T/server.pid";
 	control_socket = "$T/server.sock";
 	handle_key_file = "$T/handle.key";

@@ -505,6 +505,26 @@ static void allphys_needs_trust(void **state)
 		  "client = { registration = \"allphys\"; trusted_peers = true; };\n");
 }
 
+/* Read-Read with the cache (whose keys outlive a reply) needs trusted peers;
+ * fastreg and dynamic rekey per reply. */
+static void read_read_needs_fresh_keys(void **state)
+{
+	EXPECT("server = {\n modes = [\"read-read\"];\n registration = \"cache\"; };\n",
+	       "3: server.registration: cache keeps a key valid after the reply it exposed, so "
+	       "in read-read mode a client could read other clients' later replies: use fastreg "
+	       "or dynamic there, or set server.trusted_peers = true");
+	EXPECT_OK("server = { modes = [\"read-read\"]; registration = \"fastreg\"; };\n");
+	EXPECT_OK("server = { modes = [\"read-read\"]; registration = \"dynamic\"; };\n");
+	EXPECT_OK("server = { modes = [\"read-read\"]; registration = \"cache\";\n"
+		  " trusted_peers = true; };\n");
+	EXPECT_OK("server = { modes = [\"read-write\"]; registration = \"cache\"; };\n");
+	/* the default registration (cache) with read-read: named at the modes */
+	EXPECT("server = {\n modes = [\"read-read\"]; };\n",
+	       "2: server.modes: cache keeps a key valid after the reply it exposed, so in "
+	       "read-read mode a client could read other clients' later replies: use fastreg or "
+	       "dynamic there, or set server.trusted_peers = true");
+}
+
 /* Expect text to fail with one error about a key file in the scratch directory. */
 static void expect_key_error(const char *text, const char *prefix, const char *key,
 			     const char *problem)
@@ -585,8 +605,8 @@ static void other_cross_checks(void **state)
 	       "1: client.acregmin: 61 must be at most client.acregmax (60)",
 	       "1: client.acdirmax: 10 must be at least client.acdirmin (30)");
 	EXPECT("rdma = { max_io_size = \"16M\"; };\n"
-	       "server = { modes = [\"read-read\"]; read_read = { exposed_bytes_max = \"8M\"; }; "
-	       "};\n",
+	       "server = { modes = [\"read-read\"]; registration = \"fastreg\";\n"
+	       " read_read = { exposed_bytes_max = \"8M\"; }; };\n",
 	       "1: rdma.max_io_size: 16M must be at most server.read_read.exposed_bytes_max (8M)");
 	EXPECT_OK("rdma = { max_io_size = \"16M\"; };\n"
 		  "server = { read_read = { exposed_bytes_max = \"8M\"; }; };\n");
@@ -1021,6 +1041,7 @@ int main(void)
 		cmocka_unit_test(export_errors),
 		cmocka_unit_test(watermarks),
 		cmocka_unit_test(allphys_needs_trust),
+		cmocka_unit_test(read_read_needs_fresh_keys),
 		cmocka_unit_test(integrity_needs_a_safe_key),
 		cmocka_unit_test(key_file_path_is_made_absolute),
 		cmocka_unit_test(other_cross_checks),

@@ -162,6 +162,21 @@ static void check_allphys(struct load_ctx *c, const char *section, bool allphys,
 		  trust_path);
 }
 
+/* In Read-Read mode the server exposes its replies; a key must die with the
+ * reply it exposed, or a client that kept one reads what the buffer holds
+ * next (another client's data). cache keeps its keys: trusted peers only. */
+static void check_read_read_keys(struct load_ctx *c, const struct nfsrdma_config *cfg)
+{
+	if (!(cfg->server.modes & CFG_MODE_BIT(CFG_MODE_READ_READ)) ||
+	    cfg->server.registration != CFG_SREG_CACHE || cfg->server.trusted_peers)
+		return;
+	/* at the line that asked for the cache, or else at the modes (cache is the default) */
+	report_at(c, seen_at(c, "server.registration") ? "server.registration" : "server.modes",
+		  "cache keeps a key valid after the reply it exposed, so in read-read mode a "
+		  "client could read other clients' later replies: use fastreg or dynamic there, "
+		  "or set server.trusted_peers = true");
+}
+
 /* An error about setting key of export i, at the line it was set on. */
 __attribute__((format(printf, 4, 5))) static void
 export_error(struct load_ctx *c, size_t i, const char *key, const char *fmt, ...)
@@ -226,6 +241,7 @@ static void check_server(struct load_ctx *c)
 			    cfg->server.read_read.exposed_bytes_max, false, true);
 	check_allphys(c, "server", cfg->server.registration == CFG_SREG_ALLPHYS,
 		      cfg->server.trusted_peers);
+	check_read_read_keys(c, cfg);
 	if (cfg->server.tcp_port != 0 && cfg->server.tcp_port == cfg->server.rdma_port) {
 		if (seen_at(c, "server.tcp_port") != NULL)
 			report_at(c, "server.tcp_port", "%u is also server.rdma_port",
