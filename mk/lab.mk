@@ -3,7 +3,7 @@
 # guest runs under TCG, ~50x slower than the host. scripts/check.sh runs
 # lab-verbs where time allows; both targets skip when the lab cannot boot.
 lab_scripts = t/lab/lab-common.sh t/lab/verbs-lab.sh t/lab/vbench-lab.sh t/lab/server-kclient.sh \
-	t/lab/kclient-suites.sh
+	t/lab/kclient-suites.sh t/lab/lab-guest.sh
 EXTRA_DIST += $(lab_scripts)
 LAB_BENCH_DIR = $(abs_top_srcdir)/build/bench
 

@@ -51,8 +51,9 @@ if [ -z "${files:-}" ]; then
 fi
 
 cat > "$logs/guest.sh" << 'EOF'
-# Runs in the guest: $1 build dir, $2 suites dir, $3 logs, $4 pjdfstest files.
-B=$1 SU=$2 L=$3 FILES=$4 IP=$RDMALAB_IP
+# Runs in the guest: $1 build dir, $2 suites dir, $3 logs, $4 pjdfstest files, $5 source dir.
+B=$1 SU=$2 L=$3 FILES=$4 SRC=$5 IP=$RDMALAB_IP
+. "$SRC/t/lab/lab-guest.sh"
 M=/mnt/s
 modprobe nfsv3 && modprobe rpcrdma
 pidof rpcbind > /dev/null || rpcbind -w
@@ -61,20 +62,7 @@ opts=vers=3,proto=rdma,port=20049,nolock
 
 start_nfsrdma() { # the export in /export
 	mkdir -p /export && mount -t tmpfs -o size=512m nfsrdma-export /export
-	cat > "$L/server.conf" << CONF
-log = { level = "info"; };
-rdma = { provider = "$RDMALAB_RXE_DEV"; };
-server = {
-	listen = ["$IP"];
-	rdma_port = 20049;
-	tcp_port = 2049;
-	rpcbind = true;
-	pidfile = "/run/nfsrdma-server.pid";
-	control_socket = "/run/nfsrdma-server.sock";
-	handle_key_file = "/run/nfsrdma-handle.key";
-	exports = ( { path = "/export"; clients = ["*"]; access = "rw"; root_squash = false; } );
-};
-CONF
+	nfsrdma_conf "$L/server.conf"
 	# in the foreground, so that its log (connections, errors) is ours
 	"$B/server/nfsrdma-server" -F -f "$L/server.conf" 2> "$L/nfsrdma/server.log" &
 	for i in $(seq 100); do [ -S /run/nfsrdma-server.sock ] && break; sleep 0.1; done
@@ -132,7 +120,7 @@ EOF
 
 start=$(date +%s)
 "$lab/lab-run.sh" -t "$timeout" -m 2G -s "$logs" -C "$top_builddir" \
-	"bash '$logs/guest.sh' '$top_builddir' '$suites' '$logs' '$files'" \
+	"bash '$logs/guest.sh' '$top_builddir' '$suites' '$logs' '$files' '$top_srcdir'" \
 	> "$logs/lab.out" 2> "$logs/lab.err"
 rc=$?
 secs=$(($(date +%s) - start))

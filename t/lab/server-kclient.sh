@@ -34,20 +34,8 @@ mkdir -p /export /mnt/n /tmp/out
 modprobe nfsv3 && modprobe rpcrdma # NFSv3 and the client's RDMA transport (xprtrdma)
 mount -t tmpfs -o size=$((MB * 3 + 64))m lab-export /export
 pidof rpcbind > /dev/null || rpcbind -w
-cat > "$L/server.conf" << CONF
-log = { level = "info"; };
-rdma = { provider = "$RDMALAB_RXE_DEV"; };
-server = {
-	listen = ["$IP"];
-	rdma_port = 20049;
-	tcp_port = 2049;
-	rpcbind = true;
-	pidfile = "/run/nfsrdma-server.pid";
-	control_socket = "/run/nfsrdma-server.sock";
-	handle_key_file = "/run/nfsrdma-handle.key";
-	exports = ( { path = "/export"; clients = ["*"]; access = "rw"; root_squash = false; } );
-};
-CONF
+. "$SRC/t/lab/lab-guest.sh"
+nfsrdma_conf "$L/server.conf"
 "$B/server/nfsrdma-server" -f "$L/server.conf" 2> "$L/server.log"
 res server_started $?
 mount -t nfs -o vers=3,proto=rdma,port=20049,nolock "$IP:/export" /mnt/n 2> "$L/mount.err"
