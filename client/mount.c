@@ -267,7 +267,7 @@ static int daemonize(struct mount_job *j)
 	if (pid > 0) {
 		close(p[1]);
 		exit(wait_report(p[0], pid,
-				 j->o.nfs.connect_timeout_ms * 3 + j->o.nfs.timeout_ms +
+				 nfs3c_connect_timeout_ms(&j->o.nfs) * 3 + j->o.nfs.timeout_ms +
 					 READY_TIMEOUT_EXTRA));
 	}
 	close(p[0]);

@@ -18,6 +18,14 @@
 #define STOP_GRACE_MS  5000 /* most a stop waits for the server: less if timeo is less */
 
 /* See nfs3_clnt.h. */
+int nfs3c_connect_timeout_ms(const struct nfs3c_params *p)
+{
+	if (p->connect_timeout_ms > 0)
+		return p->connect_timeout_ms;
+	return p->timeout_ms > 0 && p->timeout_ms < 5000 ? p->timeout_ms : 5000;
+}
+
+/* See nfs3_clnt.h. */
 void nfs3c_params_defaults(struct nfs3c_params *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -33,7 +41,7 @@ void nfs3c_params_defaults(struct nfs3c_params *p)
 	p->acdirmin = 30;
 	p->acdirmax = 60;
 	p->timeout_ms = 30000;
-	p->connect_timeout_ms = 5000;
+	p->connect_timeout_ms = 0; /* from timeo: nfs3c_connect_timeout_ms */
 	p->dirty_max = 64u << 20;
 	p->dir_max = NFS3C_DIR_MAX;
 	p->cred.flavor = AUTH_SYS;

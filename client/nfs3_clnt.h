@@ -55,7 +55,7 @@ struct nfs3c_params {
 	const struct integrity_key *key; /* non-NULL: sign every call (AUTH_NFSRDMA_HMAC) */
 	int timeout_ms;			 /* one try of one call */
 	int retry_ms;			 /* keep retrying a call this long; 0: forever */
-	int connect_timeout_ms;		 /* one connection attempt */
+	int connect_timeout_ms;		 /* one connection attempt; 0: timeo, at most 5 s */
 	size_t dirty_max;		 /* bytes of unstable writes kept for resending */
 	unsigned dir_max;		 /* most entries one directory listing may have */
 	struct rpc_cred cred;		 /* the default credential */
@@ -65,6 +65,10 @@ struct nfs3c_params {
 
 /* Fill p with the defaults (RDMA, soft-or-device "auto", 30 s calls, hard). */
 void nfs3c_params_defaults(struct nfs3c_params *p);
+/* How long one connection attempt waits: connect_timeout_ms, or else timeo
+ * (as the Linux client derives it) but at most 5 s, so that stopping never
+ * waits long for a connection under way. */
+int nfs3c_connect_timeout_ms(const struct nfs3c_params *p);
 
 /* A file handle, by value. */
 struct nfs3c_fh {

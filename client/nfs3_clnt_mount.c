@@ -348,8 +348,7 @@ static struct nfs3c *client_new(const struct nfs3c_params *p)
 		c->p.mountproto = NFS3C_PROTO_TCP;
 	if (c->p.timeout_ms <= 0)
 		c->p.timeout_ms = 30000;
-	if (c->p.connect_timeout_ms <= 0)
-		c->p.connect_timeout_ms = 5000;
+	c->p.connect_timeout_ms = nfs3c_connect_timeout_ms(&c->p);
 	if (c->p.dirty_max == 0)
 		c->p.dirty_max = 64u << 20;
 	c->host = strdup(p->host);
