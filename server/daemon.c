@@ -49,6 +49,7 @@ static void rr_params_from(const struct nfsrdma_config *c, struct rr_params *p)
 	p->arena_size = c->rdma.registered_memory_budget;
 	p->trusted_peers = c->server.trusted_peers;
 	p->done_deadline_ms = c->server.read_read.done_deadline_ms;
+	p->op_deadline_ms = c->server.rdma_deadline_ms;
 	p->exposed_max = c->server.read_read.exposed_bytes_max;
 	p->mem_budget = c->rdma.registered_memory_budget;
 }

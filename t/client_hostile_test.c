@@ -68,6 +68,7 @@ static struct fx *fx_new(struct csrv_params *tweak, const char *silent)
 		f->sp.mangle = tweak->mangle;
 		f->sp.slow_proc = tweak->slow_proc;
 		f->sp.slow_ms = tweak->slow_ms;
+		f->sp.op_deadline_ms = tweak->op_deadline_ms;
 	}
 	if (silent)
 		setenv("VB_SOFT_SILENT", silent, 1);
@@ -477,6 +478,52 @@ static void test_rdma_late_writes(void **state)
 	fx_free(f);
 }
 
+/* ---- the server against a client that stops answering ---- */
+
+/* A client whose device never answers the server's RDMA Reads (the WRITE data
+ * in its Read chunks): the server drops that connection after its deadline,
+ * giving back what the call held, and serves another client all the while. */
+static void test_server_unanswered_pull(void **state)
+{
+	struct csrv_params t = {.op_deadline_ms = 500};
+	struct fx *f = fx_new(&t, NULL), *g = calloc(1, sizeof(*g));
+	static uint8_t w[300000];
+	struct nfs3c_params p;
+	struct nfs3c_file *wf;
+	struct rr_stats st;
+	struct nfs3c_fh fh;
+	uint64_t t0;
+	fattr3 a;
+	int rc;
+
+	params(f, &p, NFS3C_PROTO_RDMA, f->srv.rdma_port, f->srv.tcp_port, 0);
+	p.timeout_ms = 3000; /* longer than the server's deadline: the server acts first */
+	p.retry_ms = 4000;
+	/* the client's own devices, one per connection it makes, are silent */
+	setenv("VB_SOFT_SILENT", "reads", 1);
+	mount_with(f, &p);
+	assert_int_equal(nfs3c_create(f->c, NULL, nfs3c_root(f->c), "w", 0644, 0, &fh, &a), 0);
+	assert_non_null(wf = nfs3c_file_get(f->c, &fh));
+	t0 = now_ms();
+	rc = nfs3c_write(f->c, NULL, wf, 0, w, sizeof(w), FILE_SYNC);
+	unsetenv("VB_SOFT_SILENT");
+	if (rc != -EIO && rc != -ETIMEDOUT)
+		fail_msg("the WRITE ended with %d", rc);
+	assert_true(now_ms() - t0 < 10000);
+	nfs3c_file_put(f->c, wf, NULL);
+	rr_server_get_stats(f->srv.rr, &st);
+	assert_true(st.op_timeouts >= 1);
+	/* another client of the same server is served */
+	memcpy(g->dir, f->dir, sizeof(g->dir));
+	params(f, &p, NFS3C_PROTO_RDMA, f->srv.rdma_port, f->srv.tcp_port, 0);
+	mount_with(g, &p);
+	assert_int_equal(nfs3c_lookup(g->c, NULL, nfs3c_root(g->c), "f", &fh, &a), 0);
+	assert_int_equal(a.size, 64 * 4096);
+	nfs3c_unmount(g->c);
+	free(g);
+	fx_free(f);
+}
+
 /* Needs root, for the in-process server. */
 int main(void)
 {
@@ -490,6 +537,7 @@ int main(void)
 		cmocka_unit_test(test_rdma_unanswered_reads),
 		cmocka_unit_test(test_rdma_unacknowledged_sends),
 		cmocka_unit_test(test_rdma_late_writes),
+		cmocka_unit_test(test_server_unanswered_pull),
 	};
 
 	if (geteuid() != 0) {

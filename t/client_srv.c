@@ -35,6 +35,8 @@ static void rdma_params(const struct csrv_params *p, struct rr_params *rp)
 	rp->arena_size = 64u << 20;
 	rp->cache_budget = 64u << 20;
 	rp->mem_budget = 1u << 30;
+	if (p->op_deadline_ms)
+		rp->op_deadline_ms = p->op_deadline_ms;
 }
 
 /* The slowed procedure: one per process (the procedure tables are too). */

@@ -28,6 +28,7 @@ struct csrv_params {
 	 * broken or hostile server would answer (one per process) */
 	int mangle_proc;
 	void (*mangle)(void *res);
+	unsigned op_deadline_ms; /* > 0: the RPC/RDMA server's op_deadline_ms */
 };
 
 struct csrv {

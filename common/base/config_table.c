@@ -184,6 +184,9 @@ const struct cfg_entry config_main_table[] = {
 	      "Milliseconds a Read-Read client has to send RDMA_DONE before access is revoked."),
 	E_SIZE("server.read_read.exposed_bytes_max", C, server.read_read.exposed_bytes_max, 64 * K,
 	       1 * T, 0, 64 * M, "Most reply bytes exposed to one Read-Read connection at once."),
+	E_INT("server.rdma_deadline_ms", C, server.rdma_deadline_ms, 100, 600000, 10000,
+	      "Milliseconds the RDMA Reads of a call's chunks, or a reply's Send, may take before "
+	      "the connection is dropped."),
 	E_INT("server.threads", C, server.threads, 1, 256, 4,
 	      "Worker threads running NFS requests."),
 	E_STR("server.handle_key_file", C, server.handle_key_file, "/var/lib/nfsrdma/handle.key",

@@ -53,6 +53,7 @@ struct rr_params {
 	int no_reg_overlap;		/* dynamic: register before filling, not alongside
 					   (only to measure what the overlap gains) */
 	uint32_t done_deadline_ms;	/* Read-Read: exposed buffers live at most this long */
+	uint32_t op_deadline_ms;	/* server: a pull's Reads or a reply's Send, at most */
 	size_t exposed_max;		/* Read-Read: exposed bytes per connection */
 	size_t mem_budget;		/* server: registered memory shared by all connections */
 	int connect_timeout_ms;		/* client */
@@ -81,6 +82,7 @@ struct rr_stats {
 	uint64_t err_vers_sent, err_chunk_sent;
 	uint64_t credit_overruns;
 	uint64_t post_failures;	  /* work request chains the provider refused */
+	uint64_t op_timeouts;	  /* connections dropped: an RDMA operation past its deadline */
 	uint64_t remote_regs_now; /* registrations a peer can reach right now */
 	uint64_t registered_now;  /* bytes registered right now */
 	uint64_t cached_now;	  /* of which idle in the registration cache */

@@ -32,6 +32,7 @@ void rr_params_defaults(struct rr_params *p)
 		.fastreg_pool = 256,
 		.arena_size = 256u << 20,
 		.done_deadline_ms = 5000,
+		.op_deadline_ms = 10000,
 		.exposed_max = 64u << 20,
 		.mem_budget = 256u << 20,
 		.connect_timeout_ms = 5000,
@@ -441,6 +442,7 @@ void rr_stats_print(const struct rr_stats *s, const char *prefix, FILE *f)
 	P(err_chunk_sent);
 	P(credit_overruns);
 	P(post_failures);
+	P(op_timeouts);
 	P(remote_regs_now);
 	P(registered_now);
 	P(cached_now);

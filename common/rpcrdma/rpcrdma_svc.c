@@ -77,6 +77,57 @@ void rrs_send_put(struct rr_sreq *rq)
 	}
 }
 
+/* ---- waiting for the device (loop) ---- */
+
+/* See rpcrdma_svc.h: appended, so the list stays oldest first. */
+void rrs_dev_wait(struct rr_sreq *rq)
+{
+	struct svc_conn *sc = rq->conn->side;
+
+	rq->dev_deadline_ns = clock_now_ns() + (uint64_t)rq->srv->ep->p.op_deadline_ms * 1000000u;
+	rq->dev_next = NULL;
+	rq->dev_prev = sc->dev_tail;
+	if (sc->dev_tail)
+		sc->dev_tail->dev_next = rq;
+	else
+		sc->dev_head = rq;
+	sc->dev_tail = rq;
+	rq->on_dev = 1;
+}
+
+/* See rpcrdma_svc.h. */
+void rrs_dev_done(struct rr_sreq *rq)
+{
+	struct svc_conn *sc = rq->conn->side;
+
+	if (!rq->on_dev)
+		return;
+	if (rq->dev_prev)
+		rq->dev_prev->dev_next = rq->dev_next;
+	else
+		sc->dev_head = rq->dev_next;
+	if (rq->dev_next)
+		rq->dev_next->dev_prev = rq->dev_prev;
+	else
+		sc->dev_tail = rq->dev_prev;
+	rq->on_dev = 0;
+}
+
+/* The tick: a connection whose oldest RDMA operation is past its deadline is
+ * dropped; its teardown flushes what it held (ep->lock held). */
+static void dev_deadline(struct rr_conn *c, uint64_t now)
+{
+	struct svc_conn *sc = c->side;
+	char why[96];
+
+	if (!sc->dev_head || sc->dev_head->dev_deadline_ns > now || rr_conn_is_dead(c))
+		return;
+	rr_stat_add(&c->st.op_timeouts, 1);
+	snprintf(why, sizeof(why), "no answer to an RDMA Read or a Send within %u ms",
+		 c->ep->p.op_deadline_ms);
+	rr_conn_fail(c, why);
+}
+
 /* ---- releasing ---- */
 
 /* Undo an exposure reservation, and the exposure if it started (loop). */
@@ -114,6 +165,7 @@ void rrs_release(struct rr_sreq *rq)
 	struct svc_conn *sc = c->side;
 	struct rr_reg_ctx *reg = srv->ep->reg;
 
+	rrs_dev_done(rq); /* (a no-op: its Reads or Send completed first) */
 	if (rq->send)
 		rrs_send_put(rq);
 	if (rq->exp_bytes)
@@ -316,7 +368,8 @@ static void svc_on_free(struct rr_conn *c)
 	free(c->side);
 }
 
-/* Every tick: end overdue exposures; keep registered memory within the budget. */
+/* Every tick: drop connections with an RDMA operation past its deadline, end
+ * overdue exposures; keep registered memory within the budget. */
 static void tick(void *arg)
 {
 	struct rr_server *srv = arg;
@@ -333,6 +386,7 @@ static void tick(void *arg)
 
 		if (!sc)
 			continue;
+		dev_deadline(c, now);
 		pthread_mutex_lock(&c->lock);
 		while (sc->exp_head && sc->exp_head->deadline_ns <= now) {
 			struct rr_sreq *rq = sc->exp_head;

@@ -32,6 +32,9 @@ struct svc_conn {
 	struct rr_sreq *exp_head, *exp_tail; /* awaiting RDMA_DONE, oldest first */
 	/* loop only: requests waiting for a Send buffer, oldest first */
 	struct rr_sreq *send_wait, *send_wait_tail;
+	/* loop only: requests waiting for the device (their chunks' RDMA Reads, or
+	 * their reply's Send), oldest first; each has op_deadline_ms */
+	struct rr_sreq *dev_head, *dev_tail;
 };
 
 /* A bulk result item moved by RDMA. */
@@ -89,6 +92,9 @@ struct rr_sreq {
 
 	struct rr_wr read_wr;
 	struct rr_wr send_wr;
+	struct rr_sreq *dev_prev, *dev_next; /* on dev_head's list while on_dev */
+	int on_dev;
+	uint64_t dev_deadline_ns;
 	unsigned pending; /* send completion, exposure end: release at 0 */
 	uint64_t deadline_ns;
 	struct rr_sreq *exp_next;
@@ -114,6 +120,9 @@ static inline int rrs_rr_possible(const struct rr_sreq *rq)
 
 /* rpcrdma_svc.c */
 void rrs_with_send(struct rr_sreq *rq, void (*step)(struct rr_sreq *rq));
+/* rq starts (or stops) waiting for the device: its RDMA Reads, or its Send. */
+void rrs_dev_wait(struct rr_sreq *rq);
+void rrs_dev_done(struct rr_sreq *rq);
 void rrs_send_put(struct rr_sreq *rq);
 void rrs_exposure_over(struct rr_sreq *rq);
 void rrs_release(struct rr_sreq *rq);

@@ -82,6 +82,7 @@ void rrs_read_done(struct rr_conn *c, struct rr_wr *w, const struct vb_wc *wc)
 {
 	struct rr_sreq *rq = (struct rr_sreq *)((char *)w - offsetof(struct rr_sreq, read_wr));
 
+	rrs_dev_done(rq);
 	if (wc->status != VB_WC_SUCCESS) {
 		log_debug("%s: xid %#x: pulling its chunks failed: %s", c->peer, rq->hdr.xid,
 			  vb_wc_status_str(wc->status));
@@ -125,6 +126,7 @@ static int pull_chunks(struct rr_sreq *rq)
 	if (b.n == 0)
 		return 0;
 	rq->pulled = total;
+	rrs_dev_wait(rq);
 	rr_post(rq->conn, &b, &rq->read_wr); /* rrs_read_done continues, if only with a flush */
 	return 1;
 }

@@ -54,6 +54,7 @@ void rrs_send_done(struct rr_conn *c, struct rr_wr *w, const struct vb_wc *wc)
 {
 	struct rr_sreq *rq = (struct rr_sreq *)((char *)w - offsetof(struct rr_sreq, send_wr));
 
+	rrs_dev_done(rq);
 	rrs_send_put(rq);
 	rrs_unpend(rq);
 }
@@ -96,6 +97,7 @@ static void send_error(struct rr_sreq *rq)
 	rr_batch_send(&b, &sge, 1);
 	give_back_credit(rq, 0);
 	rq->pending = 1;
+	rrs_dev_wait(rq);
 	rr_post(c, &b, &rq->send_wr); /* rrs_send_done ends it, if only as a flush */
 }
 
@@ -337,6 +339,7 @@ int rrs_post_reply(struct rr_sreq *rq)
 	if (exposing)
 		start_exposure(rq);
 	give_back_credit(rq, exposing);
+	rrs_dev_wait(rq);
 	rr_post(c, &b, &rq->send_wr); /* rrs_send_done ends it, if only as a flush */
 	return 0;
 }
