@@ -84,7 +84,8 @@ static int start_listeners(struct nfsrdma_server *s)
 	const struct nfsrdma_config *c = &s->cfg;
 	struct rpc_tcp_params tp = {.max_record = MAX_RECORD(c),
 				    .max_reply = MAX_RECORD(c),
-				    .max_inflight = c->rdma.credits};
+				    .max_inflight = c->rdma.credits,
+				    .send_deadline_ms = c->server.tcp_deadline_ms};
 	char tport[16], rport[16];
 	struct rr_params rp;
 	int rc;

@@ -4,6 +4,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <poll.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +19,8 @@
 #include "common/rpc/rpc_tcp.h"
 #include "rpcrdma_test_util.h"
 
-#define MAX_RECORD (BULK_MAXDATA + 65536)
+#define MAX_RECORD	 (BULK_MAXDATA + 65536)
+#define SEND_DEADLINE_MS 500
 
 static const char key_bytes[] = "0123456789abcdef0123456789abcdef";
 static const char bad_key_bytes[] = "0123456789abcdef0123456789abcdeX";
@@ -33,8 +36,10 @@ static int setup_with(void **state, int with_key)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct rpc_server_params sp = {.threads = 4};
-	struct rpc_tcp_params tp = {
-		.max_record = MAX_RECORD, .max_reply = 65536, .max_inflight = 32};
+	struct rpc_tcp_params tp = {.max_record = MAX_RECORD,
+				    .max_reply = 65536,
+				    .max_inflight = 32,
+				    .send_deadline_ms = SEND_DEADLINE_MS};
 
 	assert_non_null(f);
 	if (with_key) {
@@ -335,6 +340,61 @@ static void concurrent_clients(void **state)
 	}
 }
 
+/* A client sends many calls with large replies and never reads. Every worker
+ * ends up writing to it; the send deadline drops its connection, and another
+ * client is served (without it, the call below would time out). */
+static void non_reading_client_dropped(void **state)
+{
+	struct fixture *f = *state;
+	struct rpc_clnt *c = connect_clnt(f);
+	struct bulk_get_args a = {.seed = 9, .len = 1u << 20};
+	struct rpc_call get = {.prog = BULKPROG,
+			       .vers = BULKVERS,
+			       .proc = BULK_GET,
+			       .xdr_args = (xdrproc_t)xdr_bulk_get_args,
+			       .args = &a};
+	struct rpc_call null = {.prog = BULKPROG,
+				.vers = BULKVERS,
+				.proc = BULK_NULL,
+				.xdr_args = (xdrproc_t)xdr_void,
+				.xdr_res = (xdrproc_t)xdr_void,
+				.timeout_ms = 5000};
+	int rcvbuf = 4096, fd = net_connect_tcp("127.0.0.1", f->port, 5000);
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	bool closed = false;
+	size_t got = 0;
+	char sink[65536];
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)), 0);
+	for (uint32_t xid = 1; xid <= 32; xid++) {
+		uint8_t buf[256];
+		int len = rpc_encode_call(c, xid, &get, buf + 4, sizeof(buf) - 4, NULL);
+		uint32_t mark = htonl(0x80000000u | (uint32_t)len);
+
+		assert_true(len > 0);
+		memcpy(buf, &mark, 4);
+		assert_int_equal(write(fd, buf, (size_t)len + 4), len + 4);
+	}
+	/* 32 MiB of replies fill both socket buffers; four workers are writing */
+	assert_int_equal(rpc_clnt_call(c, &null), 0);
+	rpc_clnt_free_res(c, &null);
+	/* its connection was closed: what it reads now ends, well short of 32 MiB */
+	while (poll(&p, 1, 10000) == 1) {
+		n = read(fd, sink, sizeof(sink));
+		if (n <= 0) {
+			closed = true;
+			break;
+		}
+		got += (size_t)n;
+	}
+	assert_true(closed);
+	assert_true(got < 32u << 20);
+	close(fd);
+	rpc_clnt_destroy(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +408,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(integrity_wrong_key, setup_key, teardown),
 		cmocka_unit_test_setup_teardown(integrity_tampered_call, setup_key, teardown),
 		cmocka_unit_test_setup_teardown(concurrent_clients, setup, teardown),
+		cmocka_unit_test_setup_teardown(non_reading_client_dropped, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("rpc_tcp", tests, NULL, NULL);
 }

@@ -135,6 +135,7 @@ struct nfsrdma_config {
 			uint64_t exposed_bytes_max; /* exposed reply bytes per connection */
 		} read_read;
 		unsigned rdma_deadline_ms;	/* an RDMA Read pull or a reply's Send */
+		unsigned tcp_deadline_ms;	/* a TCP reply that makes no progress */
 		unsigned threads;		/* worker threads */
 		unsigned reply_cache;		/* duplicate request cache entries; 0: none */
 		char *handle_key_file;		/* absolute path of the key signing handles */

@@ -187,6 +187,9 @@ const struct cfg_entry config_main_table[] = {
 	E_INT("server.rdma_deadline_ms", C, server.rdma_deadline_ms, 100, 600000, 10000,
 	      "Milliseconds the RDMA Reads of a call's chunks, or a reply's Send, may take before "
 	      "the connection is dropped."),
+	E_INT("server.tcp_deadline_ms", C, server.tcp_deadline_ms, 100, 600000, 10000,
+	      "Milliseconds a TCP client may take none of a reply before the connection is "
+	      "dropped."),
 	E_INT("server.threads", C, server.threads, 1, 256, 4,
 	      "Worker threads running NFS requests."),
 	E_STR("server.handle_key_file", C, server.handle_key_file, "/var/lib/nfsrdma/handle.key",

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
 #include "common/base/evloop.h"
 #include "common/base/log.h"
@@ -143,8 +144,16 @@ static void tcp_req_run(struct work *w)
 
 	if (rc == 0) {
 		rc = rpc_rec_write(c->fd, &c->wlock, r->x.reply, r->x.reply_len, &r->res_ddp);
-		if (rc)
+		if (rc == -EAGAIN) {
+			log_warn("%s: took none of a reply for %u ms, closing", c->peer_str,
+				 c->l->p.send_deadline_ms);
+			rc = -ETIMEDOUT;
+		}
+		if (rc) {
 			log_info("%s: reply not sent: %s", c->peer_str, strerror(-rc));
+			/* part of a record may be out: the stream is lost either way */
+			shutdown(c->fd, SHUT_RDWR);
+		}
 	} else if (rc == -EBADMSG) {
 		log_info("%s: dropped a message that is not an RPC call", c->peer_str);
 	} else if (rc != -EALREADY) {
@@ -228,6 +237,14 @@ static void start_conn(struct tcp_listener *l, int fd, struct sockaddr_storage *
 	c->peer_len = len;
 	c->refs = 1; /* the reader's */
 	net_addr_str((struct sockaddr *)ss, c->peer_str, sizeof(c->peer_str));
+	if (l->p.send_deadline_ms) {
+		struct timeval tv = {.tv_sec = l->p.send_deadline_ms / 1000,
+				     .tv_usec = (suseconds_t)(l->p.send_deadline_ms % 1000) * 1000};
+
+		/* a send that moves nothing this long fails with EAGAIN */
+		if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
+			log_warn("%s: no send deadline: %s", c->peer_str, strerror(errno));
+	}
 	pthread_mutex_init(&c->wlock, NULL);
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->cond, NULL);

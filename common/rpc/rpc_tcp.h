@@ -5,10 +5,13 @@
 #include "rpc.h"
 
 struct rpc_tcp_params {
-	size_t max_record;     /* largest call record accepted; larger closes the connection */
-	size_t max_reply;      /* most room for a reply's header and inline results (a
-				  call gets 64 KiB, more when its results need it) */
-	unsigned max_inflight; /* calls per connection being served at once */
+	size_t max_record;	   /* largest call record accepted; larger closes the connection */
+	size_t max_reply;	   /* most room for a reply's header and inline results (a
+				      call gets 64 KiB, more when its results need it) */
+	unsigned max_inflight;	   /* calls per connection being served at once */
+	unsigned send_deadline_ms; /* a reply that makes no progress this long drops the
+				      connection (a client that stops reading cannot hold
+				      workers); 0: wait for ever */
 };
 
 struct tcp_listener;
