@@ -176,7 +176,7 @@ static int run_pass(struct bench_run *r, struct bench_result *res)
 	for (unsigned i = 0; i < r->nthreads; i++) {
 		w[i] = (struct worker){.run = r, .idx = i};
 		if (pthread_create(&w[i].th, NULL, worker_main, &w[i]) != 0) {
-			fprintf(stderr, "bench: cannot start threads\n");
+			fprintf(stderr, "nfsrdma-client bench: cannot start threads\n");
 			exit(1); /* the barrier cannot be released any more */
 		}
 	}
@@ -213,7 +213,8 @@ static int files_open(struct nfs3c *c, struct bench_file *f, unsigned n)
 		if (rc == 0 && !(f[i].wf = nfs3c_file_get(c, &f[i].fh)))
 			rc = -ENOMEM;
 		if (rc)
-			fprintf(stderr, "bench: cannot create %s: %s\n", f[i].name, strerror(-rc));
+			fprintf(stderr, "nfsrdma-client bench: cannot create %s: %s\n", f[i].name,
+				strerror(-rc));
 	}
 	return rc;
 }
@@ -254,8 +255,8 @@ static int run_point(struct bench_run *r, struct bench_results *out, int *filled
 		}
 	}
 	if (rc)
-		fprintf(stderr, "bench: %s, %u threads, record %u: %s\n", bench_test_names[r->test],
-			r->nthreads, r->record, strerror(-rc));
+		fprintf(stderr, "nfsrdma-client bench: %s, %u threads, record %u: %s\n",
+			bench_test_names[r->test], r->nthreads, r->record, strerror(-rc));
 	return rc;
 }
 
@@ -300,7 +301,7 @@ static const char *bench_title(const struct bench_cfg *cfg, char *buf, size_t le
 	return buf;
 }
 
-/* bench: mount, run every point, report; 0, 1 (usage) or 2 (failed). */
+/* bench: mount, run every point, report; 0, 1 (failed) or 2 (usage). */
 int client_bench_main(int argc, char **argv)
 {
 	struct bench_cfg cfg;
@@ -314,23 +315,24 @@ int client_bench_main(int argc, char **argv)
 	log_open("nfsrdma-client", 0, cfg.o.log_level);
 	rc = nfs3c_mount(&cfg.o.nfs, &c, err, sizeof(err));
 	if (rc) {
-		fprintf(stderr, "bench: cannot mount %s:%s: %s\n", cfg.o.host, cfg.o.export, err);
+		fprintf(stderr, "nfsrdma-client bench: cannot mount %s:%s: %s\n", cfg.o.host,
+			cfg.o.export, err);
 		client_opts_free(&cfg.o);
-		return 2;
+		return 1;
 	}
 	bench_banner(&cfg, c);
 	rc = run_all(c, &cfg, &res);
 	nfs3c_unmount(c);
 	if (res.n && cfg.csv && bench_write_csv(&res, cfg.csv) != 0) {
-		fprintf(stderr, "bench: cannot write %s\n", cfg.csv);
+		fprintf(stderr, "nfsrdma-client bench: cannot write %s\n", cfg.csv);
 		rc = rc ? rc : -EIO;
 	}
 	if (res.n && cfg.plot &&
 	    bench_plot(&res, cfg.plot, bench_title(&cfg, title, sizeof(title))) != 0) {
-		fprintf(stderr, "bench: gnuplot could not draw %s\n", cfg.plot);
+		fprintf(stderr, "nfsrdma-client bench: gnuplot could not draw %s\n", cfg.plot);
 		rc = rc ? rc : -EIO;
 	}
 	bench_results_free(&res);
 	client_opts_free(&cfg.o);
-	return rc ? 2 : 0;
+	return rc ? 1 : 0;
 }

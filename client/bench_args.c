@@ -8,6 +8,9 @@
 #include <unistd.h>
 
 #include "client/bench.h"
+#include "common/base/cli.h"
+
+#define ME "nfsrdma-client bench"
 
 /* bench's usage message. */
 static void bench_usage(FILE *f)
@@ -17,6 +20,7 @@ static void bench_usage(FILE *f)
 		"                            [-j THREADS] [-s SIZE] [--csv FILE] [--plot "
 		"FILE.png]\n"
 		"                            [--verify] [-q]\n"
+		"       nfsrdma-client bench --help | --version\n"
 		"  -t TESTS     of write,read,randwrite,randread (all)\n"
 		"  -r RECORDS   record sizes 4k..1m, list or range (4k-1m)\n"
 		"  -j THREADS   thread counts, one file each, list or range (1)\n"
@@ -92,7 +96,7 @@ static int parse_lists(struct bench_cfg *cfg, int ch, const char *arg)
 	case 't':
 		if (parse_tests(arg, &cfg->tests) == 0)
 			return 0;
-		fprintf(stderr, "bench: -t %s: tests are write, read, randwrite, randread\n", arg);
+		cli_usage_error(ME, "-t %s: tests are write, read, randwrite, randread", arg);
 		return -1;
 	case 'r':
 		if (parse_list(arg, 1, 4096, 1u << 20, v, &n) == 0) {
@@ -101,7 +105,7 @@ static int parse_lists(struct bench_cfg *cfg, int ch, const char *arg)
 			cfg->nrecords = n;
 			return 0;
 		}
-		fprintf(stderr, "bench: -r %s: record sizes are 4k..1m\n", arg);
+		cli_usage_error(ME, "-r %s: record sizes are 4k..1m", arg);
 		return -1;
 	case 'j':
 		if (parse_list(arg, 0, 1, BENCH_MAX_THREADS, v, &n) == 0) {
@@ -110,13 +114,13 @@ static int parse_lists(struct bench_cfg *cfg, int ch, const char *arg)
 			cfg->nthreads = n;
 			return 0;
 		}
-		fprintf(stderr, "bench: -j %s: thread counts are 1..%d\n", arg, BENCH_MAX_THREADS);
+		cli_usage_error(ME, "-j %s: thread counts are 1..%d", arg, BENCH_MAX_THREADS);
 		return -1;
 	default:
 		cfg->file_size = bench_parse_size(arg);
 		if (cfg->file_size >= 4096)
 			return 0;
-		fprintf(stderr, "bench: -s %s: not a file size of at least 4k\n", arg);
+		cli_usage_error(ME, "-s %s: not a file size of at least 4k", arg);
 		return -1;
 	}
 }
@@ -142,19 +146,23 @@ static int bench_check(struct bench_cfg *cfg, int argc, char **argv)
 {
 	char err[CLIENT_OPT_ERR_LEN];
 
-	if (argc - optind != 1) {
-		bench_usage(stderr);
+	if (argc - optind < 1) {
+		cli_usage_error(ME, "SERVER:/EXPORT is needed");
+		return -1;
+	}
+	if (argc - optind > 1) {
+		cli_usage_error(ME, "unexpected argument '%s'", argv[optind + 1]);
 		return -1;
 	}
 	if (client_opts_spec(&cfg->o, argv[optind], err, sizeof(err)) != 0 ||
 	    client_opts_finish(&cfg->o, err, sizeof(err)) != 0) {
-		fprintf(stderr, "bench: %s\n", err);
+		fprintf(stderr, "%s: %s\n", ME, err);
 		return -1;
 	}
 	for (unsigned i = 0; i < cfg->nrecords; i++) {
 		if (cfg->file_size % cfg->records[i]) {
-			fprintf(stderr, "bench: file size %llu is not a multiple of record %u\n",
-				(unsigned long long)cfg->file_size, cfg->records[i]);
+			cli_usage_error(ME, "file size %llu is not a multiple of record %u",
+					(unsigned long long)cfg->file_size, cfg->records[i]);
 			return -1;
 		}
 	}
@@ -165,32 +173,35 @@ static int bench_check(struct bench_cfg *cfg, int argc, char **argv)
 /* See bench.h. */
 int bench_args(struct bench_cfg *cfg, int argc, char **argv)
 {
-	static const struct option longs[] = {{"csv", required_argument, NULL, 'C'},
-					      {"plot", required_argument, NULL, 'P'},
-					      {"verify", no_argument, NULL, 'V'},
-					      {"help", no_argument, NULL, 'h'},
-					      {NULL, 0, NULL, 0}};
+	static const struct option longs[] = {
+		{"csv", required_argument, NULL, 'C'}, {"plot", required_argument, NULL, 'P'},
+		{"verify", no_argument, NULL, 'E'},    {"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},   {NULL, 0, NULL, 0}};
 	char err[CLIENT_OPT_ERR_LEN];
 	int ch, rc = 0;
 
 	bench_defaults(cfg);
 	optind = 1;
-	while (rc == 0 && (ch = getopt_long(argc, argv, "o:t:r:j:s:qh", longs, NULL)) != -1) {
+	opterr = 0;
+	while (rc == 0 && (ch = getopt_long(argc, argv, ":o:t:r:j:s:qhV", longs, NULL)) != -1) {
 		if (ch == 'o' && client_opts_parse(&cfg->o, optarg, err, sizeof(err)) != 0) {
-			fprintf(stderr, "bench: %s\n", err);
+			fprintf(stderr, "%s: %s\n", ME, err);
 			rc = -1;
 		} else if (ch == 't' || ch == 'r' || ch == 'j' || ch == 's') {
 			rc = parse_lists(cfg, ch, optarg);
 		} else if (ch == 'C' || ch == 'P') {
 			*(ch == 'C' ? &cfg->csv : &cfg->plot) = optarg;
-		} else if (ch == 'V' || ch == 'q') {
-			*(ch == 'V' ? &cfg->verify : &cfg->progress) = ch == 'V';
-		} else if (ch == 'h') {
-			bench_usage(stdout);
+		} else if (ch == 'E' || ch == 'q') {
+			*(ch == 'E' ? &cfg->verify : &cfg->progress) = ch == 'E';
+		} else if (ch == 'h' || ch == 'V') {
+			if (ch == 'h')
+				bench_usage(stdout);
+			else
+				cli_version("nfsrdma-client");
 			client_opts_free(&cfg->o);
 			exit(0);
 		} else if (ch != 'o') {
-			bench_usage(stderr);
+			cli_getopt_error(ME, ch, argv);
 			rc = -1;
 		}
 	}
@@ -198,7 +209,7 @@ int bench_args(struct bench_cfg *cfg, int argc, char **argv)
 		rc = bench_check(cfg, argc, argv);
 	if (rc)
 		client_opts_free(&cfg->o);
-	return rc ? 1 : 0;
+	return rc ? CLI_EXIT_USAGE : 0;
 }
 
 /* See bench.h. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "client/client.h"
+#include "common/base/cli.h"
 
 /* The verbs, for usage messages. */
 static void usage(FILE *f)
@@ -13,7 +14,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: nfsrdma-client mount [-o OPTIONS] SERVER:/EXPORT DIR\n"
 		   "       nfsrdma-client umount DIR\n"
 		   "       nfsrdma-client bench SERVER:/EXPORT [OPTIONS]\n"
-		   "       nfsrdma-client --version\n"
+		   "       nfsrdma-client VERB --help\n"
+		   "       nfsrdma-client --help | --version\n"
 		   "See nfsrdma-client(8).\n");
 }
 
@@ -24,25 +26,23 @@ int main(int argc, char **argv)
 
 	if (strcmp(me, "mount.nfsrdma") == 0)
 		return client_mount_main(argc, argv, 1);
-	if (argc < 2) {
-		usage(stderr);
-		return 1;
-	}
+	if (argc < 2)
+		return cli_usage_error("nfsrdma-client", "no verb given (mount, umount or bench)");
 	if (strcmp(argv[1], "mount") == 0)
 		return client_mount_main(argc - 1, argv + 1, 0);
 	if (strcmp(argv[1], "umount") == 0 || strcmp(argv[1], "unmount") == 0)
 		return client_umount_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "bench") == 0)
 		return client_bench_main(argc - 1, argv + 1);
-	if (strcmp(argv[1], "--version") == 0) {
-		printf("nfsrdma-client %s\n", PACKAGE_VERSION);
+	if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
+		cli_version("nfsrdma-client");
 		return 0;
 	}
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
 		usage(stdout);
 		return 0;
 	}
-	fprintf(stderr, "nfsrdma-client: unknown verb '%s'\n", argv[1]);
-	usage(stderr);
-	return 1;
+	if (argv[1][0] == '-')
+		return cli_usage_error("nfsrdma-client", "unknown option '%s'", argv[1]);
+	return cli_usage_error("nfsrdma-client", "unknown verb '%s'", argv[1]);
 }

@@ -7,7 +7,8 @@
  * the mount answers, and only then tells the parent, which exits 0. Any
  * failure on the way comes back to the parent as one line of text, printed
  * with exit status 32 (mount(8)'s "mount failure"). Bad usage or options exit
- * with 1 before anything is tried.
+ * before anything is tried: with 1 as mount.nfsrdma (mount(8)'s status for
+ * it), with 2 as an nfsrdma-client verb.
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -27,9 +28,10 @@
 #include "client/client.h"
 #include "client/fuse_fs.h"
 #include "client/options.h"
+#include "common/base/cli.h"
 #include "common/base/log.h"
 
-#define EXIT_USAGE	    1
+#define EXIT_MOUNT_USAGE    1
 #define EXIT_MOUNT_FAIL	    32
 #define FUSE_SUPER_MAGIC    0x65735546
 #define READY_TIMEOUT_EXTRA 60000
@@ -297,57 +299,94 @@ static void mount_usage(FILE *f, int helper)
 {
 	fprintf(f,
 		"usage: %s\n"
+		"  -f  fake: check everything, mount nothing\n"
+		"  -n  accepted (no /etc/mtab is written)\n"
+		"  -s  sloppy: ignore options that are not understood\n"
+		"  -v  verbose\n"
+		"  -h, --help     show this help\n"
+		"  -V, --version  print the version\n"
 		"options (-o, comma-separated; they override the configuration file):\n%s",
 		helper ? "mount.nfsrdma SERVER:/EXPORT DIR [-fnsv] [-o OPTIONS]"
 		       : "nfsrdma-client mount [-fnsv] [-o OPTIONS] SERVER:/EXPORT DIR",
 		client_opts_help);
 }
 
-/* Parse the command line into j; returns -1 on bad usage (message printed). */
+/* mount.nfsrdma answers a usage error with mount(8)'s status for it, 1 (as
+ * mount.nfs does); the nfsrdma-client verbs with 2, like every other command. */
+static int usage_status(int helper)
+{
+	return helper ? EXIT_MOUNT_USAGE : CLI_EXIT_USAGE;
+}
+
+/* One option of mount's command line into j. Returns 0, -1 when the command
+ * is done (help or version printed), or an exit status (message printed). */
+static int mount_option(struct mount_job *j, int ch, char **argv, int helper, int *fake,
+			int *sloppy)
+{
+	const char *me = helper ? "mount.nfsrdma" : "nfsrdma-client mount";
+	char err[CLIENT_OPT_ERR_LEN];
+
+	switch (ch) {
+	case 'o':
+		if (client_opts_parse(&j->o, optarg, err, sizeof(err)) != 0 && !*sloppy) {
+			fprintf(stderr, "%s: %s\n", me, err);
+			return usage_status(helper);
+		}
+		return 0;
+	case 'f':
+		*fake = 1;
+		return 0;
+	case 's':
+		*sloppy = 1;
+		return 0;
+	case 'v':
+		j->verbose = 1;
+		return 0;
+	case 'n':
+	case 't':
+		return 0;
+	case 'h':
+		mount_usage(stdout, helper);
+		return -1;
+	case 'V':
+		cli_version(helper ? "mount.nfsrdma" : "nfsrdma-client");
+		return -1;
+	default:
+		cli_getopt_error(me, ch, argv);
+		return usage_status(helper);
+	}
+}
+
+/* Parse the command line into j. Returns 0, -1 when the command is done
+ * (help or version printed), or an exit status (message printed). */
 static int parse_args(struct mount_job *j, int argc, char **argv, int helper, int *fake)
 {
+	static const struct option longs[] = {{"help", no_argument, NULL, 'h'},
+					      {"version", no_argument, NULL, 'V'},
+					      {NULL, 0, NULL, 0}};
+	const char *me = helper ? "mount.nfsrdma" : "nfsrdma-client mount";
 	char err[CLIENT_OPT_ERR_LEN];
-	int ch, sloppy = 0;
+	int ch, rc, sloppy = 0;
 
 	optind = 1;
-	while ((ch = getopt(argc, argv, "o:fnsvht:")) != -1) {
-		switch (ch) {
-		case 'o':
-			if (client_opts_parse(&j->o, optarg, err, sizeof(err)) != 0 && !sloppy) {
-				fprintf(stderr, "nfsrdma-client: %s\n", err);
-				return -1;
-			}
-			break;
-		case 'f':
-			*fake = 1;
-			break;
-		case 's':
-			sloppy = 1;
-			break;
-		case 'v':
-			j->verbose = 1;
-			break;
-		case 'n':
-		case 't':
-			break;
-		case 'h':
-			mount_usage(stdout, helper);
-			exit(0);
-		default:
-			mount_usage(stderr, helper);
-			return -1;
-		}
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":o:fnsvhVt:", longs, NULL)) != -1)
+		if ((rc = mount_option(j, ch, argv, helper, fake, &sloppy)) != 0)
+			return rc;
+	if (argc - optind < 2) {
+		cli_usage_error(me, "SERVER:/EXPORT and DIR are needed");
+		return usage_status(helper);
 	}
-	if (argc - optind != 2) {
-		mount_usage(stderr, helper);
-		return -1;
+	if (argc - optind > 2) {
+		cli_usage_error(me, "unexpected argument '%s'", argv[optind + 2]);
+		return usage_status(helper);
 	}
 	if (client_opts_spec(&j->o, argv[optind], err, sizeof(err)) != 0 ||
 	    client_opts_finish(&j->o, err, sizeof(err)) != 0) {
-		fprintf(stderr, "nfsrdma-client: %s\n", err);
-		return -1;
+		fprintf(stderr, "%s: %s\n", me, err);
+		return usage_status(helper);
 	}
-	return check_mountpoint(argv[optind + 1], j->mnt);
+	return check_mountpoint(argv[optind + 1], j->mnt) ? EXIT_MOUNT_FAIL : 0;
 }
 
 /* See client.h: parse, check, daemonize, mount and serve. */
@@ -359,9 +398,9 @@ int client_mount_main(int argc, char **argv, int helper)
 	memset(&j, 0, sizeof(j));
 	j.report_fd = -1;
 	client_opts_init(&j.o);
-	if (parse_args(&j, argc, argv, helper, &fake) != 0) {
+	if ((rc = parse_args(&j, argc, argv, helper, &fake)) != 0) {
 		client_opts_free(&j.o);
-		return EXIT_USAGE;
+		return rc < 0 ? 0 : rc;
 	}
 	log_open("nfsrdma-client", 0, j.o.log_level);
 	if (access("/dev/fuse", R_OK | W_OK) != 0) {
@@ -396,28 +435,52 @@ static int absolute(const char *dir, char *out, size_t len)
 	return snprintf(out, len, "%s/%s", cwd, dir) < (int)len ? 0 : -1;
 }
 
+/* umount's command line: the MNT_ flags in *flags. Returns 0, -1 when the
+ * command is done (help or version printed), or CLI_EXIT_USAGE. */
+static int umount_args(int argc, char **argv, int *flags)
+{
+	static const struct option longs[] = {{"help", no_argument, NULL, 'h'},
+					      {"version", no_argument, NULL, 'V'},
+					      {NULL, 0, NULL, 0}};
+	const char *me = "nfsrdma-client umount";
+	int ch;
+
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "flhV", longs, NULL)) != -1) {
+		if (ch == 'f') {
+			*flags |= MNT_FORCE; /* FUSE: abort the connection, pending calls fail */
+		} else if (ch == 'l') {
+			*flags |= MNT_DETACH;
+		} else if (ch == 'h') {
+			printf("usage: nfsrdma-client umount [-f] [-l] DIR\n"
+			       "  -f  force: pending calls fail at once\n"
+			       "  -l  lazy: detach now, clean up when no longer busy\n");
+			return -1;
+		} else if (ch == 'V') {
+			cli_version("nfsrdma-client");
+			return -1;
+		} else {
+			return cli_getopt_error(me, ch, argv);
+		}
+	}
+	if (argc - optind < 1)
+		return cli_usage_error(me, "DIR is needed");
+	if (argc - optind > 1)
+		return cli_usage_error(me, "unexpected argument '%s'", argv[optind + 1]);
+	return 0;
+}
+
 /* See client.h: umount2 as root, fusermount3 otherwise. */
 int client_umount_main(int argc, char **argv)
 {
 	char dir[PATH_MAX];
-	int ch, rc, flags = UMOUNT_NOFOLLOW;
+	int rc, flags = UMOUNT_NOFOLLOW;
 
-	optind = 1;
-	while ((ch = getopt(argc, argv, "fl")) != -1) {
-		if (ch == 'f')
-			flags |= MNT_FORCE; /* FUSE: abort the connection, pending calls fail */
-		else if (ch == 'l')
-			flags |= MNT_DETACH;
-		else
-			optind = argc + 1;
-	}
-	if (argc - optind != 1) {
-		fprintf(stderr, "usage: nfsrdma-client umount [-f] [-l] DIR\n");
-		return EXIT_USAGE;
-	}
+	if ((rc = umount_args(argc, argv, &flags)) != 0)
+		return rc < 0 ? 0 : rc;
 	if (absolute(argv[optind], dir, sizeof(dir)) != 0) {
-		fprintf(stderr, "nfsrdma-client: %s: path too long\n", argv[optind]);
-		return EXIT_USAGE;
+		return cli_usage_error("nfsrdma-client umount", "%s: path too long", argv[optind]);
 	}
 	if (geteuid() != 0) {
 		if (flags & MNT_DETACH)

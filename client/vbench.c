@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/base/cli.h"
 #include "common/base/log.h"
 #include "vbench.h"
 
@@ -416,6 +417,18 @@ static int tcp_listener(int *port)
 	return fd;
 }
 
+/* A usage error: one line, exit status 2. */
+__attribute__((format(printf, 1, 2), noreturn)) static void usage_die(const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	exit(cli_usage_error("nfsrdma-vbench", "%s", msg));
+}
+
 /* Parse "a,b,c" of numbers with an optional k/m suffix into out. */
 static int parse_list(const char *s, const char *what, size_t *out, long max)
 {
@@ -430,8 +443,8 @@ static int parse_list(const char *s, const char *what, size_t *out, long max)
 		else if (*end == 'm' || *end == 'M')
 			v *= 1024 * 1024, end++;
 		if (end == p || v < 1 || v > max || (*end && *end != ','))
-			vbench_die("bad %s list '%s': numbers 1..%ld, comma-separated", what, s,
-				   max);
+			usage_die("bad %s list '%s': numbers 1..%ld, comma-separated", what, s,
+				  max);
 		out[n] = (size_t)v;
 		p = *end ? end + 1 : end;
 	}
@@ -447,7 +460,9 @@ static void usage(void)
 	       "  --quick   fewer sizes and 0.2 s per point (make bench-verbs)\n"
 	       "  --csv     also write every figure to FILE as CSV\n"
 	       "  --time    seconds per point (default 0.5, quick 0.2)\n"
-	       "  --reps    repetitions; figures are medians (default 3)\n");
+	       "  --reps    repetitions; figures are medians (default 3)\n"
+	       "  -h, --help     show this help\n"
+	       "  -V, --version  print the version\n");
 }
 
 /* Options into o; bad values end the program with the reason. */
@@ -456,14 +471,16 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	static const struct option lo[] = {
 		{"device", 1, 0, 'd'}, {"csv", 1, 0, 'c'},   {"time", 1, 0, 't'},
 		{"quick", 0, 0, 'q'},  {"sizes", 1, 0, 's'}, {"depths", 1, 0, 'D'},
-		{"help", 0, 0, 'h'},   {"reps", 1, 0, 'r'},  {0, 0, 0, 0},
+		{"help", 0, 0, 'h'},   {"reps", 1, 0, 'r'},  {"version", 0, 0, 'V'},
+		{0, 0, 0, 0},
 	};
 	const char *sizes = NULL, *depths = "1,4,16";
 	size_t dv[MAX_POINTS];
 	int c;
 
 	*o = (struct opts){.device = "auto", .secs = 0.5, .reps = 3};
-	while ((c = getopt_long(argc, argv, "d:c:t:qs:D:hr:", lo, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":d:c:t:qs:D:hVr:", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			o->device = optarg;
@@ -483,21 +500,25 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case 't':
 			o->secs = atof(optarg);
 			if (o->secs <= 0 || o->secs > 60)
-				vbench_die("--time must be in (0, 60] seconds");
+				usage_die("--time must be in (0, 60] seconds");
 			break;
 		case 'r':
 			o->reps = atoi(optarg);
 			if (o->reps < 1 || o->reps > MAX_REPS)
-				vbench_die("--reps must be in [1, %d]", MAX_REPS);
+				usage_die("--reps must be in [1, %d]", MAX_REPS);
 			break;
 		case 'h':
 			usage();
 			exit(0);
+		case 'V':
+			cli_version("nfsrdma-vbench");
+			exit(0);
 		default:
-			usage();
-			exit(2);
+			exit(cli_getopt_error("nfsrdma-vbench", c, argv));
 		}
 	}
+	if (optind < argc)
+		usage_die("unexpected argument '%s'", argv[optind]);
 	if (o->quick && o->secs == 0.5)
 		o->secs = 0.2;
 	if (sizes == NULL)

@@ -21,7 +21,7 @@ nfsrdma_client_SOURCES += client/mount_nofuse.c
 endif
 EXTRA_DIST += client/mount.c client/fuse_fs.h client/fuse_fs.c client/fuse_fs_file.c \
 	client/fuse_fs_dir.c client/mount_nofuse.c
-dist_man_MANS += man/nfsrdma-client.8
+dist_man_MANS += man/nfsrdma-client.8 man/mount.nfsrdma.8
 
 # mount(8) runs /sbin/mount.TYPE: the same program under that name.
 PHONY_TARGETS += client-install-exec-hook client-uninstall-hook

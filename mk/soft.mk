@@ -19,6 +19,7 @@ dist_check_SCRIPTS += t/verbs_soft_unix.sh
 # on the soft provider and writes $(VBENCH_DIR)/vbench-soft.csv.
 bin_PROGRAMS += nfsrdma-vbench
 nfsrdma_vbench_SOURCES = client/vbench.c client/vbench.h client/vbench_peer.c
+dist_man_MANS += man/nfsrdma-vbench.1
 VBENCH_DIR = $(abs_top_srcdir)/build/bench
 bench-verbs: nfsrdma-vbench$(EXEEXT)
 	@mkdir -p $(VBENCH_DIR)

@@ -6,6 +6,7 @@
  * exit) in the main thread while the others work.
  */
 #include <fcntl.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
+#include "common/base/cli.h"
 #include "common/base/config.h"
 #include "common/base/log.h"
 #include "server/ctl.h"
@@ -41,24 +43,30 @@ static void usage(FILE *f)
 		"usage: nfsrdma-server [-F] [-d] [-f FILE]\n"
 		"       nfsrdma-server -t [-f FILE]\n"
 		"       nfsrdma-server -s [-f FILE]\n"
-		"       nfsrdma-server -D | -h\n"
+		"       nfsrdma-server -D | -h | -V\n"
 		"  -f FILE  configuration file (default %s)\n"
 		"  -F       stay in the foreground\n"
 		"  -d       debug: log everything to stderr, in the foreground\n"
 		"  -t       check the configuration file, print every problem, and exit\n"
 		"  -s       print the running server's counters (from its control socket)\n"
 		"  -D       print every setting with its type, range and default, and exit\n"
-		"  -h       show this help\n",
+		"  -h, --help     show this help\n"
+		"  -V, --version  print the version\n",
 		DEFAULT_CONFIG);
 }
 
-/* Fill *o from argv. Returns -1 (exit 0) after -h, 1 on a usage error, else 0. */
+/* Fill *o from argv. Returns -1 (exit 0) after -h or -V, CLI_EXIT_USAGE on a
+ * usage error (one line printed), else 0. */
 static int parse_args(int argc, char **argv, struct server_opts *o)
 {
+	static const struct option longs[] = {{"help", no_argument, NULL, 'h'},
+					      {"version", no_argument, NULL, 'V'},
+					      {NULL, 0, NULL, 0}};
 	int ch;
 
 	o->config_file = DEFAULT_CONFIG;
-	while ((ch = getopt(argc, argv, "f:tDFdsh")) != -1) {
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":f:tDFdshV", longs, NULL)) != -1) {
 		switch (ch) {
 		case 'f':
 			o->config_file = optarg;
@@ -81,16 +89,15 @@ static int parse_args(int argc, char **argv, struct server_opts *o)
 		case 'h':
 			usage(stdout);
 			return -1;
+		case 'V':
+			cli_version("nfsrdma-server");
+			return -1;
 		default:
-			usage(stderr);
-			return 1;
+			return cli_getopt_error("nfsrdma-server", ch, argv);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "nfsrdma-server: unexpected argument '%s'\n", argv[optind]);
-		usage(stderr);
-		return 1;
-	}
+	if (optind < argc)
+		return cli_usage_error("nfsrdma-server", "unexpected argument '%s'", argv[optind]);
 	return 0;
 }
 
@@ -237,7 +244,7 @@ int main(int argc, char **argv)
 	int r = parse_args(argc, argv, &opts);
 
 	if (r != 0)
-		return r < 0 ? 0 : 2;
+		return r < 0 ? 0 : r;
 	if (opts.defaults)
 		return config_print_defaults(stdout) < 0 ? 1 : 0;
 	if (opts.test)

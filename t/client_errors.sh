@@ -2,7 +2,8 @@
 # client_errors.sh: a mount that cannot work fails at once, with exit status
 # 32 and a message that says why: a bad server name, nothing on the port
 # (TCP and RPC/RDMA), an unknown export, an export that refuses this client;
-# bad options and mount points fail with status 1 before anything is tried.
+# bad options fail with status 2 (a usage error) before anything is tried, a
+# missing mount point with 32 (as mount.nfs).
 . "$(dirname "$0")/client_lib.sh"
 need_fuse
 scratch
@@ -40,17 +41,17 @@ expect 32 "refused export /no/such/export: MNT3ERR_NOENT" "unknown export" -- \
 	-o "port=$S_RDMA" 127.0.0.1:/no/such/export "$T_SCRATCH/mnt"
 expect 32 "refused export $T_SCRATCH/export: MNT3ERR_ACCES" "export refuses this client" -- \
 	-o "proto=tcp,port=$D_TCP" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/mnt"
-expect 1 "unknown option 'bogus'" "unknown option" -- \
+expect 2 "unknown option 'bogus'" "unknown option" -- \
 	-o "bogus" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/mnt"
-expect 1 "option 'rsize': '5000' is not a multiple of 4096|multiple of 4096" "bad option value" -- \
+expect 2 "option 'rsize': '5000' is not a multiple of 4096|multiple of 4096" "bad option value" -- \
 	-o "rsize=5000" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/mnt"
-expect 1 "mount point $T_SCRATCH/nodir: No such file" "missing mount point" -- \
+expect 32 "mount point $T_SCRATCH/nodir: No such file" "missing mount point" -- \
 	-o "port=$S_RDMA" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/nodir"
-expect 1 "is not server:/export" "bad spec" -- -o "port=$S_RDMA" "127.0.0.1" "$T_SCRATCH/mnt"
+expect 2 "is not server:/export" "bad spec" -- -o "port=$S_RDMA" "127.0.0.1" "$T_SCRATCH/mnt"
 printf 'client = {\n\tproto = "udp";\n};\n' > "$T_SCRATCH/bad.conf"
-expect 1 "$T_SCRATCH/bad.conf:2: client.proto" "a bad configuration file names file, line and setting" -- \
+expect 2 "$T_SCRATCH/bad.conf:2: client.proto" "a bad configuration file names file, line and setting" -- \
 	-o "config=$T_SCRATCH/bad.conf" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/mnt"
-expect 1 "$T_SCRATCH/none.conf" "a missing configuration file is named" -- \
+expect 2 "$T_SCRATCH/none.conf" "a missing configuration file is named" -- \
 	-o "config=$T_SCRATCH/none.conf" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/mnt"
 # the file says tcp on a closed port; the options override both
 printf 'client = { proto = "tcp"; port = %s; };\n' "$closed_port" > "$T_SCRATCH/ok.conf"
