@@ -18,6 +18,10 @@ TESTS += t/rpc_tcp_test
 t_rpc_tcp_test_SOURCES = t/rpc_tcp_test.c t/rpcrdma_test_util.c t/rpcrdma_test_util.h
 t_rpc_tcp_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_rpc_tcp_test_LDADD = t/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
+check_PROGRAMS += t/rpc_tcp_limits_test
+TESTS += t/rpc_tcp_limits_test
+t_rpc_tcp_limits_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_rpc_tcp_limits_test_LDADD = t/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
 endif
 
 if HAVE_CMOCKA

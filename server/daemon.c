@@ -85,7 +85,10 @@ static int start_listeners(struct nfsrdma_server *s)
 	struct rpc_tcp_params tp = {.max_record = MAX_RECORD(c),
 				    .max_reply = MAX_RECORD(c),
 				    .max_inflight = c->rdma.credits,
-				    .send_deadline_ms = c->server.tcp_deadline_ms};
+				    .send_deadline_ms = c->server.tcp_deadline_ms,
+				    .max_conns = c->server.tcp_connections_max,
+				    .max_conns_per_addr = c->server.tcp_connections_per_client,
+				    .idle_ms = c->server.tcp_idle_ms};
 	char tport[16], rport[16];
 	struct rr_params rp;
 	int rc;
@@ -364,13 +367,26 @@ void daemon_stop(struct nfsrdma_server *s)
 
 void daemon_print_stats(struct nfsrdma_server *s, FILE *f)
 {
+	struct rpc_tcp_stats tcp = {0}, one;
 	struct rpc_drc_stats drc;
-	unsigned tcp = 0;
 
-	for (unsigned i = 0; i < s->ntcp; i++)
-		tcp += rpc_tcp_nconns(s->tcp[i]);
-	fprintf(f, "server.exports %zu\nserver.threads %u\ntcp.conns %u\n", s->cfg.server.n_exports,
-		s->cfg.server.threads, tcp);
+	for (unsigned i = 0; i < s->ntcp; i++) {
+		rpc_tcp_get_stats(s->tcp[i], &one);
+		tcp.conns += one.conns;
+		tcp.refused += one.refused;
+		tcp.shed += one.shed;
+		tcp.idle_closed += one.idle_closed;
+		tcp.deadline_drops += one.deadline_drops;
+		tcp.accept_errors += one.accept_errors;
+	}
+	fprintf(f, "server.exports %zu\nserver.threads %u\n", s->cfg.server.n_exports,
+		s->cfg.server.threads);
+	fprintf(f,
+		"tcp.conns %u\ntcp.refused %llu\ntcp.shed %llu\ntcp.idle_closed %llu\n"
+		"tcp.deadline_drops %llu\ntcp.accept_errors %llu\n",
+		tcp.conns, (unsigned long long)tcp.refused, (unsigned long long)tcp.shed,
+		(unsigned long long)tcp.idle_closed, (unsigned long long)tcp.deadline_drops,
+		(unsigned long long)tcp.accept_errors);
 	rpc_server_get_drc_stats(s->rpc, &drc);
 	fprintf(f,
 		"reply_cache.hits %llu\nreply_cache.drops %llu\nreply_cache.misses %llu\n"

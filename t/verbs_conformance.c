@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -1596,6 +1598,52 @@ static void hostile_silent_peer(void **state)
 	close(fd);
 }
 
+/* CPU seconds this process has used. */
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* Out of descriptors, the listener refuses the waiting peer (closes it at
+ * once) instead of spinning on a socket that stays readable; once there are
+ * descriptors again, real peers get through. */
+static void hostile_out_of_descriptors(void **state)
+{
+	struct rlimit old, low;
+	struct pair pr = {0};
+	int fill[4096], n = 0, fd;
+	double cpu;
+	char b;
+
+	if (!is_soft)
+		skip(); /* the listener is the soft provider's */
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = 1024 < old.rlim_cur ? 1024 : old.rlim_cur;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	while (n < 4096 && (fill[n] = dup(0)) >= 0)
+		n++;
+	assert_int_equal(errno, EMFILE);
+	close(fill[--n]); /* room for the peer's socket, none for the listener's */
+	fd = raw_connect();
+	assert_true(wait_fd(fd, 3000));
+	assert_true(read(fd, &b, 1) <= 0); /* refused */
+	cpu = cpu_seconds();
+	usleep(500 * 1000);
+	cpu = cpu_seconds() - cpu;
+	while (n)
+		close(fill[--n]);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_true(cpu < 0.25); /* the engine was not spinning */
+	close(fd);
+	pair_open(&pr);
+	pair_close(&pr);
+}
+
 /* A raw peer connected to a passive conn that has one Receive posted. */
 struct raw_peer {
 	struct pair pr;
@@ -1792,6 +1840,7 @@ int main(void)
 		cmocka_unit_test(hostile_handshake),
 		cmocka_unit_test(hostile_requests),
 		cmocka_unit_test(hostile_silent_peer),
+		cmocka_unit_test(hostile_out_of_descriptors),
 	};
 
 	log_set_level(LOG_LVL_ERR);

@@ -134,8 +134,11 @@ struct nfsrdma_config {
 			unsigned done_deadline_ms;  /* wait for RDMA_DONE before revoking */
 			uint64_t exposed_bytes_max; /* exposed reply bytes per connection */
 		} read_read;
-		unsigned rdma_deadline_ms;	/* an RDMA Read pull or a reply's Send */
-		unsigned tcp_deadline_ms;	/* a TCP reply that makes no progress */
+		unsigned rdma_deadline_ms;    /* an RDMA Read pull or a reply's Send */
+		unsigned tcp_deadline_ms;     /* a TCP reply or call that makes no progress */
+		unsigned tcp_connections_max; /* per listen address; 0: no limit */
+		unsigned tcp_connections_per_client; /* per client address; 0: no limit */
+		unsigned tcp_idle_ms;		/* close a connection idle this long; 0: never */
 		unsigned threads;		/* worker threads */
 		unsigned reply_cache;		/* duplicate request cache entries; 0: none */
 		char *handle_key_file;		/* absolute path of the key signing handles */

@@ -188,8 +188,18 @@ const struct cfg_entry config_main_table[] = {
 	      "Milliseconds the RDMA Reads of a call's chunks, or a reply's Send, may take before "
 	      "the connection is dropped."),
 	E_INT("server.tcp_deadline_ms", C, server.tcp_deadline_ms, 100, 600000, 10000,
-	      "Milliseconds a TCP client may take none of a reply before the connection is "
-	      "dropped."),
+	      "Milliseconds a TCP client may take none of a reply, or send nothing more of a "
+	      "call it has begun, before the connection is dropped."),
+	E_INT("server.tcp_connections_max", C, server.tcp_connections_max, 0, 65536, 256,
+	      "TCP connections on each listen address; past it the longest idle is closed to "
+	      "make room, or the new one refused. 0: no limit."),
+	E_INT("server.tcp_connections_per_client", C, server.tcp_connections_per_client, 0, 65536,
+	      64,
+	      "TCP connections from one client address; past it new ones are refused. "
+	      "0: no limit."),
+	E_INT("server.tcp_idle_ms", C, server.tcp_idle_ms, 0, 86400000, 360000,
+	      "Milliseconds a TCP connection may go without a call before it is closed; the "
+	      "client reconnects when it needs to. 0: never."),
 	E_INT("server.threads", C, server.threads, 1, 256, 4,
 	      "Worker threads running NFS requests."),
 	E_STR("server.handle_key_file", C, server.handle_key_file, "/var/lib/nfsrdma/handle.key",

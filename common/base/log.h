@@ -21,6 +21,12 @@ enum log_level log_get_level(void);
 int log_level_parse(const char *name, enum log_level *out);
 const char *log_level_name(enum log_level level);
 
+/* Each call site (format string) logs at most burst messages per interval;
+ * the rest are counted and reported with its next message. burst 0: no limit. */
+#define LOG_RATELIMIT_BURST	  10
+#define LOG_RATELIMIT_INTERVAL_MS 5000
+void log_set_ratelimit(unsigned burst, unsigned interval_ms);
+
 void log_msg(enum log_level level, const char *func, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void log_vmsg(enum log_level level, const char *func, const char *fmt, va_list ap);

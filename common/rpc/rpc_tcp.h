@@ -9,9 +9,26 @@ struct rpc_tcp_params {
 	size_t max_reply;	   /* most room for a reply's header and inline results (a
 				      call gets 64 KiB, more when its results need it) */
 	unsigned max_inflight;	   /* calls per connection being served at once */
-	unsigned send_deadline_ms; /* a reply that makes no progress this long drops the
-				      connection (a client that stops reading cannot hold
-				      workers); 0: wait for ever */
+	unsigned send_deadline_ms; /* a reply, or a call begun, that makes no progress this
+				      long drops the connection (a client that stops reading,
+				      or stops half-way through a call, cannot hold a
+				      thread); 0: wait for ever */
+	unsigned max_conns;	   /* connections at once; past it the longest idle is shed
+				      to make room, or the new one is refused; 0: no limit */
+	unsigned max_conns_per_addr; /* connections from one address; past it the new one
+					is refused; 0: no limit */
+	unsigned idle_ms;	     /* a connection with no call in flight and none sent for
+					this long is closed; 0: never */
+};
+
+/* What a listener has done to protect itself, and its connections now. */
+struct rpc_tcp_stats {
+	unsigned conns;		 /* open now */
+	uint64_t refused;	 /* new connections closed at once: a limit was reached */
+	uint64_t shed;		 /* idle connections closed to make room for new ones */
+	uint64_t idle_closed;	 /* closed after idle_ms without a call */
+	uint64_t deadline_drops; /* closed: a call or a reply stalled past send_deadline_ms */
+	uint64_t accept_errors;	 /* accept failed (out of descriptors or memory) */
 };
 
 struct tcp_listener;
@@ -21,6 +38,7 @@ int rpc_tcp_listen(struct rpc_server *srv, const char *host, const char *port,
 		   const struct rpc_tcp_params *p, struct tcp_listener **out);
 int rpc_tcp_port(const struct tcp_listener *l);
 unsigned rpc_tcp_nconns(struct tcp_listener *l);
+void rpc_tcp_get_stats(struct tcp_listener *l, struct rpc_tcp_stats *st);
 /* Stop accepting, close every connection after its in-flight calls, free. */
 void rpc_tcp_stop(struct tcp_listener *l);
 

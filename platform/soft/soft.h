@@ -340,6 +340,7 @@ struct soft_listener {
 	struct soft_pollobj po;
 	pthread_mutex_t lock;
 	int fd, evfd;
+	int spare_fd;		   /* /dev/null, given up to refuse a peer when out of fds */
 	struct soft_list pending;  /* conns waiting for their HELLO */
 	struct soft_list requests; /* conns with a CONNECT_REQUEST to hand out */
 	unsigned nconns;	   /* on either list: bounded, against floods */

@@ -2,6 +2,9 @@
  * soft_listen.c: the soft provider's listeners: a listening socket (TCP, or
  * AF_UNIX for "unix:/path") per vb_listener; accepted sockets become conns
  * that wait for the peer's HELLO (soft_cm.c) before CONNECT_REQUEST is raised.
+ * Out of descriptors, a listener gives up a spare one to accept the waiting
+ * peer and close it at once (as libuv does): the peer is refused, and the
+ * engine does not spin on a listening socket that stays readable.
  */
 #include <fcntl.h>
 #include <netdb.h>
@@ -98,6 +101,7 @@ int soft_listen(struct vb_device *dev, const char *host, const char *port, int b
 		return -ENOMEM;
 	}
 	l->fd = fd;
+	l->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	l->hello_ms = soft_env_uint("VB_SOFT_HELLO_TIMEOUT_MS", 10000, 1, 3600000);
 	l->po.type = SOFT_POLL_LISTENER;
 	l->base.dev = dev;
@@ -106,6 +110,8 @@ int soft_listen(struct vb_device *dev, const char *host, const char *port, int b
 	soft_list_init(&l->requests);
 	if ((rc = soft_engine_watch(soft_dev(dev)->eng, fd, &l->po, false)) != 0) {
 		close(l->evfd);
+		if (l->spare_fd >= 0)
+			close(l->spare_fd);
 		close(fd);
 		free(l);
 		return rc;
@@ -120,6 +126,28 @@ int soft_listener_fd(struct vb_listener *l)
 	return ((struct soft_listener *)l)->evfd;
 }
 
+/* Engine: accept failed with err. Returns whether to go on accepting. */
+static bool accept_failed(struct soft_listener *l, int err)
+{
+	int fd;
+
+	if (err == EINTR)
+		return true;
+	if (err == EAGAIN || err == EWOULDBLOCK)
+		return false;
+	if ((err != EMFILE && err != ENFILE) || l->spare_fd < 0) {
+		log_err("accept: %s", strerror(err));
+		return false;
+	}
+	close(l->spare_fd);
+	fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+	l->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	log_warn("accept: %s: a connection refused", strerror(err));
+	return fd >= 0;
+}
+
 /* Engine: take new sockets; each waits for its HELLO on the listener's pending list. */
 void soft_listener_io(struct soft_listener *l)
 {
@@ -132,9 +160,7 @@ void soft_listener_io(struct soft_listener *l)
 		struct soft_conn *c;
 
 		if (fd < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-				log_err("accept: %s", strerror(errno));
-			if (errno != EINTR)
+			if (!accept_failed(l, errno))
 				return;
 			continue;
 		}
@@ -230,6 +256,8 @@ int soft_listener_destroy(struct vb_listener *lb)
 	soft_engine_call(soft_dev(lb->dev)->eng, listener_teardown, l);
 	close(l->fd);
 	close(l->evfd);
+	if (l->spare_fd >= 0)
+		close(l->spare_fd);
 	pthread_mutex_destroy(&l->lock);
 	free(l);
 	return 0;
