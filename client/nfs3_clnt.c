@@ -367,6 +367,8 @@ int nfs3c_call(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_req *rq)
 	rq->call.timeout_ms = c->p.timeout_ms;
 	if (!rq->call.xid)
 		rq->call.xid = new_xid(c); /* kept by retransmissions after a break */
+	if (!rq->gen) /* the first send's: the reply may reflect any time after it */
+		rq->gen = __atomic_add_fetch(&c->attr_gen, 1, __ATOMIC_RELAXED);
 	for (;;) {
 		if ((rc = nfs3c_conn_get(c, deadline, &rq->conn)) != 0)
 			break;

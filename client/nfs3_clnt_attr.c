@@ -8,6 +8,14 @@
  * (acdirmax), and drops back to the minimum when they change, as NFS clients
  * traditionally do. The cache is a hash table whose chains are capped, so its
  * memory is bounded; the oldest entry of a full chain goes.
+ *
+ * Attributes never go back in time (the Linux client's attr_gencount): every
+ * call takes a generation from a counter when it is first sent, an entry keeps
+ * the generation of the reply that filled it, and a reply from an older call
+ * (one that overtook a later call on the way back, such as a READ's post-op
+ * attributes arriving after a truncating SETATTR's) is not taken. A forgotten
+ * entry leaves no generation behind, so after a forget only calls sent after
+ * it may fill the cache again: in doubt, the next GETATTR asks the server.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -74,8 +82,8 @@ static int same_attrs(const fattr3 *a, const fattr3 *b)
 	       a->ctime.nseconds == b->ctime.nseconds;
 }
 
-/* Cache a for fh, growing or resetting its timeout. */
-void nfs3c_attr_update(struct nfs3c *c, const struct nfs3c_fh *fh, const fattr3 *a)
+/* See nfs3_clnt_int.h: cache a for fh, growing or resetting its timeout. */
+void nfs3c_attr_update(struct nfs3c *c, uint64_t gen, const struct nfs3c_fh *fh, const fattr3 *a)
 {
 	unsigned dir = a->type == NF3DIR, len;
 	uint32_t lo = (dir ? c->p.acdirmin : c->p.acregmin) * 1000u;
@@ -86,6 +94,16 @@ void nfs3c_attr_update(struct nfs3c *c, const struct nfs3c_fh *fh, const fattr3 
 		return;
 	pthread_mutex_lock(&c->attr_lock);
 	e = take(c, fh, &len);
+	head = &c->attrs[nfs3c_fh_hash(fh) % NFS3C_ATTR_BUCKETS];
+	if (e ? gen < e->gen : gen < c->attr_forgot_gen) {
+		nfs3c_stat_add(&c->st.attr_stale, 1); /* older than what is known */
+		if (e) {
+			e->next = *head;
+			*head = e;
+		}
+		pthread_mutex_unlock(&c->attr_lock);
+		return;
+	}
 	if (!e && (e = calloc(1, sizeof(*e))) == NULL) {
 		pthread_mutex_unlock(&c->attr_lock);
 		return;
@@ -98,8 +116,8 @@ void nfs3c_attr_update(struct nfs3c *c, const struct nfs3c_fh *fh, const fattr3 
 		e->timeout_ms = lo;
 	e->fh = *fh;
 	e->a = *a;
+	e->gen = gen;
 	e->when_ms = nfs3c_now_ms();
-	head = &c->attrs[nfs3c_fh_hash(fh) % NFS3C_ATTR_BUCKETS];
 	e->next = *head;
 	*head = e;
 	trim_chain(head);
@@ -148,23 +166,26 @@ void nfs3c_attr_forget(struct nfs3c *c, const struct nfs3c_fh *fh)
 
 	pthread_mutex_lock(&c->attr_lock);
 	e = take(c, fh, &len);
+	/* replies to calls sent so far may carry what was just found stale */
+	c->attr_forgot_gen = __atomic_load_n(&c->attr_gen, __ATOMIC_RELAXED) + 1;
 	pthread_mutex_unlock(&c->attr_lock);
 	free(e);
 }
 
 /* Post-operation attributes: cache them, or forget stale ones. */
-void nfs3c_attr_post(struct nfs3c *c, const struct nfs3c_fh *fh, const post_op_attr *pa)
+void nfs3c_attr_post(struct nfs3c *c, uint64_t gen, const struct nfs3c_fh *fh,
+		     const post_op_attr *pa)
 {
 	if (pa->attributes_follow)
-		nfs3c_attr_update(c, fh, &pa->post_op_attr_u.attributes);
+		nfs3c_attr_update(c, gen, fh, &pa->post_op_attr_u.attributes);
 	else
 		nfs3c_attr_forget(c, fh);
 }
 
 /* Weak cache consistency data: the "after" attributes count. */
-void nfs3c_attr_wcc(struct nfs3c *c, const struct nfs3c_fh *fh, const wcc_data *w)
+void nfs3c_attr_wcc(struct nfs3c *c, uint64_t gen, const struct nfs3c_fh *fh, const wcc_data *w)
 {
-	nfs3c_attr_post(c, fh, &w->after);
+	nfs3c_attr_post(c, gen, fh, &w->after);
 }
 
 /* See nfs3_clnt.h. */
@@ -189,7 +210,7 @@ int nfs3c_getattr(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c
 		return rc;
 	if (r.status == NFS3_OK) {
 		*out = r.GETATTR3res_u.resok.obj_attributes;
-		nfs3c_attr_update(c, fh, out);
+		nfs3c_attr_update(c, rq.gen, fh, out);
 	} else {
 		rc = nfs3c_errno(r.status);
 		if (r.status == NFS3ERR_STALE)
@@ -215,7 +236,7 @@ int nfs3c_setattr(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c
 	if ((rc = nfs3c_call(c, cr, &rq)) != 0)
 		return rc;
 	/* both arms carry the same wcc_data */
-	nfs3c_attr_wcc(c, fh, &r.SETATTR3res_u.resok.obj_wcc);
+	nfs3c_attr_wcc(c, rq.gen, fh, &r.SETATTR3res_u.resok.obj_wcc);
 	rc = r.status == NFS3_OK ? 0 : nfs3c_errno(r.status);
 	if (rc == 0 && out) {
 		if (r.SETATTR3res_u.resok.obj_wcc.after.attributes_follow)
@@ -243,7 +264,7 @@ int nfs3c_access(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_
 	if ((rc = nfs3c_call(c, cr, &rq)) != 0)
 		return rc;
 	if (r.status == NFS3_OK) {
-		nfs3c_attr_post(c, fh, &r.ACCESS3res_u.resok.obj_attributes);
+		nfs3c_attr_post(c, rq.gen, fh, &r.ACCESS3res_u.resok.obj_attributes);
 		*granted = r.ACCESS3res_u.resok.access;
 	} else {
 		rc = nfs3c_errno(r.status);

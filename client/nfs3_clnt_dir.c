@@ -16,7 +16,7 @@
 #define DIR_MAX_CALLS 1000000
 
 /* Hand one READDIRPLUS entry to fn; caches what it carries. */
-static int plus_entry(struct nfs3c *c, const entryplus3 *e,
+static int plus_entry(struct nfs3c *c, uint64_t gen, const entryplus3 *e,
 		      int (*fn)(void *, const struct nfs3c_dirent *), void *arg)
 {
 	struct nfs3c_fh fh;
@@ -27,7 +27,7 @@ static int plus_entry(struct nfs3c *c, const entryplus3 *e,
 		d.fh = &fh;
 		if (e->name_attributes.attributes_follow) {
 			d.attr = &e->name_attributes.post_op_attr_u.attributes;
-			nfs3c_attr_update(c, &fh, d.attr);
+			nfs3c_attr_update(c, gen, &fh, d.attr);
 		}
 	}
 	return fn(arg, &d);
@@ -56,11 +56,11 @@ static int plus_once(struct nfs3c *c, const struct rpc_cred *cr, const struct nf
 	if (r.status == NFS3_OK) {
 		READDIRPLUS3resok *ok = &r.READDIRPLUS3res_u.resok;
 
-		nfs3c_attr_post(c, dir, &ok->dir_attributes);
+		nfs3c_attr_post(c, rq.gen, dir, &ok->dir_attributes);
 		memcpy(verf, ok->cookieverf, NFS3_COOKIEVERFSIZE);
 		*eof = ok->reply.eof;
 		for (entryplus3 *e = ok->reply.entries; e && rc == 0; e = e->nextentry) {
-			rc = plus_entry(c, e, fn, arg);
+			rc = plus_entry(c, rq.gen, e, fn, arg);
 			*cookie = e->cookie;
 		}
 		if (!ok->reply.entries && !*eof)
@@ -93,7 +93,7 @@ static int plain_once(struct nfs3c *c, const struct rpc_cred *cr, const struct n
 	if (r.status == NFS3_OK) {
 		READDIR3resok *ok = &r.READDIR3res_u.resok;
 
-		nfs3c_attr_post(c, dir, &ok->dir_attributes);
+		nfs3c_attr_post(c, rq.gen, dir, &ok->dir_attributes);
 		memcpy(verf, ok->cookieverf, NFS3_COOKIEVERFSIZE);
 		*eof = ok->reply.eof;
 		for (entry3 *e = ok->reply.entries; e && rc == 0; e = e->nextentry) {

@@ -30,6 +30,7 @@ struct attr_ent {
 	struct attr_ent *next;
 	struct nfs3c_fh fh;
 	fattr3 a;
+	uint64_t gen;	     /* of the call whose reply brought them */
 	uint64_t when_ms;    /* fetched at (monotonic) */
 	uint32_t timeout_ms; /* valid this long after when_ms */
 };
@@ -103,6 +104,8 @@ struct nfs3c {
 	int mounted; /* past nfs3c_mount: connection failures are logged */
 
 	pthread_mutex_t attr_lock;
+	uint64_t attr_gen;	  /* atomic: the last generation given to a call */
+	uint64_t attr_forgot_gen; /* under attr_lock: generation of the last forget */
 	struct attr_ent *attrs[NFS3C_ATTR_BUCKETS];
 
 	pthread_mutex_t files_lock;
@@ -119,6 +122,7 @@ struct nfs3c_req {
 	struct rpc_call call;
 	struct nfs3c_conn *conn;
 	unsigned tries; /* sends it took: > 1 means it may have run twice */
+	uint64_t gen;	/* attribute generation taken when it was first sent */
 };
 
 void nfs3c_stat_add(uint64_t *ctr, int64_t n);
@@ -145,10 +149,14 @@ int nfs3c_fh_from_xdr(const nfs_fh3 *x, struct nfs3c_fh *fh);
 /* Attribute cache (nfs3_clnt_attr.c). */
 void nfs3c_attr_init(struct nfs3c *c);
 void nfs3c_attr_fini(struct nfs3c *c);
-void nfs3c_attr_update(struct nfs3c *c, const struct nfs3c_fh *fh, const fattr3 *a);
+/* Attributes from the reply to a call of generation gen (nfs3c_req.gen): taken
+ * only if no later call's have been, so replies that overtake each other
+ * never put older attributes over newer ones. */
+void nfs3c_attr_update(struct nfs3c *c, uint64_t gen, const struct nfs3c_fh *fh, const fattr3 *a);
 int nfs3c_attr_lookup(struct nfs3c *c, const struct nfs3c_fh *fh, fattr3 *out);
-void nfs3c_attr_post(struct nfs3c *c, const struct nfs3c_fh *fh, const post_op_attr *pa);
-void nfs3c_attr_wcc(struct nfs3c *c, const struct nfs3c_fh *fh, const wcc_data *w);
+void nfs3c_attr_post(struct nfs3c *c, uint64_t gen, const struct nfs3c_fh *fh,
+		     const post_op_attr *pa);
+void nfs3c_attr_wcc(struct nfs3c *c, uint64_t gen, const struct nfs3c_fh *fh, const wcc_data *w);
 
 /* Write state (nfs3_clnt_io.c). */
 void nfs3c_files_fini(struct nfs3c *c);

@@ -42,7 +42,7 @@ static int read_once(struct nfs3c *c, const struct rpc_cred *cr, const struct nf
 	if (r.status == NFS3_OK) {
 		READ3resok *ok = &r.READ3res_u.resok;
 
-		nfs3c_attr_post(c, fh, &ok->file_attributes);
+		nfs3c_attr_post(c, rq.gen, fh, &ok->file_attributes);
 		if (ok->data.data_len > len || ok->count != ok->data.data_len) {
 			log_err("READ reply of %u bytes (count %u) for %u asked", ok->data.data_len,
 				ok->count, len);
@@ -54,7 +54,7 @@ static int read_once(struct nfs3c *c, const struct rpc_cred *cr, const struct nf
 			*eof = ok->eof;
 		}
 	} else {
-		nfs3c_attr_post(c, fh, &r.READ3res_u.resfail.file_attributes);
+		nfs3c_attr_post(c, rq.gen, fh, &r.READ3res_u.resfail.file_attributes);
 		rc = nfs3c_errno(r.status);
 	}
 	nfs3c_call_done(c, &rq);
@@ -291,7 +291,7 @@ static int write_once(struct nfs3c *c, const struct rpc_cred *cr, const struct n
 		       &r);
 	if ((rc = nfs3c_call(c, cr, &rq)) != 0)
 		return rc;
-	nfs3c_attr_wcc(c, fh, &r.WRITE3res_u.resok.file_wcc);
+	nfs3c_attr_wcc(c, rq.gen, fh, &r.WRITE3res_u.resok.file_wcc);
 	if (r.status == NFS3_OK) {
 		WRITE3resok *ok = &r.WRITE3res_u.resok;
 
@@ -451,7 +451,7 @@ static int commit_once(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_
 		       (xdrproc_t)xdr_COMMIT3res, &r);
 	if ((rc = nfs3c_call(c, cr, &rq)) != 0)
 		return rc;
-	nfs3c_attr_wcc(c, &f->fh, &r.COMMIT3res_u.resok.file_wcc);
+	nfs3c_attr_wcc(c, rq.gen, &f->fh, &r.COMMIT3res_u.resok.file_wcc);
 	if (r.status == NFS3_OK)
 		memcpy(verf, r.COMMIT3res_u.resok.verf, NFS3_WRITEVERFSIZE);
 	else

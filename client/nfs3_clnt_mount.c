@@ -282,7 +282,7 @@ static int do_fsinfo(struct nfs3c *c, char *err, size_t errlen)
 		c->rsize = pick_size(c->p.rsize, ok->rtpref, ok->rtmax, xmax);
 		c->wsize = pick_size(c->p.wsize, ok->wtpref, ok->wtmax, xmax);
 		c->maxfilesize = ok->maxfilesize;
-		nfs3c_attr_post(c, &c->root, &ok->obj_attributes);
+		nfs3c_attr_post(c, rq.gen, &c->root, &ok->obj_attributes);
 	} else {
 		snprintf(err, errlen, "FSINFO on %s:%s: %s", c->host, c->export,
 			 nfs3c_stat_name(r.status));

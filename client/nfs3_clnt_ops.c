@@ -38,10 +38,10 @@ int nfs3c_lookup(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_
 	if (r.status == NFS3_OK) {
 		LOOKUP3resok *ok = &r.LOOKUP3res_u.resok;
 
-		nfs3c_attr_post(c, dir, &ok->dir_attributes);
+		nfs3c_attr_post(c, rq.gen, dir, &ok->dir_attributes);
 		rc = nfs3c_fh_from_xdr(&ok->object, out);
 		if (rc == 0)
-			nfs3c_attr_post(c, out, &ok->obj_attributes);
+			nfs3c_attr_post(c, rq.gen, out, &ok->obj_attributes);
 		if (rc == 0 && out_attr) {
 			if (ok->obj_attributes.attributes_follow)
 				*out_attr = ok->obj_attributes.post_op_attr_u.attributes;
@@ -49,7 +49,7 @@ int nfs3c_lookup(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_
 				fetch = 1;
 		}
 	} else {
-		nfs3c_attr_post(c, dir, &r.LOOKUP3res_u.resfail.dir_attributes);
+		nfs3c_attr_post(c, rq.gen, dir, &r.LOOKUP3res_u.resfail.dir_attributes);
 		rc = nfs3c_errno(r.status);
 	}
 	nfs3c_call_done(c, &rq);
@@ -61,18 +61,18 @@ int nfs3c_lookup(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_
  * same shape. Returns 0, -errno, or 1 when the handle must be looked up by
  * name, 2 when only the attributes must be fetched (after call_done).
  */
-static int made(struct nfs3c *c, const struct nfs3c_fh *dir, nfsstat3 st, unsigned tries,
-		const post_op_fh3 *obj, const post_op_attr *oa, const wcc_data *dw,
-		struct nfs3c_fh *out, fattr3 *out_attr)
+static int made(struct nfs3c *c, const struct nfs3c_fh *dir, nfsstat3 st,
+		const struct nfs3c_req *rq, const post_op_fh3 *obj, const post_op_attr *oa,
+		const wcc_data *dw, struct nfs3c_fh *out, fattr3 *out_attr)
 {
-	nfs3c_attr_wcc(c, dir, dw);
-	if (st == NFS3ERR_EXIST && tries > 1)
+	nfs3c_attr_wcc(c, rq->gen, dir, dw);
+	if (st == NFS3ERR_EXIST && rq->tries > 1)
 		return 1; /* an earlier try made it */
 	if (st != NFS3_OK)
 		return nfs3c_errno(st);
 	if (!obj->handle_follows || nfs3c_fh_from_xdr(&obj->post_op_fh3_u.handle, out) != 0)
 		return 1;
-	nfs3c_attr_post(c, out, oa);
+	nfs3c_attr_post(c, rq->gen, out, oa);
 	if (!out_attr)
 		return 0;
 	if (!oa->attributes_follow)
@@ -140,7 +140,7 @@ int nfs3c_create(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_
 		return rc;
 	if (r.status == NFS3ERR_EXIST && excl)
 		rq.tries = 1; /* EXCLUSIVE is retransmission-safe: EEXIST is real */
-	rc = made(c, dir, r.status, rq.tries, &r.CREATE3res_u.resok.obj,
+	rc = made(c, dir, r.status, &rq, &r.CREATE3res_u.resok.obj,
 		  &r.CREATE3res_u.resok.obj_attributes,
 		  r.status == NFS3_OK ? &r.CREATE3res_u.resok.dir_wcc
 				      : &r.CREATE3res_u.resfail.dir_wcc,
@@ -168,7 +168,7 @@ int nfs3c_mkdir(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_f
 		       &r);
 	if ((rc = nfs3c_call(c, cr, &rq)) != 0)
 		return rc;
-	rc = made(c, dir, r.status, rq.tries, &r.MKDIR3res_u.resok.obj,
+	rc = made(c, dir, r.status, &rq, &r.MKDIR3res_u.resok.obj,
 		  &r.MKDIR3res_u.resok.obj_attributes,
 		  r.status == NFS3_OK ? &r.MKDIR3res_u.resok.dir_wcc
 				      : &r.MKDIR3res_u.resfail.dir_wcc,
@@ -194,7 +194,7 @@ int nfs3c_symlink(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c
 		       (xdrproc_t)xdr_SYMLINK3res, &r);
 	if ((rc = nfs3c_call(c, cr, &rq)) != 0)
 		return rc;
-	rc = made(c, dir, r.status, rq.tries, &r.SYMLINK3res_u.resok.obj,
+	rc = made(c, dir, r.status, &rq, &r.SYMLINK3res_u.resok.obj,
 		  &r.SYMLINK3res_u.resok.obj_attributes,
 		  r.status == NFS3_OK ? &r.SYMLINK3res_u.resok.dir_wcc
 				      : &r.SYMLINK3res_u.resfail.dir_wcc,
@@ -230,7 +230,7 @@ int nfs3c_mknod(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_f
 		       &r);
 	if ((rc = nfs3c_call(c, cr, &rq)) != 0)
 		return rc;
-	rc = made(c, dir, r.status, rq.tries, &r.MKNOD3res_u.resok.obj,
+	rc = made(c, dir, r.status, &rq, &r.MKNOD3res_u.resok.obj,
 		  &r.MKNOD3res_u.resok.obj_attributes,
 		  r.status == NFS3_OK ? &r.MKNOD3res_u.resok.dir_wcc
 				      : &r.MKNOD3res_u.resfail.dir_wcc,
@@ -266,7 +266,7 @@ static int remove_common(struct nfs3c *c, const struct rpc_cred *cr, const struc
 		       rmdir ? (xdrproc_t)xdr_RMDIR3res : (xdrproc_t)xdr_REMOVE3res, &r);
 	if ((rc = nfs3c_call(c, cr, &rq)) != 0)
 		return rc;
-	nfs3c_attr_wcc(c, dir, &r.REMOVE3res_u.resok.dir_wcc);
+	nfs3c_attr_wcc(c, rq.gen, dir, &r.REMOVE3res_u.resok.dir_wcc);
 	if (r.status == NFS3ERR_NOENT && rq.tries > 1)
 		r.status = NFS3_OK; /* an earlier try removed it */
 	rc = nfs3c_errno(r.status);
@@ -307,8 +307,8 @@ int nfs3c_rename(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_
 		       (xdrproc_t)xdr_RENAME3res, &r);
 	if ((rc = nfs3c_call(c, cr, &rq)) != 0)
 		return rc;
-	nfs3c_attr_wcc(c, fdir, &r.RENAME3res_u.resok.fromdir_wcc);
-	nfs3c_attr_wcc(c, tdir, &r.RENAME3res_u.resok.todir_wcc);
+	nfs3c_attr_wcc(c, rq.gen, fdir, &r.RENAME3res_u.resok.fromdir_wcc);
+	nfs3c_attr_wcc(c, rq.gen, tdir, &r.RENAME3res_u.resok.todir_wcc);
 	if (r.status == NFS3ERR_NOENT && rq.tries > 1)
 		r.status = NFS3_OK; /* an earlier try moved it */
 	rc = nfs3c_errno(r.status);
@@ -334,8 +334,8 @@ int nfs3c_link(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh
 		       &r);
 	if ((rc = nfs3c_call(c, cr, &rq)) != 0)
 		return rc;
-	nfs3c_attr_post(c, fh, &r.LINK3res_u.resok.file_attributes);
-	nfs3c_attr_wcc(c, dir, &r.LINK3res_u.resok.linkdir_wcc);
+	nfs3c_attr_post(c, rq.gen, fh, &r.LINK3res_u.resok.file_attributes);
+	nfs3c_attr_wcc(c, rq.gen, dir, &r.LINK3res_u.resok.linkdir_wcc);
 	if (r.status == NFS3ERR_EXIST && rq.tries > 1)
 		r.status = NFS3_OK; /* an earlier try linked it */
 	rc = nfs3c_errno(r.status);
@@ -361,7 +361,7 @@ int nfs3c_readlink(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3
 	rq.call.reply_hint = NFS3_MAXPATHLEN + 512;
 	if ((rc = nfs3c_call(c, cr, &rq)) != 0)
 		return rc;
-	nfs3c_attr_post(c, fh, &r.READLINK3res_u.resok.symlink_attributes);
+	nfs3c_attr_post(c, rq.gen, fh, &r.READLINK3res_u.resok.symlink_attributes);
 	rc = nfs3c_errno(r.status);
 	if (rc == 0) {
 		const char *t = r.READLINK3res_u.resok.data;
@@ -393,7 +393,7 @@ int nfs3c_fsstat(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_
 	rc = nfs3c_errno(r.status);
 	if (rc == 0) {
 		*out = r.FSSTAT3res_u.resok;
-		nfs3c_attr_post(c, fh, &out->obj_attributes);
+		nfs3c_attr_post(c, rq.gen, fh, &out->obj_attributes);
 	}
 	nfs3c_call_done(c, &rq);
 	return rc;

@@ -331,6 +331,64 @@ static void test_attr_cache(void **state)
 	fx_free(f);
 }
 
+/* A READ whose reply is slow, in a thread. */
+struct slow_read {
+	struct fx *f;
+	struct nfs3c_fh fh;
+	int rc;
+};
+
+static void *slow_read_main(void *arg)
+{
+	struct slow_read *sr = arg;
+	uint8_t buf[100];
+	size_t got = 0;
+	int eof = 0;
+
+	sr->rc = nfs3c_read(sr->f->c, NULL, &sr->fh, 0, buf, sizeof(buf), &got, &eof);
+	return NULL;
+}
+
+/* Attributes never go back in time: a READ runs, a truncating SETATTR is
+ * sent and answered, then the READ's reply (with the size before the
+ * truncate in its post-op attributes) arrives; the cache keeps the newer. */
+static void test_attrs_never_go_back(void **state)
+{
+	struct fx *f = fx_new();
+	struct slow_read sr = {.f = f};
+	sattr3 sa = {0};
+	struct nfs3c_params p;
+	struct nfs3c_stats st;
+	pthread_t t;
+	fattr3 a;
+
+	csrv_stop(&f->srv);
+	f->sp.slow_proc = NFSPROC3_READ;
+	f->sp.slow_ms = 1000;
+	f->sp.slow_after = 1;
+	assert_int_equal(csrv_start(&f->srv, &f->sp), 0);
+	params(f, &p, NFS3C_PROTO_TCP, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY);
+	p.acregmin = p.acregmax = 60;
+	mount_with(f, &p);
+	assert_int_equal(nfs3c_create(f->c, NULL, nfs3c_root(f->c), "f", 0644, 0, &sr.fh, &a), 0);
+	assert_int_equal(truncate(path_in(f, "f"), 1000), 0);
+	assert_int_equal(nfs3c_getattr(f->c, NULL, &sr.fh, NFS3C_NOCACHE, &a), 0);
+	assert_int_equal(a.size, 1000);
+	assert_int_equal(pthread_create(&t, NULL, slow_read_main, &sr), 0);
+	usleep(300000); /* the READ has run; its reply waits */
+	sa.size.set_it = TRUE;
+	sa.size.set_size3_u.size = 10;
+	assert_int_equal(nfs3c_setattr(f->c, NULL, &sr.fh, &sa, &a), 0);
+	assert_int_equal(a.size, 10);
+	pthread_join(t, NULL);
+	assert_int_equal(sr.rc, 0);
+	assert_int_equal(nfs3c_getattr(f->c, NULL, &sr.fh, 0, &a), 0);
+	assert_int_equal(a.size, 10);
+	nfs3c_get_stats(f->c, &st);
+	assert_true(st.attr_stale >= 1);
+	fx_free(f);
+}
+
 /* ---- unstable data: bounded, and rewritten after a restart ---- */
 
 static void test_dirty_bounded(void **state)
@@ -916,6 +974,7 @@ int main(void)
 		cmocka_unit_test(test_procs_rdma),
 		cmocka_unit_test(test_big_dir),
 		cmocka_unit_test(test_attr_cache),
+		cmocka_unit_test(test_attrs_never_go_back),
 		cmocka_unit_test(test_dirty_bounded),
 		cmocka_unit_test(test_resend_tcp),
 		cmocka_unit_test(test_resend_rdma),

@@ -42,11 +42,15 @@ static void rdma_params(const struct csrv_params *p, struct rr_params *rp)
 /* The slowed procedure: one per process (the procedure tables are too). */
 static void (*slow_fn)(struct rpc_req *req, void *args, void *res);
 static unsigned slow_ms;
+static int slow_after;
 
 static void slowed(struct rpc_req *req, void *args, void *res)
 {
-	usleep(slow_ms * 1000u);
+	if (!slow_after)
+		usleep(slow_ms * 1000u);
 	slow_fn(req, args, res);
+	if (slow_after)
+		usleep(slow_ms * 1000u);
 }
 
 /* The mangled procedure: one per process as well. */
@@ -73,6 +77,7 @@ static int add_programs(struct csrv *s, const struct csrv_params *p)
 	if (p->slow_proc > 0 && (uint32_t)p->slow_proc < nfs.nprocs) {
 		slow_fn = s->nfs_procs[p->slow_proc].fn;
 		slow_ms = p->slow_ms;
+		slow_after = p->slow_after;
 		s->nfs_procs[p->slow_proc].fn = slowed;
 	}
 	if (p->mangle_proc > 0 && (uint32_t)p->mangle_proc < nfs.nprocs && p->mangle) {

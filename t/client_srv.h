@@ -24,6 +24,7 @@ struct csrv_params {
 	int ro;
 	int slow_proc; /* > 0: this NFS procedure waits slow_ms before it runs */
 	unsigned slow_ms;
+	int slow_after; /* the wait is after it ran: its reply arrives late, not its effect */
 	/* > 0: this NFS procedure's results go through mangle after it ran, as a
 	 * broken or hostile server would answer (one per process) */
 	int mangle_proc;
