@@ -13,11 +13,15 @@
 
 #include "client/nfs3_clnt_int.h"
 
-/* The directory-operation arguments for name in dir. */
-static void dirop(const struct nfs3c_fh *dir, const char *name, diropargs3 *d)
+/* The directory-operation arguments for name in dir; -ENAMETOOLONG for a name
+ * NFSv3 cannot carry (as the Linux client says before it sends anything). */
+static int dirop(const struct nfs3c_fh *dir, const char *name, diropargs3 *d)
 {
+	if (strlen(name) > NFS3_MAXNAMLEN)
+		return -ENAMETOOLONG;
 	nfs3c_fh_to_xdr(dir, &d->dir);
 	d->name = (char *)name; /* only encoded */
+	return 0;
 }
 
 /* See nfs3_clnt.h. */
@@ -30,7 +34,8 @@ int nfs3c_lookup(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_
 	int rc, fetch = 0;
 
 	memset(&r, 0, sizeof(r));
-	dirop(dir, name, &a.what);
+	if ((rc = dirop(dir, name, &a.what)) != 0)
+		return rc;
 	nfs3c_req_init(&rq, NFSPROC3_LOOKUP, (xdrproc_t)xdr_LOOKUP3args, &a,
 		       (xdrproc_t)xdr_LOOKUP3res, &r);
 	if ((rc = nfs3c_call(c, cr, &rq)) != 0)
@@ -124,7 +129,8 @@ int nfs3c_create(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_
 
 	memset(&a, 0, sizeof(a));
 	memset(&r, 0, sizeof(r));
-	dirop(dir, name, &a.where);
+	if ((rc = dirop(dir, name, &a.where)) != 0)
+		return rc;
 	if (excl) {
 		uint64_t v = nfs3c_now_ms() ^ ((uint64_t)random() << 20) ^ (uintptr_t)&a;
 
@@ -162,7 +168,8 @@ int nfs3c_mkdir(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_f
 	int rc;
 
 	memset(&r, 0, sizeof(r));
-	dirop(dir, name, &a.where);
+	if ((rc = dirop(dir, name, &a.where)) != 0)
+		return rc;
 	sattr_mode(&a.attributes, mode);
 	nfs3c_req_init(&rq, NFSPROC3_MKDIR, (xdrproc_t)xdr_MKDIR3args, &a, (xdrproc_t)xdr_MKDIR3res,
 		       &r);
@@ -187,8 +194,11 @@ int nfs3c_symlink(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c
 	int rc;
 
 	memset(&r, 0, sizeof(r));
-	dirop(dir, name, &a.where);
+	if ((rc = dirop(dir, name, &a.where)) != 0)
+		return rc;
 	sattr_mode(&a.symlink.symlink_attributes, 0777);
+	if (strlen(target) > NFS3_MAXPATHLEN)
+		return -ENAMETOOLONG;
 	a.symlink.symlink_data = (char *)target;
 	nfs3c_req_init(&rq, NFSPROC3_SYMLINK, (xdrproc_t)xdr_SYMLINK3args, &a,
 		       (xdrproc_t)xdr_SYMLINK3res, &r);
@@ -215,7 +225,8 @@ int nfs3c_mknod(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_f
 
 	memset(&a, 0, sizeof(a));
 	memset(&r, 0, sizeof(r));
-	dirop(dir, name, &a.where);
+	if ((rc = dirop(dir, name, &a.where)) != 0)
+		return rc;
 	a.what.type = type;
 	if (type == NF3CHR || type == NF3BLK) {
 		sattr_mode(&a.what.mknoddata3_u.device.dev_attributes, mode);
@@ -260,7 +271,8 @@ static int remove_common(struct nfs3c *c, const struct rpc_cred *cr, const struc
 	int rc, have_v = victim(c, cr, dir, name, &v);
 
 	memset(&r, 0, sizeof(r));
-	dirop(dir, name, &a.object);
+	if ((rc = dirop(dir, name, &a.object)) != 0)
+		return rc;
 	nfs3c_req_init(&rq, rmdir ? NFSPROC3_RMDIR : NFSPROC3_REMOVE,
 		       rmdir ? (xdrproc_t)xdr_RMDIR3args : (xdrproc_t)xdr_REMOVE3args, &a,
 		       rmdir ? (xdrproc_t)xdr_RMDIR3res : (xdrproc_t)xdr_REMOVE3res, &r);
@@ -301,8 +313,10 @@ int nfs3c_rename(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_
 	int rc, have_v = victim(c, cr, tdir, tname, &v);
 
 	memset(&r, 0, sizeof(r));
-	dirop(fdir, fname, &a.from);
-	dirop(tdir, tname, &a.to);
+	if ((rc = dirop(fdir, fname, &a.from)) != 0)
+		return rc;
+	if ((rc = dirop(tdir, tname, &a.to)) != 0)
+		return rc;
 	nfs3c_req_init(&rq, NFSPROC3_RENAME, (xdrproc_t)xdr_RENAME3args, &a,
 		       (xdrproc_t)xdr_RENAME3res, &r);
 	if ((rc = nfs3c_call(c, cr, &rq)) != 0)
@@ -329,7 +343,8 @@ int nfs3c_link(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh
 
 	memset(&r, 0, sizeof(r));
 	nfs3c_fh_to_xdr(fh, &a.file);
-	dirop(dir, name, &a.link);
+	if ((rc = dirop(dir, name, &a.link)) != 0)
+		return rc;
 	nfs3c_req_init(&rq, NFSPROC3_LINK, (xdrproc_t)xdr_LINK3args, &a, (xdrproc_t)xdr_LINK3res,
 		       &r);
 	if ((rc = nfs3c_call(c, cr, &rq)) != 0)

@@ -105,7 +105,8 @@ static int start_listeners(struct nfsrdma_server *s)
 		if ((rc = rpc_tcp_listen(s->rpc, host, tport, &tp, &s->tcp[s->ntcp])) != 0)
 			return rc;
 		s->ntcp++;
-		if ((rc = rpc_udp_listen(s->rpc, host, tport, &s->udp[s->nudp])) != 0)
+		if ((rc = rpc_udp_listen(s->rpc, host, tport, c->server.udp_inflight_max,
+					 &s->udp[s->nudp])) != 0)
 			return rc;
 		s->nudp++;
 		log_notice("NFS and MOUNT on TCP and UDP %s:%s", host, tport);
@@ -369,6 +370,7 @@ void daemon_print_stats(struct nfsrdma_server *s, FILE *f)
 {
 	struct rpc_tcp_stats tcp = {0}, one;
 	struct rpc_drc_stats drc;
+	unsigned udp_peak = 0;
 
 	for (unsigned i = 0; i < s->ntcp; i++) {
 		rpc_tcp_get_stats(s->tcp[i], &one);
@@ -387,6 +389,11 @@ void daemon_print_stats(struct nfsrdma_server *s, FILE *f)
 		tcp.conns, (unsigned long long)tcp.refused, (unsigned long long)tcp.shed,
 		(unsigned long long)tcp.idle_closed, (unsigned long long)tcp.deadline_drops,
 		(unsigned long long)tcp.accept_errors);
+	for (unsigned i = 0; i < s->nudp; i++)
+		udp_peak = udp_peak > rpc_udp_inflight_peak(s->udp[i])
+				   ? udp_peak
+				   : rpc_udp_inflight_peak(s->udp[i]);
+	fprintf(f, "udp.inflight_peak %u\n", udp_peak);
 	rpc_server_get_drc_stats(s->rpc, &drc);
 	fprintf(f,
 		"reply_cache.hits %llu\nreply_cache.drops %llu\nreply_cache.misses %llu\n"

@@ -389,6 +389,41 @@ static void test_attrs_never_go_back(void **state)
 	fx_free(f);
 }
 
+/* Names NFSv3 cannot carry are ENAMETOOLONG, said by the client before it
+ * sends anything (not ENOSPC from an encoder); the longest that fit work. */
+static void test_long_names(void **state)
+{
+	struct fx *f = fx_new();
+	char longest[256], too_long[257], *target = malloc(4098);
+	struct nfs3c_params p;
+	struct nfs3c_fh fh, fh2;
+	fattr3 a;
+
+	params(f, &p, NFS3C_PROTO_TCP, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY);
+	mount_with(f, &p);
+	memset(longest, 'n', 255);
+	longest[255] = '\0';
+	memset(too_long, 'n', 256);
+	too_long[256] = '\0';
+	memset(target, 't', 4097);
+	target[4097] = '\0';
+	assert_int_equal(nfs3c_create(f->c, NULL, nfs3c_root(f->c), longest, 0644, 0, &fh, &a), 0);
+	assert_int_equal(nfs3c_create(f->c, NULL, nfs3c_root(f->c), too_long, 0644, 0, &fh2, &a),
+			 -ENAMETOOLONG);
+	assert_int_equal(nfs3c_lookup(f->c, NULL, nfs3c_root(f->c), too_long, &fh2, &a),
+			 -ENAMETOOLONG);
+	assert_int_equal(nfs3c_mkdir(f->c, NULL, nfs3c_root(f->c), too_long, 0755, &fh2, &a),
+			 -ENAMETOOLONG);
+	assert_int_equal(
+		nfs3c_rename(f->c, NULL, nfs3c_root(f->c), longest, nfs3c_root(f->c), too_long),
+		-ENAMETOOLONG);
+	assert_int_equal(nfs3c_symlink(f->c, NULL, nfs3c_root(f->c), "l", target, &fh2, &a),
+			 -ENAMETOOLONG);
+	assert_int_equal(nfs3c_remove(f->c, NULL, nfs3c_root(f->c), longest), 0);
+	free(target);
+	fx_free(f);
+}
+
 /* ---- unstable data: bounded, and rewritten after a restart ---- */
 
 static void test_dirty_bounded(void **state)
@@ -975,6 +1010,7 @@ int main(void)
 		cmocka_unit_test(test_big_dir),
 		cmocka_unit_test(test_attr_cache),
 		cmocka_unit_test(test_attrs_never_go_back),
+		cmocka_unit_test(test_long_names),
 		cmocka_unit_test(test_dirty_bounded),
 		cmocka_unit_test(test_resend_tcp),
 		cmocka_unit_test(test_resend_rdma),

@@ -138,6 +138,7 @@ struct nfsrdma_config {
 		unsigned tcp_deadline_ms;     /* a TCP reply or call that makes no progress */
 		unsigned tcp_connections_max; /* per listen address; 0: no limit */
 		unsigned tcp_connections_per_client; /* per client address; 0: no limit */
+		unsigned udp_inflight_max;	     /* UDP calls held at once */
 		unsigned tcp_idle_ms;		/* close a connection idle this long; 0: never */
 		unsigned threads;		/* worker threads */
 		unsigned reply_cache;		/* duplicate request cache entries; 0: none */

@@ -197,6 +197,9 @@ const struct cfg_entry config_main_table[] = {
 	      64,
 	      "TCP connections from one client address; past it new ones are refused. "
 	      "0: no limit."),
+	E_INT("server.udp_inflight_max", C, server.udp_inflight_max, 1, 4096, 64,
+	      "UDP calls held at once on each listen address (128 KiB each); past it the "
+	      "server stops reading and the kernel drops what its socket buffer cannot hold."),
 	E_INT("server.tcp_idle_ms", C, server.tcp_idle_ms, 0, 86400000, 360000,
 	      "Milliseconds a TCP connection may go without a call before it is closed; the "
 	      "client reconnects when it needs to. 0: never."),

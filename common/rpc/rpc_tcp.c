@@ -7,9 +7,10 @@
  * longest idle to make room) and max_conns_per_addr from one address; a
  * connection with nothing to do for idle_ms is closed, and one whose call or
  * reply stalls for send_deadline_ms is dropped. Accept failures (out of
- * descriptors) shed an idle connection and back off instead of spinning. Bulk result data (READ) is
- * not copied into the reply: the DDP hook reduces it out of the stream and the writer splices it
- * back with writev. Ownership: a request owns its call buffer, reply buffer and bulk buffer until
+ * descriptors) shed an idle connection and back off instead of spinning.
+ * Bulk result data (READ) is not copied into the reply: the DDP hook reduces
+ * it out of the stream and the writer splices it back with writev.
+ * Ownership: a request owns its call buffer, reply buffer and bulk buffer until
  * it has been written; a connection lives until its reader has exited and its
  * last request has been written (refs).
  */

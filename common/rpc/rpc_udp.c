@@ -2,7 +2,8 @@
  * rpc_udp.c: RPC over UDP. An event loop receives datagrams and hands each to the
  * rpc_server's workers, which answer with sendto. A datagram is one whole call
  * (RFC 5531 over UDP has no record marking). Used for MOUNT, which mount.nfs
- * often asks over UDP.
+ * often asks over UDP. A flood is bounded by max_inflight: the receiving loop
+ * waits for a call to finish before it reads the next datagram.
  */
 #include <netdb.h>
 #include <pthread.h>
@@ -21,9 +22,10 @@ struct udp_listener {
 	struct rpc_server *srv;
 	int fd;
 	struct evloop *loop;  /* receives */
-	pthread_mutex_t lock; /* protects inflight */
+	pthread_mutex_t lock; /* protects inflight, peak */
 	pthread_cond_t cond;
-	unsigned inflight;
+	unsigned inflight, peak;
+	unsigned max_inflight;
 };
 
 struct udp_req {
@@ -46,6 +48,15 @@ static void *udp_get_buf(struct rpc_req *req, size_t len)
 	return r->bulk = malloc(len ? len : 1);
 }
 
+/* A call slot is given back. */
+static void udp_release(struct udp_listener *l)
+{
+	pthread_mutex_lock(&l->lock);
+	l->inflight--;
+	pthread_cond_broadcast(&l->cond);
+	pthread_mutex_unlock(&l->lock);
+}
+
 static void udp_run(struct work *w)
 {
 	struct udp_req *r = (struct udp_req *)w;
@@ -60,25 +71,33 @@ static void udp_run(struct work *w)
 	rpc_dispatch_done(l->srv, &r->x);
 	free(r->bulk);
 	free(r);
-	pthread_mutex_lock(&l->lock);
-	l->inflight--;
-	pthread_cond_broadcast(&l->cond);
-	pthread_mutex_unlock(&l->lock);
+	udp_release(l);
 }
 
-/* A datagram is waiting: one call for the workers. */
+/* A datagram is waiting: one call for the workers, once a slot is free (the
+ * loop serves this listener only, so waiting here is what stops reading). */
 static void udp_ready(void *arg)
 {
 	struct udp_listener *l = arg;
-	struct udp_req *r = calloc(1, sizeof(*r));
+	struct udp_req *r;
 	ssize_t n;
 
-	if (!r)
+	pthread_mutex_lock(&l->lock);
+	while (l->inflight >= l->max_inflight)
+		pthread_cond_wait(&l->cond, &l->lock);
+	if (++l->inflight > l->peak)
+		l->peak = l->inflight;
+	pthread_mutex_unlock(&l->lock);
+	if (!(r = calloc(1, sizeof(*r)))) {
+		udp_release(l);
 		return;
+	}
 	r->peer_len = sizeof(r->peer);
-	n = recvfrom(l->fd, r->call, sizeof(r->call), 0, (struct sockaddr *)&r->peer, &r->peer_len);
+	n = recvfrom(l->fd, r->call, sizeof(r->call), MSG_DONTWAIT, (struct sockaddr *)&r->peer,
+		     &r->peer_len);
 	if (n <= 0) {
 		free(r);
+		udp_release(l);
 		return;
 	}
 	r->l = l;
@@ -91,9 +110,6 @@ static void udp_ready(void *arg)
 				 .xprt_req = r,
 				 .reply = r->reply,
 				 .reply_cap = DGRAM_MAX};
-	pthread_mutex_lock(&l->lock);
-	l->inflight++;
-	pthread_mutex_unlock(&l->lock);
 	rpc_server_submit(l->srv, &r->work);
 }
 
@@ -123,7 +139,7 @@ static int udp_bind(const char *host, const char *port)
 }
 
 int rpc_udp_listen(struct rpc_server *srv, const char *host, const char *port,
-		   struct udp_listener **out)
+		   unsigned max_inflight, struct udp_listener **out)
 {
 	struct udp_listener *l = calloc(1, sizeof(*l));
 	int rc;
@@ -131,6 +147,7 @@ int rpc_udp_listen(struct rpc_server *srv, const char *host, const char *port,
 	if (!l)
 		return -ENOMEM;
 	l->srv = srv;
+	l->max_inflight = max_inflight ? max_inflight : 1;
 	l->fd = udp_bind(host, port);
 	if (l->fd < 0) {
 		rc = l->fd;
@@ -147,6 +164,16 @@ int rpc_udp_listen(struct rpc_server *srv, const char *host, const char *port,
 	}
 	*out = l;
 	return 0;
+}
+
+unsigned rpc_udp_inflight_peak(struct udp_listener *l)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&l->lock);
+	n = l->peak;
+	pthread_mutex_unlock(&l->lock);
+	return n;
 }
 
 void rpc_udp_stop(struct udp_listener *l)
