@@ -4,7 +4,8 @@ libnfsrdma_a_SOURCES += \
 	common/rpc/rpc.h common/rpc/rpc_msg.c common/rpc/rpc_auth.c common/rpc/rpc_auth.h common/rpc/rpc_svc.c \
 	common/rpc/rpc_drc.c common/rpc/rpc_drc.h \
 	common/rpc/integrity.c common/rpc/integrity.h common/base/net.c common/base/net.h \
-	common/rpc/rpc_tcp.h common/rpc/rpc_tcp.c common/rpc/rpc_tcp_clnt.c common/rpc/rpc_rec.c \
+	common/rpc/rpc_tcp.h common/rpc/rpc_tcp_int.h common/rpc/rpc_tcp.c common/rpc/rpc_tcp_conn.c \
+	common/rpc/rpc_tcp_clnt.c common/rpc/rpc_rec.c \
 	common/rpc/rpc_udp.c common/rpc/rpc_udp.h
 
 # The transport test program (echo and bulk), shared by the RPC and RPC/RDMA tests.

@@ -88,7 +88,8 @@ static int start_listeners(struct nfsrdma_server *s)
 				    .send_deadline_ms = c->server.tcp_deadline_ms,
 				    .max_conns = c->server.tcp_connections_max,
 				    .max_conns_per_addr = c->server.tcp_connections_per_client,
-				    .idle_ms = c->server.tcp_idle_ms};
+				    .idle_ms = c->server.tcp_idle_ms,
+				    .loops = c->server.tcp_loops};
 	char tport[16], rport[16];
 	struct rr_params rp;
 	int rc;

@@ -340,9 +340,10 @@ static void concurrent_clients(void **state)
 	}
 }
 
-/* A client sends many calls with large replies and never reads. Every worker
- * ends up writing to it; the send deadline drops its connection, and another
- * client is served (without it, the call below would time out). */
+/* A client sends many calls with large replies and never reads. Its replies
+ * fill the socket and wait in the server's queue, no worker waits on it;
+ * another client is served meanwhile, and the send deadline drops the
+ * connection. */
 static void non_reading_client_dropped(void **state)
 {
 	struct fixture *f = *state;
@@ -377,7 +378,7 @@ static void non_reading_client_dropped(void **state)
 		memcpy(buf, &mark, 4);
 		assert_int_equal(write(fd, buf, (size_t)len + 4), len + 4);
 	}
-	/* 32 MiB of replies fill both socket buffers; four workers are writing */
+	/* 32 MiB of replies fill both socket buffers and queue up behind them */
 	assert_int_equal(rpc_clnt_call(c, &null), 0);
 	rpc_clnt_free_res(c, &null);
 	/* its connection was closed: what it reads now ends, well short of 32 MiB */

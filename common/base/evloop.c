@@ -16,8 +16,14 @@ struct handler {
 	int is_timer;
 	int deleted; /* by evloop_del: not to be called again, even for fetched events */
 	evloop_fd_fn fn;
+	evloop_io_fn io_fn; /* an I/O handler (evloop_add_io) instead of fn */
 	void *arg;
 	struct handler *next;
+};
+
+/* An I/O handler's handle is its handler. */
+struct evloop_io {
+	struct handler h;
 };
 
 struct call {
@@ -63,16 +69,18 @@ int evloop_create(struct evloop **out)
 	return 0;
 }
 
-static int add_handler(struct evloop *l, int fd, int is_timer, evloop_fd_fn fn, void *arg)
+/* epoll's events for EVLOOP_IN/OUT. */
+static uint32_t epoll_events(unsigned events)
 {
-	struct handler *h = calloc(1, sizeof(*h));
-	struct epoll_event ev = {.events = EPOLLIN};
+	return (events & EVLOOP_IN ? EPOLLIN : 0) | (events & EVLOOP_OUT ? EPOLLOUT : 0);
+}
 
-	if (!h)
-		return -ENOMEM;
-	*h = (struct handler){.fd = fd, .is_timer = is_timer, .fn = fn, .arg = arg};
-	ev.data.ptr = h;
-	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+/* Add h (filled in) to the loop, waiting for events. */
+static int add(struct evloop *l, struct handler *h, unsigned events)
+{
+	struct epoll_event ev = {.events = epoll_events(events), .data.ptr = h};
+
+	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, h->fd, &ev) < 0) {
 		int rc = -errno;
 
 		free(h);
@@ -83,6 +91,37 @@ static int add_handler(struct evloop *l, int fd, int is_timer, evloop_fd_fn fn, 
 	l->handlers = h;
 	pthread_mutex_unlock(&l->lock);
 	return 0;
+}
+
+static int add_handler(struct evloop *l, int fd, int is_timer, evloop_fd_fn fn, void *arg)
+{
+	struct handler *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	*h = (struct handler){.fd = fd, .is_timer = is_timer, .fn = fn, .arg = arg};
+	return add(l, h, EVLOOP_IN);
+}
+
+int evloop_add_io(struct evloop *l, int fd, unsigned events, evloop_io_fn fn, void *arg,
+		  struct evloop_io **out)
+{
+	struct evloop_io *io = calloc(1, sizeof(*io));
+	int rc;
+
+	if (!io)
+		return -ENOMEM;
+	io->h = (struct handler){.fd = fd, .io_fn = fn, .arg = arg};
+	if ((rc = add(l, &io->h, events)) == 0)
+		*out = io;
+	return rc;
+}
+
+int evloop_io_set(struct evloop *l, struct evloop_io *io, unsigned events)
+{
+	struct epoll_event ev = {.events = epoll_events(events), .data.ptr = &io->h};
+
+	return epoll_ctl(l->epfd, EPOLL_CTL_MOD, io->h.fd, &ev) < 0 ? -errno : 0;
 }
 
 int evloop_add(struct evloop *l, int fd, evloop_fd_fn fn, void *arg)
@@ -204,6 +243,15 @@ static void *loop_main(void *arg)
 			 * and freed what its argument points to */
 			if (__atomic_load_n(&h->deleted, __ATOMIC_ACQUIRE))
 				continue;
+			if (h->io_fn) {
+				uint32_t e = evs[i].events;
+
+				h->io_fn(h->arg,
+					 (e & (EPOLLIN | EPOLLHUP | EPOLLERR) ? EVLOOP_IN : 0) |
+						 (e & EPOLLOUT ? EVLOOP_OUT : 0) |
+						 (e & (EPOLLHUP | EPOLLERR) ? EVLOOP_ERR : 0));
+				continue;
+			}
 			if (h->is_timer) {
 				uint64_t ticks;
 

@@ -1,6 +1,8 @@
 /*
  * evloop.h: a small epoll event loop run by one thread: fd handlers, and calls
- * that other threads queue to run in the loop's thread (evloop_call).
+ * that other threads queue to run in the loop's thread (evloop_call). A plain
+ * handler is called when its fd is readable; an I/O handler chooses what it
+ * waits for (readable, writable, both or neither) and is told what happened.
  */
 #ifndef NFSRDMA_EVLOOP_H
 #define NFSRDMA_EVLOOP_H
@@ -11,11 +13,24 @@ struct evloop;
 typedef void (*evloop_fd_fn)(void *arg);
 typedef void (*evloop_call_fn)(void *arg);
 
+#define EVLOOP_IN  1u /* readable, or the peer hung up (a read will say) */
+#define EVLOOP_OUT 2u /* writable */
+#define EVLOOP_ERR 4u /* hung up or failed: reported whatever was asked for */
+typedef void (*evloop_io_fn)(void *arg, unsigned events);
+struct evloop_io;
+
 int evloop_create(struct evloop **out);
 /* Start the loop's thread. */
 int evloop_start(struct evloop *l, const char *name);
 /* Call fn(arg) in the loop thread whenever fd is readable. Loop thread or before start. */
 int evloop_add(struct evloop *l, int fd, evloop_fd_fn fn, void *arg);
+/* Call fn(arg, what happened) in the loop thread when fd is ready for what
+ * events asks (EVLOOP_IN, EVLOOP_OUT); *out is the handle for evloop_io_set.
+ * Remove it with evloop_del. Any thread. */
+int evloop_add_io(struct evloop *l, int fd, unsigned events, evloop_io_fn fn, void *arg,
+		  struct evloop_io **out);
+/* Change what an I/O handler waits for; 0 waits only for EVLOOP_ERR. */
+int evloop_io_set(struct evloop *l, struct evloop_io *io, unsigned events);
 /* Stop calling fd's handler. From the loop thread, the handler is not called
  * again once this returns, not even for an event already fetched, so its
  * argument may be freed at once; from another thread, it may still be running. */

@@ -168,6 +168,37 @@ int net_read_full(int fd, void *buf, size_t len)
 	return 0;
 }
 
+int net_writev_some(int fd, struct iovec **iovp, int *iovcnt, int *moved)
+{
+	struct iovec *iov = *iovp;
+	int rc = 0;
+
+	*moved = 0;
+	while (*iovcnt > 0) {
+		struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)*iovcnt};
+		ssize_t n = sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = errno == EWOULDBLOCK ? -EAGAIN : -errno;
+			break;
+		}
+		*moved |= n > 0;
+		while (*iovcnt > 0 && (size_t)n >= iov->iov_len) {
+			n -= (ssize_t)iov->iov_len;
+			iov++;
+			(*iovcnt)--;
+		}
+		if (*iovcnt > 0) {
+			iov->iov_base = (char *)iov->iov_base + n;
+			iov->iov_len -= (size_t)n;
+		}
+	}
+	*iovp = iov;
+	return rc;
+}
+
 int net_writev_full(int fd, struct iovec *iov, int iovcnt)
 {
 	while (iovcnt > 0) {

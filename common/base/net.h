@@ -22,5 +22,9 @@ const char *net_addr_str(const struct sockaddr *sa, char *buf, size_t len);
 int net_read_full(int fd, void *buf, size_t len);
 /* On a socket, a peer that hung up gives -EPIPE, never SIGPIPE. */
 int net_writev_full(int fd, struct iovec *iov, int iovcnt);
+/* Write what the socket takes now, never waiting: *iov and *iovcnt advance
+ * past what went out. 0 once everything is out, -EAGAIN when the socket is
+ * full, else -errno. *moved says whether any byte went. */
+int net_writev_some(int fd, struct iovec **iov, int *iovcnt, int *moved);
 
 #endif

@@ -43,14 +43,12 @@ int rpc_rec_read(int fd, size_t max, uint8_t **out, size_t *outlen)
 	return rc;
 }
 
-int rpc_rec_write(int fd, pthread_mutex_t *wlock, const uint8_t *buf, size_t len,
-		  const struct rpc_ddp *ddp)
+int rpc_rec_iov(const uint8_t *buf, size_t len, const struct rpc_ddp *ddp, uint32_t *mark,
+		struct iovec iov[RPC_REC_IOV_MAX])
 {
 	static const uint8_t zeros[4];
-	struct iovec iov[2 + 3 * RPC_DDP_MAX_ITEMS];
 	size_t total = len, pos = 0;
-	uint32_t mark;
-	int n = 1, rc;
+	int n = 1;
 
 	for (unsigned i = 0; ddp && i < ddp->nitems; i++) {
 		const struct rpc_ddp_item *it = &ddp->items[i];
@@ -65,8 +63,20 @@ int rpc_rec_write(int fd, pthread_mutex_t *wlock, const uint8_t *buf, size_t len
 	iov[n++] = (struct iovec){(void *)(buf + pos), len - pos};
 	if (total > ~LAST_FRAG)
 		return -EMSGSIZE;
-	mark = htonl(LAST_FRAG | (uint32_t)total);
-	iov[0] = (struct iovec){&mark, 4};
+	*mark = htonl(LAST_FRAG | (uint32_t)total);
+	iov[0] = (struct iovec){mark, 4};
+	return n;
+}
+
+int rpc_rec_write(int fd, pthread_mutex_t *wlock, const uint8_t *buf, size_t len,
+		  const struct rpc_ddp *ddp)
+{
+	struct iovec iov[RPC_REC_IOV_MAX];
+	uint32_t mark;
+	int n = rpc_rec_iov(buf, len, ddp, &mark, iov), rc;
+
+	if (n < 0)
+		return n;
 	pthread_mutex_lock(wlock);
 	rc = net_writev_full(fd, iov, n);
 	pthread_mutex_unlock(wlock);

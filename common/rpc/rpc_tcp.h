@@ -19,6 +19,8 @@ struct rpc_tcp_params {
 					is refused; 0: no limit */
 	unsigned idle_ms;	     /* a connection with no call in flight and none sent for
 					this long is closed; 0: never */
+	unsigned loops;		     /* I/O event loops serving the connections; 0: one per
+					processor (at most 16) */
 };
 
 /* What a listener has done to protect itself, and its connections now. */
@@ -53,6 +55,13 @@ int rpc_tcp_clnt_create(const char *host, const char *port, int timeout_ms, size
 /* Read one record (every fragment) into a malloc'd buffer of at most max bytes;
  * -EMSGSIZE past max, -ECONNRESET at end of stream. */
 int rpc_rec_read(int fd, size_t max, uint8_t **out, size_t *outlen);
+/* The record for buf[0, len) with ddp's reduced items spliced back in (with
+ * padding), as an iovec array that points into buf, the items and *mark:
+ * returns the iovec count, or -EMSGSIZE. */
+#define RPC_REC_IOV_MAX (2 + 3 * RPC_DDP_MAX_ITEMS)
+struct iovec;
+int rpc_rec_iov(const uint8_t *buf, size_t len, const struct rpc_ddp *ddp, uint32_t *mark,
+		struct iovec iov[RPC_REC_IOV_MAX]);
 /* Write buf[0, len) as one record under wlock, splicing ddp's reduced items back
  * in (with padding) so bulk data goes out with writev instead of a copy. */
 int rpc_rec_write(int fd, pthread_mutex_t *wlock, const uint8_t *buf, size_t len,

@@ -1,0 +1,538 @@
+/*
+ * rpc_tcp_conn.c: a TCP server connection, owned by one I/O loop. Records are
+ * read without blocking and handed to the workers; reading stops while
+ * max_inflight calls are unanswered (the peer's further calls wait in the
+ * kernel, not in our memory). A worker writes its reply only if the socket
+ * takes it at once, else queues it; the loop writes the queue when the socket
+ * is writable. The loop's tick drops a connection whose reply or call has not
+ * moved for send_deadline_ms and closes one idle for idle_ms.
+ *
+ * Ownership: a request owns its call, reply and bulk buffers until its reply
+ * is out or dropped; a connection lives while its loop holds it, or a call or
+ * a queued kick refers to it (refs).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "common/base/clock.h"
+#include "common/base/log.h"
+#include "common/base/net.h"
+#include "rpc_tcp_int.h"
+
+#define LAST_FRAG   0x80000000u
+#define FIRST_REPLY 65536 /* the reply room a call gets before it needs more */
+#define READ_BURST  16	  /* records read per wake-up: one client cannot hog its loop */
+
+static void conn_close(struct tcp_conn *c);
+static void conn_flush(struct tcp_conn *c);
+static void conn_interest(struct tcp_conn *c);
+
+static int tcp_ddp_get(struct rpc_ddp *ddp, XDR *xdrs, uint32_t len, void **data)
+{
+	return rpc_ddp_inline_ops.get(ddp, xdrs, len, data);
+}
+
+static const struct rpc_ddp_ops tcp_ddp_ops = {
+	.get = tcp_ddp_get,
+	.put = rpc_rec_ddp_put,
+};
+
+/* Drop a reference; the last closes the socket and frees c. */
+static void conn_put(struct tcp_conn *c)
+{
+	unsigned refs;
+
+	pthread_mutex_lock(&c->lock);
+	refs = --c->refs;
+	pthread_mutex_unlock(&c->lock);
+	if (refs)
+		return;
+	tcp_conn_gone(c);
+	log_debug("%s: connection closed", c->peer_str);
+	close(c->fd);
+	free(c->rec);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+unsigned tcp_conn_inflight(struct tcp_conn *c)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&c->lock);
+	n = c->inflight;
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+uint64_t tcp_conn_last_ns(struct tcp_conn *c)
+{
+	uint64_t t;
+
+	pthread_mutex_lock(&c->lock);
+	t = c->last_ns;
+	pthread_mutex_unlock(&c->lock);
+	return t;
+}
+
+/* Bulk result buffer: malloc'd, written with writev, freed with the request. */
+static void *tcp_get_buf(struct rpc_req *req, size_t len)
+{
+	struct tcp_req *r = req->xprt_req;
+
+	if (r->bulk)
+		return NULL; /* one bulk item per reply */
+	r->bulk = malloc(len ? len : 1);
+	return r->bulk;
+}
+
+/* The request is over (its reply out or dropped): free it and count it out.
+ * Returns whether c may read again (it had stopped at max_inflight). The
+ * caller still holds the request's reference on c. */
+static bool req_release(struct tcp_conn *c, struct tcp_req *r)
+{
+	unsigned max = c->l->p.max_inflight;
+	bool resume;
+
+	rpc_dispatch_done(c->l->srv, &r->x);
+	free(r->call);
+	free(r->x.reply);
+	free(r->bulk);
+	free(r);
+	pthread_mutex_lock(&c->lock);
+	resume = max && c->inflight-- == max;
+	c->last_ns = clock_now_ns();
+	pthread_mutex_unlock(&c->lock);
+	return resume;
+}
+
+/* Loop thread: a kick from a worker (a reply queued, reading may resume, or
+ * the connection broke). */
+static void kicked(void *arg)
+{
+	struct tcp_conn *c = arg;
+	bool dead;
+
+	if (!c->closed) {
+		pthread_mutex_lock(&c->lock);
+		dead = c->dead;
+		pthread_mutex_unlock(&c->lock);
+		if (dead)
+			conn_close(c);
+		else
+			conn_flush(c);
+		if (!c->closed)
+			conn_interest(c);
+	}
+	conn_put(c);
+}
+
+/* Any thread holding a reference: have c's loop look at it. */
+static void conn_kick(struct tcp_conn *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->refs++;
+	pthread_mutex_unlock(&c->lock);
+	if (evloop_call(c->lp->ev, kicked, c) != 0)
+		conn_put(c);
+}
+
+/* The results did not fit the first room: encode them again in max_reply bytes
+ * (a SYSTEM_ERR reply if they do not fit that either). */
+static int grow_reply(struct tcp_conn *c, struct tcp_req *r)
+{
+	uint8_t *bigger = r->x.reply_cap < c->l->p.max_reply ? malloc(c->l->p.max_reply) : NULL;
+
+	if (bigger) {
+		free(r->x.reply);
+		r->x.reply = bigger;
+		r->x.reply_cap = c->l->p.max_reply;
+	}
+	return rpc_reencode(c->l->srv, &r->x);
+}
+
+/* Worker, with the reply made: write what the socket takes now, queue the
+ * rest for the loop. Returns whether the reply is finished with (out, or
+ * dropped); *kick when the loop must look at c. */
+static bool reply_send(struct tcp_conn *c, struct tcp_req *r, bool *kick)
+{
+	int n = rpc_rec_iov(r->x.reply, r->x.reply_len, &r->res_ddp, &r->mark, r->iov), moved = 0;
+	int rc = n < 0 ? n : 0;
+
+	if (rc)
+		log_info("%s: xid %#x: reply not sent: %s", c->peer_str, r->x.xid, strerror(-rc));
+	r->iov_at = r->iov;
+	r->iov_left = n;
+	pthread_mutex_lock(&c->lock);
+	if (rc || c->dead) {
+		pthread_mutex_unlock(&c->lock);
+		return true;
+	}
+	if (!c->sq) /* nothing ahead of it: try at once */
+		rc = net_writev_some(c->fd, &r->iov_at, &r->iov_left, &moved);
+	if (rc == 0 && r->iov_left == 0) {
+		pthread_mutex_unlock(&c->lock);
+		return true;
+	}
+	if (rc && rc != -EAGAIN) {
+		log_info("%s: reply not sent: %s", c->peer_str, strerror(-rc));
+		c->dead = true;
+		*kick = true;
+		pthread_mutex_unlock(&c->lock);
+		return true;
+	}
+	if (!c->sq) {
+		c->sq = r;
+		c->sq_ns = clock_now_ns();
+		*kick = true; /* the loop now waits for room */
+	} else {
+		c->sq_tail->next = r;
+	}
+	c->sq_tail = r;
+	pthread_mutex_unlock(&c->lock);
+	return false;
+}
+
+/* Worker: run the call, send the reply, never wait on the peer. */
+static void tcp_req_run(struct work *w)
+{
+	struct tcp_req *r = (struct tcp_req *)w;
+	struct tcp_conn *c = r->conn;
+	int rc = rpc_dispatch(c->l->srv, &r->x);
+	bool done = true, kick = false, resume = false;
+
+	if (rc == -EMSGSIZE)
+		rc = grow_reply(c, r);
+	if (rc == 0)
+		done = reply_send(c, r, &kick);
+	else if (rc == -EBADMSG)
+		log_info("%s: dropped a message that is not an RPC call", c->peer_str);
+	else if (rc != -EALREADY)
+		log_info("%s: xid %#x: no reply: %s", c->peer_str, r->x.xid, strerror(-rc));
+	if (done)
+		resume = req_release(c, r);
+	if (kick || resume)
+		conn_kick(c);
+	if (done)
+		conn_put(c);
+}
+
+/* Loop thread: write queued replies while the socket takes them. */
+static void conn_flush(struct tcp_conn *c)
+{
+	struct tcp_req *out = NULL, *r;
+	int rc = 0, moved;
+
+	pthread_mutex_lock(&c->lock);
+	while ((r = c->sq) != NULL && !c->dead) {
+		rc = net_writev_some(c->fd, &r->iov_at, &r->iov_left, &moved);
+		if (moved)
+			c->sq_ns = clock_now_ns();
+		if (rc == -EAGAIN)
+			break;
+		c->sq = r->next;
+		if (!c->sq)
+			c->sq_tail = NULL;
+		r->next = out;
+		out = r;
+		if (rc) {
+			c->dead = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	while ((r = out) != NULL) {
+		out = r->next;
+		req_release(c, r); /* the loop's own reference keeps c */
+		conn_put(c);
+	}
+	if (rc && rc != -EAGAIN) {
+		log_info("%s: reply not sent: %s", c->peer_str, strerror(-rc));
+		conn_close(c);
+	}
+}
+
+/* Loop thread: wait for input unless max_inflight calls are unanswered, and
+ * for room to write while replies are queued. */
+static void conn_interest(struct tcp_conn *c)
+{
+	unsigned max = c->l->p.max_inflight, want;
+
+	pthread_mutex_lock(&c->lock);
+	want = (!max || c->inflight < max ? EVLOOP_IN : 0) | (c->sq ? EVLOOP_OUT : 0);
+	pthread_mutex_unlock(&c->lock);
+	if (want != c->want && evloop_io_set(c->lp->ev, c->io, want) == 0)
+		c->want = want;
+}
+
+/* Loop thread: a whole call record is in: hand it to the workers. */
+static void submit_call(struct tcp_conn *c)
+{
+	struct tcp_req *r = calloc(1, sizeof(*r));
+	/* most replies are small (bulk data is spliced in by writev): grow on demand */
+	size_t cap = c->l->p.max_reply < FIRST_REPLY ? c->l->p.max_reply : FIRST_REPLY;
+
+	if (!r || !(r->x.reply = malloc(cap))) {
+		log_warn("%s: out of memory for a call, dropped", c->peer_str);
+		free(r);
+		free(c->rec);
+		c->rec = NULL;
+		c->rec_len = 0;
+		return;
+	}
+	r->conn = c;
+	r->call = c->rec;
+	r->work.run = tcp_req_run;
+	r->res_ddp.ops = &tcp_ddp_ops;
+	r->x = (struct rpc_xreq){.call = c->rec,
+				 .call_len = c->rec_len,
+				 .peer = (struct sockaddr *)&c->peer,
+				 .peer_len = c->peer_len,
+				 .get_buf = tcp_get_buf,
+				 .xprt_req = r,
+				 .reply = r->x.reply,
+				 .reply_cap = cap,
+				 .res_ddp = &r->res_ddp};
+	c->rec = NULL;
+	c->rec_len = 0;
+	pthread_mutex_lock(&c->lock);
+	c->inflight++;
+	c->refs++; /* the request's */
+	c->last_ns = clock_now_ns();
+	pthread_mutex_unlock(&c->lock);
+	rpc_server_submit(c->l->srv, &r->work);
+}
+
+/* Loop thread: a fragment's mark is in: make room for the fragment. */
+static int begin_fragment(struct tcp_conn *c)
+{
+	uint32_t mark;
+	size_t frag;
+	uint8_t *nbuf;
+
+	memcpy(&mark, c->mark, 4);
+	mark = ntohl(mark);
+	frag = mark & ~LAST_FRAG;
+	c->last_frag = (mark & LAST_FRAG) != 0;
+	if (frag > c->l->p.max_record - c->rec_len)
+		return -EMSGSIZE;
+	if (!(nbuf = realloc(c->rec, c->rec_len + frag + 1)))
+		return -ENOMEM;
+	c->rec = nbuf;
+	c->frag_left = frag;
+	c->in_frag = true;
+	return 0;
+}
+
+/* Loop thread: may another call be read now? */
+static bool may_read(struct tcp_conn *c)
+{
+	unsigned max = c->l->p.max_inflight;
+
+	return !max || tcp_conn_inflight(c) < max;
+}
+
+/* Loop thread: one read into the mark or the fragment; >0 bytes, 0 when the
+ * socket has nothing now, <0 when the connection is over (closed here). */
+static ssize_t read_some(struct tcp_conn *c)
+{
+	ssize_t got;
+
+	do
+		got = c->in_frag ? read(c->fd, c->rec + c->rec_len, c->frag_left)
+				 : read(c->fd, c->mark + c->mark_got, 4 - c->mark_got);
+	while (got < 0 && errno == EINTR);
+	if (got > 0 || (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)))
+		return got > 0 ? got : 0;
+	if (got < 0)
+		log_debug("%s: read: %s", c->peer_str, strerror(errno));
+	conn_close(c);
+	return -1;
+}
+
+/* Loop thread: read what has come, up to READ_BURST calls. */
+static void conn_read(struct tcp_conn *c)
+{
+	for (int calls = 0; calls < READ_BURST && may_read(c);) {
+		ssize_t got = read_some(c);
+		int rc;
+
+		if (got <= 0)
+			return;
+		c->read_ns = clock_now_ns();
+		if (!c->in_frag) {
+			if ((c->mark_got += (unsigned)got) < 4)
+				continue;
+			if ((rc = begin_fragment(c)) != 0) {
+				log_warn("%s: record larger than %zu bytes, closing", c->peer_str,
+					 c->l->p.max_record);
+				conn_close(c);
+				return;
+			}
+		} else {
+			c->rec_len += (size_t)got;
+			c->frag_left -= (size_t)got;
+		}
+		if (c->frag_left)
+			continue;
+		c->in_frag = false;
+		c->mark_got = 0;
+		if (c->last_frag) {
+			submit_call(c);
+			calls++;
+		}
+	}
+}
+
+/* Loop thread: the socket is ready for what c waits for, or broke. */
+static void conn_io(void *arg, unsigned events)
+{
+	struct tcp_conn *c = arg;
+
+	if (events & EVLOOP_OUT)
+		conn_flush(c);
+	if (!c->closed && (events & EVLOOP_IN))
+		conn_read(c);
+	/* hung up while not reading: nothing will come to say so again */
+	if (!c->closed && (events & EVLOOP_ERR) && !(c->want & EVLOOP_IN))
+		conn_close(c);
+	if (!c->closed)
+		conn_interest(c);
+}
+
+/* Loop thread, queued by conn_close: the loop's reference. */
+static void put_later(void *arg)
+{
+	conn_put(arg);
+}
+
+/* Loop thread: take c out of the loop; queued replies are dropped, calls
+ * still running find it dead. The loop's reference goes once the current
+ * handler has returned (c stays valid for it). */
+static void conn_close(struct tcp_conn *c)
+{
+	struct tcp_req *q, *r;
+
+	if (c->closed)
+		return;
+	c->closed = true;
+	if (c->io)
+		evloop_del(c->lp->ev, c->fd);
+	if (c->lprev)
+		c->lprev->lnext = c->lnext;
+	else if (c->lp->conns == c)
+		c->lp->conns = c->lnext;
+	if (c->lnext)
+		c->lnext->lprev = c->lprev;
+	shutdown(c->fd, SHUT_RDWR);
+	pthread_mutex_lock(&c->lock);
+	c->dead = true;
+	q = c->sq;
+	c->sq = c->sq_tail = NULL;
+	pthread_mutex_unlock(&c->lock);
+	while ((r = q) != NULL) {
+		q = r->next;
+		req_release(c, r);
+		conn_put(c);
+	}
+	free(c->rec);
+	c->rec = NULL;
+	/* the loop's reference goes after the handler that closed c returns */
+	if (evloop_call(c->lp->ev, put_later, c) != 0)
+		log_err("%s: cannot release the connection", c->peer_str);
+}
+
+/* Loop thread: the new connection joins the loop. */
+static void conn_attach(void *arg)
+{
+	struct tcp_conn *c = arg;
+	struct tcp_loop *lp = c->lp;
+
+	if (evloop_add_io(lp->ev, c->fd, EVLOOP_IN, conn_io, c, &c->io) != 0) {
+		log_err("%s: cannot watch the connection", c->peer_str);
+		conn_close(c);
+		return;
+	}
+	c->want = EVLOOP_IN;
+	c->lnext = lp->conns;
+	if (lp->conns)
+		lp->conns->lprev = c;
+	lp->conns = c;
+}
+
+/* See rpc_tcp_int.h. */
+void tcp_loop_tick(void *arg)
+{
+	struct tcp_loop *lp = arg;
+	const struct rpc_tcp_params *p = &lp->l->p;
+	uint64_t now = clock_now_ns(), dl = (uint64_t)p->send_deadline_ms * 1000000,
+		 idle = (uint64_t)p->idle_ms * 1000000;
+	struct tcp_conn *c, *next;
+
+	for (c = lp->conns; c; c = next) {
+		bool partial = c->in_frag || c->mark_got || c->rec, stalled_reply;
+		unsigned inflight;
+		uint64_t last;
+
+		next = c->lnext;
+		pthread_mutex_lock(&c->lock);
+		stalled_reply = c->sq && dl && now - c->sq_ns >= dl;
+		inflight = c->inflight;
+		last = c->last_ns;
+		pthread_mutex_unlock(&c->lock);
+		if (stalled_reply) {
+			log_warn("%s: took none of a reply for %u ms, closing", c->peer_str,
+				 p->send_deadline_ms);
+		} else if (partial && dl && now - c->read_ns >= dl) {
+			log_warn("%s: sent part of a call, then nothing for %u ms, closing",
+				 c->peer_str, p->send_deadline_ms);
+		} else if (!partial && !inflight && idle && now - last >= idle) {
+			log_info("%s: idle for %u ms, closing", c->peer_str, p->idle_ms);
+			__atomic_add_fetch(&lp->l->st.idle_closed, 1, __ATOMIC_RELAXED);
+			conn_close(c);
+			continue;
+		} else {
+			continue;
+		}
+		__atomic_add_fetch(&lp->l->st.deadline_drops, 1, __ATOMIC_RELAXED);
+		conn_close(c);
+	}
+}
+
+/* See rpc_tcp_int.h. */
+void tcp_conn_start(struct tcp_listener *l, int fd, const struct sockaddr_storage *ss,
+		    socklen_t len)
+{
+	struct tcp_conn *c = calloc(1, sizeof(*c));
+
+	if (!c || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0) {
+		log_err("cannot take a connection: %s", c ? strerror(errno) : "out of memory");
+		free(c);
+		close(fd);
+		return;
+	}
+	c->l = l;
+	c->lp = &l->loops[l->next_loop++ % l->nloops];
+	c->fd = fd;
+	c->peer = *ss;
+	c->peer_len = len;
+	c->refs = 1; /* the loop's */
+	c->last_ns = clock_now_ns();
+	net_addr_str((const struct sockaddr *)ss, c->peer_str, sizeof(c->peer_str));
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_lock(&l->lock);
+	c->next = l->conns;
+	l->conns = c;
+	l->nconns++;
+	pthread_mutex_unlock(&l->lock);
+	if (evloop_call(c->lp->ev, conn_attach, c) != 0) {
+		c->closed = true; /* never attached: only the reference to drop */
+		conn_put(c);
+		return;
+	}
+	log_debug("%s: connected", c->peer_str);
+}
