@@ -52,6 +52,9 @@ static void rr_params_from(const struct nfsrdma_config *c, struct rr_params *p)
 	p->op_deadline_ms = c->server.rdma_deadline_ms;
 	p->exposed_max = c->server.read_read.exposed_bytes_max;
 	p->mem_budget = c->rdma.registered_memory_budget;
+	p->max_conns = c->server.rdma_connections_max;
+	p->max_conns_per_addr = c->server.rdma_connections_per_client;
+	p->idle_ms = c->server.rdma_idle_ms;
 }
 
 /* The backend's view of the exports; the access lists point into c. */

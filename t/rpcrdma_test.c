@@ -316,6 +316,73 @@ static void budget_shrinks_grants(void **state)
 	rrt_server_stop(&t);
 }
 
+/* Wait (at most 5 s) until the server holds n connections. */
+static void wait_server_conns(struct rrt_server *t, uint64_t n)
+{
+	struct rr_stats st;
+
+	for (int i = 0; i < 500; i++) {
+		rr_server_get_stats(t->rr, &st);
+		if (st.conns == n)
+			return;
+		usleep(10000);
+	}
+	fail_msg("the server holds %llu connections, not %llu", (unsigned long long)st.conns,
+		 (unsigned long long)n);
+}
+
+/* Connection limits: per address (the third is rejected), in all (the one
+ * idle the longest is closed to make room), and the idle timeout. */
+static void connection_limits(void **state)
+{
+	struct rpc_clnt *c[4] = {0};
+	struct rrt_server t;
+	struct rr_params p;
+	struct rr_stats st;
+
+	rrt_params(&p, RR_MODE_READ_WRITE, RR_REG_DYNAMIC);
+	p.max_conns_per_addr = 2;
+	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
+	assert_int_equal(rrt_client(&t, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY, 0, &c[0]), 0);
+	assert_int_equal(rrt_client(&t, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY, 0, &c[1]), 0);
+	assert_int_not_equal(rrt_client(&t, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY, 0, &c[2]), 0);
+	assert_int_equal(rrt_get(c[0], 1, 4096), 0);
+	assert_int_equal(rrt_get(c[1], 2, 4096), 0);
+	rr_server_get_stats(t.rr, &st);
+	assert_int_equal(st.conns_refused, 1);
+	rpc_clnt_destroy(c[0]);
+	rpc_clnt_destroy(c[1]);
+	rrt_server_stop(&t);
+
+	p.max_conns_per_addr = 0;
+	p.max_conns = 2;
+	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
+	assert_int_equal(rrt_client(&t, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY, 0, &c[0]), 0);
+	usleep(1200 * 1000); /* c[0]: idle long enough to be shed */
+	assert_int_equal(rrt_client(&t, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY, 0, &c[1]), 0);
+	assert_int_equal(rrt_client(&t, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY, 0, &c[2]), 0);
+	assert_int_not_equal(rrt_client(&t, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY, 0, &c[3]), 0);
+	assert_int_equal(rrt_get(c[1], 3, 4096), 0);
+	assert_int_equal(rrt_get(c[2], 4, 4096), 0);
+	rr_server_get_stats(t.rr, &st);
+	assert_int_equal(st.conns_shed, 1);
+	assert_int_equal(st.conns_refused, 1);
+	for (int i = 0; i < 3; i++)
+		rpc_clnt_destroy(c[i]);
+	rrt_server_stop(&t);
+
+	p.max_conns = 0;
+	p.idle_ms = 300;
+	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
+	assert_int_equal(rrt_client(&t, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY, 0, &c[0]), 0);
+	assert_int_equal(rrt_get(c[0], 5, 4096), 0);
+	wait_server_conns(&t, 0);
+	rr_server_get_stats(t.rr, &st);
+	assert_int_equal(st.idle_closed, 1);
+	rpc_clnt_destroy(c[0]);
+	rrt_server_stop(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -329,6 +396,7 @@ int main(void)
 		cmocka_unit_test(fastreg_binds_per_exposure),
 		cmocka_unit_test(fastreg_without_windows),
 		cmocka_unit_test(budget_shrinks_grants),
+		cmocka_unit_test(connection_limits),
 		cmocka_unit_test(matrix),
 	};
 

@@ -134,11 +134,14 @@ struct nfsrdma_config {
 			unsigned done_deadline_ms;  /* wait for RDMA_DONE before revoking */
 			uint64_t exposed_bytes_max; /* exposed reply bytes per connection */
 		} read_read;
-		unsigned rdma_deadline_ms;    /* an RDMA Read pull or a reply's Send */
-		unsigned tcp_deadline_ms;     /* a TCP reply or call that makes no progress */
-		unsigned tcp_connections_max; /* per listen address; 0: no limit */
-		unsigned tcp_connections_per_client; /* per client address; 0: no limit */
-		unsigned udp_inflight_max;	     /* UDP calls held at once */
+		unsigned rdma_deadline_ms;     /* an RDMA Read pull or a reply's Send */
+		unsigned tcp_deadline_ms;      /* a TCP reply or call that makes no progress */
+		unsigned rdma_connections_max; /* 0: no limit */
+		unsigned rdma_connections_per_client; /* 0: no limit */
+		unsigned rdma_idle_ms;		      /* close an idle connection; 0: never */
+		unsigned tcp_connections_max;	      /* per listen address; 0: no limit */
+		unsigned tcp_connections_per_client;  /* per client address; 0: no limit */
+		unsigned udp_inflight_max;	      /* UDP calls held at once */
 		unsigned tcp_loops;    /* TCP I/O loops per listen address; 0: one per CPU */
 		unsigned tcp_idle_ms;  /* close a connection idle this long; 0: never */
 		unsigned threads;      /* worker threads */

@@ -190,6 +190,16 @@ const struct cfg_entry config_main_table[] = {
 	E_INT("server.tcp_deadline_ms", C, server.tcp_deadline_ms, 100, 600000, 10000,
 	      "Milliseconds a TCP client may take none of a reply, or send nothing more of a "
 	      "call it has begun, before the connection is dropped."),
+	E_INT("server.rdma_connections_max", C, server.rdma_connections_max, 0, 65536, 128,
+	      "RPC/RDMA connections at once (each holds about 1 MB); past it the longest idle is "
+	      "closed to make room, or the new one rejected. 0: no limit."),
+	E_INT("server.rdma_connections_per_client", C, server.rdma_connections_per_client, 0, 65536,
+	      16,
+	      "RPC/RDMA connections from one client address; past it new ones are "
+	      "rejected. 0: no limit."),
+	E_INT("server.rdma_idle_ms", C, server.rdma_idle_ms, 0, 86400000, 360000,
+	      "Milliseconds an RPC/RDMA connection may go without a call before it is closed; "
+	      "the client reconnects when it needs to. 0: never."),
 	E_INT("server.tcp_connections_max", C, server.tcp_connections_max, 0, 65536, 256,
 	      "TCP connections on each listen address; past it the longest idle is closed to "
 	      "make room, or the new one refused. 0: no limit."),

@@ -2,6 +2,7 @@
 #ifndef NFSRDMA_NET_H
 #define NFSRDMA_NET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -15,6 +16,8 @@ int net_connect_tcp(const char *host, const char *port, int timeout_ms);
 int net_local_port(int fd);
 /* A TCP port free on 127.0.0.1 right now (for tests), or -errno. */
 int net_free_port(void);
+/* Whether a and b are the same host, ports aside (IPv4 and IPv6). */
+bool net_same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b);
 /* "address:port" of sa into buf. */
 const char *net_addr_str(const struct sockaddr *sa, char *buf, size_t len);
 /* Read or write exactly len bytes, retrying on EINTR and short transfers; 0 or -errno

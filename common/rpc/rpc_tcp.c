@@ -46,21 +46,6 @@ void tcp_conn_gone(struct tcp_conn *c)
 	pthread_mutex_unlock(&l->lock);
 }
 
-/* Whether two addresses are the same host (ports aside). */
-static bool same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
-{
-	if (a->ss_family != b->ss_family)
-		return false;
-	if (a->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	if (a->ss_family == AF_INET6)
-		return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-			      &((const struct sockaddr_in6 *)b)->sin6_addr,
-			      sizeof(struct in6_addr)) == 0;
-	return false;
-}
-
 /* Close the connection idle the longest (none in flight, idle at least
  * SHED_MIN_IDLE_MS) to make room. Under l->lock. Returns whether one was. */
 static bool shed_idle_locked(struct tcp_listener *l)
@@ -96,7 +81,7 @@ static bool admit(struct tcp_listener *l, const struct sockaddr_storage *ss, con
 
 	pthread_mutex_lock(&l->lock);
 	for (struct tcp_conn *c = l->conns; c && l->p.max_conns_per_addr; c = c->next)
-		from_addr += !c->shed && same_host(&c->peer, ss);
+		from_addr += !c->shed && net_same_host(&c->peer, ss);
 	if (l->p.max_conns_per_addr && from_addr >= l->p.max_conns_per_addr) {
 		log_warn("%s: refused: already %u connections from this address", who, from_addr);
 		ok = false;

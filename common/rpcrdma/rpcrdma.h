@@ -56,6 +56,9 @@ struct rr_params {
 	uint32_t op_deadline_ms;	/* server: a pull's Reads or a reply's Send, at most */
 	size_t exposed_max;		/* Read-Read: exposed bytes per connection */
 	size_t mem_budget;		/* server: registered memory shared by all connections */
+	unsigned max_conns;		/* server: connections at once; 0: no limit */
+	unsigned max_conns_per_addr;	/* server: from one address; 0: no limit */
+	uint32_t idle_ms;		/* server: close a connection idle this long; 0: never */
 	int connect_timeout_ms;		/* client */
 	int call_timeout_ms;		/* client */
 };
@@ -87,6 +90,9 @@ struct rr_stats {
 	uint64_t registered_now;  /* bytes registered right now */
 	uint64_t cached_now;	  /* of which idle in the registration cache */
 	uint64_t conns;
+	uint64_t conns_refused; /* new connections rejected at a limit */
+	uint64_t conns_shed;	/* idle connections closed to make room */
+	uint64_t idle_closed;	/* closed after idle_ms without a call */
 };
 
 struct rr_server;

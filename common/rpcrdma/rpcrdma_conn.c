@@ -446,5 +446,8 @@ void rr_stats_print(const struct rr_stats *s, const char *prefix, FILE *f)
 	P(remote_regs_now);
 	P(registered_now);
 	P(cached_now);
+	P(conns_refused);
+	P(conns_shed);
+	P(idle_closed);
 #undef P
 }

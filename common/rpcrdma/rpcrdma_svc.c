@@ -326,6 +326,7 @@ static void svc_on_recv(struct rr_conn *c, struct rr_recv *r)
 	if (rq->decode_rc == 0 && (rq->hdr.proc == RPCRDMA_MSG || rq->hdr.proc == RPCRDMA_NOMSG)) {
 		pthread_mutex_lock(&c->lock);
 		sc->active++;
+		sc->last_ns = clock_now_ns();
 		rq->counted = 1;
 		rq->overrun = sc->active > sc->ceiling;
 		pthread_mutex_unlock(&c->lock);
@@ -387,6 +388,7 @@ static void tick(void *arg)
 		if (!sc)
 			continue;
 		dev_deadline(c, now);
+		rrs_idle_check(c, now);
 		pthread_mutex_lock(&c->lock);
 		while (sc->exp_head && sc->exp_head->deadline_ns <= now) {
 			struct rr_sreq *rq = sc->exp_head;
@@ -444,7 +446,7 @@ static void listener_ready(void *arg)
 
 		if (ev.type != VB_CM_CONNECT_REQUEST || !ev.conn)
 			continue;
-		if (srv->stopping) {
+		if (srv->stopping || !rrs_admit(srv, ev.conn)) {
 			vb_reject(ev.conn, NULL, 0);
 			vb_conn_destroy(ev.conn);
 			continue;
@@ -457,6 +459,9 @@ static void listener_ready(void *arg)
 		rr_conn_set_peer_private(c, ev.private_data, ev.private_data_len);
 		sc->srv = srv;
 		sc->limit = sc->ceiling = ep->p.credits;
+		sc->last_ns = clock_now_ns();
+		memcpy(&sc->peer_addr, &ev.conn->peer_addr, sizeof(sc->peer_addr));
+		sc->peer_addr_len = ev.conn->peer_addr_len;
 		c->side = sc;
 		c->on_recv = svc_on_recv;
 		c->on_dead = svc_on_dead;

@@ -35,6 +35,9 @@ struct svc_conn {
 	/* loop only: requests waiting for the device (their chunks' RDMA Reads, or
 	 * their reply's Send), oldest first; each has op_deadline_ms */
 	struct rr_sreq *dev_head, *dev_tail;
+	struct sockaddr_storage peer_addr; /* for the per-address limit (len 0: unknown) */
+	socklen_t peer_addr_len;
+	uint64_t last_ns; /* a call last arrived (or the connection began) */
 };
 
 /* A bulk result item moved by RDMA. */
@@ -117,6 +120,12 @@ static inline int rrs_rr_possible(const struct rr_sreq *rq)
 {
 	return (rq->srv->ep->p.modes & RR_MODE_READ_READ) && rq->hdr.nwrites == 0;
 }
+
+/* rpcrdma_svc_admit.c (loop): whether a connection from vc's address may
+ * come in (an idle one may be closed to make room); whether c has been idle
+ * past idle_ms (closed if so). */
+int rrs_admit(struct rr_server *srv, struct vb_conn *vc);
+void rrs_idle_check(struct rr_conn *c, uint64_t now);
 
 /* rpcrdma_svc.c */
 void rrs_with_send(struct rr_sreq *rq, void (*step)(struct rr_sreq *rq));
