@@ -13,3 +13,14 @@ TESTS += t/server_fio.sh
 EXTRA_DIST += t/server_fio.sh scripts/build-fio-nfs.sh
 check_PROGRAMS += t/nfsprobe
 t_nfsprobe_SOURCES = t/nfsprobe.c
+
+# The hostile benchmark (issue 11): a good client's calls/s alone and while
+# others attack the server; the server's threads and memory. Figures only.
+noinst_PROGRAMS += t/hostile_bench
+t_hostile_bench_SOURCES = t/hostile_bench.c
+bench-hostile: t/hostile_bench$(EXEEXT) server/nfsrdma-server$(EXEEXT)
+	./t/hostile_bench$(EXEEXT) server/nfsrdma-server$(EXEEXT) --seconds 3 --rounds 3 \
+		>t/bench-hostile.log; st=$$?; cat t/bench-hostile.log; exit $$st
+PHONY_TARGETS += bench-hostile
+EXTRA_TARGETS += bench-hostile:300
+CLEANFILES += t/bench-hostile.log
