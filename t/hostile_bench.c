@@ -165,7 +165,8 @@ static double measure(struct bench *b, double secs, unsigned *errors)
 		size_t got;
 		int eof;
 
-		*errors += nfs3c_read(b->good, NULL, &b->fh, off, buf, sizeof(buf), &got, &eof) != 0;
+		*errors +=
+			nfs3c_read(b->good, NULL, &b->fh, off, buf, sizeof(buf), &got, &eof) != 0;
 		*errors += nfs3c_getattr(b->good, NULL, &b->fh, NFS3C_NOCACHE, &a) != 0;
 		calls += 2;
 	}
@@ -344,7 +345,8 @@ int main(int argc, char **argv)
 			rounds = atoi(argv[i + 1]);
 	}
 	if (argc < 2 || secs <= 0 || rounds < 1 || rounds > MAX_ROUNDS) {
-		fprintf(stderr, "usage: hostile_bench SERVER-BINARY [--seconds S] [--rounds 1..%d]\n",
+		fprintf(stderr,
+			"usage: hostile_bench SERVER-BINARY [--seconds S] [--rounds 1..%d]\n",
 			MAX_ROUNDS);
 		return 2;
 	}
