@@ -31,15 +31,18 @@ scratch() {
 
 # start_server NAME ARGS...: start client_testsrv; sets NAME_PID, NAME_RDMA, NAME_TCP.
 start_server() {
-	local name=$1 out i
+	local name=$1 out i line
 	shift
 	out=$T_SCRATCH/$name.out
+	# not the last server's "ready": the new one may not have truncated it yet
+	rm -f "$out"
 	"$TESTSRV" "$@" > "$out" 2> "$T_SCRATCH/$name.err" &
 	eval "${name}_PID=$!"
 	T_PIDS="$T_PIDS $!"
 	for i in $(seq 1 100); do
-		if grep -q '^ready' "$out" 2>/dev/null; then
-			set -- $(head -n 1 "$out")
+		line=$(grep -m 1 '^ready ' "$out" 2>/dev/null)
+		if [ -n "$line" ]; then
+			set -- $line
 			eval "${name}_RDMA=$2 ${name}_TCP=$3"
 			return 0
 		fi
