@@ -23,7 +23,7 @@ FUZZ_rpcrdma_hdr_SRCS = common/rpcrdma/rpcrdma_hdr.c common/rpcrdma/rpcrdma_cm_p
 	common/base/cursor.c common/base/log.c
 FUZZ_RPC_SRCS = common/rpc/rpc_msg.c common/rpc/rpc_auth.c common/rpc/integrity.c \
 	common/base/log.c common/nfs/nfs3_xdr.c common/nfs/nfs3_ddp.c
-FUZZ_rpc_call_SRCS = $(FUZZ_RPC_SRCS) common/rpc/rpc_svc.c common/rpc/rpc_drc.c \
+FUZZ_rpc_call_SRCS = $(FUZZ_RPC_SRCS) common/rpc/rpc_svc.c common/rpc/rpc_drc.c common/rpc/rpc_replay.c \
 	common/base/workq.c
 FUZZ_rpc_reply_SRCS = $(FUZZ_RPC_SRCS)
 FUZZ_RPC_LIBS = $(TIRPC_LIBS) $(CRYPTO_LIBS)

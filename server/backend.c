@@ -181,6 +181,18 @@ void nfs_backend_enter(struct nfs_backend *be)
 }
 
 /* See backend.h. */
+int nfs_backend_peer_known(struct nfs_backend *be, const struct sockaddr *sa)
+{
+	int known = 0;
+
+	nfs_backend_enter(be);
+	for (size_t i = 0; i < be->nexports && !known; i++)
+		known = export_client_ok(&be->exports[i], sa);
+	nfs_backend_leave(be);
+	return known;
+}
+
+/* See backend.h. */
 void nfs_backend_leave(struct nfs_backend *be)
 {
 	pthread_mutex_lock(&be->gate_lock);

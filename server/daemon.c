@@ -10,6 +10,7 @@
 
 #include "common/base/log.h"
 #include "common/rpc/rpc_drc.h"
+#include "common/rpc/rpc_replay.h"
 #include "common/rpc/rpc_tcp.h"
 #include "common/rpc/rpc_udp.h"
 #include "common/rpcrdma/rpcrdma.h"
@@ -254,7 +255,9 @@ int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg)
 		goto fail;
 	sp = (struct rpc_server_params){.threads = c->server.threads,
 					.key = s->have_key ? &s->key : NULL,
-					.drc_entries = c->server.reply_cache};
+					.drc_entries = c->server.reply_cache,
+					.replay_contexts = c->server.integrity.replay_contexts,
+					.replay_window_s = c->server.integrity.replay_window_s};
 	if ((rc = rpc_server_create(&sp, &s->rpc)) != 0 ||
 	    (rc = nfs_programs_register(s->rpc, s->be)) != 0 || (rc = start_listeners(s)) != 0)
 		goto fail;
@@ -373,6 +376,7 @@ void daemon_stop(struct nfsrdma_server *s)
 void daemon_print_stats(struct nfsrdma_server *s, FILE *f)
 {
 	struct rpc_tcp_stats tcp = {0}, one;
+	struct rpc_replay_stats replay;
 	struct rpc_drc_stats drc;
 	unsigned udp_peak = 0;
 
@@ -398,6 +402,12 @@ void daemon_print_stats(struct nfsrdma_server *s, FILE *f)
 				   ? udp_peak
 				   : rpc_udp_inflight_peak(s->udp[i]);
 	fprintf(f, "udp.inflight_peak %u\n", udp_peak);
+	rpc_server_get_replay_stats(s->rpc, &replay);
+	fprintf(f,
+		"integrity.replays %llu\nintegrity.off_clock %llu\nintegrity.contexts_full %llu\n"
+		"integrity.contexts %llu\n",
+		(unsigned long long)replay.replays, (unsigned long long)replay.off_clock,
+		(unsigned long long)replay.full, (unsigned long long)replay.contexts);
 	rpc_server_get_drc_stats(s->rpc, &drc);
 	fprintf(f,
 		"reply_cache.hits %llu\nreply_cache.drops %llu\nreply_cache.misses %llu\n"

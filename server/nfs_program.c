@@ -77,6 +77,12 @@ static void fill(struct rpc_proc_desc *out, const struct nfs_proc_desc *in, unsi
 	}
 }
 
+/* A peer that no export takes calls from gets nothing fetched for it. */
+static int peer_known(void *ctx, const struct sockaddr *peer)
+{
+	return nfs_backend_peer_known(ctx, peer);
+}
+
 void nfs_programs_describe(struct nfs_backend *be, struct rpc_program *nfs, struct rpc_program *mnt)
 {
 	fill(nfs3_rpc, nfs3_procs, NFS3_NPROCS);
@@ -85,7 +91,8 @@ void nfs_programs_describe(struct nfs_backend *be, struct rpc_program *nfs, stru
 				    .vers = NFS_V3,
 				    .procs = nfs3_rpc,
 				    .nprocs = NFS3_NPROCS,
-				    .ctx = be};
+				    .ctx = be,
+				    .peer_ok = peer_known};
 	*mnt = (struct rpc_program){.prog = MOUNT_PROGRAM,
 				    .vers = MOUNT_V3,
 				    .procs = mount3_rpc,

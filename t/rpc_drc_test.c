@@ -67,7 +67,8 @@ static const struct rpc_proc_desc procs[] = {
 	PROC(P_INC_BLOCK, inc_block, xdr_u_int, sizeof(u_int), RPC_DESC_REPLY_CACHE),
 	PROC(P_INC_BIG, inc_big, xdr_big, sizeof(struct big), RPC_DESC_REPLY_CACHE),
 };
-static const struct rpc_program prog = {PROG, VERS, procs, sizeof(procs) / sizeof(procs[0]), NULL};
+static const struct rpc_program prog = {
+	.prog = PROG, .vers = VERS, .procs = procs, .nprocs = sizeof(procs) / sizeof(procs[0])};
 
 static const char key_bytes[] = "0123456789abcdef0123456789abcdef";
 

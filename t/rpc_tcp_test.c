@@ -16,6 +16,7 @@
 #include "bulkprog.h"
 #include "common/rpc/integrity.h"
 #include "common/base/net.h"
+#include "common/rpc/rpc_replay.h"
 #include "common/rpc/rpc_tcp.h"
 #include "rpcrdma_test_util.h"
 
@@ -300,6 +301,52 @@ static void integrity_tampered_call(void **state)
 	rpc_clnt_destroy(c);
 }
 
+/* Send a record raw on a new connection; whether a reply came within ms. */
+static bool raw_call_answered(struct fixture *f, const uint8_t *rec, size_t len, int ms)
+{
+	int fd = net_connect_tcp("127.0.0.1", f->port, 5000);
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	bool answered;
+	char b;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, rec, len), (ssize_t)len);
+	answered = poll(&p, 1, ms) == 1 && read(fd, &b, 1) == 1;
+	close(fd);
+	return answered;
+}
+
+/* A recorded signed call, replayed on another connection, is dropped (as
+ * RPCSEC_GSS drops replays); the same client's next call still runs. */
+static void integrity_replay_dropped(void **state)
+{
+	struct fixture *f = *state;
+	struct rpc_clnt *c = connect_clnt(f);
+	char msg[] = "once only";
+	struct bulk_blob in = {sizeof(msg), msg};
+	struct rpc_call call = {.prog = BULKPROG,
+				.vers = BULKVERS,
+				.proc = BULK_ECHO,
+				.xdr_args = (xdrproc_t)xdr_bulk_blob,
+				.args = &in};
+	struct rpc_replay_stats st;
+	uint8_t buf[1024];
+	uint32_t mark;
+	int len;
+
+	c->key = &f->key;
+	len = rpc_encode_call(c, 91, &call, buf + 4, sizeof(buf) - 4, NULL);
+	assert_true(len > 0);
+	mark = htonl(0x80000000u | (uint32_t)len);
+	memcpy(buf, &mark, 4);
+	assert_true(raw_call_answered(f, buf, (size_t)len + 4, 5000));
+	assert_false(raw_call_answered(f, buf, (size_t)len + 4, 500)); /* the replay */
+	rpc_server_get_replay_stats(f->srv, &st);
+	assert_int_equal(st.replays, 1);
+	assert_int_equal(do_get(c, 3, 4096), 0); /* a new number runs */
+	rpc_clnt_destroy(c);
+}
+
 struct worker_arg {
 	struct fixture *f;
 	int id;
@@ -408,6 +455,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(integrity_good_key, setup_key, teardown),
 		cmocka_unit_test_setup_teardown(integrity_wrong_key, setup_key, teardown),
 		cmocka_unit_test_setup_teardown(integrity_tampered_call, setup_key, teardown),
+		cmocka_unit_test_setup_teardown(integrity_replay_dropped, setup_key, teardown),
 		cmocka_unit_test_setup_teardown(concurrent_clients, setup, teardown),
 		cmocka_unit_test_setup_teardown(non_reading_client_dropped, setup, teardown),
 	};

@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 
 #include "bulkprog.h"
+#include "common/base/net.h"
 #include "common/rpc/integrity.h"
 #include "common/base/log.h"
 #include "common/rpcrdma/rpcrdma.h"
@@ -383,6 +384,55 @@ static void connection_limits(void **state)
 	rrt_server_stop(&t);
 }
 
+static int refuse_all(void *ctx, const struct sockaddr *peer)
+{
+	return 0;
+}
+
+/* A call whose header says it will not run has its chunks left unpulled: a
+ * peer the program refuses (AUTH_TOOWEAK) and an unknown version are
+ * answered from the header, with no RDMA Read; calls without chunks run. */
+static void refused_before_pulling(void **state)
+{
+	struct rpc_server_params sp = {.threads = 2};
+	struct rpc_program prog = bulk_program;
+	struct rpc_server *rpc;
+	struct rr_server *rr;
+	struct rpc_clnt *c;
+	struct rr_params p;
+	struct rr_stats st;
+	char port[16];
+	struct bulk_put_args a = {.seed = 3, .data.len = 65536};
+	struct bulk_sum sum;
+	struct rpc_call call = {.prog = BULKPROG,
+				.vers = 99,
+				.proc = BULK_PUT,
+				.xdr_args = (xdrproc_t)xdr_bulk_put_args,
+				.args = &a,
+				.xdr_res = (xdrproc_t)xdr_bulk_sum,
+				.res = &sum};
+
+	prog.peer_ok = refuse_all;
+	rrt_params(&p, RR_MODE_READ_WRITE, RR_REG_DYNAMIC);
+	assert_int_equal(rpc_server_create(&sp, &rpc), 0);
+	assert_int_equal(rpc_server_add_program(rpc, &prog), 0);
+	assert_int_equal(rr_server_create(rpc, &p, &rr), 0);
+	snprintf(port, sizeof(port), "%d", net_free_port());
+	assert_int_equal(rr_server_listen(rr, "127.0.0.1", port), 0);
+	assert_int_equal(rr_clnt_create(&p, "127.0.0.1", port, &c), 0);
+	assert_int_equal(rrt_put(c, 1, 65536), -EACCES);
+	assert_int_equal(rrt_get(c, 2, 4096), 0);
+	a.data.data = calloc(1, 65536);
+	assert_int_not_equal(rpc_clnt_call(c, &call), 0);
+	free(a.data.data);
+	rr_server_get_stats(rr, &st);
+	assert_int_equal(st.pulls_refused, 2);
+	assert_int_equal(st.bytes_rdma_read, 0);
+	rpc_clnt_destroy(c);
+	rr_server_destroy(rr);
+	rpc_server_destroy(rpc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,6 +447,7 @@ int main(void)
 		cmocka_unit_test(fastreg_without_windows),
 		cmocka_unit_test(budget_shrinks_grants),
 		cmocka_unit_test(connection_limits),
+		cmocka_unit_test(refused_before_pulling),
 		cmocka_unit_test(matrix),
 	};
 

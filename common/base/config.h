@@ -80,8 +80,10 @@ struct cfg_cache {
 /* An "integrity" group: per-message HMAC and where its key is. */
 struct cfg_integrity {
 	enum cfg_integrity_mode mode;
-	char *key_file; /* absolute path (relative ones are resolved against the config
-			   file's directory); NULL when unset */
+	unsigned replay_contexts; /* server: sender contexts remembered */
+	unsigned replay_window_s; /* server: how far off a sender's clock may be */
+	char *key_file;		  /* absolute path (relative ones are resolved against the config
+				     file's directory); NULL when unset */
 };
 
 /* One parsed entry of an export's client list. */

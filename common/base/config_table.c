@@ -235,6 +235,14 @@ const struct cfg_entry config_main_table[] = {
 	E_ENUM("server.integrity.mode", C, server.integrity.mode, integrity_names,
 	       CFG_INTEGRITY_NONE,
 	       "Per-message integrity: none, or an HMAC-SHA256 on every message."),
+	E_INT("server.integrity.replay_contexts", C, server.integrity.replay_contexts, 16, 1048576,
+	      4096,
+	      "Integrity senders (client contexts) whose call numbers are remembered to refuse "
+	      "replays."),
+	E_INT("server.integrity.replay_window_s", C, server.integrity.replay_window_s, 10, 86400,
+	      300,
+	      "Seconds a signed call's clock may differ from the server's; older calls are "
+	      "refused as replays."),
 	E_STR("server.integrity.key_file", C, server.integrity.key_file, NULL, false, NULL,
 	      "File holding the HMAC key; must be readable by its owner only (mode 0600 or "
 	      "stricter)."),

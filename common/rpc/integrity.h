@@ -16,7 +16,7 @@
 #define INTEGRITY_MIC_LEN   32
 #define INTEGRITY_KEY_MIN   16
 #define INTEGRITY_KEY_MAX   64
-#define INTEGRITY_CRED_VERS 1
+#define INTEGRITY_CRED_VERS 2 /* 2: a context id and the sender's clock, for replays */
 
 struct rpc_ddp;
 struct evp_mac_ctx_st;

@@ -99,6 +99,9 @@ struct rpc_program {
 	const struct rpc_proc_desc *procs;
 	uint32_t nprocs;
 	void *ctx; /* handed to the procedures as req->prog_ctx */
+	/* Optional: whether peer may send this program calls whose arguments a
+	 * transport must fetch first (RDMA Reads); asked before fetching. */
+	int (*peer_ok)(void *ctx, const struct sockaddr *peer);
 };
 
 /* What a procedure sees of its call. */
@@ -145,6 +148,7 @@ struct rpc_xreq {
 	socklen_t peer_len;
 	void *(*get_buf)(struct rpc_req *req, size_t len);
 	void *xprt_req;
+	int refuse_why; /* set by rpc_precheck: answer AUTH_ERROR with this, unrun */
 	/* out: the reply is encoded into reply[0, reply_len) */
 	uint8_t *reply;
 	size_t reply_cap;
@@ -165,6 +169,9 @@ struct rpc_server_params {
 	unsigned threads;		 /* worker threads */
 	const struct integrity_key *key; /* NULL: the integrity flavour is refused */
 	unsigned drc_entries;		 /* duplicate request cache size; 0: none */
+	unsigned replay_contexts;	 /* integrity: sender contexts remembered (0: 4096) */
+	unsigned replay_window_s;	 /* integrity: how far off a sender's clock may be
+					    (0: 300 s) */
 };
 
 int rpc_server_create(const struct rpc_server_params *p, struct rpc_server **out);
@@ -175,6 +182,9 @@ void rpc_server_submit(struct rpc_server *srv, struct work *w);
 void rpc_server_destroy(struct rpc_server *srv);
 /* The duplicate request cache's counters (all 0 without one). */
 void rpc_server_get_drc_stats(struct rpc_server *srv, struct rpc_drc_stats *st);
+struct rpc_replay_stats;
+/* What the integrity flavour's replay check turned away (all 0 without a key). */
+void rpc_server_get_replay_stats(struct rpc_server *srv, struct rpc_replay_stats *st);
 
 /*
  * Decode the call in x, check its credential (and MIC), run the procedure and
@@ -187,6 +197,15 @@ void rpc_server_get_drc_stats(struct rpc_server *srv, struct rpc_drc_stats *st);
  * rpc_dispatch_done() once the transport no longer needs the results.
  */
 int rpc_dispatch(struct rpc_server *srv, struct rpc_xreq *x);
+/*
+ * Before a transport fetches a call's arguments (RDMA Reads of its chunks):
+ * whether its header, inline in x->call, would let it run: RPC version 2, a
+ * CALL to a program, version and procedure served here, a credential
+ * accepted here, and a peer the program takes such calls from. RPC_OK, or
+ * the status rpc_dispatch will answer it with, from the header alone (the
+ * arguments need not be fetched). x->peer must be set.
+ */
+enum rpc_reject rpc_precheck(struct rpc_server *srv, struct rpc_xreq *x);
 int rpc_reencode(struct rpc_server *srv, struct rpc_xreq *x);
 void rpc_dispatch_done(struct rpc_server *srv, struct rpc_xreq *x);
 
@@ -231,7 +250,8 @@ struct rpc_clnt {
 	struct rpc_cred cred;		 /* what calls carry */
 	const struct integrity_key *key; /* non-NULL: use AUTH_NFSRDMA_HMAC */
 	uint32_t next_xid;
-	uint32_t seq; /* integrity sequence numbers */
+	uint64_t ctx; /* integrity: this client's context, random */
+	uint32_t seq; /* integrity sequence numbers in it */
 };
 
 /*

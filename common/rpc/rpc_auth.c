@@ -34,9 +34,25 @@ static const char *hostname(void)
 	return name;
 }
 
-int rpc_auth_encode_cred(const struct rpc_cred *cred, const struct integrity_key *key, uint32_t seq,
-			 uint8_t *body, u_int *len, uint32_t *flavor)
+/* The integrity credential's own words, either way: version, key id,
+ * context, sequence number, time. */
+static bool_t xdr_integrity_seq(XDR *xdrs, u_int *vers, u_int *key_id, struct rpc_integrity_seq *is)
 {
+	u_quad_t ctx = is->ctx;
+	u_int seq = is->seq, time = is->time;
+
+	if (!xdr_u_int(xdrs, vers) || !xdr_u_int(xdrs, key_id) || !xdr_u_hyper(xdrs, &ctx) ||
+	    !xdr_u_int(xdrs, &seq) || !xdr_u_int(xdrs, &time))
+		return FALSE;
+	*is = (struct rpc_integrity_seq){.ctx = ctx, .seq = seq, .time = time};
+	return TRUE;
+}
+
+int rpc_auth_encode_cred(const struct rpc_cred *cred, const struct integrity_key *key,
+			 const struct rpc_integrity_seq *is, uint8_t *body, u_int *len,
+			 uint32_t *flavor)
+{
+	struct rpc_integrity_seq mine = is ? *is : (struct rpc_integrity_seq){0};
 	struct rpc_cred c = *cred;
 	char machname[MACHNAME_MAX + 1];
 	u_int vers = INTEGRITY_CRED_VERS, key_id = key ? key->id : 0;
@@ -46,7 +62,7 @@ int rpc_auth_encode_cred(const struct rpc_cred *cred, const struct integrity_key
 	snprintf(machname, sizeof(machname), "%s", hostname());
 	xdrmem_create(&xdrs, (char *)body, *len, XDR_ENCODE);
 	if (key)
-		ok = xdr_u_int(&xdrs, &vers) && xdr_u_int(&xdrs, &key_id) && xdr_u_int(&xdrs, &seq);
+		ok = xdr_integrity_seq(&xdrs, &vers, &key_id, &mine);
 	ok = ok && xdr_sys_body(&xdrs, &c, machname);
 	*len = xdr_getpos(&xdrs);
 	xdr_destroy(&xdrs);
@@ -55,7 +71,8 @@ int rpc_auth_encode_cred(const struct rpc_cred *cred, const struct integrity_key
 }
 
 int rpc_auth_decode_cred(uint32_t flavor, const uint8_t *body, u_int len,
-			 const struct integrity_key *key, struct rpc_cred *cred, uint32_t *seq)
+			 const struct integrity_key *key, struct rpc_cred *cred,
+			 struct rpc_integrity_seq *is)
 {
 	char machname[MACHNAME_MAX + 1];
 	u_int vers, key_id;
@@ -64,7 +81,7 @@ int rpc_auth_decode_cred(uint32_t flavor, const uint8_t *body, u_int len,
 
 	memset(cred, 0, sizeof(*cred));
 	cred->flavor = flavor;
-	*seq = 0;
+	memset(is, 0, sizeof(*is));
 	if (flavor == AUTH_NONE) {
 		cred->uid = cred->gid = RPC_NOBODY;
 		return 0;
@@ -76,8 +93,8 @@ int rpc_auth_decode_cred(uint32_t flavor, const uint8_t *body, u_int len,
 	xdrmem_create(&xdrs, (char *)body, len, XDR_DECODE);
 	ok = TRUE;
 	if (flavor == AUTH_NFSRDMA_HMAC) {
-		ok = xdr_u_int(&xdrs, &vers) && xdr_u_int(&xdrs, &key_id) &&
-		     xdr_u_int(&xdrs, seq) && vers == INTEGRITY_CRED_VERS && key_id == key->id;
+		ok = xdr_integrity_seq(&xdrs, &vers, &key_id, is) && vers == INTEGRITY_CRED_VERS &&
+		     key_id == key->id;
 	}
 	ok = ok && xdr_sys_body(&xdrs, cred, machname) && xdr_getpos(&xdrs) == len;
 	xdr_destroy(&xdrs);

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <openssl/rand.h>
 
 #include "integrity.h"
 #include "common/base/log.h"
@@ -117,6 +118,9 @@ void rpc_clnt_init(struct rpc_clnt *c, const struct rpc_clnt_ops *ops)
 	c->ops = ops;
 	c->cred.flavor = AUTH_SYS;
 	c->next_xid = rpc_xid_seed();
+	/* a context of its own: the server tells replays by (context, number) */
+	if (RAND_bytes((unsigned char *)&c->ctx, sizeof(c->ctx)) != 1 || c->ctx == 0)
+		c->ctx = ((uint64_t)rpc_xid_seed() << 32) ^ (uint64_t)getpid() ^ (uintptr_t)c;
 }
 
 uint32_t rpc_xid_seed(void)
@@ -180,9 +184,13 @@ int rpc_encode_call(struct rpc_clnt *c, uint32_t xid, const struct rpc_call *cal
 	XDR xdrs;
 	int rc;
 
-	rc = rpc_auth_encode_cred(call->cred ? call->cred : &c->cred, c->key,
-				  c->key ? __atomic_add_fetch(&c->seq, 1, __ATOMIC_RELAXED) : 0,
-				  credbody, &credlen, &flavor);
+	struct rpc_integrity_seq is = {
+		.ctx = c->ctx,
+		.seq = c->key ? __atomic_add_fetch(&c->seq, 1, __ATOMIC_RELAXED) : 0,
+		.time = (uint32_t)time(NULL)};
+
+	rc = rpc_auth_encode_cred(call->cred ? call->cred : &c->cred, c->key, &is, credbody,
+				  &credlen, &flavor);
 	if (rc)
 		return rc;
 	memset(&msg, 0, sizeof(msg));

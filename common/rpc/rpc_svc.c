@@ -7,11 +7,13 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "integrity.h"
 #include "common/base/log.h"
 #include "rpc.h"
 #include "rpc_auth.h"
+#include "rpc_replay.h"
 #include "rpc_drc.h"
 
 #define MAX_PROGRAMS 16
@@ -22,6 +24,7 @@ struct rpc_server {
 	const struct integrity_key *key;
 	struct workq *workers;
 	struct rpc_drc *drc;
+	struct rpc_replay *replay; /* with a key */
 };
 
 int rpc_server_create(const struct rpc_server_params *p, struct rpc_server **out)
@@ -33,9 +36,13 @@ int rpc_server_create(const struct rpc_server_params *p, struct rpc_server **out
 		return -ENOMEM;
 	srv->key = p->key;
 	rc = p->drc_entries ? rpc_drc_create(p->drc_entries, &srv->drc) : 0;
+	if (rc == 0 && p->key)
+		rc = rpc_replay_create(p->replay_contexts ? p->replay_contexts : 4096,
+				       p->replay_window_s ? p->replay_window_s : 300, &srv->replay);
 	if (rc == 0)
 		rc = workq_create(p->threads, "rpc-worker", &srv->workers);
 	if (rc) {
+		rpc_replay_destroy(srv->replay);
 		rpc_drc_destroy(srv->drc);
 		free(srv);
 		return rc;
@@ -63,7 +70,16 @@ void rpc_server_destroy(struct rpc_server *srv)
 		return;
 	workq_destroy(srv->workers);
 	rpc_drc_destroy(srv->drc);
+	rpc_replay_destroy(srv->replay);
 	free(srv);
+}
+
+void rpc_server_get_replay_stats(struct rpc_server *srv, struct rpc_replay_stats *st)
+{
+	if (srv->replay)
+		rpc_replay_get_stats(srv->replay, st);
+	else
+		memset(st, 0, sizeof(*st));
 }
 
 void rpc_server_get_drc_stats(struct rpc_server *srv, struct rpc_drc_stats *st)
@@ -183,11 +199,11 @@ static int encode_reply(struct rpc_server *srv, struct rpc_xreq *x, int with_mic
 
 /* Decode and check the credential and verifier; the MIC is checked later. */
 static int check_auth(struct rpc_server *srv, struct rpc_xreq *x, const struct rpc_msg *msg,
-		      uint32_t *seq)
+		      struct rpc_integrity_seq *is)
 {
 	const struct opaque_auth *cr = &msg->rm_call.cb_cred, *vf = &msg->rm_call.cb_verf;
 	int why = rpc_auth_decode_cred((uint32_t)cr->oa_flavor, (const uint8_t *)cr->oa_base,
-				       cr->oa_length, srv->key, &x->req.cred, seq);
+				       cr->oa_length, srv->key, &x->req.cred, is);
 
 	if (why)
 		return why;
@@ -259,8 +275,31 @@ static void drc_finish(struct rpc_server *srv, struct rpc_xreq *x, int rc)
 
 /* Run a decoded, authorised call; sets x->status for what the reply says, or
  * *why for an authentication error. Returns 0, or what drc_check says. */
+/* An authenticated integrity call: has it been seen before? 0 to run it,
+ * -EALREADY to drop it (a replay gets no reply, as in RPCSEC_GSS), or 1 with
+ * *why when it is to be refused (a clock too far off, no room for a context). */
+static int check_replay(struct rpc_server *srv, struct rpc_xreq *x,
+			const struct rpc_integrity_seq *is, int *why)
+{
+	int rc = rpc_replay_check(srv->replay, is->ctx, is->seq, is->time, (uint64_t)time(NULL));
+
+	if (rc == -EALREADY) {
+		log_info("xid %#x: integrity call %u of context %016llx seen before: dropped",
+			 x->xid, is->seq, (unsigned long long)is->ctx);
+		return rc;
+	}
+	if (rc == -ETIME)
+		log_warn("xid %#x: the sender's clock is %d s off ours: refused", x->xid,
+			 (int32_t)((uint32_t)time(NULL) - is->time));
+	else if (rc == -ENOSPC)
+		log_warn("xid %#x: no room for another integrity context: refused", x->xid);
+	*why = rc ? AUTH_REJECTEDCRED : 0;
+	return rc ? 1 : 0;
+}
+
 static int decode_and_run(struct rpc_server *srv, struct rpc_xreq *x, const struct rpc_msg *msg,
-			  const struct rpc_program *prog, XDR *xdrs, size_t verf_end, int *why)
+			  const struct rpc_program *prog, XDR *xdrs, size_t verf_end,
+			  const struct rpc_integrity_seq *is, int *why)
 {
 	const struct rpc_proc_desc *d = &prog->procs[msg->rm_call.cb_proc];
 	bool_t ok;
@@ -283,6 +322,8 @@ static int decode_and_run(struct rpc_server *srv, struct rpc_xreq *x, const stru
 	if (x->req.cred.flavor == AUTH_NFSRDMA_HMAC) {
 		if ((*why = check_mic(srv, x, msg, verf_end)) != 0)
 			return 0;
+		if ((rc = check_replay(srv, x, is, why)) != 0)
+			return rc < 0 ? rc : 0;
 		x->req.integrity_ok = 1;
 	}
 	if ((rc = drc_check(srv, x, verf_end)) != 0)
@@ -294,12 +335,58 @@ static int decode_and_run(struct rpc_server *srv, struct rpc_xreq *x, const stru
 	return 0;
 }
 
+/* Decode and check a call's header (x->call): its RPC version and form, its
+ * credential, its program. The status it is to be answered with (*why for
+ * AUTH_ERROR), and *prog when RPC_OK. */
+static enum rpc_reject call_header(struct rpc_server *srv, struct rpc_xreq *x, struct rpc_msg *msg,
+				   XDR *xdrs, struct rpc_integrity_seq *is,
+				   const struct rpc_program **prog, int *why)
+{
+	uint32_t rpcvers;
+
+	/* RPC version first: xdr_callmsg refuses any but 2 as garbage, where the
+	 * answer must be RPC_MISMATCH with the versions we have (RFC 5531) */
+	if (rpc_peek_xid(x->call + 8, x->call_len - 8, &rpcvers) == 0 && rpcvers != RPC_MSG_VERSION)
+		return RPC_RPC_MISMATCH;
+	if (!xdr_callmsg(xdrs, msg))
+		return RPC_GARBAGE_ARGS;
+	if ((*why = check_auth(srv, x, msg, is)) != 0)
+		return RPC_AUTH_ERROR;
+	return find_proc(srv, &msg->rm_call, prog, &x->vers_low, &x->vers_high);
+}
+
+enum rpc_reject rpc_precheck(struct rpc_server *srv, struct rpc_xreq *x)
+{
+	uint8_t credbuf[RPC_MAX_AUTH_BYTES], verfbuf[RPC_MAX_AUTH_BYTES];
+	const struct rpc_program *prog = NULL;
+	struct rpc_msg msg = {0};
+	struct rpc_integrity_seq is;
+	enum rpc_reject st;
+	uint32_t dir;
+	int why = 0;
+	XDR xdrs;
+
+	if (x->call_len < 8 || rpc_peek_xid(x->call + 4, 4, &dir) || dir != CALL)
+		return RPC_GARBAGE_ARGS;
+	msg.rm_call.cb_cred.oa_base = (caddr_t)credbuf;
+	msg.rm_call.cb_verf.oa_base = (caddr_t)verfbuf;
+	xdrmem_create(&xdrs, (char *)x->call, (u_int)x->call_len, XDR_DECODE);
+	st = call_header(srv, x, &msg, &xdrs, &is, &prog, &why);
+	xdr_destroy(&xdrs);
+	if (st == RPC_OK && prog->peer_ok && !prog->peer_ok(prog->ctx, x->peer)) {
+		x->refuse_why = AUTH_TOOWEAK;
+		st = RPC_AUTH_ERROR;
+	}
+	return st;
+}
+
 int rpc_dispatch(struct rpc_server *srv, struct rpc_xreq *x)
 {
 	uint8_t credbuf[RPC_MAX_AUTH_BYTES], verfbuf[RPC_MAX_AUTH_BYTES];
 	const struct rpc_program *prog = NULL;
+	struct rpc_integrity_seq is = {0};
 	struct rpc_msg msg;
-	uint32_t seq = 0, dir, rpcvers;
+	uint32_t dir;
 	int why = 0, rc;
 	size_t verf_end;
 	XDR xdrs;
@@ -319,17 +406,12 @@ int rpc_dispatch(struct rpc_server *srv, struct rpc_xreq *x)
 	msg.rm_call.cb_cred.oa_base = (caddr_t)credbuf;
 	msg.rm_call.cb_verf.oa_base = (caddr_t)verfbuf;
 	xdrmem_create(&xdrs, (char *)x->call, (u_int)x->call_len, XDR_DECODE);
-	/* RPC version first: xdr_callmsg refuses any but 2 as garbage, where the
-	 * answer must be RPC_MISMATCH with the versions we have (RFC 5531) */
-	if (rpc_peek_xid(x->call + 8, x->call_len - 8, &rpcvers) == 0 &&
-	    rpcvers != RPC_MSG_VERSION) {
-		x->status = RPC_RPC_MISMATCH;
-	} else if (!xdr_callmsg(&xdrs, &msg)) {
-		x->status = RPC_GARBAGE_ARGS;
-	} else if ((why = check_auth(srv, x, &msg, &seq)) != 0) {
+	x->status = call_header(srv, x, &msg, &xdrs, &is, &prog, &why);
+	if (x->status == RPC_OK && x->refuse_why) {
+		/* refused before its arguments were fetched: they are not there */
+		why = x->refuse_why;
 		x->status = RPC_AUTH_ERROR;
-	} else if ((x->status = find_proc(srv, &msg.rm_call, &prog, &x->vers_low, &x->vers_high)) ==
-		   RPC_OK) {
+	} else if (x->status == RPC_OK) {
 		x->req.xid = x->xid;
 		x->req.prog = msg.rm_call.cb_prog;
 		x->req.vers = msg.rm_call.cb_vers;
@@ -339,7 +421,7 @@ int rpc_dispatch(struct rpc_server *srv, struct rpc_xreq *x)
 		x->req.get_buf = x->get_buf;
 		x->req.xprt_req = x->xprt_req;
 		verf_end = xdr_getpos(&xdrs);
-		rc = decode_and_run(srv, x, &msg, prog, &xdrs, verf_end, &why);
+		rc = decode_and_run(srv, x, &msg, prog, &xdrs, verf_end, &is, &why);
 		if (rc) {
 			xdr_destroy(&xdrs);
 			return rc < 0 ? rc : 0; /* dropped, or replayed from the cache */

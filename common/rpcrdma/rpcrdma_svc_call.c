@@ -93,9 +93,34 @@ void rrs_read_done(struct rr_conn *c, struct rr_wr *w, const struct vb_wc *wc)
 	sreq_to_worker(rq);
 }
 
+/* Before pulling a call's chunks: whether its RPC header (inline, RDMA_MSG)
+ * lets it run here at all; if not, nothing is pulled and the worker answers
+ * it from the header alone. A call in RDMA_NOMSG has no inline header: its
+ * pull is bounded by size and the op deadline only. */
+static int worth_pulling(struct rr_sreq *rq)
+{
+	struct rr_conn *c = rq->conn;
+	struct rpc_xreq *x = &rq->x;
+	enum rpc_reject st;
+
+	if (rq->hdr.proc != RPCRDMA_MSG)
+		return 1;
+	x->call = rq->recv->buf + rq->payload_off;
+	x->call_len = rq->recv->len - rq->payload_off;
+	x->peer = c->peer_addr_len ? (struct sockaddr *)&c->peer_addr : NULL;
+	x->peer_len = c->peer_addr_len;
+	if ((st = rpc_precheck(rq->srv->rpc, x)) == RPC_OK)
+		return 1;
+	rr_stat_add(&c->st.pulls_refused, 1);
+	log_info("%s: xid %#x: %s: its chunks are not pulled", c->peer, rq->hdr.xid,
+		 rpc_reject_str(st));
+	return 0;
+}
+
 /* Check the Read list and post the RDMA Reads that pull every chunk into local
  * buffers. 1 when they are posted (rrs_read_done continues), 0 when there is
- * nothing to pull, or -errno: -EBADMSG/-E2BIG/-ENOMEM answer ERR_CHUNK. */
+ * nothing to pull (or the call is refused from its header), or -errno:
+ * -EBADMSG/-E2BIG/-ENOMEM answer ERR_CHUNK. */
 static int pull_chunks(struct rr_sreq *rq)
 {
 	const struct rr_params *p = &rq->srv->ep->p;
@@ -113,6 +138,10 @@ static int pull_chunks(struct rr_sreq *rq)
 		total += rq->rch[i].length;
 	if (total > MAX_REPLY(p))
 		return -E2BIG;
+	if (rq->nrch && !worth_pulling(rq)) {
+		rq->nrch = 0; /* the arguments are not there: dispatch refuses it */
+		return 0;
+	}
 	b.n = 0;
 	for (uint32_t i = 0; i < rq->nrch; i++) {
 		const struct rpcrdma_read_chunk *ch = &rq->rch[i];

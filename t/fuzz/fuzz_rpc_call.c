@@ -57,10 +57,14 @@ static struct rpc_server *server(void)
 	describe(nfs, nfs3_xdr_procs, NFS3_NPROCS);
 	describe(mnt, mount3_xdr_procs, MOUNT3_NPROCS);
 	if (rpc_server_create(&p, &srv) != 0 ||
-	    rpc_server_add_program(
-		    srv, &(struct rpc_program){NFS_PROGRAM, NFS_V3, nfs, NFS3_NPROCS, NULL}) != 0 ||
-	    rpc_server_add_program(srv, &(struct rpc_program){MOUNT_PROGRAM, MOUNT_V3, mnt,
-							      MOUNT3_NPROCS, NULL}) != 0)
+	    rpc_server_add_program(srv, &(struct rpc_program){.prog = NFS_PROGRAM,
+							      .vers = NFS_V3,
+							      .procs = nfs,
+							      .nprocs = NFS3_NPROCS}) != 0 ||
+	    rpc_server_add_program(srv, &(struct rpc_program){.prog = MOUNT_PROGRAM,
+							      .vers = MOUNT_V3,
+							      .procs = mnt,
+							      .nprocs = MOUNT3_NPROCS}) != 0)
 		abort();
 	return srv;
 }
