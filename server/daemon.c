@@ -93,7 +93,8 @@ static int start_listeners(struct nfsrdma_server *s)
 				    .max_conns = c->server.tcp_connections_max,
 				    .max_conns_per_addr = c->server.tcp_connections_per_client,
 				    .idle_ms = c->server.tcp_idle_ms,
-				    .loops = c->server.tcp_loops};
+				    .loops = c->server.tcp_loops,
+				    .max_held = c->server.tcp_memory_per_connection};
 	char tport[16], rport[16];
 	struct rr_params rp;
 	int rc;
@@ -257,7 +258,8 @@ int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg)
 					.key = s->have_key ? &s->key : NULL,
 					.drc_entries = c->server.reply_cache,
 					.replay_contexts = c->server.integrity.replay_contexts,
-					.replay_window_s = c->server.integrity.replay_window_s};
+					.replay_window_s = c->server.integrity.replay_window_s,
+					.mem_budget = c->server.memory_budget};
 	if ((rc = rpc_server_create(&sp, &s->rpc)) != 0 ||
 	    (rc = nfs_programs_register(s->rpc, s->be)) != 0 || (rc = start_listeners(s)) != 0)
 		goto fail;
@@ -376,6 +378,7 @@ void daemon_stop(struct nfsrdma_server *s)
 void daemon_print_stats(struct nfsrdma_server *s, FILE *f)
 {
 	struct rpc_tcp_stats tcp = {0}, one;
+	size_t mem_used, mem_peak, mem_budget;
 	struct rpc_replay_stats replay;
 	struct rpc_drc_stats drc;
 	unsigned udp_peak = 0;
@@ -402,6 +405,9 @@ void daemon_print_stats(struct nfsrdma_server *s, FILE *f)
 				   ? udp_peak
 				   : rpc_udp_inflight_peak(s->udp[i]);
 	fprintf(f, "udp.inflight_peak %u\n", udp_peak);
+	rpc_server_get_mem(s->rpc, &mem_used, &mem_peak, &mem_budget);
+	fprintf(f, "memory.used %zu\nmemory.peak %zu\nmemory.budget %zu\n", mem_used, mem_peak,
+		mem_budget);
 	rpc_server_get_replay_stats(s->rpc, &replay);
 	fprintf(f,
 		"integrity.replays %llu\nintegrity.off_clock %llu\nintegrity.contexts_full %llu\n"

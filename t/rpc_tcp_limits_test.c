@@ -33,21 +33,26 @@ struct fixture {
 	char port[16];
 };
 
-static struct fixture *start(const struct rpc_tcp_params *limits)
+static struct fixture *start_budget(const struct rpc_tcp_params *limits, size_t budget)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	struct rpc_server_params sp = {.threads = 4};
+	struct rpc_server_params sp = {.threads = 4, .mem_budget = budget};
 	struct rpc_tcp_params tp = *limits;
 
 	assert_non_null(f);
 	tp.max_record = MAX_RECORD;
-	tp.max_reply = 65536;
-	tp.max_inflight = 8;
+	tp.max_reply = tp.max_reply ? tp.max_reply : 65536;
+	tp.max_inflight = tp.max_inflight ? tp.max_inflight : 8;
 	assert_int_equal(rpc_server_create(&sp, &f->srv), 0);
 	assert_int_equal(rpc_server_add_program(f->srv, &bulk_program), 0);
 	assert_int_equal(rpc_tcp_listen(f->srv, "127.0.0.1", "0", &tp, &f->l), 0);
 	snprintf(f->port, sizeof(f->port), "%d", rpc_tcp_port(f->l));
 	return f;
+}
+
+static struct fixture *start(const struct rpc_tcp_params *limits)
+{
+	return start_budget(limits, 0);
 }
 
 static void stop(struct fixture *f)
@@ -72,6 +77,19 @@ static bool closed_within(int fd, int ms)
 	char b;
 
 	return poll(&p, 1, ms) == 1 && read(fd, &b, 1) <= 0;
+}
+
+/* Whether the server ended fd within ms (reading what it had sent first). */
+static bool ends_within(int fd, int ms)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	char sink[65536];
+
+	while (poll(&p, 1, ms) == 1) {
+		if (read(fd, sink, sizeof(sink)) <= 0)
+			return true;
+	}
+	return false;
 }
 
 /* Whether fd stays open, with nothing to read, for ms. */
@@ -269,12 +287,92 @@ static void accept_out_of_descriptors(void **state)
 	stop(f);
 }
 
+/* A client that pipelines 32 GETs of 1 MiB and never reads, on fd. */
+static int flood_gets(struct fixture *f)
+{
+	struct rpc_clnt *enc = NULL;
+	struct bulk_get_args a = {.seed = 9, .len = 1u << 20};
+	struct rpc_call get = {.prog = BULKPROG,
+			       .vers = BULKVERS,
+			       .proc = BULK_GET,
+			       .xdr_args = (xdrproc_t)xdr_bulk_get_args,
+			       .args = &a};
+	int rcvbuf = 4096, fd;
+
+	assert_int_equal(rpc_tcp_clnt_create("127.0.0.1", f->port, 5000, MAX_RECORD, &enc), 0);
+	fd = raw_connect(f);
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)), 0);
+	for (uint32_t xid = 1; xid <= 32; xid++) {
+		uint8_t buf[256];
+		int len = rpc_encode_call(enc, xid, &get, buf + 4, sizeof(buf) - 4, NULL);
+		uint32_t mark = htonl(0x80000000u | (uint32_t)len);
+
+		assert_true(len > 0);
+		memcpy(buf, &mark, 4);
+		assert_int_equal(write(fd, buf, (size_t)len + 4), len + 4);
+	}
+	rpc_clnt_destroy(enc);
+	return fd;
+}
+
+/* Each call holds room for its largest reply (about 1 MiB here) from its
+ * first byte: a budget of 4 MiB holds the server to 3 calls of a flood, never
+ * more (the rest wait in the kernel), and gives it back when the flooder is
+ * dropped; a well-behaved client is served then. */
+static void memory_budget_holds(void **state)
+{
+	struct fixture *f = start_budget(&(struct rpc_tcp_params){.max_reply = (1u << 20) + 65536,
+								  .max_inflight = 32,
+								  .send_deadline_ms = 500},
+					 4u << 20);
+	size_t used, peak, budget;
+	int fd = flood_gets(f);
+
+	usleep(300 * 1000);
+	rpc_server_get_mem(f->srv, &used, &peak, &budget);
+	assert_true(used > 0);
+	assert_true(peak <= budget);
+	usleep(1500 * 1000); /* past the send deadline: dropped, for it never read */
+	assert_true(ends_within(fd, 5000));
+	assert_int_equal(call_on_new_conn(f, BULK_NULL, NULL), 0);
+	for (int i = 0; i < 100 && (rpc_server_get_mem(f->srv, &used, &peak, &budget), used); i++)
+		usleep(10000);
+	assert_int_equal(used, 0);
+	assert_true(peak <= budget);
+	close(fd);
+	stop(f);
+}
+
+/* One connection may hold max_held: a flooder cannot take a larger budget
+ * for itself; another client is served meanwhile. */
+static void connection_holds_its_share(void **state)
+{
+	struct fixture *f = start_budget(&(struct rpc_tcp_params){.max_reply = (1u << 20) + 65536,
+								  .max_inflight = 32,
+								  .max_held = 3u << 20,
+								  .send_deadline_ms = 5000},
+					 64u << 20);
+	size_t used, peak, budget;
+	int fd = flood_gets(f);
+
+	usleep(500 * 1000);
+	assert_int_equal(call_on_new_conn(f, BULK_NULL, NULL), 0); /* while it floods */
+	rpc_server_get_mem(f->srv, &used, &peak, &budget);
+	assert_true(peak <= (3u << 20) + (2u << 20)); /* its share, and the NULL call's */
+	close(fd);
+	stop(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(per_address_limit),	     cmocka_unit_test(longest_idle_shed),
-		cmocka_unit_test(idle_connections_closed),   cmocka_unit_test(stalled_call_dropped),
+		cmocka_unit_test(per_address_limit),
+		cmocka_unit_test(longest_idle_shed),
+		cmocka_unit_test(idle_connections_closed),
+		cmocka_unit_test(stalled_call_dropped),
 		cmocka_unit_test(accept_out_of_descriptors),
+		cmocka_unit_test(memory_budget_holds),
+		cmocka_unit_test(connection_holds_its_share),
 	};
 	return cmocka_run_group_tests_name("rpc_tcp_limits", tests, NULL, NULL);
 }

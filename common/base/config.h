@@ -144,14 +144,16 @@ struct nfsrdma_config {
 		unsigned tcp_connections_max;	      /* per listen address; 0: no limit */
 		unsigned tcp_connections_per_client;  /* per client address; 0: no limit */
 		unsigned udp_inflight_max;	      /* UDP calls held at once */
-		unsigned tcp_loops;    /* TCP I/O loops per listen address; 0: one per CPU */
-		unsigned tcp_idle_ms;  /* close a connection idle this long; 0: never */
-		unsigned threads;      /* worker threads */
-		unsigned reply_cache;  /* duplicate request cache entries; 0: none */
-		char *handle_key_file; /* absolute path of the key signing handles */
-		char *pidfile;	       /* absolute path; NULL: write none */
-		char *control_socket;  /* absolute path of the stats socket */
-		bool rpcbind;	       /* register NFS and MOUNT with rpcbind */
+		unsigned tcp_loops;	/* TCP I/O loops per listen address; 0: one per CPU */
+		uint64_t memory_budget; /* TCP and UDP call and reply buffers */
+		uint64_t tcp_memory_per_connection; /* what one TCP connection may hold */
+		unsigned tcp_idle_ms;		/* close a connection idle this long; 0: never */
+		unsigned threads;		/* worker threads */
+		unsigned reply_cache;		/* duplicate request cache entries; 0: none */
+		char *handle_key_file;		/* absolute path of the key signing handles */
+		char *pidfile;			/* absolute path; NULL: write none */
+		char *control_socket;		/* absolute path of the stats socket */
+		bool rpcbind;			/* register NFS and MOUNT with rpcbind */
 		struct cfg_integrity integrity; /* per-message HMAC */
 		struct cfg_export *exports;	/* n_exports exported directories */
 		size_t n_exports;

@@ -207,6 +207,13 @@ const struct cfg_entry config_main_table[] = {
 	      64,
 	      "TCP connections from one client address; past it new ones are refused. "
 	      "0: no limit."),
+	E_SIZE("server.memory_budget", C, server.memory_budget, 16 * M, 1 * T, 0, 512 * M,
+	       "Memory for the calls and replies of TCP and UDP clients; past it no new call is "
+	       "read until others are answered."),
+	E_SIZE("server.tcp_memory_per_connection", C, server.tcp_memory_per_connection, 2 * M,
+	       1 * T, 0, 32 * M,
+	       "Memory the calls of one TCP connection may hold (each its largest reply) before "
+	       "it is read no more: one client cannot take the whole budget."),
 	E_INT("server.tcp_loops", C, server.tcp_loops, 0, 16, 0,
 	      "Event loops serving the TCP connections of each listen address, whatever the "
 	      "number of clients; 0: one per processor."),

@@ -172,6 +172,8 @@ struct rpc_server_params {
 	unsigned replay_contexts;	 /* integrity: sender contexts remembered (0: 4096) */
 	unsigned replay_window_s;	 /* integrity: how far off a sender's clock may be
 					    (0: 300 s) */
+	size_t mem_budget;		 /* bytes the byte-stream transports may hold for
+					    calls and replies; 0: no limit */
 };
 
 int rpc_server_create(const struct rpc_server_params *p, struct rpc_server **out);
@@ -180,6 +182,21 @@ int rpc_server_add_program(struct rpc_server *srv, const struct rpc_program *pro
 void rpc_server_submit(struct rpc_server *srv, struct work *w);
 /* Stop the workers after the queued work has run, and free the server. */
 void rpc_server_destroy(struct rpc_server *srv);
+/*
+ * The memory budget the TCP and UDP transports draw from for their calls and
+ * replies. A transport reserves a call's worst case before it reads the call
+ * (rpc_mem_reserve fails past the budget: it stops reading until calls finish
+ * and give theirs back), charges what it must hold anyway (rpc_mem_charge: the
+ * bytes of a call it has begun to read) and releases both when the reply is
+ * out.
+ */
+int rpc_mem_reserve(struct rpc_server *srv, size_t n);
+void rpc_mem_charge(struct rpc_server *srv, size_t n);
+void rpc_mem_release(struct rpc_server *srv, size_t n);
+/* Whether n more would fit now. */
+int rpc_mem_fits(struct rpc_server *srv, size_t n);
+/* In use now, the most so far, and the budget (0: none). */
+void rpc_server_get_mem(struct rpc_server *srv, size_t *used, size_t *peak, size_t *budget);
 /* The duplicate request cache's counters (all 0 without one). */
 void rpc_server_get_drc_stats(struct rpc_server *srv, struct rpc_drc_stats *st);
 struct rpc_replay_stats;

@@ -25,6 +25,8 @@ struct rpc_server {
 	struct workq *workers;
 	struct rpc_drc *drc;
 	struct rpc_replay *replay; /* with a key */
+	size_t mem_budget;	   /* 0: none */
+	size_t mem_used, mem_peak; /* atomic */
 };
 
 int rpc_server_create(const struct rpc_server_params *p, struct rpc_server **out)
@@ -35,6 +37,7 @@ int rpc_server_create(const struct rpc_server_params *p, struct rpc_server **out
 	if (!srv)
 		return -ENOMEM;
 	srv->key = p->key;
+	srv->mem_budget = p->mem_budget;
 	rc = p->drc_entries ? rpc_drc_create(p->drc_entries, &srv->drc) : 0;
 	if (rc == 0 && p->key)
 		rc = rpc_replay_create(p->replay_contexts ? p->replay_contexts : 4096,
@@ -72,6 +75,57 @@ void rpc_server_destroy(struct rpc_server *srv)
 	rpc_drc_destroy(srv->drc);
 	rpc_replay_destroy(srv->replay);
 	free(srv);
+}
+
+/* See rpc.h. */
+int rpc_mem_fits(struct rpc_server *srv, size_t n)
+{
+	return !srv->mem_budget ||
+	       __atomic_load_n(&srv->mem_used, __ATOMIC_RELAXED) + n <= srv->mem_budget;
+}
+
+/* The peak follows what is in use. */
+static void mem_peak(struct rpc_server *srv, size_t used)
+{
+	size_t peak = __atomic_load_n(&srv->mem_peak, __ATOMIC_RELAXED);
+
+	while (used > peak && !__atomic_compare_exchange_n(&srv->mem_peak, &peak, used, 0,
+							   __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/* See rpc.h. */
+int rpc_mem_reserve(struct rpc_server *srv, size_t n)
+{
+	size_t used = __atomic_load_n(&srv->mem_used, __ATOMIC_RELAXED);
+
+	do {
+		if (srv->mem_budget && used + n > srv->mem_budget)
+			return 0;
+	} while (!__atomic_compare_exchange_n(&srv->mem_used, &used, used + n, 0, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	mem_peak(srv, used + n);
+	return 1;
+}
+
+/* See rpc.h. */
+void rpc_mem_charge(struct rpc_server *srv, size_t n)
+{
+	mem_peak(srv, __atomic_add_fetch(&srv->mem_used, n, __ATOMIC_RELAXED));
+}
+
+/* See rpc.h. */
+void rpc_mem_release(struct rpc_server *srv, size_t n)
+{
+	__atomic_sub_fetch(&srv->mem_used, n, __ATOMIC_RELAXED);
+}
+
+/* See rpc.h. */
+void rpc_server_get_mem(struct rpc_server *srv, size_t *used, size_t *peak, size_t *budget)
+{
+	*used = __atomic_load_n(&srv->mem_used, __ATOMIC_RELAXED);
+	*peak = __atomic_load_n(&srv->mem_peak, __ATOMIC_RELAXED);
+	*budget = srv->mem_budget;
 }
 
 void rpc_server_get_replay_stats(struct rpc_server *srv, struct rpc_replay_stats *st)

@@ -21,6 +21,9 @@ struct rpc_tcp_params {
 					this long is closed; 0: never */
 	unsigned loops;		     /* I/O event loops serving the connections; 0: one per
 					processor (at most 16) */
+	size_t max_held;	     /* memory one connection's calls may hold (each counts
+					its largest reply) before it is read no more; 0: no
+					limit */
 };
 
 /* What a listener has done to protect itself, and its connections now. */

@@ -1,11 +1,15 @@
 /*
  * rpc_tcp_conn.c: a TCP server connection, owned by one I/O loop. Records are
- * read without blocking and handed to the workers; reading stops while
- * max_inflight calls are unanswered (the peer's further calls wait in the
- * kernel, not in our memory). A worker writes its reply only if the socket
- * takes it at once, else queues it; the loop writes the queue when the socket
- * is writable. The loop's tick drops a connection whose reply or call has not
- * moved for send_deadline_ms and closes one idle for idle_ms.
+ * read without blocking and handed to the workers. Reading stops while
+ * max_inflight calls are unanswered, while its calls hold max_held bytes, and
+ * while the server's memory budget has no room for another call
+ * (a call holds room for its largest reply from its first byte on): the
+ * peer's further calls wait in the kernel, not in our memory. A worker writes
+ * its reply only if the socket takes it at once, else queues it; the loop
+ * writes the queue when the socket is writable. The loop's tick drops a
+ * connection whose reply or call has not moved for send_deadline_ms, closes
+ * one idle for idle_ms, and lets the others read again once the budget has
+ * room.
  *
  * Ownership: a request owns its call, reply and bulk buffers until its reply
  * is out or dropped; a connection lives while its loop holds it, or a call or
@@ -91,20 +95,25 @@ static void *tcp_get_buf(struct rpc_req *req, size_t len)
 }
 
 /* The request is over (its reply out or dropped): free it and count it out.
- * Returns whether c may read again (it had stopped at max_inflight). The
- * caller still holds the request's reference on c. */
+ * Returns whether c may read again (it had stopped at max_inflight or
+ * max_held). The caller still holds the request's reference on c. */
 static bool req_release(struct tcp_conn *c, struct tcp_req *r)
 {
-	unsigned max = c->l->p.max_inflight;
+	const struct rpc_tcp_params *p = &c->l->p;
+	size_t reserved = r->reserved;
 	bool resume;
 
 	rpc_dispatch_done(c->l->srv, &r->x);
+	rpc_mem_release(c->l->srv, reserved);
 	free(r->call);
 	free(r->x.reply);
 	free(r->bulk);
 	free(r);
 	pthread_mutex_lock(&c->lock);
-	resume = max && c->inflight-- == max;
+	resume = (p->max_inflight && c->inflight == p->max_inflight) ||
+		 (p->max_held && c->held + p->max_reply > p->max_held);
+	c->inflight--;
+	c->held -= reserved;
 	c->last_ns = clock_now_ns();
 	pthread_mutex_unlock(&c->lock);
 	return resume;
@@ -256,15 +265,33 @@ static void conn_flush(struct tcp_conn *c)
 	}
 }
 
-/* Loop thread: wait for input unless max_inflight calls are unanswered, and
- * for room to write while replies are queued. */
-static void conn_interest(struct tcp_conn *c)
+/* Loop thread: may another call be read now? Not while max_inflight calls are
+ * unanswered or max_queued reply bytes wait, nor, for a new call, while the
+ * memory budget has no room for its largest reply (reserved when its first
+ * bytes come: an idle connection holds nothing). */
+static bool may_read(struct tcp_conn *c)
 {
-	unsigned max = c->l->p.max_inflight, want;
+	const struct rpc_tcp_params *p = &c->l->p;
+	bool ok;
 
 	pthread_mutex_lock(&c->lock);
-	want = (!max || c->inflight < max ? EVLOOP_IN : 0) | (c->sq ? EVLOOP_OUT : 0);
+	ok = (!p->max_inflight || c->inflight < p->max_inflight) &&
+	     (!p->max_held || c->held + p->max_reply <= p->max_held);
 	pthread_mutex_unlock(&c->lock);
+	return ok && (c->reserved || rpc_mem_fits(c->l->srv, p->max_reply));
+}
+
+/* Loop thread: wait for input while a call may be read, and for room to
+ * write while replies are queued. */
+static void conn_interest(struct tcp_conn *c)
+{
+	unsigned want;
+	bool out;
+
+	pthread_mutex_lock(&c->lock);
+	out = c->sq != NULL;
+	pthread_mutex_unlock(&c->lock);
+	want = (may_read(c) ? EVLOOP_IN : 0) | (out ? EVLOOP_OUT : 0);
 	if (want != c->want && evloop_io_set(c->lp->ev, c->io, want) == 0)
 		c->want = want;
 }
@@ -285,6 +312,8 @@ static void submit_call(struct tcp_conn *c)
 		return;
 	}
 	r->conn = c;
+	r->reserved = c->reserved; /* the reply's, and the call's bytes */
+	c->reserved = 0;
 	r->call = c->rec;
 	r->work.run = tcp_req_run;
 	r->res_ddp.ops = &tcp_ddp_ops;
@@ -301,6 +330,7 @@ static void submit_call(struct tcp_conn *c)
 	c->rec_len = 0;
 	pthread_mutex_lock(&c->lock);
 	c->inflight++;
+	c->held += r->reserved;
 	c->refs++; /* the request's */
 	c->last_ns = clock_now_ns();
 	pthread_mutex_unlock(&c->lock);
@@ -322,18 +352,12 @@ static int begin_fragment(struct tcp_conn *c)
 		return -EMSGSIZE;
 	if (!(nbuf = realloc(c->rec, c->rec_len + frag + 1)))
 		return -ENOMEM;
+	rpc_mem_charge(c->l->srv, frag + 1); /* held by the call from now on */
+	c->reserved += frag + 1;
 	c->rec = nbuf;
 	c->frag_left = frag;
 	c->in_frag = true;
 	return 0;
-}
-
-/* Loop thread: may another call be read now? */
-static bool may_read(struct tcp_conn *c)
-{
-	unsigned max = c->l->p.max_inflight;
-
-	return !max || tcp_conn_inflight(c) < max;
 }
 
 /* Loop thread: one read into the mark or the fragment; >0 bytes, 0 when the
@@ -364,6 +388,10 @@ static void conn_read(struct tcp_conn *c)
 		if (got <= 0)
 			return;
 		c->read_ns = clock_now_ns();
+		if (!c->reserved) { /* a call begins: hold room for its reply */
+			rpc_mem_charge(c->l->srv, c->l->p.max_reply);
+			c->reserved = c->l->p.max_reply;
+		}
 		if (!c->in_frag) {
 			if ((c->mark_got += (unsigned)got) < 4)
 				continue;
@@ -441,6 +469,8 @@ static void conn_close(struct tcp_conn *c)
 	}
 	free(c->rec);
 	c->rec = NULL;
+	rpc_mem_release(c->l->srv, c->reserved);
+	c->reserved = 0;
 	/* the loop's reference goes after the handler that closed c returns */
 	if (evloop_call(c->lp->ev, put_later, c) != 0)
 		log_err("%s: cannot release the connection", c->peer_str);
@@ -496,6 +526,7 @@ void tcp_loop_tick(void *arg)
 			conn_close(c);
 			continue;
 		} else {
+			conn_interest(c); /* reading may resume: memory was given back */
 			continue;
 		}
 		__atomic_add_fetch(&lp->l->st.deadline_drops, 1, __ATOMIC_RELAXED);

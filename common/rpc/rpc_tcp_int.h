@@ -56,6 +56,7 @@ struct tcp_req {
 	struct rpc_ddp res_ddp;
 	uint8_t *call;
 	void *bulk;
+	size_t reserved;		   /* of the server's memory budget */
 	uint32_t mark;			   /* the reply's record mark */
 	struct iovec iov[RPC_REC_IOV_MAX]; /* the reply, from what is not yet out */
 	struct iovec *iov_at;
@@ -83,12 +84,14 @@ struct tcp_conn {
 	size_t rec_len, frag_left;
 	bool in_frag, last_frag;
 	uint64_t read_ns; /* bytes of an unfinished call last came */
+	size_t reserved;  /* memory budget held for the call being read */
 
 	/* under lock */
 	pthread_mutex_t lock;
 	unsigned inflight;	      /* calls read whose replies are not yet out */
 	unsigned refs;		      /* the loop's, one per call, one per queued kick */
 	struct tcp_req *sq, *sq_tail; /* replies waiting for the socket, in order */
+	size_t held;		      /* memory its calls hold (their reservations) */
 	uint64_t sq_ns;		      /* the send queue last moved (or began) */
 	uint64_t last_ns;	      /* a call last arrived or was answered */
 	bool dead;		      /* broken: replies are dropped, the loop closes it */

@@ -71,6 +71,7 @@ static void udp_run(struct work *w)
 	rpc_dispatch_done(l->srv, &r->x);
 	free(r->bulk);
 	free(r);
+	rpc_mem_release(l->srv, sizeof(*r));
 	udp_release(l);
 }
 
@@ -88,7 +89,17 @@ static void udp_ready(void *arg)
 	if (++l->inflight > l->peak)
 		l->peak = l->inflight;
 	pthread_mutex_unlock(&l->lock);
+	if (!rpc_mem_reserve(l->srv, sizeof(*r))) {
+		/* over the memory budget: UDP is allowed to lose it (clients resend) */
+		uint8_t b[4];
+
+		if (recv(l->fd, b, sizeof(b), MSG_DONTWAIT | MSG_TRUNC) >= 0)
+			log_info("over the memory budget: a datagram dropped");
+		udp_release(l);
+		return;
+	}
 	if (!(r = calloc(1, sizeof(*r)))) {
+		rpc_mem_release(l->srv, sizeof(*r));
 		udp_release(l);
 		return;
 	}
@@ -97,6 +108,7 @@ static void udp_ready(void *arg)
 		     &r->peer_len);
 	if (n <= 0) {
 		free(r);
+		rpc_mem_release(l->srv, sizeof(*r));
 		udp_release(l);
 		return;
 	}
