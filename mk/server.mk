@@ -20,7 +20,7 @@ noinst_PROGRAMS += t/hostile_bench
 t_hostile_bench_SOURCES = t/hostile_bench.c
 bench-hostile: t/hostile_bench$(EXEEXT) server/nfsrdma-server$(EXEEXT)
 	./t/hostile_bench$(EXEEXT) server/nfsrdma-server$(EXEEXT) --seconds 3 --rounds 3 \
-		>t/bench-hostile.log; st=$$?; cat t/bench-hostile.log; exit $$st
+		>t/bench-hostile.log; st=$$?; sed 's/^/bench-hostile: /' t/bench-hostile.log; exit $$st
 PHONY_TARGETS += bench-hostile
 EXTRA_TARGETS += bench-hostile:300
 CLEANFILES += t/bench-hostile.log

@@ -433,6 +433,45 @@ static void refused_before_pulling(void **state)
 	rpc_server_destroy(rpc);
 }
 
+struct sum_loader {
+	struct rpc_clnt *c;
+	int errors;
+};
+
+static void *sum_main(void *arg)
+{
+	struct sum_loader *l = arg;
+
+	for (int i = 0; i < 20; i++)
+		if (rrt_sum(l->c, 64 << 10) != 0)
+			__atomic_add_fetch(&l->errors, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* Long calls (RDMA_NOMSG: no inline header to check before pulling) are
+ * pulled one at a time per connection; the others wait, and all run. */
+static void nomsg_pulls_one_at_a_time(void **state)
+{
+	struct sum_loader l = {0};
+	struct rrt_server t;
+	struct rr_stats st;
+	pthread_t th[8];
+
+	assert_int_equal(rrt_server_start(&t, RR_MODE_READ_WRITE, RR_REG_DYNAMIC, 0), 0);
+	assert_int_equal(rrt_client(&t, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY, 0, &l.c), 0);
+	for (int i = 0; i < 8; i++)
+		pthread_create(&th[i], NULL, sum_main, &l);
+	for (int i = 0; i < 8; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(l.errors, 0);
+	rr_server_get_stats(t.rr, &st);
+	print_message("# RDMA_NOMSG calls that waited their turn: %llu of 160\n",
+		      (unsigned long long)st.nomsg_waits);
+	assert_true(st.nomsg_waits > 0);
+	rpc_clnt_destroy(l.c);
+	rrt_server_stop(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -448,6 +487,7 @@ int main(void)
 		cmocka_unit_test(budget_shrinks_grants),
 		cmocka_unit_test(connection_limits),
 		cmocka_unit_test(refused_before_pulling),
+		cmocka_unit_test(nomsg_pulls_one_at_a_time),
 		cmocka_unit_test(matrix),
 	};
 

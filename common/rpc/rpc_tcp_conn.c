@@ -266,7 +266,7 @@ static void conn_flush(struct tcp_conn *c)
 }
 
 /* Loop thread: may another call be read now? Not while max_inflight calls are
- * unanswered or max_queued reply bytes wait, nor, for a new call, while the
+ * unanswered or its calls hold max_held bytes, nor, for a new call, while the
  * memory budget has no room for its largest reply (reserved when its first
  * bytes come: an idle connection holds nothing). */
 static bool may_read(struct tcp_conn *c)

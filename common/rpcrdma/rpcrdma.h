@@ -94,6 +94,7 @@ struct rr_stats {
 	uint64_t conns_shed;	/* idle connections closed to make room */
 	uint64_t idle_closed;	/* closed after idle_ms without a call */
 	uint64_t pulls_refused; /* calls whose chunks were not pulled: refused from the header */
+	uint64_t nomsg_waits;	/* RDMA_NOMSG calls that waited for another's pull */
 };
 
 struct rr_server;

@@ -450,5 +450,6 @@ void rr_stats_print(const struct rr_stats *s, const char *prefix, FILE *f)
 	P(conns_shed);
 	P(idle_closed);
 	P(pulls_refused);
+	P(nomsg_waits);
 #undef P
 }

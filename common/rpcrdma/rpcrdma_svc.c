@@ -343,13 +343,20 @@ static void svc_on_recv(struct rr_conn *c, struct rr_recv *r)
 static void svc_on_dead(struct rr_conn *c)
 {
 	struct svc_conn *sc = c->side;
-	struct rr_sreq *list, *waiting = sc->send_wait;
+	struct rr_sreq *list, *waiting = sc->send_wait, *nomsg = sc->nomsg_wait;
 
 	sc->send_wait = sc->send_wait_tail = NULL;
+	sc->nomsg_wait = sc->nomsg_wait_tail = NULL;
 	while (waiting) {
 		struct rr_sreq *rq = waiting;
 
 		waiting = rq->send_wait_next;
+		rrs_release(rq);
+	}
+	while (nomsg) {
+		struct rr_sreq *rq = nomsg;
+
+		nomsg = rq->nomsg_next;
 		rrs_release(rq);
 	}
 	pthread_mutex_lock(&c->lock);

@@ -35,6 +35,10 @@ struct svc_conn {
 	/* loop only: requests waiting for the device (their chunks' RDMA Reads, or
 	 * their reply's Send), oldest first; each has op_deadline_ms */
 	struct rr_sreq *dev_head, *dev_tail;
+	/* loop only: an RDMA_NOMSG call has no inline header to check before its
+	 * pull, so a connection pulls one such call at a time; the rest wait */
+	int nomsg_pulling;
+	struct rr_sreq *nomsg_wait, *nomsg_wait_tail;
 	struct sockaddr_storage peer_addr; /* for the per-address limit (len 0: unknown) */
 	socklen_t peer_addr_len;
 	uint64_t last_ns; /* a call last arrived (or the connection began) */
@@ -81,7 +85,9 @@ struct rr_sreq {
 	struct rr_send *send;
 	void (*with_send)(struct rr_sreq *rq); /* what runs once it has a Send buffer */
 	struct rr_sreq *send_wait_next;
-	int answer_rc; /* for rrs_answer_error, once it has a Send buffer */
+	struct rr_sreq *nomsg_next; /* waiting for the connection's RDMA_NOMSG pull */
+	int nomsg_pull;		    /* it is the connection's RDMA_NOMSG pull */
+	int answer_rc;		    /* for rrs_answer_error, once it has a Send buffer */
 
 	struct rpc_xreq x;
 	struct svc_ddp args_ddp, res_ddp;
@@ -142,6 +148,8 @@ void *rrs_get_buf(struct rpc_req *req, size_t len);
 
 /* rpcrdma_svc_call.c */
 void rrs_start(struct rr_sreq *rq);
+/* rq's RDMA_NOMSG pull is over (if it had one): the next waiting may start. */
+void rrs_nomsg_done(struct rr_sreq *rq);
 void rrs_read_done(struct rr_conn *c, struct rr_wr *w, const struct vb_wc *wc);
 void rrs_work(struct work *w);
 

@@ -24,7 +24,9 @@ static uint64_t idle_since(struct rr_conn *c)
 	uint64_t since;
 
 	pthread_mutex_lock(&c->lock);
-	since = sc->active || sc->exp_head || sc->dev_head || sc->send_wait ? 0 : sc->last_ns;
+	since = sc->active || sc->exp_head || sc->dev_head || sc->send_wait || sc->nomsg_wait
+			? 0
+			: sc->last_ns;
 	pthread_mutex_unlock(&c->lock);
 	return since;
 }

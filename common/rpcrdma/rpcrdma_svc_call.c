@@ -83,6 +83,7 @@ void rrs_read_done(struct rr_conn *c, struct rr_wr *w, const struct vb_wc *wc)
 	struct rr_sreq *rq = (struct rr_sreq *)((char *)w - offsetof(struct rr_sreq, read_wr));
 
 	rrs_dev_done(rq);
+	rrs_nomsg_done(rq);
 	if (wc->status != VB_WC_SUCCESS) {
 		log_debug("%s: xid %#x: pulling its chunks failed: %s", c->peer, rq->hdr.xid,
 			  vb_wc_status_str(wc->status));
@@ -96,7 +97,8 @@ void rrs_read_done(struct rr_conn *c, struct rr_wr *w, const struct vb_wc *wc)
 /* Before pulling a call's chunks: whether its RPC header (inline, RDMA_MSG)
  * lets it run here at all; if not, nothing is pulled and the worker answers
  * it from the header alone. A call in RDMA_NOMSG has no inline header: its
- * pull is bounded by size and the op deadline only. */
+ * pull is bounded by size and the op deadline, one at a time per connection
+ * (nomsg_turn). */
 static int worth_pulling(struct rr_sreq *rq)
 {
 	struct rr_conn *c = rq->conn;
@@ -257,6 +259,45 @@ static void sreq_to_worker(struct rr_sreq *rq)
 	rrs_with_send(rq, submit);
 }
 
+/* Loop: whether rq (RDMA_NOMSG) may pull now; else it waits its turn. */
+static int nomsg_turn(struct rr_sreq *rq)
+{
+	struct svc_conn *sc = rq->conn->side;
+
+	if (!sc->nomsg_pulling) {
+		sc->nomsg_pulling = rq->nomsg_pull = 1;
+		return 1;
+	}
+	rr_stat_add(&rq->conn->st.nomsg_waits, 1);
+	rq->nomsg_next = NULL;
+	if (sc->nomsg_wait_tail)
+		sc->nomsg_wait_tail->nomsg_next = rq;
+	else
+		sc->nomsg_wait = rq;
+	sc->nomsg_wait_tail = rq;
+	return 0;
+}
+
+/* See rpcrdma_svc.h. */
+void rrs_nomsg_done(struct rr_sreq *rq)
+{
+	struct svc_conn *sc = rq->conn->side;
+	struct rr_sreq *next;
+
+	if (!rq->nomsg_pull)
+		return;
+	rq->nomsg_pull = sc->nomsg_pulling = 0;
+	if ((next = sc->nomsg_wait) != NULL) {
+		sc->nomsg_wait = next->nomsg_next;
+		if (!sc->nomsg_wait)
+			sc->nomsg_wait_tail = NULL;
+		if (rr_conn_is_dead(next->conn))
+			rrs_release(next);
+		else
+			rrs_start(next);
+	}
+}
+
 /* Loop: a received call; answer its errors, or start pulling its chunks. */
 void rrs_start(struct rr_sreq *rq)
 {
@@ -279,8 +320,12 @@ void rrs_start(struct rr_sreq *rq)
 		rrs_answer_error(rq, -EINVAL);
 		return;
 	}
+	if (rq->hdr.proc == RPCRDMA_NOMSG && !nomsg_turn(rq))
+		return; /* waits for the one being pulled */
 	rq->reserve = rrs_hdr_reserve(rq);
 	rc = rq->reserve + 64 > c->send_max ? -E2BIG : pull_chunks(rq);
+	if (rc != 1)
+		rrs_nomsg_done(rq);
 	if (rc == 0)
 		sreq_to_worker(rq);
 	else if (rc == -EBADMSG || rc == -E2BIG || rc == -ENOMEM)
