@@ -420,13 +420,10 @@ static int tcp_listener(int *port)
 /* A usage error: one line, exit status 2. */
 __attribute__((format(printf, 1, 2), noreturn)) static void usage_die(const char *fmt, ...)
 {
-	char msg[256];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	exit(cli_usage_error("nfsrdma-vbench", "%s", msg));
+	exit(cli_vusage_error("nfsrdma-vbench", fmt, ap));
 }
 
 /* Parse "a,b,c" of numbers with an optional k/m suffix into out. */

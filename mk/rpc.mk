@@ -29,6 +29,8 @@ t_rpc_udp_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_rpc_udp_test_LDADD = t/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
 check_PROGRAMS += t/rpc_tcp_limits_test
 TESTS += t/rpc_tcp_limits_test
+t_rpc_tcp_limits_test_SOURCES = t/rpc_tcp_limits_test.c t/rpcrdma_test_util.c t/rpcrdma_test_util.h \
+	t/test_fds.h
 t_rpc_tcp_limits_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_rpc_tcp_limits_test_LDADD = t/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
 endif

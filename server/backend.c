@@ -185,7 +185,15 @@ int nfs_backend_peer_known(struct nfs_backend *be, const struct sockaddr *sa)
 {
 	int known = 0;
 
-	nfs_backend_enter(be);
+	/* asked on an event loop: never wait for a reload; during one, say yes
+	 * (the procedure checks its export's client list in any case) */
+	pthread_mutex_lock(&be->gate_lock);
+	if (be->gate_reloading) {
+		pthread_mutex_unlock(&be->gate_lock);
+		return 1;
+	}
+	be->gate_calls++;
+	pthread_mutex_unlock(&be->gate_lock);
 	for (size_t i = 0; i < be->nexports && !known; i++)
 		known = export_client_ok(&be->exports[i], sa);
 	nfs_backend_leave(be);

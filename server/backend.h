@@ -65,7 +65,8 @@ void nfs_backend_destroy(struct nfs_backend *be);
 int nfs_backend_reload(struct nfs_backend *be, const struct nfs_export_conf *exports, size_t n);
 /* Every procedure runs between these two (the RPC glue calls them). */
 void nfs_backend_enter(struct nfs_backend *be);
-/* Whether any export takes calls from sa (its client list allows it). */
+/* Whether any export takes calls from sa (its client list allows it); never
+ * waits (during a reload of the exports: yes). */
 int nfs_backend_peer_known(struct nfs_backend *be, const struct sockaddr *sa);
 void nfs_backend_leave(struct nfs_backend *be);
 /* The export id (as in handles) of export i, in the order given to create. */

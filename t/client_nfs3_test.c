@@ -57,8 +57,9 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ft
 	return remove(p);
 }
 
-/* A scratch export and a server for it. */
-static struct fx *fx_new(void)
+/* A scratch export and a server for it, with slow_proc (if > 0) slowed by
+ * slow_ms, before it runs or (slow_after) after. */
+static struct fx *fx_new_slow(int slow_proc, unsigned slow_ms, int slow_after)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	const char *tmp = getenv("TMPDIR");
@@ -68,8 +69,17 @@ static struct fx *fx_new(void)
 	assert_non_null(mkdtemp(f->dir));
 	chmod(f->dir, 0755);
 	csrv_params_init(&f->sp, f->dir);
+	f->sp.slow_proc = slow_proc;
+	f->sp.slow_ms = slow_ms;
+	f->sp.slow_after = slow_after;
 	assert_int_equal(csrv_start(&f->srv, &f->sp), 0);
 	return f;
+}
+
+/* A scratch export and a server for it. */
+static struct fx *fx_new(void)
+{
+	return fx_new_slow(0, 0, 0);
 }
 
 /* Unmount, stop the server, remove the export. */
@@ -354,7 +364,7 @@ static void *slow_read_main(void *arg)
  * truncate in its post-op attributes) arrives; the cache keeps the newer. */
 static void test_attrs_never_go_back(void **state)
 {
-	struct fx *f = fx_new();
+	struct fx *f = fx_new_slow(NFSPROC3_READ, 1000, 1);
 	struct slow_read sr = {.f = f};
 	sattr3 sa = {0};
 	struct nfs3c_params p;
@@ -362,11 +372,6 @@ static void test_attrs_never_go_back(void **state)
 	pthread_t t;
 	fattr3 a;
 
-	csrv_stop(&f->srv);
-	f->sp.slow_proc = NFSPROC3_READ;
-	f->sp.slow_ms = 1000;
-	f->sp.slow_after = 1;
-	assert_int_equal(csrv_start(&f->srv, &f->sp), 0);
 	params(f, &p, NFS3C_PROTO_TCP, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY);
 	p.acregmin = p.acregmax = 60;
 	mount_with(f, &p);
@@ -727,16 +732,12 @@ static void test_soft_gives_up(void **state)
  * given up on after retry_ms as well. */
 static void test_soft_gives_up_on_slow_server(void **state)
 {
-	struct fx *f = fx_new();
+	struct fx *f = fx_new_slow(NFSPROC3_GETATTR, 1500, 0);
 	struct nfs3c_params p;
 	struct nfs3c_fh fh;
 	uint64_t t0;
 	fattr3 a;
 
-	csrv_stop(&f->srv);
-	f->sp.slow_proc = NFSPROC3_GETATTR;
-	f->sp.slow_ms = 1500;
-	assert_int_equal(csrv_start(&f->srv, &f->sp), 0);
 	params(f, &p, NFS3C_PROTO_TCP, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY);
 	p.noac = 1;
 	mount_with(f, &p);

@@ -34,7 +34,6 @@
 #include "common/base/log.h"
 #include "common/base/net.h"
 #include "common/nfs/nfs_prog.h"
-#include "common/rpc/rpc_tcp.h"
 
 #define IDLE_TCP     1000
 #define IDLE_RDMA    100
@@ -180,7 +179,7 @@ static double measure(struct bench *b, double secs, unsigned *errors)
 static void *never_reads(void *arg)
 {
 	struct bench *b = arg;
-	struct rpc_clnt *enc = NULL;
+	struct rpc_clnt enc; /* only encodes */
 	READ3args a = {.file = {.data = {.data_len = b->fh.len, .data_val = (char *)b->fh.data}},
 		       .count = 1u << 20};
 	struct rpc_call call = {.prog = NFS_PROGRAM,
@@ -189,8 +188,7 @@ static void *never_reads(void *arg)
 				.xdr_args = (xdrproc_t)xdr_READ3args,
 				.args = &a};
 
-	if (rpc_tcp_clnt_create("127.0.0.1", b->tcp, 5000, 1u << 21, &enc) != 0)
-		return NULL;
+	rpc_clnt_init(&enc, NULL);
 	while (!b->stop) {
 		int fd = net_connect_tcp("127.0.0.1", b->tcp, 5000), rcvbuf = 4096;
 		char one;
@@ -200,7 +198,7 @@ static void *never_reads(void *arg)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 		for (uint32_t xid = 1; xid <= BIG_READS && !b->stop; xid++) {
 			uint8_t m[512];
-			int len = rpc_encode_call(enc, xid, &call, m + 4, sizeof(m) - 4, NULL);
+			int len = rpc_encode_call(&enc, xid, &call, m + 4, sizeof(m) - 4, NULL);
 			uint32_t mark = htonl(0x80000000u | (uint32_t)len);
 
 			memcpy(m, &mark, 4);
@@ -213,7 +211,6 @@ static void *never_reads(void *arg)
 			usleep(50000);
 		close(fd);
 	}
-	rpc_clnt_destroy(enc);
 	return NULL;
 }
 
@@ -241,15 +238,22 @@ static void *silent_writer(void *arg)
 static void *udp_flood(void *arg)
 {
 	struct bench *b = arg;
-	uint32_t m[10] = {0, 0, htonl(2), htonl(NFS_PROGRAM), htonl(NFS_V3), 0, 0, 0, 0, 0};
+	struct rpc_call null = {
+		.prog = NFS_PROGRAM, .vers = NFS_V3, .proc = 0, .xdr_args = (xdrproc_t)xdr_void};
 	struct sockaddr_in to = {.sin_family = AF_INET,
 				 .sin_port = htons((uint16_t)b->tcp_port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), len;
+	struct rpc_clnt enc; /* only encodes */
+	uint8_t m[128];
 
-	for (uint32_t xid = 1; fd >= 0 && !b->stop; xid++) {
-		m[0] = htonl(xid);
-		sendto(fd, m, sizeof(m), MSG_DONTWAIT, (struct sockaddr *)&to, sizeof(to));
+	rpc_clnt_init(&enc, NULL);
+	len = rpc_encode_call(&enc, 0, &null, m, sizeof(m), NULL);
+	for (uint32_t xid = 1; fd >= 0 && len > 0 && !b->stop; xid++) {
+		uint32_t x = htonl(xid);
+
+		memcpy(m, &x, 4); /* the same call, a new xid */
+		sendto(fd, m, (size_t)len, MSG_DONTWAIT, (struct sockaddr *)&to, sizeof(to));
 		if ((xid & 1023) == 0)
 			usleep(1000); /* let the machine's two cores breathe */
 	}

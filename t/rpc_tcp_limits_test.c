@@ -19,11 +19,12 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
-#include <sys/resource.h>
 
 #include "bulkprog.h"
 #include "common/base/net.h"
 #include "common/rpc/rpc_tcp.h"
+#include "rpcrdma_test_util.h"
+#include "test_fds.h"
 
 #define MAX_RECORD (BULK_MAXDATA + 65536)
 
@@ -79,19 +80,6 @@ static bool closed_within(int fd, int ms)
 	return poll(&p, 1, ms) == 1 && read(fd, &b, 1) <= 0;
 }
 
-/* Whether the server ended fd within ms (reading what it had sent first). */
-static bool ends_within(int fd, int ms)
-{
-	struct pollfd p = {.fd = fd, .events = POLLIN};
-	char sink[65536];
-
-	while (poll(&p, 1, ms) == 1) {
-		if (read(fd, sink, sizeof(sink)) <= 0)
-			return true;
-	}
-	return false;
-}
-
 /* Whether fd stays open, with nothing to read, for ms. */
 static bool open_for(int fd, int ms)
 {
@@ -121,34 +109,30 @@ static int call_on_new_conn(struct fixture *f, uint32_t proc, u_int *arg)
 	return rc;
 }
 
-/* Whether a NULL call sent by hand on fd is answered within ms. */
+/* Whether a NULL call sent on fd is answered within ms. */
 static bool null_answered(int fd, int ms)
 {
-	uint32_t call[11] = {htonl(0x80000000u | 40),
-			     htonl(7),
-			     0,
-			     htonl(2),
-			     htonl(BULKPROG),
-			     htonl(BULKVERS),
-			     0,
-			     0,
-			     0,
-			     0,
-			     0};
-	uint32_t reply[7];
+	struct rpc_call null = {.prog = BULKPROG,
+				.vers = BULKVERS,
+				.proc = BULK_NULL,
+				.xdr_args = (xdrproc_t)xdr_void};
 	struct pollfd p = {.fd = fd, .events = POLLIN};
-	size_t got = 0;
+	struct rpc_clnt enc; /* only encodes */
+	uint8_t buf[256], *reply = NULL;
+	uint32_t mark, xid = 0;
+	size_t len;
+	int n;
 
-	if (write(fd, call, sizeof(call)) != (ssize_t)sizeof(call))
+	rpc_clnt_init(&enc, NULL);
+	n = rpc_encode_call(&enc, 7, &null, buf + 4, sizeof(buf) - 4, NULL);
+	mark = htonl(0x80000000u | (uint32_t)n);
+	memcpy(buf, &mark, 4);
+	if (n <= 0 || write(fd, buf, (size_t)n + 4) != n + 4 || poll(&p, 1, ms) != 1 ||
+	    rpc_rec_read(fd, 4096, &reply, &len) != 0)
 		return false;
-	while (got < sizeof(reply) && poll(&p, 1, ms) == 1) {
-		ssize_t n = read(fd, (char *)reply + got, sizeof(reply) - got);
-
-		if (n <= 0)
-			return false;
-		got += (size_t)n;
-	}
-	return got == sizeof(reply) && ntohl(reply[1]) == 7 && ntohl(reply[2]) == 1;
+	rpc_peek_xid(reply, len, &xid);
+	free(reply);
+	return xid == 7;
 }
 
 static struct rpc_tcp_stats stats(struct fixture *f)
@@ -256,19 +240,12 @@ static void stalled_call_dropped(void **state)
 static void accept_out_of_descriptors(void **state)
 {
 	struct fixture *f = start(&(struct rpc_tcp_params){.max_conns = 64});
-	struct rlimit old, low;
-	int idle1 = raw_connect(f), idle2 = raw_connect(f), fill[4096], n = 0, late;
+	int idle1 = raw_connect(f), idle2 = raw_connect(f), late;
+	static struct test_fds fds;
 	struct rpc_tcp_stats st;
 
-	usleep(1200 * 1000); /* both idle past SHED_MIN_IDLE_MS */
-	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
-	low = old;
-	low.rlim_cur = 1024 < old.rlim_cur ? 1024 : old.rlim_cur;
-	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
-	while (n < 4096 && (fill[n] = dup(0)) >= 0)
-		n++;
-	assert_int_equal(errno, EMFILE);
-	close(fill[--n]); /* room for the client's socket, none for the server's */
+	usleep(1200 * 1000);			  /* both idle past SHED_MIN_IDLE_MS */
+	assert_int_equal(test_fds_fill(&fds), 0); /* room for the client's socket only */
 	late = raw_connect(f);
 	usleep(300 * 1000);
 	st = stats(f);
@@ -277,42 +254,12 @@ static void accept_out_of_descriptors(void **state)
 	assert_true(st.shed >= 1);
 	/* the shed connection's descriptor is free again: late is taken */
 	assert_true(null_answered(late, 3000));
-	while (n)
-		close(fill[--n]);
-	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(test_fds_release(&fds), 0);
 	assert_int_equal(call_on_new_conn(f, BULK_NULL, NULL), 0);
 	close(idle1);
 	close(idle2);
 	close(late);
 	stop(f);
-}
-
-/* A client that pipelines 32 GETs of 1 MiB and never reads, on fd. */
-static int flood_gets(struct fixture *f)
-{
-	struct rpc_clnt *enc = NULL;
-	struct bulk_get_args a = {.seed = 9, .len = 1u << 20};
-	struct rpc_call get = {.prog = BULKPROG,
-			       .vers = BULKVERS,
-			       .proc = BULK_GET,
-			       .xdr_args = (xdrproc_t)xdr_bulk_get_args,
-			       .args = &a};
-	int rcvbuf = 4096, fd;
-
-	assert_int_equal(rpc_tcp_clnt_create("127.0.0.1", f->port, 5000, MAX_RECORD, &enc), 0);
-	fd = raw_connect(f);
-	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)), 0);
-	for (uint32_t xid = 1; xid <= 32; xid++) {
-		uint8_t buf[256];
-		int len = rpc_encode_call(enc, xid, &get, buf + 4, sizeof(buf) - 4, NULL);
-		uint32_t mark = htonl(0x80000000u | (uint32_t)len);
-
-		assert_true(len > 0);
-		memcpy(buf, &mark, 4);
-		assert_int_equal(write(fd, buf, (size_t)len + 4), len + 4);
-	}
-	rpc_clnt_destroy(enc);
-	return fd;
 }
 
 /* Each call holds room for its largest reply (about 1 MiB here) from its
@@ -326,14 +273,14 @@ static void memory_budget_holds(void **state)
 								  .send_deadline_ms = 500},
 					 4u << 20);
 	size_t used, peak, budget;
-	int fd = flood_gets(f);
+	int fd = rrt_tcp_flood_gets(f->port, 32, 1u << 20);
 
 	usleep(300 * 1000);
 	rpc_server_get_mem(f->srv, &used, &peak, &budget);
 	assert_true(used > 0);
 	assert_true(peak <= budget);
 	usleep(1500 * 1000); /* past the send deadline: dropped, for it never read */
-	assert_true(ends_within(fd, 5000));
+	assert_true(rrt_read_to_end(fd, 5000, NULL));
 	assert_int_equal(call_on_new_conn(f, BULK_NULL, NULL), 0);
 	for (int i = 0; i < 100 && (rpc_server_get_mem(f->srv, &used, &peak, &budget), used); i++)
 		usleep(10000);
@@ -353,7 +300,7 @@ static void connection_holds_its_share(void **state)
 								  .send_deadline_ms = 5000},
 					 64u << 20);
 	size_t used, peak, budget;
-	int fd = flood_gets(f);
+	int fd = rrt_tcp_flood_gets(f->port, 32, 1u << 20);
 
 	usleep(500 * 1000);
 	assert_int_equal(call_on_new_conn(f, BULK_NULL, NULL), 0); /* while it floods */

@@ -65,13 +65,20 @@ static int teardown(void **state)
 /* Send a call of proc by hand (AUTH_NONE), with one u_int argument if arg. */
 static void send_call(struct fixture *f, uint32_t xid, uint32_t proc, const uint32_t *arg)
 {
-	uint32_t m[11] = {
-		htonl(xid), 0, htonl(2), htonl(BULKPROG),      htonl(BULKVERS), htonl(proc), 0,
-		0,	    0, 0,	 arg ? htonl(*arg) : 0};
-	size_t len = arg ? sizeof(m) : sizeof(m) - 4;
+	struct rpc_call call = {.prog = BULKPROG,
+				.vers = BULKVERS,
+				.proc = proc,
+				.xdr_args = arg ? (xdrproc_t)xdr_u_int : (xdrproc_t)xdr_void,
+				.args = (void *)arg};
+	struct rpc_clnt enc; /* only encodes */
+	uint8_t m[256];
+	int len;
 
-	assert_int_equal(sendto(f->fd, m, len, 0, (struct sockaddr *)&f->to, sizeof(f->to)),
-			 (ssize_t)len);
+	rpc_clnt_init(&enc, NULL);
+	len = rpc_encode_call(&enc, xid, &call, m, sizeof(m), NULL);
+	assert_true(len > 0);
+	assert_int_equal(sendto(f->fd, m, (size_t)len, 0, (struct sockaddr *)&f->to, sizeof(f->to)),
+			 len);
 }
 
 /* Wait (at most ms) for the reply to xid, skipping others. */

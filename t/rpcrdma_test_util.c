@@ -1,4 +1,5 @@
 /* rpcrdma_test_util.c: servers, clients and bulk calls for the RPC/RDMA tests. */
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,4 +180,51 @@ int rrt_sum(struct rpc_clnt *c, size_t len)
 	}
 	free(in.data);
 	return rc;
+}
+
+int rrt_tcp_flood_gets(const char *port, unsigned n, uint32_t len)
+{
+	struct bulk_get_args a = {.seed = 9, .len = len};
+	struct rpc_call get = {.prog = BULKPROG,
+			       .vers = BULKVERS,
+			       .proc = BULK_GET,
+			       .xdr_args = (xdrproc_t)xdr_bulk_get_args,
+			       .args = &a};
+	int rcvbuf = 4096, fd = net_connect_tcp("127.0.0.1", port, 5000);
+	struct rpc_clnt enc; /* only encodes */
+
+	rpc_clnt_init(&enc, NULL);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) != 0)
+		goto fail;
+	for (uint32_t xid = 1; xid <= n; xid++) {
+		uint8_t buf[256];
+		int rec = rpc_encode_call(&enc, xid, &get, buf + 4, sizeof(buf) - 4, NULL);
+		uint32_t mark = htonl(0x80000000u | (uint32_t)rec);
+
+		memcpy(buf, &mark, 4);
+		if (rec <= 0 || write(fd, buf, (size_t)rec + 4) != rec + 4)
+			goto fail;
+	}
+	return fd;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+int rrt_read_to_end(int fd, int ms, size_t *got)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	char sink[65536];
+	ssize_t n;
+
+	if (got)
+		*got = 0;
+	while (poll(&p, 1, ms) == 1) {
+		if ((n = read(fd, sink, sizeof(sink))) <= 0)
+			return 1;
+		if (got)
+			*got += (size_t)n;
+	}
+	return 0;
 }

@@ -27,4 +27,11 @@ int rrt_get(struct rpc_clnt *c, uint32_t seed, size_t len);
 int rrt_big(struct rpc_clnt *c, u_int n);
 int rrt_sum(struct rpc_clnt *c, size_t len);
 
+/* A client that will never read: a raw TCP connection to 127.0.0.1:port with
+ * a 4 KiB receive buffer that has sent n BULK_GETs of len bytes. Its fd, or -1. */
+int rrt_tcp_flood_gets(const char *port, unsigned n, uint32_t len);
+/* Read fd until the peer ends it, waiting at most ms for each read: whether it
+ * ended; *got (optional) the bytes read. */
+int rrt_read_to_end(int fd, int ms, size_t *got);
+
 #endif

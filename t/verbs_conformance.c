@@ -33,6 +33,7 @@
 #include "common/base/log.h"
 #include "common/verbs.h"
 #include "platform/soft/soft_wire.h" /* the hostile-peer cases speak soft's wire format */
+#include "test_fds.h"
 #include <sys/un.h>
 
 #define TMO_MS	   10000 /* for anything that should happen promptly */
@@ -1613,31 +1614,22 @@ static double cpu_seconds(void)
  * descriptors again, real peers get through. */
 static void hostile_out_of_descriptors(void **state)
 {
-	struct rlimit old, low;
+	static struct test_fds fds;
 	struct pair pr = {0};
-	int fill[4096], n = 0, fd;
 	double cpu;
 	char b;
+	int fd;
 
 	if (!is_soft)
-		skip(); /* the listener is the soft provider's */
-	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
-	low = old;
-	low.rlim_cur = 1024 < old.rlim_cur ? 1024 : old.rlim_cur;
-	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
-	while (n < 4096 && (fill[n] = dup(0)) >= 0)
-		n++;
-	assert_int_equal(errno, EMFILE);
-	close(fill[--n]); /* room for the peer's socket, none for the listener's */
+		skip();				  /* the listener is the soft provider's */
+	assert_int_equal(test_fds_fill(&fds), 0); /* room for the peer's socket only */
 	fd = raw_connect();
 	assert_true(wait_fd(fd, 3000));
 	assert_true(read(fd, &b, 1) <= 0); /* refused */
 	cpu = cpu_seconds();
 	usleep(500 * 1000);
 	cpu = cpu_seconds() - cpu;
-	while (n)
-		close(fill[--n]);
-	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(test_fds_release(&fds), 0);
 	assert_true(cpu < 0.25); /* the engine was not spinning */
 	close(fd);
 	pair_open(&pr);

@@ -14,16 +14,24 @@ void cli_version(const char *prog)
 }
 
 /* See cli.h. */
+int cli_vusage_error(const char *prog, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", prog);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, " (see %s --help)\n", prog);
+	return CLI_EXIT_USAGE;
+}
+
+/* See cli.h. */
 int cli_usage_error(const char *prog, const char *fmt, ...)
 {
 	va_list ap;
+	int rc;
 
-	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	rc = cli_vusage_error(prog, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, " (see %s --help)\n", prog);
-	return CLI_EXIT_USAGE;
+	return rc;
 }
 
 /* See cli.h. getopt has moved optind past the offending word (or past its

@@ -54,18 +54,18 @@ static bool shed_idle_locked(struct tcp_listener *l)
 	struct tcp_conn *victim = NULL;
 
 	for (struct tcp_conn *c = l->conns; c; c = c->next) {
-		uint64_t last = tcp_conn_last_ns(c);
+		uint64_t since = c->shed ? 0 : tcp_conn_idle_since(c);
 
-		if (!c->shed && last <= oldest && !tcp_conn_inflight(c)) {
+		if (since && since <= oldest) {
 			victim = c;
-			oldest = last;
+			oldest = since;
 		}
 	}
 	if (!victim)
 		return false;
 	victim->shed = true;
 	l->nshed++;
-	shutdown(victim->fd, SHUT_RDWR); /* its reader ends and lets go of it */
+	shutdown(victim->fd, SHUT_RDWR); /* its loop sees the hang-up and lets go of it */
 	__atomic_add_fetch(&l->st.shed, 1, __ATOMIC_RELAXED);
 	log_info("%s: idle for %llu ms, closed to make room for another client", victim->peer_str,
 		 (unsigned long long)((now - oldest) / 1000000));

@@ -63,24 +63,15 @@ static void conn_put(struct tcp_conn *c)
 	free(c);
 }
 
-unsigned tcp_conn_inflight(struct tcp_conn *c)
+/* See rpc_tcp_int.h. */
+uint64_t tcp_conn_idle_since(struct tcp_conn *c)
 {
-	unsigned n;
+	uint64_t since;
 
 	pthread_mutex_lock(&c->lock);
-	n = c->inflight;
+	since = c->inflight ? 0 : c->last_ns;
 	pthread_mutex_unlock(&c->lock);
-	return n;
-}
-
-uint64_t tcp_conn_last_ns(struct tcp_conn *c)
-{
-	uint64_t t;
-
-	pthread_mutex_lock(&c->lock);
-	t = c->last_ns;
-	pthread_mutex_unlock(&c->lock);
-	return t;
+	return since;
 }
 
 /* Bulk result buffer: malloc'd, written with writev, freed with the request. */
@@ -265,33 +256,33 @@ static void conn_flush(struct tcp_conn *c)
 	}
 }
 
-/* Loop thread: may another call be read now? Not while max_inflight calls are
+/* Loop thread: what c should wait for: EVLOOP_OUT while replies are queued;
+ * EVLOOP_IN when another call may be read: not while max_inflight calls are
  * unanswered or its calls hold max_held bytes, nor, for a new call, while the
  * memory budget has no room for its largest reply (reserved when its first
  * bytes come: an idle connection holds nothing). */
-static bool may_read(struct tcp_conn *c)
+static unsigned wanted(struct tcp_conn *c)
 {
 	const struct rpc_tcp_params *p = &c->l->p;
-	bool ok;
+	bool in;
+	unsigned want;
 
 	pthread_mutex_lock(&c->lock);
-	ok = (!p->max_inflight || c->inflight < p->max_inflight) &&
+	in = (!p->max_inflight || c->inflight < p->max_inflight) &&
 	     (!p->max_held || c->held + p->max_reply <= p->max_held);
+	want = c->sq ? EVLOOP_OUT : 0;
 	pthread_mutex_unlock(&c->lock);
-	return ok && (c->reserved || rpc_mem_fits(c->l->srv, p->max_reply));
+	if (in && (c->reserved || rpc_mem_fits(c->l->srv, p->max_reply)))
+		want |= EVLOOP_IN;
+	return want;
 }
 
-/* Loop thread: wait for input while a call may be read, and for room to
- * write while replies are queued. */
+/* Loop thread: wait for input while a call may be read (wanted), and for room
+ * to write while replies are queued. */
 static void conn_interest(struct tcp_conn *c)
 {
-	unsigned want;
-	bool out;
+	unsigned want = wanted(c);
 
-	pthread_mutex_lock(&c->lock);
-	out = c->sq != NULL;
-	pthread_mutex_unlock(&c->lock);
-	want = (may_read(c) ? EVLOOP_IN : 0) | (out ? EVLOOP_OUT : 0);
 	if (want != c->want && evloop_io_set(c->lp->ev, c->io, want) == 0)
 		c->want = want;
 }
@@ -381,7 +372,7 @@ static ssize_t read_some(struct tcp_conn *c)
 /* Loop thread: read what has come, up to READ_BURST calls. */
 static void conn_read(struct tcp_conn *c)
 {
-	for (int calls = 0; calls < READ_BURST && may_read(c);) {
+	for (int calls = 0; calls < READ_BURST && (wanted(c) & EVLOOP_IN);) {
 		ssize_t got = read_some(c);
 		int rc;
 
@@ -526,7 +517,8 @@ void tcp_loop_tick(void *arg)
 			conn_close(c);
 			continue;
 		} else {
-			conn_interest(c); /* reading may resume: memory was given back */
+			if (!(c->want & EVLOOP_IN))
+				conn_interest(c); /* reading may resume: memory was given back */
 			continue;
 		}
 		__atomic_add_fetch(&lp->l->st.deadline_drops, 1, __ATOMIC_RELAXED);

@@ -103,10 +103,9 @@ void tcp_conn_start(struct tcp_listener *l, int fd, const struct sockaddr_storag
 		    socklen_t len);
 /* A loop's periodic look at its connections (deadlines, idle timeout). */
 void tcp_loop_tick(void *arg);
-/* Calls of c not yet answered. */
-unsigned tcp_conn_inflight(struct tcp_conn *c);
-/* When c last had a call arrive or answered. */
-uint64_t tcp_conn_last_ns(struct tcp_conn *c);
+/* Since when c has had no call in flight (it last had one arrive or
+ * answered), or 0 while it has. */
+uint64_t tcp_conn_idle_since(struct tcp_conn *c);
 
 /* rpc_tcp.c: the connection is closed and free to go: off l's list. */
 void tcp_conn_gone(struct tcp_conn *c);
