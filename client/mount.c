@@ -138,14 +138,17 @@ static void *check_main(void *arg)
 	return NULL;
 }
 
-/* The fuse argument vector: our mount options plus the user's. */
+/* The fuse argument vector: our mount options plus the user's. The kernel
+ * checks the mode bits of every path step and open (default_permissions) with
+ * the attributes we give it, as the Linux NFS client checks ACCESS; opens also
+ * ask the server's ACCESS, which knows about root squashing. */
 static int fuse_args_for(struct mount_job *j, struct fuse_args *args)
 {
 	char opts[2048];
 
-	snprintf(opts, sizeof(opts), "fsname=%s:%s,subtype=nfsrdma%s%s%s", j->o.host, j->o.export,
-		 geteuid() == 0 ? ",allow_other" : "", j->o.fuse_opts[0] ? "," : "",
-		 j->o.fuse_opts);
+	snprintf(opts, sizeof(opts), "fsname=%s:%s,subtype=nfsrdma,default_permissions%s%s%s",
+		 j->o.host, j->o.export, geteuid() == 0 ? ",allow_other" : "",
+		 j->o.fuse_opts[0] ? "," : "", j->o.fuse_opts);
 	if (fuse_opt_add_arg(args, "nfsrdma-client") || fuse_opt_add_arg(args, "-o") ||
 	    fuse_opt_add_arg(args, opts))
 		return -ENOMEM;
@@ -167,6 +170,7 @@ static int serve(struct mount_job *j, struct nfsfs *fs)
 		report(j, 1, "cannot start FUSE (bad mount options '%s'?)", j->o.fuse_opts);
 		return -1;
 	}
+	fs->se = j->se;
 	if (fuse_set_signal_handlers(j->se) != 0 || fuse_session_mount(j->se, j->mnt) != 0) {
 		report(j, 1, "cannot mount FUSE on %s (is /dev/fuse there, and may we use it?)",
 		       j->mnt);
@@ -208,6 +212,7 @@ static int run_mount(struct mount_job *j)
 		return EXIT_MOUNT_FAIL;
 	}
 	rc = serve(j, &fs);
+	nfsfs_silly_cleanup(&fs);
 	nfs3c_unmount(c);
 	nfsfs_fini(&fs);
 	log_info("%s unmounted", j->mnt);
