@@ -112,17 +112,17 @@ void soft_addr_name(const struct sockaddr *sa, socklen_t len, char *out, size_t 
 /* Fill a sockaddr_un from "unix:/path"; -ENAMETOOLONG if it does not fit. */
 int soft_unix_addr(const char *host, struct sockaddr_storage *ss, socklen_t *len)
 {
-	struct sockaddr_un *sun = (struct sockaddr_un *)ss;
+	struct sockaddr_un *un = (struct sockaddr_un *)ss;
 	const char *path = host + strlen(SOFT_UNIX_PREFIX);
 
-	if (*path == '\0' || strlen(path) >= sizeof(sun->sun_path)) {
+	if (*path == '\0' || strlen(path) >= sizeof(un->sun_path)) {
 		log_err("bad AF_UNIX address '%s'", host);
 		return -ENAMETOOLONG;
 	}
 	memset(ss, 0, sizeof(*ss));
-	sun->sun_family = AF_UNIX;
-	strcpy(sun->sun_path, path);
-	*len = sizeof(*sun);
+	un->sun_family = AF_UNIX;
+	strcpy(un->sun_path, path);
+	*len = sizeof(*un);
 	return 0;
 }
 
