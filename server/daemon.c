@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "common/base/log.h"
+#include "common/base/poller.h"
 #include "common/rpc/rpc_drc.h"
 #include "common/rpc/rpc_replay.h"
 #include "common/rpc/rpc_tcp.h"
@@ -392,8 +393,9 @@ void daemon_print_stats(struct nfsrdma_server *s, FILE *f)
 		tcp.deadline_drops += one.deadline_drops;
 		tcp.accept_errors += one.accept_errors;
 	}
-	fprintf(f, "server.exports %zu\nserver.threads %u\n", s->cfg.server.n_exports,
-		s->cfg.server.threads);
+	fprintf(f, "server.exports %zu\nserver.threads %u\nserver.poller %s\n",
+		s->cfg.server.n_exports, s->cfg.server.threads,
+		poller_backend() ? poller_backend()->name : "none");
 	fprintf(f,
 		"tcp.conns %u\ntcp.refused %llu\ntcp.shed %llu\ntcp.idle_closed %llu\n"
 		"tcp.deadline_drops %llu\ntcp.accept_errors %llu\n",
