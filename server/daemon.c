@@ -5,7 +5,6 @@
 #include <string.h>
 #include <signal.h>
 #include <unistd.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 
 #include "common/base/log.h"
@@ -190,7 +189,7 @@ static int make_key_file(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
 		return rc;
 	}
-	if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key) ||
+	if (getentropy(key, sizeof(key)) != 0 ||
 	    write(fd, key, sizeof(key)) != (ssize_t)sizeof(key) || fsync(fd) < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));

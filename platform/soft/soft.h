@@ -73,7 +73,7 @@ struct soft_keytab {
 	pthread_cond_t idle;
 	struct soft_key **slots;
 	uint32_t nslots, count;
-	uint8_t pool[256]; /* random bytes from getrandom, consumed 4 at a time */
+	uint8_t pool[256]; /* random bytes from getentropy, consumed 4 at a time */
 	uint32_t pool_left;
 };
 
