@@ -67,11 +67,10 @@ int evloop_create(struct evloop **out)
 		free(l);
 		return rc;
 	}
+	/* the wake fd's events carry NULL */
 	if ((rc = wakefd_open(&l->wake, false)) != 0 ||
-	    (rc = poller_add(l->poller, l->wake.rfd, POLLER_IN, NULL)) !=
-		    0) { /* NULL: the wake fd */
-		if (l->wake.rfd >= 0)
-			wakefd_close(&l->wake);
+	    (rc = poller_add(l->poller, l->wake.rfd, POLLER_IN, NULL)) != 0) {
+		wakefd_close(&l->wake);
 		poller_destroy(l->poller);
 		free(l);
 		return rc;
@@ -81,10 +80,16 @@ int evloop_create(struct evloop **out)
 	return 0;
 }
 
+/* The poller's events for EVLOOP_IN/OUT. */
+static unsigned poller_events(unsigned events)
+{
+	return (events & EVLOOP_IN ? POLLER_IN : 0) | (events & EVLOOP_OUT ? POLLER_OUT : 0);
+}
+
 /* Add h (filled in) to the loop, waiting for events. */
 static int add(struct evloop *l, struct handler *h, unsigned events)
 {
-	int rc = poller_add(l->poller, h->fd, events & (EVLOOP_IN | EVLOOP_OUT), h);
+	int rc = poller_add(l->poller, h->fd, poller_events(events), h);
 
 	if (rc != 0) {
 		free(h);
@@ -123,7 +128,7 @@ int evloop_add_io(struct evloop *l, int fd, unsigned events, evloop_io_fn fn, vo
 
 int evloop_io_set(struct evloop *l, struct evloop_io *io, unsigned events)
 {
-	return poller_mod(l->poller, io->h.fd, events & (EVLOOP_IN | EVLOOP_OUT), &io->h);
+	return poller_mod(l->poller, io->h.fd, poller_events(events), &io->h);
 }
 
 int evloop_add(struct evloop *l, int fd, evloop_fd_fn fn, void *arg)
