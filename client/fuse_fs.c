@@ -17,6 +17,10 @@
 #include "client/fuse_fs.h"
 #include "common/base/log.h"
 
+/* rename's flags are the FUSE protocol's (Linux's renameat2 values), whatever
+ * the host's own headers say. */
+#define FUSE_RENAME_NOREPLACE (1u << 0)
+
 /* The file system a request is for. */
 struct nfsfs *nfsfs_of(fuse_req_t req)
 {
@@ -449,9 +453,9 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	int rc = 0;
 
 	nfsfs_cred(req, &cr);
-	if (flags & ~(unsigned)RENAME_NOREPLACE)
+	if (flags & ~(unsigned)FUSE_RENAME_NOREPLACE)
 		return nfsfs_reply_err(req, -EINVAL); /* RENAME_EXCHANGE: NFSv3 has none */
-	if (flags & RENAME_NOREPLACE) {
+	if (flags & FUSE_RENAME_NOREPLACE) {
 		rc = nfs3c_lookup(fs->c, &cr, to, newname, &fh, NULL);
 		if (rc != -ENOENT)
 			return nfsfs_reply_err(req, rc ? rc : -EEXIST);

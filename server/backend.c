@@ -8,7 +8,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/random.h>
 #include <sys/resource.h>
 
 #include "common/base/log.h"
@@ -92,7 +91,7 @@ static int set_random_key(struct integrity_key *k)
 	unsigned char key[32];
 	int r;
 
-	if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key))
+	if (getentropy(key, sizeof(key)) != 0)
 		return -errno;
 	r = integrity_key_set(k, key, sizeof(key), 0);
 	explicit_bzero(key, sizeof(key));
