@@ -27,6 +27,7 @@
 #include "client/fuse_fs.h"
 #include "client/options.h"
 #include "common/base/cli.h"
+#include "common/base/ctl.h"
 #include "common/base/log.h"
 #include "common/base/osdep_mount.h"
 
@@ -143,9 +144,38 @@ static int fuse_args_for(struct mount_job *j, struct fuse_args *args)
 	return 0;
 }
 
+/* The control socket's one command: the mount point, then its statistics. */
+static void stats_answer(const char *cmd, FILE *out, void *arg)
+{
+	struct mount_job *j = arg;
+
+	if (strcmp(cmd, "stats") != 0) {
+		fprintf(out, "unknown command '%s'\n", cmd);
+		return;
+	}
+	fprintf(out, "mount: %s\n", j->mnt);
+	nfs3c_print_stats(j->c, out);
+}
+
+/* The control socket for `nfsrdma-client stats` (readable by anyone, as
+ * /proc/self/mountstats is); a mount without one still works. */
+static struct ctl *stats_start(struct mount_job *j)
+{
+	char path[PATH_MAX];
+	struct ctl *ctl = NULL;
+	int rc = client_stats_socket(j->mnt, geteuid() == 0, 1, path, sizeof(path));
+
+	if (rc == 0)
+		rc = ctl_start(path, 0666, stats_answer, j, &ctl);
+	if (rc)
+		log_warn("no statistics for %s: %s", j->mnt, strerror(-rc));
+	return ctl;
+}
+
 /* Mount FUSE on j->mnt over fs and serve it until unmounted. */
 static int serve(struct mount_job *j, struct nfsfs *fs)
 {
+	struct ctl *stats;
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_loop_config lc = {.clone_fd = 0, .max_idle_threads = 16};
 	pthread_t checker;
@@ -165,6 +195,7 @@ static int serve(struct mount_job *j, struct nfsfs *fs)
 		fuse_session_destroy(j->se);
 		return -1;
 	}
+	stats = stats_start(j);
 	if (pthread_create(&checker, NULL, check_main, j) == 0) {
 		rc = fuse_session_loop_mt(j->se, &lc);
 		__atomic_store_n(&j->loop_done, 1, __ATOMIC_RELEASE);
@@ -172,6 +203,7 @@ static int serve(struct mount_job *j, struct nfsfs *fs)
 	} else {
 		report(j, 1, "cannot start a thread");
 	}
+	ctl_stop(stats);
 	fuse_remove_signal_handlers(j->se);
 	fuse_session_unmount(j->se);
 	fuse_session_destroy(j->se);

@@ -1,6 +1,7 @@
 # core: logging, the command line's common parts and the verbs registry
 # (common/verbs.h).
 libnfsrdma_a_SOURCES += common/base/log.c common/base/log.h common/base/cli.c common/base/cli.h \
+	common/base/ctl.c common/base/ctl.h \
 	common/verbs.c common/verbs.h common/base/clock.h common/base/workq.c common/base/workq.h
 
 # The poller the event loops and the soft provider wait in (common/base/poller.h):

@@ -2,7 +2,7 @@
 # rpcbind registration, the control socket, and its command line.
 sbin_PROGRAMS += server/nfsrdma-server
 server_nfsrdma_server_SOURCES = server/main.c server/daemon.c server/daemon.h \
-	server/rpcbind.c server/rpcbind.h server/ctl.c server/ctl.h
+	server/rpcbind.c server/rpcbind.h
 server_nfsrdma_server_CPPFLAGS = $(AM_CPPFLAGS) -DSYSCONFDIR=\"$(sysconfdir)\"
 server_nfsrdma_server_LDADD = $(SERVER_LDADD)
 

@@ -15,7 +15,7 @@
 #include "common/rpc/rpc_udp.h"
 #include "common/rpcrdma/rpcrdma.h"
 #include "server/backend.h"
-#include "server/ctl.h"
+#include "common/base/ctl.h"
 #include "server/daemon.h"
 #include "server/nfs_program.h"
 #include "server/rpcbind.h"
@@ -265,7 +265,7 @@ int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg)
 		goto fail;
 	if (c->server.rpcbind && c->server.tcp_port)
 		s->rpcbind_done = rpcbind_register(c->server.tcp_port) == 0;
-	if ((rc = ctl_start(c->server.control_socket, ctl_answer, s, &s->ctl)) != 0)
+	if ((rc = ctl_start(c->server.control_socket, 0600, ctl_answer, s, &s->ctl)) != 0)
 		goto fail;
 	log_notice("serving %zu export%s with %u worker threads", c->server.n_exports,
 		   c->server.n_exports == 1 ? "" : "s", c->server.threads);

@@ -18,7 +18,7 @@
 #include "common/base/cli.h"
 #include "common/base/config.h"
 #include "common/base/log.h"
-#include "server/ctl.h"
+#include "common/base/ctl.h"
 #include "server/daemon.h"
 
 #ifndef SYSCONFDIR

@@ -19,7 +19,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/cli.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 ln -s "$client" "$tmp/mount.nfsrdma"
 
-plan 47
+plan 51
 
 # run CMD...: status in $st, stdout in $tmp/out, stderr in $tmp/err.
 run() {
@@ -43,6 +43,7 @@ commands=(
 	"nfsrdma-client mount|2|-o|$client mount"
 	"nfsrdma-client umount|2||$client umount"
 	"nfsrdma-client bench|2|-r|$client bench"
+	"nfsrdma-client stats|2||$client stats"
 	"mount.nfsrdma|1|-o|$tmp/mount.nfsrdma"
 	"nfsrdma-vbench|2|--csv|$vbench"
 )
