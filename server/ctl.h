@@ -1,7 +1,8 @@
 /*
  * ctl.h: the control socket: a Unix stream socket (mode 0600) on which the
  * running server answers one command per connection: "stats" (the counters,
- * one "name value" per line) or "exports".
+ * one "name value" per line) or "exports" (each export's clients with their
+ * options, like exportfs -v, and the clients connected now).
  */
 #ifndef NFSRDMA_SERVER_CTL_H
 #define NFSRDMA_SERVER_CTL_H

@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <netdb.h>
 #include <unistd.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "common/base/log.h"
@@ -58,6 +60,25 @@ static void rr_params_from(const struct nfsrdma_config *c, struct rr_params *p)
 	p->idle_ms = c->server.rdma_idle_ms;
 }
 
+/* What the first client entry of the export (acl) matching sa is granted. */
+static int client_rule(const void *acl, const struct sockaddr *sa, struct nfs_client_rule *out)
+{
+	const struct cfg_client_addr *a = config_client_match(acl, sa);
+
+	if (a == NULL)
+		return 0;
+	*out = (struct nfs_client_rule){
+		.ro = a->opts.access == CFG_ACCESS_RO,
+		.root_squash = a->opts.root_squash,
+		.all_squash = a->opts.all_squash,
+		.secure = a->opts.secure,
+		.async = a->opts.async,
+		.anon_uid = a->opts.anon_uid,
+		.anon_gid = a->opts.anon_gid,
+	};
+	return 1;
+}
+
 /* The backend's view of the exports; the access lists point into c. */
 static struct nfs_export_conf *export_confs(const struct nfsrdma_config *c)
 {
@@ -68,6 +89,7 @@ static struct nfs_export_conf *export_confs(const struct nfsrdma_config *c)
 
 		e[i] = (struct nfs_export_conf){
 			.path = x->path,
+			.fsid = x->fsid,
 			.ro = x->access == CFG_ACCESS_RO,
 			.root_squash = x->root_squash,
 			.anon_uid = x->anon_uid,
@@ -75,6 +97,7 @@ static struct nfs_export_conf *export_confs(const struct nfsrdma_config *c)
 			.integrity_required = x->integrity_required,
 			.acl = x,
 			.client_allowed = config_acl_allows,
+			.client_rule = client_rule,
 			.clients = (const char *const *)x->clients.v,
 			.nclients = x->clients.n,
 		};
@@ -135,9 +158,7 @@ static void ctl_answer(const char *cmd, FILE *out, void *arg)
 	if (strcmp(cmd, "stats") == 0) {
 		daemon_print_stats(s, out);
 	} else if (strcmp(cmd, "exports") == 0) {
-		for (size_t i = 0; i < s->cfg.server.n_exports; i++)
-			fprintf(out, "%s %s\n", s->cfg.server.exports[i].path,
-				config_access_name(s->cfg.server.exports[i].access));
+		daemon_print_exports(s, out);
 	} else {
 		fprintf(out, "error: unknown command '%s' (stats, exports)\n", cmd);
 	}
@@ -230,6 +251,7 @@ int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg)
 	int rc;
 
 	memset(s, 0, sizeof(*s));
+	pthread_mutex_init(&s->cfg_lock, NULL);
 	s->cfg = *cfg;
 	memset(cfg, 0, sizeof(*cfg));
 	if ((rc = write_pidfile(s)) != 0)
@@ -337,9 +359,11 @@ int daemon_reload(struct nfsrdma_server *s, const char *path)
 		struct cfg_export *old = s->cfg.server.exports;
 		size_t nold = s->cfg.server.n_exports;
 
+		pthread_mutex_lock(&s->cfg_lock);
 		s->cfg.server.exports = fresh.server.exports;
 		s->cfg.server.n_exports = fresh.server.n_exports;
 		s->cfg.log.level = fresh.log.level;
+		pthread_mutex_unlock(&s->cfg_lock);
 		fresh.server.exports = old;
 		fresh.server.n_exports = nold;
 	}
@@ -423,4 +447,73 @@ void daemon_print_stats(struct nfsrdma_server *s, FILE *f)
 		(unsigned long long)drc.capacity);
 	if (s->rr)
 		rr_server_print_stats(s->rr, f);
+}
+
+/* One client of an export as exportfs -v shows it: CLIENT(OPTIONS). */
+static void print_client(FILE *f, const struct cfg_export *x, const struct cfg_client_addr *a)
+{
+	const struct cfg_client_opts *o = &a->opts;
+
+	fprintf(f, "%s(%s,%s,no_subtree_check,sec=sys,%s,%s,%s,anonuid=%u,anongid=%u",
+		x->clients.v[a->client], config_access_name(o->access), o->async ? "async" : "sync",
+		o->secure ? "secure" : "insecure",
+		o->root_squash ? "root_squash" : "no_root_squash",
+		o->all_squash ? "all_squash" : "no_all_squash", o->anon_uid, o->anon_gid);
+	if (x->fsid != 0)
+		fprintf(f, ",fsid=%u", x->fsid);
+	if (x->integrity_required)
+		fprintf(f, ",integrity_required");
+	fprintf(f, ")\n");
+}
+
+/* A connected peer as "TRANSPORT ADDRESS:PORT" ([ADDRESS]:PORT for IPv6). */
+struct peer_print {
+	FILE *f;
+	const char *transport;
+	unsigned n;
+};
+
+static void print_peer(void *arg, const struct sockaddr *sa, socklen_t len)
+{
+	struct peer_print *pp = arg;
+	char host[NI_MAXHOST], port[NI_MAXSERV];
+
+	pp->n++;
+	if (len == 0 || getnameinfo(sa, len, host, sizeof(host), port, sizeof(port),
+				    NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+		fprintf(pp->f, "%s\t(address unknown)\n", pp->transport);
+	else if (sa->sa_family == AF_INET6)
+		fprintf(pp->f, "%s\t[%s]:%s\n", pp->transport, host, port);
+	else
+		fprintf(pp->f, "%s\t%s:%s\n", pp->transport, host, port);
+}
+
+void daemon_print_exports(struct nfsrdma_server *s, FILE *f)
+{
+	struct peer_print pp = {.f = f, .transport = "rdma"};
+
+	pthread_mutex_lock(&s->cfg_lock);
+	for (size_t i = 0; i < s->cfg.server.n_exports; i++) {
+		const struct cfg_export *x = &s->cfg.server.exports[i];
+
+		for (size_t j = 0; j < x->n_allow; j++) {
+			/* a host name's addresses: the name once */
+			if (j > 0 && x->allow[j - 1].client == x->allow[j].client)
+				continue;
+			if (strlen(x->path) < 14)
+				fprintf(f, "%-14s\t", x->path);
+			else
+				fprintf(f, "%s\n\t\t", x->path);
+			print_client(f, x, &x->allow[j]);
+		}
+	}
+	pthread_mutex_unlock(&s->cfg_lock);
+	fprintf(f, "\nClients connected now:\n");
+	if (s->rr != NULL)
+		rr_server_each_peer(s->rr, print_peer, &pp);
+	pp.transport = "tcp";
+	for (unsigned i = 0; i < s->ntcp; i++)
+		rpc_tcp_each_peer(s->tcp[i], print_peer, &pp);
+	if (pp.n == 0)
+		fprintf(f, "(none)\n");
 }

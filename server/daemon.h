@@ -6,6 +6,7 @@
 #ifndef NFSRDMA_SERVER_DAEMON_H
 #define NFSRDMA_SERVER_DAEMON_H
 
+#include <pthread.h>
 #include <stdio.h>
 
 #include "common/base/config.h"
@@ -33,6 +34,7 @@ struct nfsrdma_server {
 	int rpcbind_done;
 	struct ctl *ctl;
 	int pidfile_written;
+	pthread_mutex_t cfg_lock; /* the control socket reads cfg's exports as reload swaps them */
 };
 
 /* Start serving cfg (which the server takes over). 0, or -errno after logging
@@ -45,5 +47,8 @@ int daemon_reload(struct nfsrdma_server *s, const char *path);
 void daemon_stop(struct nfsrdma_server *s);
 /* The counters, one "name value" per line. */
 void daemon_print_stats(struct nfsrdma_server *s, FILE *f);
+/* The exports with each client's options, as exportfs -v shows them, then the
+ * clients connected now, one "TRANSPORT ADDRESS:PORT" per line. */
+void daemon_print_exports(struct nfsrdma_server *s, FILE *f);
 
 #endif

@@ -34,6 +34,7 @@ struct server_opts {
 	bool foreground;	 /* -F: do not detach */
 	bool debug;		 /* -d: debug log on stderr, in the foreground */
 	bool stats;		 /* -s: print the running server's counters */
+	bool exports;		 /* -e: print the running server's exports and clients */
 };
 
 /* Usage on f; the caller decides the exit status. */
@@ -43,12 +44,15 @@ static void usage(FILE *f)
 		"usage: nfsrdma-server [-F] [-d] [-f FILE]\n"
 		"       nfsrdma-server -t [-f FILE]\n"
 		"       nfsrdma-server -s [-f FILE]\n"
+		"       nfsrdma-server -e [-f FILE]\n"
 		"       nfsrdma-server -D | -h | -V\n"
 		"  -f FILE  configuration file (default %s)\n"
 		"  -F       stay in the foreground\n"
 		"  -d       debug: log everything to stderr, in the foreground\n"
 		"  -t       check the configuration file, print every problem, and exit\n"
 		"  -s       print the running server's counters (from its control socket)\n"
+		"  -e       print the running server's exports with each client's options\n"
+		"           (like exportfs -v), and the clients connected now\n"
 		"  -D       print every setting with its type, range and default, and exit\n"
 		"  -h, --help     show this help\n"
 		"  -V, --version  print the version\n",
@@ -66,7 +70,7 @@ static int parse_args(int argc, char **argv, struct server_opts *o)
 
 	o->config_file = DEFAULT_CONFIG;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":f:tDFdshV", longs, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":f:tDFdsehV", longs, NULL)) != -1) {
 		switch (ch) {
 		case 'f':
 			o->config_file = optarg;
@@ -85,6 +89,9 @@ static int parse_args(int argc, char **argv, struct server_opts *o)
 			break;
 		case 's':
 			o->stats = true;
+			break;
+		case 'e':
+			o->exports = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -126,15 +133,15 @@ static int server_check_config(const char *path)
 	return 0;
 }
 
-/* -s: ask the running server for its counters. */
-static int server_stats(const char *path)
+/* -s, -e: ask the running server (command "stats" or "exports"). */
+static int server_query(const char *path, const char *cmd)
 {
 	struct nfsrdma_config cfg;
 	int rc;
 
 	if (server_load_config(path, &cfg) < 0)
 		return 1;
-	rc = ctl_query(cfg.server.control_socket, "stats", stdout);
+	rc = ctl_query(cfg.server.control_socket, cmd, stdout);
 	if (rc)
 		fprintf(stderr, "nfsrdma-server: no server answers on %s: %s\n",
 			cfg.server.control_socket, strerror(-rc));
@@ -250,6 +257,8 @@ int main(int argc, char **argv)
 	if (opts.test)
 		return server_check_config(opts.config_file);
 	if (opts.stats)
-		return server_stats(opts.config_file);
+		return server_query(opts.config_file, "stats");
+	if (opts.exports)
+		return server_query(opts.config_file, "exports");
 	return server_run(&opts);
 }

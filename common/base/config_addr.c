@@ -117,27 +117,34 @@ static int peer_addr(const struct sockaddr *sa, unsigned char addr[16])
 }
 
 /* First matching entry wins; "*" admits any peer, even one that is not IP. */
-int config_client_allowed(const struct cfg_export *exp, const struct sockaddr *sa)
+const struct cfg_client_addr *config_client_match(const struct cfg_export *exp,
+						  const struct sockaddr *sa)
 {
 	unsigned char addr[16], masked[16];
 	int family;
 
 	if (exp == NULL || sa == NULL)
-		return 0;
+		return NULL;
 	family = peer_addr(sa, addr);
 	for (size_t i = 0; i < exp->n_allow; i++) {
 		const struct cfg_client_addr *a = &exp->allow[i];
 
 		if (a->family == AF_UNSPEC)
-			return 1;
+			return a;
 		if (a->family != family)
 			continue;
 		memcpy(masked, addr, sizeof(masked));
 		mask_host_bits(masked, sizeof(masked), a->prefix);
 		if (memcmp(masked, a->addr, sizeof(masked)) == 0)
-			return 1;
+			return a;
 	}
-	return 0;
+	return NULL;
+}
+
+/* See config.h. */
+int config_client_allowed(const struct cfg_export *exp, const struct sockaddr *sa)
+{
+	return config_client_match(exp, sa) != NULL;
 }
 
 /* Adapter for access-list callbacks that carry the export as a void pointer. */

@@ -110,7 +110,9 @@ struct rpc_req {
 	struct rpc_cred cred;
 	const struct sockaddr *peer;
 	socklen_t peer_len;
-	int integrity_ok; /* the call carried a valid MIC */
+	int integrity_ok;     /* the call carried a valid MIC */
+	int secure_transport; /* the transport counts as a privileged port (RPC/RDMA,
+				 as on Linux's server) */
 	void *prog_ctx;
 	/* A buffer of len bytes for bulk results, which the transport can send by
 	 * RDMA without copying; valid until the reply is sent. NULL on failure. */
@@ -146,6 +148,7 @@ struct rpc_xreq {
 	struct rpc_ddp *args_ddp; /* chunks holding argument data; NULL = inline only */
 	const struct sockaddr *peer;
 	socklen_t peer_len;
+	int secure_transport; /* see struct rpc_req */
 	void *(*get_buf)(struct rpc_req *req, size_t len);
 	void *xprt_req;
 	int refuse_why; /* set by rpc_precheck: answer AUTH_ERROR with this, unrun */

@@ -472,6 +472,7 @@ int rpc_dispatch(struct rpc_server *srv, struct rpc_xreq *x)
 		x->req.proc = msg.rm_call.cb_proc;
 		x->req.peer = x->peer;
 		x->req.peer_len = x->peer_len;
+		x->req.secure_transport = x->secure_transport;
 		x->req.get_buf = x->get_buf;
 		x->req.xprt_req = x->xprt_req;
 		verf_end = xdr_getpos(&xdrs);
