@@ -20,6 +20,7 @@
 #include "common/base/log.h"
 #include "server/ctl.h"
 #include "server/daemon.h"
+#include "server/notify.h"
 
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"
@@ -197,6 +198,17 @@ static void report(int fd, int status)
 	}
 }
 
+/* What the service manager shows as the status of a server that is up. */
+static void notify_serving(const struct nfsrdma_server *srv)
+{
+	char status[256];
+
+	snprintf(status, sizeof(status), "serving %zu export%s on RPC/RDMA port %u and TCP port %u",
+		 srv->cfg.server.n_exports, srv->cfg.server.n_exports == 1 ? "" : "s",
+		 srv->cfg.server.rdma_port, srv->cfg.server.tcp_port);
+	notify_ready(status);
+}
+
 /* Serve until SIGTERM or SIGINT; SIGHUP reloads. */
 static int server_run(const struct server_opts *o)
 {
@@ -223,6 +235,7 @@ static int server_run(const struct server_opts *o)
 		return 1;
 	}
 	report(fd, 0);
+	notify_serving(&srv); /* the listeners are up: daemon_start opened them */
 	if (!o->debug && (srv.cfg.log.destination == CFG_LOG_SYSLOG || fd >= 0))
 		log_open("nfsrdma-server", srv.cfg.log.destination == CFG_LOG_SYSLOG,
 			 srv.cfg.log.level);
@@ -230,11 +243,14 @@ static int server_run(const struct server_opts *o)
 		if (sigwait(&set, &sig) != 0)
 			continue;
 		if (sig == SIGHUP) {
+			notify_reloading();
 			daemon_reload(&srv, o->config_file);
 			if (o->debug)
 				log_set_level(LOG_LVL_DEBUG);
+			notify_serving(&srv);
 			continue;
 		}
+		notify_stopping();
 		log_notice("signal %d: finishing the calls in flight, then exiting", sig);
 		break;
 	}
