@@ -20,6 +20,7 @@
 #include "server/ctl.h"
 #include "server/daemon.h"
 #include "server/nfs_program.h"
+#include "server/notify.h"
 #include "server/rpcbind.h"
 
 #define MAX_RECORD(c) ((size_t)(c)->rdma.max_io_size + 65536)
@@ -159,8 +160,13 @@ static void ctl_answer(const char *cmd, FILE *out, void *arg)
 		daemon_print_stats(s, out);
 	} else if (strcmp(cmd, "exports") == 0) {
 		daemon_print_exports(s, out);
+	} else if (strcmp(cmd, "reload") == 0) {
+		if (daemon_reload(s, s->cfg.source, out) == 0)
+			fprintf(out, "reloaded %s\n", s->cfg.source);
+		else
+			fprintf(out, "reload refused: the running configuration stays\n");
 	} else {
-		fprintf(out, "error: unknown command '%s' (stats, exports)\n", cmd);
+		fprintf(out, "error: unknown command '%s' (stats, exports, reload)\n", cmd);
 	}
 }
 
@@ -252,6 +258,7 @@ int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg)
 
 	memset(s, 0, sizeof(*s));
 	pthread_mutex_init(&s->cfg_lock, NULL);
+	pthread_mutex_init(&s->reload_lock, NULL);
 	s->cfg = *cfg;
 	memset(cfg, 0, sizeof(*cfg));
 	if ((rc = write_pidfile(s)) != 0)
@@ -316,30 +323,67 @@ static int transport_changed(const struct nfsrdma_config *a, const struct nfsrdm
 	       a->server.integrity.mode != b->server.integrity.mode;
 }
 
-int daemon_reload(struct nfsrdma_server *s, const char *path)
+/* Log each line of text as an error, and copy it to report (if any). */
+static void report_lines(char *text, FILE *report)
 {
-	struct nfsrdma_config fresh;
+	for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		log_err("%s", line);
+		if (report != NULL)
+			fprintf(report, "%s\n", line);
+	}
+}
+
+/* Read path; 0 with *fresh filled, or -EINVAL with every problem logged and
+ * copied to report. */
+static int reload_load(const char *path, struct nfsrdma_config *fresh, FILE *report)
+{
 	struct config_errors errs;
-	struct nfs_export_conf *ec;
 	char *text = NULL;
 	size_t len = 0;
 	FILE *mem;
-	int rc;
 
 	config_errors_init(&errs);
-	if (config_load(path, &fresh, &errs) < 0) {
-		if ((mem = open_memstream(&text, &len)) != NULL) {
-			config_errors_print(&errs, mem);
-			fclose(mem);
-			for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
-				log_err("%s", line);
-			free(text);
-		}
+	if (config_load(path, fresh, &errs) == 0) {
 		config_errors_free(&errs);
-		log_err("reload refused: the running configuration stays");
-		return -EINVAL;
+		return 0;
+	}
+	if ((mem = open_memstream(&text, &len)) != NULL) {
+		config_errors_print(&errs, mem);
+		fclose(mem);
+		report_lines(text, report);
+		free(text);
 	}
 	config_errors_free(&errs);
+	return -EINVAL;
+}
+
+/* Swap in fresh's exports and log level (the backend already serves them);
+ * fresh gets the old ones, to be freed. */
+static void reload_swap(struct nfsrdma_server *s, struct nfsrdma_config *fresh)
+{
+	struct cfg_export *old = s->cfg.server.exports;
+	size_t nold = s->cfg.server.n_exports;
+
+	log_set_level(s->log_debug ? LOG_LVL_DEBUG : fresh->log.level);
+	pthread_mutex_lock(&s->cfg_lock);
+	s->cfg.server.exports = fresh->server.exports;
+	s->cfg.server.n_exports = fresh->server.n_exports;
+	s->cfg.log.level = fresh->log.level;
+	pthread_mutex_unlock(&s->cfg_lock);
+	fresh->server.exports = old;
+	fresh->server.n_exports = nold;
+}
+
+/* One reload, under reload_lock. */
+static int reload_locked(struct nfsrdma_server *s, const char *path, FILE *report)
+{
+	struct nfsrdma_config fresh;
+	struct nfs_export_conf *ec;
+	int rc;
+
+	if ((rc = reload_load(path, &fresh, report)) != 0)
+		return rc;
 	if (!(ec = export_confs(&fresh))) {
 		config_free(&fresh);
 		return -ENOMEM;
@@ -349,27 +393,44 @@ int daemon_reload(struct nfsrdma_server *s, const char *path)
 	if (rc) {
 		config_free(&fresh);
 		log_err("reload refused: the exports could not be opened");
+		if (report != NULL)
+			fprintf(report, "the exports could not be opened (see the log)\n");
 		return rc;
 	}
 	if (transport_changed(&s->cfg, &fresh))
 		log_notice("transport settings in %s changed: they take effect at restart", path);
-	log_set_level(fresh.log.level);
 	/* the old access lists are no longer used: the backend swapped exports */
-	{
-		struct cfg_export *old = s->cfg.server.exports;
-		size_t nold = s->cfg.server.n_exports;
-
-		pthread_mutex_lock(&s->cfg_lock);
-		s->cfg.server.exports = fresh.server.exports;
-		s->cfg.server.n_exports = fresh.server.n_exports;
-		s->cfg.log.level = fresh.log.level;
-		pthread_mutex_unlock(&s->cfg_lock);
-		fresh.server.exports = old;
-		fresh.server.n_exports = nold;
-	}
+	reload_swap(s, &fresh);
 	config_free(&fresh);
 	log_notice("reloaded %s", path);
 	return 0;
+}
+
+int daemon_reload(struct nfsrdma_server *s, const char *path, FILE *report)
+{
+	int rc;
+
+	notify_reloading();
+	pthread_mutex_lock(&s->reload_lock);
+	rc = reload_locked(s, path, report);
+	pthread_mutex_unlock(&s->reload_lock);
+	if (rc == -EINVAL)
+		log_err("reload refused: the running configuration stays");
+	daemon_notify_ready(s);
+	return rc;
+}
+
+void daemon_notify_ready(struct nfsrdma_server *s)
+{
+	char status[256];
+	size_t n;
+
+	pthread_mutex_lock(&s->cfg_lock);
+	n = s->cfg.server.n_exports;
+	pthread_mutex_unlock(&s->cfg_lock);
+	snprintf(status, sizeof(status), "serving %zu export%s on RPC/RDMA port %u and TCP port %u",
+		 n, n == 1 ? "" : "s", s->cfg.server.rdma_port, s->cfg.server.tcp_port);
+	notify_ready(status);
 }
 
 void daemon_stop(struct nfsrdma_server *s)

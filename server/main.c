@@ -36,6 +36,7 @@ struct server_opts {
 	bool debug;		 /* -d: debug log on stderr, in the foreground */
 	bool stats;		 /* -s: print the running server's counters */
 	bool exports;		 /* -e: print the running server's exports and clients */
+	bool reload;		 /* -r: make the running server reload */
 };
 
 /* Usage on f; the caller decides the exit status. */
@@ -46,6 +47,7 @@ static void usage(FILE *f)
 		"       nfsrdma-server -t [-f FILE]\n"
 		"       nfsrdma-server -s [-f FILE]\n"
 		"       nfsrdma-server -e [-f FILE]\n"
+		"       nfsrdma-server -r [-f FILE]\n"
 		"       nfsrdma-server -D | -h | -V\n"
 		"  -f FILE  configuration file (default %s)\n"
 		"  -F       stay in the foreground\n"
@@ -54,6 +56,8 @@ static void usage(FILE *f)
 		"  -s       print the running server's counters (from its control socket)\n"
 		"  -e       print the running server's exports with each client's options\n"
 		"           (like exportfs -v), and the clients connected now\n"
+		"  -r       make the running server reread its configuration and exports\n"
+		"           file (as SIGHUP); print the problems and exit 1 if it refused\n"
 		"  -D       print every setting with its type, range and default, and exit\n"
 		"  -h, --help     show this help\n"
 		"  -V, --version  print the version\n",
@@ -71,7 +75,7 @@ static int parse_args(int argc, char **argv, struct server_opts *o)
 
 	o->config_file = DEFAULT_CONFIG;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":f:tDFdsehV", longs, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":f:tDFdserhV", longs, NULL)) != -1) {
 		switch (ch) {
 		case 'f':
 			o->config_file = optarg;
@@ -93,6 +97,9 @@ static int parse_args(int argc, char **argv, struct server_opts *o)
 			break;
 		case 'e':
 			o->exports = true;
+			break;
+		case 'r':
+			o->reload = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -150,6 +157,39 @@ static int server_query(const char *path, const char *cmd)
 	return rc ? 1 : 0;
 }
 
+/* -r: ask the running server to reload; its answer on stdout, or on stderr
+ * with exit status 1 when it refused. */
+static int server_reload(const char *path)
+{
+	struct nfsrdma_config cfg;
+	char *answer = NULL;
+	size_t len = 0;
+	FILE *mem;
+	int rc;
+
+	if (server_load_config(path, &cfg) < 0)
+		return 1;
+	if ((mem = open_memstream(&answer, &len)) == NULL) {
+		perror("nfsrdma-server");
+		config_free(&cfg);
+		return 1;
+	}
+	rc = ctl_query(cfg.server.control_socket, "reload", mem);
+	fclose(mem);
+	if (rc)
+		fprintf(stderr, "nfsrdma-server: no server answers on %s: %s\n",
+			cfg.server.control_socket, strerror(-rc));
+	else if (strncmp(answer, "reloaded ", 9) == 0)
+		fputs(answer, stdout);
+	else {
+		fputs(answer, stderr);
+		rc = 1;
+	}
+	free(answer);
+	config_free(&cfg);
+	return rc ? 1 : 0;
+}
+
 /*
  * Detach: fork; the parent waits for the child to say on a pipe whether it
  * started, and exits with that status. Returns the pipe's write end in the
@@ -198,27 +238,21 @@ static void report(int fd, int status)
 	}
 }
 
-/* What the service manager shows as the status of a server that is up. */
-static void notify_serving(const struct nfsrdma_server *srv)
-{
-	char status[256];
-
-	snprintf(status, sizeof(status), "serving %zu export%s on RPC/RDMA port %u and TCP port %u",
-		 srv->cfg.server.n_exports, srv->cfg.server.n_exports == 1 ? "" : "s",
-		 srv->cfg.server.rdma_port, srv->cfg.server.tcp_port);
-	notify_ready(status);
-}
-
 /* Serve until SIGTERM or SIGINT; SIGHUP reloads. */
 static int server_run(const struct server_opts *o)
 {
+	/* the file as an absolute path: reloads come after the chdir("/") of detach */
+	char *path = realpath(o->config_file, NULL);
 	struct nfsrdma_server srv;
 	struct nfsrdma_config cfg;
 	sigset_t set;
 	int sig, fd = -1;
 
-	if (server_load_config(o->config_file, &cfg) < 0)
+	if (server_load_config(path ? path : o->config_file, &cfg) < 0) {
+		free(path);
 		return 1;
+	}
+	free(path); /* cfg.source keeps it */
 	/* start-up messages go to stderr; the configured destination after */
 	log_open("nfsrdma-server", 0, o->debug ? LOG_LVL_DEBUG : cfg.log.level);
 	if (!o->foreground)
@@ -235,7 +269,8 @@ static int server_run(const struct server_opts *o)
 		return 1;
 	}
 	report(fd, 0);
-	notify_serving(&srv); /* the listeners are up: daemon_start opened them */
+	srv.log_debug = o->debug;
+	daemon_notify_ready(&srv); /* the listeners are up: daemon_start opened them */
 	if (!o->debug && (srv.cfg.log.destination == CFG_LOG_SYSLOG || fd >= 0))
 		log_open("nfsrdma-server", srv.cfg.log.destination == CFG_LOG_SYSLOG,
 			 srv.cfg.log.level);
@@ -243,11 +278,7 @@ static int server_run(const struct server_opts *o)
 		if (sigwait(&set, &sig) != 0)
 			continue;
 		if (sig == SIGHUP) {
-			notify_reloading();
-			daemon_reload(&srv, o->config_file);
-			if (o->debug)
-				log_set_level(LOG_LVL_DEBUG);
-			notify_serving(&srv);
+			daemon_reload(&srv, srv.cfg.source, NULL);
 			continue;
 		}
 		notify_stopping();
@@ -276,5 +307,7 @@ int main(int argc, char **argv)
 		return server_query(opts.config_file, "stats");
 	if (opts.exports)
 		return server_query(opts.config_file, "exports");
+	if (opts.reload)
+		return server_reload(opts.config_file);
 	return server_run(&opts);
 }

@@ -2,9 +2,10 @@
 # exports_daemon.sh: the real nfsrdma-server serving exports defined only in
 # an exports(5) file (server.exports_file), reached by libnfs's tools over TCP:
 # each client's own options (rw, ro, no_root_squash, all_squash with anonuid,
-# secure against a port above 1023), nfsrdma-server -e (the exportfs -v view
-# and the clients connected now), and SIGHUP rereading the file, a broken one
-# leaving the running exports in place. TAP output.
+# secure against a port above 1023), a mount by nfsrdma-client over RPC/RDMA,
+# nfsrdma-server -e (the exportfs -v view and the clients connected now, per
+# transport), and SIGHUP and the control socket (-r) rereading the file, a
+# broken one leaving the running exports in place. TAP output.
 set -u
 B=${top_builddir:-.}
 S=$B/server/nfsrdma-server
@@ -18,15 +19,17 @@ done
 T=$(mktemp -d /tmp/nfsrdma-xdaemon.XXXXXX)
 chmod 755 "$T"
 HOLD=
+CLIENT=$B/nfsrdma-client
 cleanup() {
 	[ -n "$HOLD" ] && kill "$HOLD" 2>/dev/null
+	mountpoint -q "$T/mnt" 2>/dev/null && { "$CLIENT" umount "$T/mnt" || umount -l "$T/mnt"; }
 	[ -f "$T/server.pid" ] && kill -TERM "$(cat "$T/server.pid")" 2>/dev/null
 	sleep 0.2
 	rm -rf "$T"
 }
 trap cleanup EXIT
 
-mkdir -p "$T/pub" "$T/sec" "$T/squash" "$T/later"
+mkdir -p "$T/pub" "$T/sec" "$T/squash" "$T/later" "$T/viar" "$T/mnt"
 chmod 777 "$T/pub" "$T/squash"
 echo "secure data" >"$T/sec/s.txt"
 echo "later data" >"$T/later/l.txt"
@@ -54,7 +57,7 @@ EOF
 Q() { echo "?version=3&nfsport=$TCP&mountport=$TCP"; }
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 
-plan 17
+plan 23
 for attempt in 1 2 3; do
 	TCP=$(free_port)
 	RDMA=$(free_port)
@@ -107,6 +110,21 @@ kill "$HOLD" 2>/dev/null
 wait "$HOLD" 2>/dev/null
 HOLD=
 
+# the client over RPC/RDMA (FUSE), seen by -e
+if [ -c /dev/fuse ] && grep -qw fuse /proc/filesystems && [ -x "$CLIENT" ] &&
+	! "$CLIENT" mount -h 2>&1 | grep -q 'built without libfuse3'; then
+	"$CLIENT" mount -o "port=$RDMA" "127.0.0.1:$T/pub" "$T/mnt" 2>"$T/mount.err"
+	check "nfsrdma-client mounts the file's export over RPC/RDMA and reads it" \
+		[ "$(cat "$T/mnt/hello.txt" 2>/dev/null)" = hello ]
+	"$S" -e -f "$T/srv.conf" >"$T/e.out" 2>&1
+	check "-e shows the RPC/RDMA client connected now" grep -qP '^rdma\t127\.0\.0\.1:[0-9]+$' "$T/e.out"
+	grep -qP '^rdma\t' "$T/e.out" || sed 's/^/# /' "$T/e.out" "$T/mount.err"
+	"$CLIENT" umount "$T/mnt"
+else
+	skip "FUSE or nfsrdma-client's mount is missing: no RPC/RDMA mount"
+	skip "FUSE or nfsrdma-client's mount is missing: no RPC/RDMA client for -e"
+fi
+
 # SIGHUP rereads the file
 echo "$T/later 127.0.0.1(ro,insecure)" >>"$T/srv.exports"
 kill -HUP "$(cat "$T/server.pid")"
@@ -117,12 +135,35 @@ done
 check "SIGHUP: an export added to the file shows in -e" \
 	bash -c "'$S' -e -f '$T/srv.conf' | grep -qF '$T/later'"
 check "and can be used" bash -c "nfs-ls 'nfs://127.0.0.1$T/later/$(Q)' | grep -q l.txt"
-cp "$T/srv.exports" "$T/good.exports"
+
+# the control socket's reload: nfsrdma-server -r
+echo "via -r" >"$T/viar/r.txt"
+echo "$T/viar 127.0.0.1(ro,insecure)" >>"$T/srv.exports"
+"$S" -r -f "$T/srv.conf" >"$T/r.out" 2>&1
+check "-r: the server reloads through its control socket and says so" \
+	bash -c "[ $? -eq 0 ] && grep -qxF 'reloaded $T/srv.conf' '$T/r.out'"
+check "-r: the new export is served" bash -c "nfs-ls 'nfs://127.0.0.1$T/viar/$(Q)' | grep -q r.txt"
+
 echo "$T/pub *(rw,bogus)" >>"$T/srv.exports"
 kill -HUP "$(cat "$T/server.pid")"
 sleep 1
 check "a broken file on SIGHUP: the server keeps running" kill -0 "$(cat "$T/server.pid")"
-check "with the exports it had" bash -c "nfs-ls 'nfs://127.0.0.1$T/later/$(Q)' | grep -q l.txt"
+check "with the exports it had" bash -c "nfs-ls 'nfs://127.0.0.1$T/viar/$(Q)' | grep -q r.txt"
 "$S" -t -f "$T/srv.conf" >"$T/t.out" 2>&1
-check "-t names the broken line" grep -qxF "$T/srv.exports:6: unknown export option 'bogus'" "$T/t.out"
+check "-t names the broken line" grep -qxF "$T/srv.exports:7: unknown export option 'bogus'" "$T/t.out"
+"$S" -r -f "$T/srv.conf" >"$T/r.out" 2>&1
+check "-r on a broken file exits 1, naming the line" \
+	bash -c "[ $? -eq 1 ] && grep -qxF \"$T/srv.exports:7: unknown export option 'bogus'\" '$T/r.out'"
+# the server's own answer (-r checks the file first and does not ask)
+python3 -c "
+import socket
+s = socket.socket(socket.AF_UNIX)
+s.connect('$T/ctl.sock')
+s.sendall(b'reload\n')
+s.shutdown(socket.SHUT_WR)
+print(s.makefile().read(), end='')
+" >"$T/ctl.out" 2>&1
+check "the control socket refuses a broken file, naming the line" \
+	bash -c "grep -qxF \"$T/srv.exports:7: unknown export option 'bogus'\" '$T/ctl.out' &&
+		grep -qx 'reload refused: the running configuration stays' '$T/ctl.out'"
 exit $T_FAILED
