@@ -2,7 +2,8 @@
  * ctl.h: the control socket: a Unix stream socket (mode 0600) on which the
  * running server answers one command per connection: "stats" (the counters,
  * one "name value" per line), "exports" (each export's clients with their
- * options, like exportfs -v, and the clients connected now) or "reload" (as
+ * options, like exportfs -v, and the clients connected now), "metrics" (the
+ * Prometheus text of GET /metrics) or "reload" (as
  * SIGHUP; the answer is "reloaded FILE", or the problems and "reload refused").
  */
 #ifndef NFSRDMA_SERVER_CTL_H

@@ -19,6 +19,7 @@
 #include "server/backend.h"
 #include "server/ctl.h"
 #include "server/daemon.h"
+#include "server/metrics.h"
 #include "server/nfs_program.h"
 #include "server/notify.h"
 #include "server/rpcbind.h"
@@ -160,13 +161,16 @@ static void ctl_answer(const char *cmd, FILE *out, void *arg)
 		daemon_print_stats(s, out);
 	} else if (strcmp(cmd, "exports") == 0) {
 		daemon_print_exports(s, out);
+	} else if (strcmp(cmd, "metrics") == 0) {
+		metrics_print(s, out);
 	} else if (strcmp(cmd, "reload") == 0) {
 		if (daemon_reload(s, s->cfg.source, out) == 0)
 			fprintf(out, "reloaded %s\n", s->cfg.source);
 		else
 			fprintf(out, "reload refused: the running configuration stays\n");
 	} else {
-		fprintf(out, "error: unknown command '%s' (stats, exports, reload)\n", cmd);
+		fprintf(out, "error: unknown command '%s' (stats, exports, metrics, reload)\n",
+			cmd);
 	}
 }
 
@@ -296,12 +300,21 @@ int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg)
 		s->rpcbind_done = rpcbind_register(c->server.tcp_port) == 0;
 	if ((rc = ctl_start(c->server.control_socket, ctl_answer, s, &s->ctl)) != 0)
 		goto fail;
+	if (c->server.metrics.listen != NULL &&
+	    (rc = metrics_start(s, c->server.metrics.listen, &s->metrics)) != 0)
+		goto fail;
 	log_notice("serving %zu export%s with %u worker threads", c->server.n_exports,
 		   c->server.n_exports == 1 ? "" : "s", c->server.threads);
 	return 0;
 fail:
 	daemon_stop(s);
 	return rc;
+}
+
+/* Whether two optional strings are equal (both unset, or the same text). */
+static int same_string(const char *a, const char *b)
+{
+	return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
 /* Whether a transport setting differs (those need a restart). */
@@ -320,7 +333,8 @@ static int transport_changed(const struct nfsrdma_config *a, const struct nfsrdm
 	       a->server.tcp_port != b->server.tcp_port || a->server.modes != b->server.modes ||
 	       a->server.registration != b->server.registration ||
 	       a->server.threads != b->server.threads ||
-	       a->server.integrity.mode != b->server.integrity.mode;
+	       a->server.integrity.mode != b->server.integrity.mode ||
+	       !same_string(a->server.metrics.listen, b->server.metrics.listen);
 }
 
 /* Log each line of text as an error, and copy it to report (if any). */
@@ -435,6 +449,8 @@ void daemon_notify_ready(struct nfsrdma_server *s)
 
 void daemon_stop(struct nfsrdma_server *s)
 {
+	metrics_stop(s->metrics);
+	s->metrics = NULL;
 	ctl_stop(s->ctl);
 	s->ctl = NULL;
 	if (s->rpcbind_done)

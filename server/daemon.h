@@ -20,6 +20,7 @@ struct rr_server;
 struct tcp_listener;
 struct udp_listener;
 struct ctl;
+struct metrics;
 
 struct nfsrdma_server {
 	struct nfsrdma_config cfg;
@@ -33,6 +34,7 @@ struct nfsrdma_server {
 	unsigned ntcp, nudp;
 	int rpcbind_done;
 	struct ctl *ctl;
+	struct metrics *metrics; /* /metrics for Prometheus; NULL: off */
 	int pidfile_written;
 	pthread_mutex_t cfg_lock; /* the control socket reads cfg's exports as reload swaps them */
 	pthread_mutex_t reload_lock; /* one reload at a time: SIGHUP or the control socket */

@@ -163,13 +163,16 @@ struct nfsrdma_config {
 		unsigned tcp_loops;	/* TCP I/O loops per listen address; 0: one per CPU */
 		uint64_t memory_budget; /* TCP and UDP call and reply buffers */
 		uint64_t tcp_memory_per_connection; /* what one TCP connection may hold */
-		unsigned tcp_idle_ms;		/* close a connection idle this long; 0: never */
-		unsigned threads;		/* worker threads */
-		unsigned reply_cache;		/* duplicate request cache entries; 0: none */
-		char *handle_key_file;		/* absolute path of the key signing handles */
-		char *pidfile;			/* absolute path; NULL: write none */
-		char *control_socket;		/* absolute path of the stats socket */
-		char *exports_file;		/* exports(5) file read after exports; NULL: none */
+		unsigned tcp_idle_ms;  /* close a connection idle this long; 0: never */
+		unsigned threads;      /* worker threads */
+		unsigned reply_cache;  /* duplicate request cache entries; 0: none */
+		char *handle_key_file; /* absolute path of the key signing handles */
+		char *pidfile;	       /* absolute path; NULL: write none */
+		char *control_socket;  /* absolute path of the stats socket */
+		char *exports_file;    /* exports(5) file read after exports; NULL: none */
+		struct {
+			char *listen; /* "ADDR:PORT" serving /metrics; NULL: off */
+		} metrics;
 		bool rpcbind;			/* register NFS and MOUNT with rpcbind */
 		struct cfg_integrity integrity; /* per-message HMAC */
 		struct cfg_export *exports;	/* n_exports exported directories */
@@ -258,6 +261,14 @@ const struct cfg_client_addr *config_client_match(const struct cfg_export *exp,
 int config_client_allowed(const struct cfg_export *exp, const struct sockaddr *sa);
 /* The same, shaped as an access-list callback: acl is a const struct cfg_export *. */
 int config_acl_allows(const void *acl, const struct sockaddr *sa);
+
+/*
+ * Split "ADDR:PORT" (an IPv4 literal, or an IPv6 literal in brackets:
+ * "[::1]:9101") into host (without brackets) and port 1..65535. Returns 0, or
+ * -1 with why filled.
+ */
+int config_hostport_parse(const char *text, char *host, size_t hostlen, unsigned *port, char *why,
+			  size_t whylen);
 
 /* Names <-> enums: *_name returns "?" for a bad value; *_parse returns 0 or -1. */
 const char *config_log_dest_name(enum cfg_log_dest v);

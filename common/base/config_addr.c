@@ -6,6 +6,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -151,4 +153,49 @@ int config_client_allowed(const struct cfg_export *exp, const struct sockaddr *s
 int config_acl_allows(const void *acl, const struct sockaddr *sa)
 {
 	return config_client_allowed(acl, sa);
+}
+
+/* See config.h. */
+int config_hostport_parse(const char *text, char *host, size_t hostlen, unsigned *port, char *why,
+			  size_t whylen)
+{
+	const char *colon = strrchr(text, ':'), *h = text;
+	size_t hlen = colon ? (size_t)(colon - text) : 0;
+	unsigned char buf[16];
+	char *end;
+	unsigned long p;
+
+	if (colon == NULL || hlen == 0) {
+		snprintf(why, whylen,
+			 "\"%s\" is not ADDR:PORT (\"127.0.0.1:9101\", \"[::1]:9101\")", text);
+		return -1;
+	}
+	if (text[0] == '[') {
+		if (hlen < 2 || text[hlen - 1] != ']') {
+			snprintf(why, whylen,
+				 "\"%s\": an IPv6 address goes in brackets: [::1]:9101", text);
+			return -1;
+		}
+		h = text + 1;
+		hlen -= 2;
+	}
+	if (hlen >= hostlen) {
+		snprintf(why, whylen, "\"%s\": the address is too long", text);
+		return -1;
+	}
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	if (inet_pton(text[0] == '[' ? AF_INET6 : AF_INET, host, buf) != 1) {
+		snprintf(why, whylen,
+			 "\"%s\": \"%s\" is not an IPv4 address or a bracketed IPv6 one", text,
+			 host);
+		return -1;
+	}
+	p = strtoul(colon + 1, &end, 10);
+	if (colon[1] < '0' || colon[1] > '9' || *end != '\0' || p < 1 || p > 65535) {
+		snprintf(why, whylen, "\"%s\": the port must be 1..65535", text);
+		return -1;
+	}
+	*port = (unsigned)p;
+	return 0;
 }

@@ -86,6 +86,7 @@ const char *config_join_names(const char *const *names, const char *sep, char *b
 static int check_provider(const char *s, char *why, size_t len);
 static int check_abs_path(const char *s, char *why, size_t len);
 static int check_file_path(const char *s, char *why, size_t len);
+static int check_metrics_listen(const char *s, char *why, size_t len);
 static int check_listen_addr(const char *s, char *why, size_t len);
 static int check_client_entry(const char *s, char *why, size_t len);
 
@@ -258,6 +259,9 @@ const struct cfg_entry config_main_table[] = {
 	 .min = 0,
 	 .max = 4096,
 	 .desc = "The exported directories: a list of groups, one per export (see below)."},
+	E_STR("server.metrics.listen", C, server.metrics.listen, NULL, false, check_metrics_listen,
+	      "Address and port where GET /metrics serves the counters in the Prometheus text "
+	      "format (\"127.0.0.1:9101\", \"[::1]:9101\"); unset: off."),
 	E_STR("server.exports_file", C, server.exports_file, NULL, false, check_file_path,
 	      "A file of more exports in the exports(5) syntax of nfs-utils, reread on reload; "
 	      "unset: none."),
@@ -365,6 +369,17 @@ static int check_abs_path(const char *s, char *why, size_t len)
 		return -1;
 	}
 	return 0;
+}
+
+/* server.metrics.listen: "" (off) or ADDR:PORT. */
+static int check_metrics_listen(const char *s, char *why, size_t len)
+{
+	char host[64];
+	unsigned port;
+
+	if (s[0] == '\0')
+		return 0;
+	return config_hostport_parse(s, host, sizeof(host), &port, why, len);
 }
 
 /* A file name: relative ones are taken from the configuration file's directory. */
