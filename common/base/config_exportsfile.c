@@ -254,7 +254,7 @@ static struct cfg_export *export_for(struct xf *x, unsigned line, const char *pa
 	return e;
 }
 
-/* Append one parsed address for client number idx. -1 when out of memory. */
+/* Append one parsed address (its client and options set). -1 when out of memory. */
 static int add_allow(struct cfg_export *e, const struct cfg_client_addr *a)
 {
 	struct cfg_client_addr *v = realloc(e->allow, (e->n_allow + 1) * sizeof(*v));
