@@ -17,6 +17,10 @@
 #include "client/fuse_fs.h"
 #include "common/base/log.h"
 
+/* rename's flags are the FUSE protocol's (Linux's renameat2 values), whatever
+ * the host's own headers say. */
+#define FUSE_RENAME_NOREPLACE (1u << 0)
+
 /* The file system a request is for. */
 struct nfsfs *nfsfs_of(fuse_req_t req)
 {
@@ -163,7 +167,14 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	unsigned w = nfs3c_wsize(fs->c);
 
 	conn->max_write = w < (1u << 20) ? (w < 4096 ? 4096 : w) : (1u << 20);
-	conn->want &= ~(unsigned)FUSE_CAP_ATOMIC_O_TRUNC;
+	/* open truncates after its ACCESS check (fuse_fs_file.c), as one step */
+	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
+		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+	/* The server clears setuid and setgid when it writes, truncates or chowns
+	 * as a caller without CAP_FSETID; the kernel must not try it with a
+	 * SETATTR of the mode, which the caller may not be allowed. */
+	if (conn->capable & FUSE_CAP_HANDLE_KILLPRIV)
+		conn->want |= FUSE_CAP_HANDLE_KILLPRIV;
 }
 
 /* lookup: LOOKUP, and a node for the kernel. */
@@ -200,28 +211,29 @@ static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 }
 
 /* Reply to getattr/setattr with a's attributes. */
-static void reply_attr(fuse_req_t req, struct nfsfs *fs, const struct nfs3c_fh *fh, const fattr3 *a)
+static void reply_attr(fuse_req_t req, struct nfsfs *fs, struct nfsfs_node *n, const fattr3 *a)
 {
 	struct stat st;
 
 	nfsfs_to_stat(a, &st);
-	fuse_reply_attr(req, &st, nfsfs_attr_timeout(fs, fh));
+	st.st_nlink = nfsfs_nlink(fs, n, a);
+	fuse_reply_attr(req, &st, nfsfs_attr_timeout(fs, &n->fh));
 }
 
 /* getattr: from the attribute cache, else GETATTR. */
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct nfsfs *fs = nfsfs_of(req);
-	struct nfs3c_fh *fh = &nfsfs_node(fs, ino)->fh;
+	struct nfsfs_node *n = nfsfs_node(fs, ino);
 	struct rpc_cred cr;
 	fattr3 a;
 	int rc;
 
 	nfsfs_cred(req, &cr);
-	rc = nfs3c_getattr(fs->c, &cr, fh, 0, &a);
+	rc = nfs3c_getattr(fs->c, &cr, &n->fh, 0, &a);
 	if (rc)
 		return nfsfs_reply_err(req, rc);
-	reply_attr(req, fs, fh, &a);
+	reply_attr(req, fs, n, &a);
 }
 
 /* A FUSE time into an NFS settable time. */
@@ -230,8 +242,11 @@ static void set_time(int now, int given, const struct timespec *ts, time_how *ho
 	if (now) {
 		*how = SET_TO_SERVER_TIME;
 	} else if (given) {
+		/* NFSv3 seconds are unsigned 32 bits: clamped, as the Linux client does */
 		*how = SET_TO_CLIENT_TIME;
-		t->seconds = (uint32_t)ts->tv_sec;
+		t->seconds = ts->tv_sec < 0	       ? 0
+			     : ts->tv_sec > UINT32_MAX ? UINT32_MAX
+						       : (uint32_t)ts->tv_sec;
 		t->nseconds = (uint32_t)ts->tv_nsec;
 	} else {
 		*how = DONT_CHANGE;
@@ -253,18 +268,53 @@ static int commit_before_truncate(struct nfsfs *fs, const struct rpc_cred *cr,
 	return rc;
 }
 
+/* See fuse_fs.h. */
+int nfsfs_truncate(struct nfsfs *fs, const struct rpc_cred *cr, const struct nfs3c_fh *fh,
+		   uint64_t size, fattr3 *a)
+{
+	sattr3 s;
+	int rc = commit_before_truncate(fs, cr, fh);
+
+	memset(&s, 0, sizeof(s));
+	s.size.set_it = 1;
+	s.size.set_size3_u.size = size;
+	return rc ? rc : nfs3c_setattr(fs->c, cr, fh, &s, a);
+}
+
+/* Whether a SETATTR is the kernel dropping setuid/setgid before a write or
+ * truncate by a caller without CAP_FSETID: the mode alone, as cached less those
+ * bits, asked by someone other than the owner. The server refuses that chmod
+ * to anyone but the owner, and drops the bits itself when it writes or
+ * truncates as such a caller; *a becomes the attributes the file will have. */
+static int is_kill_priv(struct nfsfs *fs, const struct rpc_cred *cr, const struct nfs3c_fh *fh,
+			const struct stat *attr, int to_set, fattr3 *a)
+{
+	const mode_t priv = S_ISUID | S_ISGID;
+
+	if (to_set != FUSE_SET_ATTR_MODE || nfs3c_getattr(fs->c, cr, fh, 0, a) != 0 ||
+	    a->uid == cr->uid || !(a->mode & priv) ||
+	    (attr->st_mode & 07777) != (a->mode & 07777 & ~priv) || (attr->st_mode & priv))
+		return 0;
+	a->mode &= ~priv;
+	nfs3c_attr_forget(fs->c, fh);
+	return 1;
+}
+
 /* setattr: chmod, chown, truncate and utimes as one SETATTR. */
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		       struct fuse_file_info *fi)
 {
 	struct nfsfs *fs = nfsfs_of(req);
-	struct nfs3c_fh *fh = &nfsfs_node(fs, ino)->fh;
+	struct nfsfs_node *n = nfsfs_node(fs, ino);
+	struct nfs3c_fh *fh = &n->fh;
 	struct rpc_cred cr;
 	sattr3 s;
 	fattr3 a;
 	int rc = 0;
 
 	nfsfs_cred(req, &cr);
+	if (is_kill_priv(fs, &cr, fh, attr, to_set, &a))
+		return reply_attr(req, fs, n, &a);
 	memset(&s, 0, sizeof(s));
 	if ((s.mode.set_it = (to_set & FUSE_SET_ATTR_MODE) != 0))
 		s.mode.set_mode3_u.mode = attr->st_mode & 07777;
@@ -284,7 +334,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		rc = nfs3c_setattr(fs->c, &cr, fh, &s, &a);
 	if (rc)
 		return nfsfs_reply_err(req, rc);
-	reply_attr(req, fs, fh, &a);
+	reply_attr(req, fs, n, &a);
 }
 
 /* readlink: READLINK. */
@@ -365,14 +415,19 @@ static void op_symlink(fuse_req_t req, const char *target, fuse_ino_t parent, co
 	nfsfs_reply_entry(req, fs, rc, &fh, &a);
 }
 
-/* unlink: REMOVE. */
+/* unlink: REMOVE, or a rename to a hidden name while the file is open here. */
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct nfsfs *fs = nfsfs_of(req);
+	const struct nfs3c_fh *dir = &nfsfs_node(fs, parent)->fh;
 	struct rpc_cred cr;
+	int rc;
 
 	nfsfs_cred(req, &cr);
-	nfsfs_reply_err(req, nfs3c_remove(fs->c, &cr, &nfsfs_node(fs, parent)->fh, name));
+	rc = nfsfs_silly_rename(fs, &cr, dir, name, NULL);
+	if (rc == 0)
+		rc = nfs3c_remove(fs->c, &cr, dir, name);
+	nfsfs_reply_err(req, rc > 0 ? 0 : rc);
 }
 
 /* rmdir: RMDIR. */
@@ -385,25 +440,32 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	nfsfs_reply_err(req, nfs3c_rmdir(fs->c, &cr, &nfsfs_node(fs, parent)->fh, name));
 }
 
-/* rename: RENAME; RENAME_NOREPLACE by a LOOKUP first, RENAME_EXCHANGE refused. */
+/* rename: RENAME; RENAME_NOREPLACE by a LOOKUP first, RENAME_EXCHANGE refused.
+ * A target open here is hidden first (silly rename), so that it stays usable. */
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 		      const char *newname, unsigned int flags)
 {
 	struct nfsfs *fs = nfsfs_of(req);
+	const struct nfs3c_fh *from = &nfsfs_node(fs, parent)->fh;
 	const struct nfs3c_fh *to = &nfsfs_node(fs, newparent)->fh;
 	struct rpc_cred cr;
 	struct nfs3c_fh fh;
-	int rc;
+	int rc = 0;
 
 	nfsfs_cred(req, &cr);
-	if (flags & ~(unsigned)RENAME_NOREPLACE)
+	if (flags & ~(unsigned)FUSE_RENAME_NOREPLACE)
 		return nfsfs_reply_err(req, -EINVAL); /* RENAME_EXCHANGE: NFSv3 has none */
-	if (flags & RENAME_NOREPLACE) {
+	if (flags & FUSE_RENAME_NOREPLACE) {
 		rc = nfs3c_lookup(fs->c, &cr, to, newname, &fh, NULL);
 		if (rc != -ENOENT)
 			return nfsfs_reply_err(req, rc ? rc : -EEXIST);
+		rc = 0;
+	} else if (__atomic_load_n(&fs->nopen, __ATOMIC_RELAXED) > 0 &&
+		   nfs3c_lookup(fs->c, &cr, from, name, &fh, NULL) == 0) {
+		rc = nfsfs_silly_rename(fs, &cr, to, newname, &fh);
 	}
-	rc = nfs3c_rename(fs->c, &cr, &nfsfs_node(fs, parent)->fh, name, to, newname);
+	if (rc >= 0)
+		rc = nfs3c_rename(fs->c, &cr, from, name, to, newname);
 	nfsfs_reply_err(req, rc);
 }
 

@@ -18,6 +18,7 @@ struct nfsfs_node;
 
 struct nfsfs {
 	struct nfs3c *c;
+	struct fuse_session *se; /* for notifications to the kernel */
 	int direct_io;
 	int noac;
 	double entry_timeout; /* seconds a name -> node mapping may be cached */
@@ -25,6 +26,8 @@ struct nfsfs {
 	struct nfsfs_node *nodes[NFSFS_NODE_BUCKETS];
 	struct nfsfs_node *root;
 	size_t nnodes;
+	unsigned nopen;	    /* open files on the mount */
+	unsigned silly_seq; /* the counter in hidden names */
 };
 
 /* The operations table, and the file system around a mounted client. */
@@ -33,6 +36,14 @@ int nfsfs_init(struct nfsfs *fs, struct nfs3c *c, int direct_io, int noac, unsig
 void nfsfs_fini(struct nfsfs *fs);
 
 /* Internal to fuse_fs*.c: nodes, credentials, replies. */
+
+/* Where a file unlinked while open hides until its last close (fuse_fs_silly.c). */
+struct nfsfs_silly {
+	struct nfs3c_fh dir;
+	char name[40]; /* "" while not hidden */
+	struct rpc_cred cred;
+};
+
 struct nfsfs_node {
 	struct nfsfs_node *next;
 	struct nfs3c_fh fh;
@@ -41,6 +52,8 @@ struct nfsfs_node {
 	uint64_t open_size;
 	nfstime3 open_mtime;
 	int have_open_attrs;
+	unsigned nopen; /* open files */
+	struct nfsfs_silly silly;
 };
 
 /* An open file: its node, its write state, and the opener's credential. */
@@ -63,6 +76,21 @@ double nfsfs_attr_timeout(struct nfsfs *fs, const struct nfs3c_fh *fh);
 void nfsfs_reply_entry(fuse_req_t req, struct nfsfs *fs, int rc, const struct nfs3c_fh *fh,
 		       const fattr3 *a);
 void nfsfs_reply_err(fuse_req_t req, int rc);
+/* SETATTR of the size, after committing what is uncommitted. */
+int nfsfs_truncate(struct nfsfs *fs, const struct rpc_cred *cr, const struct nfs3c_fh *fh,
+		   uint64_t size, fattr3 *a);
+
+/* Open files per node, and silly rename (fuse_fs_silly.c). */
+void nfsfs_open_ref(struct nfsfs *fs, struct nfsfs_node *n);
+/* The last close of a hidden file removes it; the REMOVE's error, if any. */
+int nfsfs_open_unref(struct nfsfs *fs, struct nfsfs_node *n);
+/* Before name in dir is unlinked or renamed over: if it is a file open here
+ * (and not keep, the file renamed onto it), rename it to a hidden name.
+ * 1 if it was hidden (nothing left to remove), 0 if not open, or -errno. */
+int nfsfs_silly_rename(struct nfsfs *fs, const struct rpc_cred *cr, const struct nfs3c_fh *dir,
+		       const char *name, const struct nfs3c_fh *keep);
+void nfsfs_silly_cleanup(struct nfsfs *fs);
+nlink_t nfsfs_nlink(struct nfsfs *fs, struct nfsfs_node *n, const fattr3 *a);
 
 /* Operations in fuse_fs_file.c and fuse_fs_dir.c. */
 void nfsfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);

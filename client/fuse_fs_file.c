@@ -50,7 +50,19 @@ static struct nfsfs_open *open_new(struct nfsfs *fs, struct nfsfs_node *n,
 		free(of);
 		return NULL;
 	}
+	nfsfs_open_ref(fs, n);
 	return of;
+}
+
+/* Close an open file: what it wrote is committed, a hidden name removed on the
+ * node's last close; the first error. */
+static int open_free(struct nfsfs *fs, struct nfsfs_open *of)
+{
+	int rc = of->wf ? nfs3c_file_put(fs->c, of->wf, &of->cred) : 0;
+	int r2 = nfsfs_open_unref(fs, of->node);
+
+	free(of);
+	return rc ? rc : r2;
 }
 
 /* What ACCESS must grant for an open with these flags. */
@@ -65,7 +77,8 @@ static uint32_t open_access(int flags)
 	return want;
 }
 
-/* open: fresh attributes, ACCESS (the server's word, root squashing included), then
+/* open: fresh attributes, ACCESS (the server's word, root squashing included), the
+ * truncation of O_TRUNC once ACCESS allowed it (the kernel leaves it to us), then
  * the open file. */
 void nfsfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
@@ -83,6 +96,8 @@ void nfsfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		rc = nfs3c_access(fs->c, &cr, &n->fh, want, &got);
 	if (rc == 0 && a.type == NF3REG && (got & want) != want)
 		rc = -EACCES;
+	if (rc == 0 && a.type == NF3REG && (fi->flags & O_TRUNC))
+		rc = nfsfs_truncate(fs, &cr, &n->fh, 0, &a);
 	if (rc)
 		return nfsfs_reply_err(req, rc);
 	if (!(of = open_new(fs, n, &cr, fi->flags)))
@@ -90,11 +105,12 @@ void nfsfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->fh = (uint64_t)(uintptr_t)of;
 	fi->direct_io = fs->direct_io;
 	fi->keep_cache = !fs->direct_io && keep_cache(fs, n, &a);
-	if (fuse_reply_open(req, fi) != 0) {
-		if (of->wf)
-			nfs3c_file_put(fs->c, of->wf, &of->cred);
-		free(of);
-	}
+	/* close-to-open: the kernel's attributes (its idea of the size) come
+	 * from our cache again, which this open has just refreshed */
+	if (fs->se)
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
+	if (fuse_reply_open(req, fi) != 0)
+		open_free(fs, of);
 }
 
 /* create: CREATE (EXCLUSIVE for O_EXCL), a node and an open file in one reply. */
@@ -130,9 +146,7 @@ void nfsfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 	fi->fh = (uint64_t)(uintptr_t)of;
 	fi->direct_io = fs->direct_io;
 	if (fuse_reply_create(req, &e, fi) != 0) {
-		if (of->wf)
-			nfs3c_file_put(fs->c, of->wf, &of->cred);
-		free(of);
+		open_free(fs, of);
 		nfsfs_node_forget(fs, n, 1);
 	}
 }
@@ -193,15 +207,8 @@ void nfsfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_
 	nfsfs_reply_err(req, commit_of(nfsfs_of(req), of_of(fi)));
 }
 
-/* release: the last close; commits what is left and frees the open file. */
+/* release: the last close of this open; commits what is left and frees it. */
 void nfsfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct nfsfs *fs = nfsfs_of(req);
-	struct nfsfs_open *of = of_of(fi);
-	int rc = 0;
-
-	if (of->wf)
-		rc = nfs3c_file_put(fs->c, of->wf, &of->cred);
-	free(of);
-	nfsfs_reply_err(req, rc);
+	nfsfs_reply_err(req, open_free(nfsfs_of(req), of_of(fi)));
 }

@@ -20,9 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/wait.h>
 
 #include "client/client.h"
@@ -30,10 +28,10 @@
 #include "client/options.h"
 #include "common/base/cli.h"
 #include "common/base/log.h"
+#include "common/base/osdep_mount.h"
 
 #define EXIT_MOUNT_USAGE    1
 #define EXIT_MOUNT_FAIL	    32
-#define FUSE_SUPER_MAGIC    0x65735546
 #define READY_TIMEOUT_EXTRA 60000
 
 struct mount_job {
@@ -82,19 +80,10 @@ static void detach_stdio(struct mount_job *j)
 	}
 }
 
-/* Whether our mount is still on j->mnt, per /proc/self/mounts. */
+/* Whether our mount is still on j->mnt, per the mount table. */
 static int still_mounted(struct mount_job *j)
 {
-	char line[PATH_MAX + 512], want[PATH_MAX + 32];
-	FILE *f = fopen("/proc/self/mounts", "r");
-	int found = 0;
-
-	snprintf(want, sizeof(want), " %s fuse.nfsrdma ", j->mnt);
-	while (f && !found && fgets(line, sizeof(line), f))
-		found = strstr(line, want) != NULL;
-	if (f)
-		fclose(f);
-	return found;
+	return osdep_mounted(j->mnt, "fuse.nfsrdma") == 1;
 }
 
 /*
@@ -108,12 +97,11 @@ static void *check_main(void *arg)
 {
 	struct mount_job *j = arg;
 	int daemon = j->report_fd >= 0;
-	struct statfs sf;
 
-	if (statfs(j->mnt, &sf) != 0 || sf.f_type != FUSE_SUPER_MAGIC) {
+	if (osdep_is_fuse(j->mnt) != 1) {
 		report(j, 1, "%s does not answer as a FUSE mount after mounting", j->mnt);
 		nfs3c_shutdown(j->c);
-		umount2(j->mnt, MNT_DETACH);
+		osdep_umount(j->mnt, OSDEP_UMOUNT_DETACH);
 		return NULL;
 	}
 	report(j, 0, "mounted %s:%s on %s", j->o.host, j->o.export, j->mnt);
@@ -123,7 +111,7 @@ static void *check_main(void *arg)
 		if (fuse_session_exited(j->se)) {
 			nfs3c_shutdown(j->c);
 			if (still_mounted(j))
-				umount2(j->mnt, MNT_DETACH);
+				osdep_umount(j->mnt, OSDEP_UMOUNT_DETACH);
 			break;
 		}
 		/* a lazy unmount (fusermount3 -uz) while calls wait on the server:
@@ -138,14 +126,17 @@ static void *check_main(void *arg)
 	return NULL;
 }
 
-/* The fuse argument vector: our mount options plus the user's. */
+/* The fuse argument vector: our mount options plus the user's. The kernel
+ * checks the mode bits of every path step and open (default_permissions) with
+ * the attributes we give it, as the Linux NFS client checks ACCESS; opens also
+ * ask the server's ACCESS, which knows about root squashing. */
 static int fuse_args_for(struct mount_job *j, struct fuse_args *args)
 {
 	char opts[2048];
 
-	snprintf(opts, sizeof(opts), "fsname=%s:%s,subtype=nfsrdma%s%s%s", j->o.host, j->o.export,
-		 geteuid() == 0 ? ",allow_other" : "", j->o.fuse_opts[0] ? "," : "",
-		 j->o.fuse_opts);
+	snprintf(opts, sizeof(opts), "fsname=%s:%s,subtype=nfsrdma,default_permissions%s%s%s",
+		 j->o.host, j->o.export, geteuid() == 0 ? ",allow_other" : "",
+		 j->o.fuse_opts[0] ? "," : "", j->o.fuse_opts);
 	if (fuse_opt_add_arg(args, "nfsrdma-client") || fuse_opt_add_arg(args, "-o") ||
 	    fuse_opt_add_arg(args, opts))
 		return -ENOMEM;
@@ -167,6 +158,7 @@ static int serve(struct mount_job *j, struct nfsfs *fs)
 		report(j, 1, "cannot start FUSE (bad mount options '%s'?)", j->o.fuse_opts);
 		return -1;
 	}
+	fs->se = j->se;
 	if (fuse_set_signal_handlers(j->se) != 0 || fuse_session_mount(j->se, j->mnt) != 0) {
 		report(j, 1, "cannot mount FUSE on %s (is /dev/fuse there, and may we use it?)",
 		       j->mnt);
@@ -208,6 +200,7 @@ static int run_mount(struct mount_job *j)
 		return EXIT_MOUNT_FAIL;
 	}
 	rc = serve(j, &fs);
+	nfsfs_silly_cleanup(&fs);
 	nfs3c_unmount(c);
 	nfsfs_fini(&fs);
 	log_info("%s unmounted", j->mnt);
@@ -435,9 +428,9 @@ static int absolute(const char *dir, char *out, size_t len)
 	return snprintf(out, len, "%s/%s", cwd, dir) < (int)len ? 0 : -1;
 }
 
-/* umount's command line: the MNT_ flags in *flags. Returns 0, -1 when the
- * command is done (help or version printed), or CLI_EXIT_USAGE. */
-static int umount_args(int argc, char **argv, int *flags)
+/* umount's command line: the OSDEP_UMOUNT_ flags in *flags. Returns 0, -1 when
+ * the command is done (help or version printed), or CLI_EXIT_USAGE. */
+static int umount_args(int argc, char **argv, unsigned *flags)
 {
 	static const struct option longs[] = {{"help", no_argument, NULL, 'h'},
 					      {"version", no_argument, NULL, 'V'},
@@ -449,9 +442,10 @@ static int umount_args(int argc, char **argv, int *flags)
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "flhV", longs, NULL)) != -1) {
 		if (ch == 'f') {
-			*flags |= MNT_FORCE; /* FUSE: abort the connection, pending calls fail */
+			*flags |= OSDEP_UMOUNT_FORCE; /* FUSE: abort the connection, pending calls
+							 fail */
 		} else if (ch == 'l') {
-			*flags |= MNT_DETACH;
+			*flags |= OSDEP_UMOUNT_DETACH;
 		} else if (ch == 'h') {
 			printf("usage: nfsrdma-client umount [-f] [-l] DIR\n"
 			       "  -f  force: pending calls fail at once\n"
@@ -471,11 +465,12 @@ static int umount_args(int argc, char **argv, int *flags)
 	return 0;
 }
 
-/* See client.h: umount2 as root, fusermount3 otherwise. */
+/* See client.h: the OS's unmount as root, fusermount3 otherwise. */
 int client_umount_main(int argc, char **argv)
 {
 	char dir[PATH_MAX];
-	int rc, flags = UMOUNT_NOFOLLOW;
+	unsigned flags = OSDEP_UMOUNT_NOFOLLOW;
+	int rc;
 
 	if ((rc = umount_args(argc, argv, &flags)) != 0)
 		return rc < 0 ? 0 : rc;
@@ -483,7 +478,7 @@ int client_umount_main(int argc, char **argv)
 		return cli_usage_error("nfsrdma-client umount", "%s: path too long", argv[optind]);
 	}
 	if (geteuid() != 0) {
-		if (flags & MNT_DETACH)
+		if (flags & OSDEP_UMOUNT_DETACH)
 			execlp("fusermount3", "fusermount3", "-u", "-z", dir, (char *)NULL);
 		else
 			execlp("fusermount3", "fusermount3", "-u", dir, (char *)NULL);
@@ -492,16 +487,16 @@ int client_umount_main(int argc, char **argv)
 	}
 	/* a forced unmount aborts the FUSE connection; what held the mount lets go
 	 * a moment later */
-	rc = umount2(dir, flags);
-	for (int i = 0; rc != 0 && errno == EBUSY && (flags & MNT_FORCE) && i < 10; i++) {
+	rc = osdep_umount(dir, flags);
+	for (int i = 0; rc == -EBUSY && (flags & OSDEP_UMOUNT_FORCE) && i < 10; i++) {
 		usleep(200000);
-		rc = umount2(dir, flags);
+		rc = osdep_umount(dir, flags);
 	}
-	if (rc != 0 && errno == EBUSY && (flags & MNT_FORCE))
-		rc = umount2(dir, flags | MNT_DETACH);
+	if (rc == -EBUSY && (flags & OSDEP_UMOUNT_FORCE))
+		rc = osdep_umount(dir, flags | OSDEP_UMOUNT_DETACH);
 	if (rc != 0) {
 		fprintf(stderr, "nfsrdma-client: cannot unmount %s: %s\n", dir,
-			errno == EINVAL ? "not mounted" : strerror(errno));
+			rc == -EINVAL ? "not mounted" : strerror(-rc));
 		return EXIT_MOUNT_FAIL;
 	}
 	return 0;

@@ -15,12 +15,12 @@ nfsrdma_client_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
 nfsrdma_client_LDADD = $(LDADD) $(FUSE_LIBS)
 if HAVE_FUSE
 nfsrdma_client_SOURCES += client/mount.c client/fuse_fs.h client/fuse_fs.c \
-	client/fuse_fs_file.c client/fuse_fs_dir.c
+	client/fuse_fs_file.c client/fuse_fs_dir.c client/fuse_fs_silly.c
 else
 nfsrdma_client_SOURCES += client/mount_nofuse.c
 endif
 EXTRA_DIST += client/mount.c client/fuse_fs.h client/fuse_fs.c client/fuse_fs_file.c \
-	client/fuse_fs_dir.c client/mount_nofuse.c
+	client/fuse_fs_dir.c client/fuse_fs_silly.c client/mount_nofuse.c
 dist_man_MANS += man/nfsrdma-client.8 man/mount.nfsrdma.8
 
 # mount(8) runs /sbin/mount.TYPE: the same program under that name.
@@ -32,6 +32,11 @@ client-install-exec-hook:
 uninstall-hook: client-uninstall-hook
 client-uninstall-hook:
 	rm -f $(DESTDIR)$(sbindir)/mount.nfsrdma$(EXEEXT)
+
+# A random-operation exerciser, every read checked against a shadow copy.
+check_PROGRAMS += t/fsexer
+t_fsexer_SOURCES = t/fsexer.c
+t_fsexer_LDADD =
 
 # An in-process NFS server (backend + RPC/RDMA soft + TCP) for the shell tests.
 check_PROGRAMS += t/client_testsrv
@@ -54,9 +59,18 @@ t_client_testsrv_SOURCES += t/client_srv.c t/client_srv.h
 
 CLIENT_SH_TESTS = t/client_errors.sh t/client_mount.sh t/client_fsops.sh \
 	t/client_restart.sh t/client_bench.sh t/client_ganesha.sh t/client_daemon.sh \
-	t/client_fullfs.sh t/client_stop.sh
+	t/client_fullfs.sh t/client_stop.sh t/client_posix.sh t/client_exerciser.sh
 TESTS += $(CLIENT_SH_TESTS)
 dist_check_SCRIPTS += $(CLIENT_SH_TESTS) t/client_lib.sh
+
+# pjdfstest, Connectathon and the exerciser on mounts of nfsrdma-server over
+# RPC/RDMA read-write, read-read and TCP; the suites are built in the build tree.
+EXTRA_DIST += t/posix_suites.sh
+check-posix: nfsrdma-client$(EXEEXT) server/nfsrdma-server$(EXEEXT) t/fsexer$(EXEEXT)
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS=t/posix_suites.sh TEST_SUITE_LOG=t/posix-suites.log
+PHONY_TARGETS += check-posix
+EXTRA_TARGETS += check-posix:1800
+CLEANFILES += t/posix-suites.log
 
 # The Linux kernel's nfsd and nfsrdma-server inside the Soft-RoCE lab
 # (../shared/rdmalab), over TCP and over RPC/RDMA on rxe0.

@@ -48,8 +48,15 @@ EXTRA_TARGETS += soak:900
 CLEANFILES += t/rpcrdma-soak.log
 
 if HAVE_CMOCKA
-check_PROGRAMS += t/evloop_test
-TESTS += t/evloop_test
+check_PROGRAMS += t/evloop_test t/poller_test
+TESTS += t/evloop_test t/poller_test
 t_evloop_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_evloop_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+t_poller_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_poller_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+# Once more with the portable poll() backend (NFSRDMA_POLLER=poll): the event
+# loop, the soft provider's engine under RPC/RDMA, and the daemon.
+TESTS += t/evloop_poll.sh t/poller_poll.sh t/rpcrdma_poll.sh
 endif
+TESTS += t/server_daemon_poll.sh
+dist_check_SCRIPTS += t/evloop_poll.sh t/poller_poll.sh t/rpcrdma_poll.sh t/server_daemon_poll.sh

@@ -10,7 +10,6 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <sys/random.h>
 #include <sys/resource.h>
 
 #include "common/base/log.h"
@@ -94,7 +93,7 @@ static int set_random_key(struct integrity_key *k)
 	unsigned char key[32];
 	int r;
 
-	if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key))
+	if (getentropy(key, sizeof(key)) != 0)
 		return -errno;
 	r = integrity_key_set(k, key, sizeof(key), 0);
 	explicit_bzero(key, sizeof(key));

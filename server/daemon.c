@@ -6,11 +6,11 @@
 #include <signal.h>
 #include <netdb.h>
 #include <unistd.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "common/base/log.h"
+#include "common/base/poller.h"
 #include "common/rpc/rpc_drc.h"
 #include "common/rpc/rpc_replay.h"
 #include "common/rpc/rpc_tcp.h"
@@ -220,7 +220,7 @@ static int make_key_file(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
 		return rc;
 	}
-	if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key) ||
+	if (getentropy(key, sizeof(key)) != 0 ||
 	    write(fd, key, sizeof(key)) != (ssize_t)sizeof(key) || fsync(fd) < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
@@ -493,8 +493,9 @@ void daemon_print_stats(struct nfsrdma_server *s, FILE *f)
 		tcp.deadline_drops += one.deadline_drops;
 		tcp.accept_errors += one.accept_errors;
 	}
-	fprintf(f, "server.exports %zu\nserver.threads %u\n", s->cfg.server.n_exports,
-		s->cfg.server.threads);
+	fprintf(f, "server.exports %zu\nserver.threads %u\nserver.poller %s\n",
+		s->cfg.server.n_exports, s->cfg.server.threads,
+		poller_backend() ? poller_backend()->name : "none");
 	fprintf(f,
 		"tcp.conns %u\ntcp.refused %llu\ntcp.shed %llu\ntcp.idle_closed %llu\n"
 		"tcp.deadline_drops %llu\ntcp.accept_errors %llu\n",

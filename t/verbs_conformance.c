@@ -1487,12 +1487,12 @@ static int raw_connect(void)
 	int fd;
 
 	if (strncmp(addr, "unix:", 5) == 0) {
-		struct sockaddr_un *sun = (struct sockaddr_un *)&ss;
+		struct sockaddr_un *un = (struct sockaddr_un *)&ss;
 
-		sun->sun_family = AF_UNIX;
-		assert_true(snprintf(sun->sun_path, sizeof(sun->sun_path), "%s", addr + 5) <
-			    (int)sizeof(sun->sun_path));
-		len = sizeof(*sun);
+		un->sun_family = AF_UNIX;
+		assert_true(snprintf(un->sun_path, sizeof(un->sun_path), "%s", addr + 5) <
+			    (int)sizeof(un->sun_path));
+		len = sizeof(*un);
 	} else {
 		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
 

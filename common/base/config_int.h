@@ -84,7 +84,7 @@ struct load_ctx {
 
 /* Append one error to errs (on allocation failure, note that some were lost). */
 void config_errorv(struct config_errors *errs, const char *file, unsigned line, const char *setting,
-		   const char *fmt, va_list ap);
+		   const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
 /* An error in the file being loaded (line 0: about the file as a whole). */
 void config_file_error(struct load_ctx *c, unsigned line, const char *setting, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

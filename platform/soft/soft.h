@@ -7,8 +7,8 @@
  * Threading model
  * ---------------
  * Each opened device runs one progress engine thread (soft_engine.c) that
- * plays the NIC: it owns an epoll set over every listener and connection
- * socket of the device plus a wake-up eventfd, reads every socket, runs the
+ * plays the NIC: it owns a poller (common/base/poller.h) over every listener
+ * and connection socket of the device plus a wake fd, reads every socket, runs the
  * responder side of every request, sends acknowledgements and read responses,
  * fires timers (RNR deadline, connect timeout) and carries out commands that
  * must not race with it (destroying a connection or a listener). Sockets are
@@ -38,6 +38,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "common/base/poller.h"
 #include "common/verbs.h"
 #include "soft_list.h"
 #include "soft_wire.h"
@@ -72,7 +73,7 @@ struct soft_keytab {
 	pthread_cond_t idle;
 	struct soft_key **slots;
 	uint32_t nslots, count;
-	uint8_t pool[256]; /* random bytes from getrandom, consumed 4 at a time */
+	uint8_t pool[256]; /* random bytes from getentropy, consumed 4 at a time */
 	uint32_t pool_left;
 };
 
@@ -163,7 +164,7 @@ struct soft_cq {
 	pthread_mutex_t lock;
 	struct vb_wc *ring;
 	uint32_t cap, head, count;
-	int efd;
+	struct wakefd wake; /* readable when armed and a completion arrives */
 	bool armed, overflow;
 	unsigned users; /* QPs attached */
 };
@@ -184,6 +185,8 @@ enum soft_poll_type { SOFT_POLL_WAKE, SOFT_POLL_LISTENER, SOFT_POLL_CONN };
 
 struct soft_pollobj {
 	enum soft_poll_type type;
+	bool watched;	 /* in the engine's poller (soft_engine_want) */
+	unsigned events; /* POLLER_IN/OUT it is watched for */
 };
 
 enum soft_cm_state {
@@ -275,8 +278,8 @@ struct soft_conn {
 	struct soft_pollobj po;
 	struct soft_device *dev;
 	pthread_mutex_t lock;
-	int fd;	  /* the stream socket, -1 before connect */
-	int evfd; /* conn_fd: an eventfd semaphore, one count per queued event */
+	int fd;		  /* the stream socket, -1 before connect */
+	struct wakefd ev; /* conn_fd: a semaphore, one count per queued event */
 	enum soft_cm_state cm;
 	enum soft_qp_state qp;
 	bool active, shut_pending, shut_done, disc_posted, tx_closed;
@@ -339,7 +342,8 @@ struct soft_listener {
 	struct vb_listener base;
 	struct soft_pollobj po;
 	pthread_mutex_t lock;
-	int fd, evfd;
+	int fd;
+	struct wakefd ev;	   /* listener_fd: a semaphore, one count per request */
 	int spare_fd;		   /* /dev/null, given up to refuse a peer when out of fds */
 	struct soft_list pending;  /* conns waiting for their HELLO */
 	struct soft_list requests; /* conns with a CONNECT_REQUEST to hand out */
@@ -427,8 +431,10 @@ enum soft_ready { SOFT_READY_RX = 1, SOFT_READY_TX = 2 };
 
 int soft_engine_start(struct soft_device *dev);
 void soft_engine_stop(struct soft_device *dev);
-/* Add a socket to the engine's epoll set. */
-int soft_engine_watch(struct soft_engine *e, int fd, struct soft_pollobj *po, bool edge);
+/* Add a socket to the engine's poller, for POLLER_IN/OUT (common/base/poller.h). */
+int soft_engine_watch(struct soft_engine *e, int fd, struct soft_pollobj *po, unsigned events);
+/* Change what it is watched for; 0 takes it out of the poller until wanted again. */
+void soft_engine_want(struct soft_engine *e, int fd, struct soft_pollobj *po, unsigned events);
 void soft_engine_unwatch(struct soft_engine *e, int fd);
 /* Take c off the ready and timer lists (before freeing it). */
 void soft_engine_forget(struct soft_engine *e, struct soft_conn *c);

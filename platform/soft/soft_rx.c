@@ -115,7 +115,7 @@ static void request_done(struct soft_conn *c, const struct soft_hdr *h)
 static enum rx_verdict cm_start(struct soft_conn *c, const struct soft_hdr *h)
 {
 	if (h->len) {
-		c->rx.iov[0] = (struct iovec){.iov_base = c->rx.pdata, .iov_len = h->len};
+		c->rx.iov[0] = (struct iovec){.iov_base = (void *)c->rx.pdata, .iov_len = h->len};
 		c->rx.niov = 1;
 	}
 	return RX_GO;
@@ -428,7 +428,7 @@ static int rx_payload(struct soft_conn *c, size_t *got)
 	for (int i = rx->iov_idx; i < rx->niov; i++)
 		iov[n++] = rx->iov[i];
 	rx->rd = rx->wr = 0;
-	iov[n++] = (struct iovec){.iov_base = rx->buf, .iov_len = rx->readahead};
+	iov[n++] = (struct iovec){.iov_base = (void *)rx->buf, .iov_len = rx->readahead};
 	r = rx_read(c, iov, n, got);
 	if (r > 0)
 		took_direct(rx, *got - before);
@@ -453,7 +453,7 @@ static int rx_staging(struct soft_conn *c, size_t *got)
 	want = SOFT_RX_BUF - rx->wr;
 	if (want > rx->readahead)
 		want = rx->readahead;
-	iov = (struct iovec){.iov_base = rx->buf + rx->wr, .iov_len = want};
+	iov = (struct iovec){.iov_base = (void *)(rx->buf + rx->wr), .iov_len = want};
 	r = rx_read(c, &iov, 1, got);
 	if (r > 0)
 		rx->wr += (uint32_t)(*got - before);
@@ -464,7 +464,7 @@ static int rx_staging(struct soft_conn *c, size_t *got)
 static bool rx_discard(struct soft_conn *c)
 {
 	size_t got = 0;
-	struct iovec iov = {.iov_base = c->rx.buf, .iov_len = SOFT_RX_BUF};
+	struct iovec iov = {.iov_base = (void *)c->rx.buf, .iov_len = SOFT_RX_BUF};
 
 	c->rx.rd = c->rx.wr = 0;
 	while (rx_read(c, &iov, 1, &got) > 0)
