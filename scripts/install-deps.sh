@@ -11,6 +11,7 @@ PKGS=(
 	libtirpc-dev libconfig-dev libssl-dev libfuse3-dev fuse3 libcmocka-dev
 	fio libnfs-utils libnfs-dev curl gnuplot-nox clang clang-format libclang-rt-14-dev lld
 	iproute2 procps psmisc rpcbind nfs-ganesha nfs-ganesha-vfs groff-base
+	libsystemd-dev systemd libmicrohttpd-dev prometheus
 )
 
 missing=()

@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <netdb.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "common/base/log.h"
@@ -17,7 +19,9 @@
 #include "server/backend.h"
 #include "common/base/ctl.h"
 #include "server/daemon.h"
+#include "server/metrics.h"
 #include "server/nfs_program.h"
+#include "server/notify.h"
 #include "server/rpcbind.h"
 
 #define MAX_RECORD(c) ((size_t)(c)->rdma.max_io_size + 65536)
@@ -58,6 +62,25 @@ static void rr_params_from(const struct nfsrdma_config *c, struct rr_params *p)
 	p->idle_ms = c->server.rdma_idle_ms;
 }
 
+/* What the first client entry of the export (acl) matching sa is granted. */
+static int client_rule(const void *acl, const struct sockaddr *sa, struct nfs_client_rule *out)
+{
+	const struct cfg_client_addr *a = config_client_match(acl, sa);
+
+	if (a == NULL)
+		return 0;
+	*out = (struct nfs_client_rule){
+		.ro = a->opts.access == CFG_ACCESS_RO,
+		.root_squash = a->opts.root_squash,
+		.all_squash = a->opts.all_squash,
+		.secure = a->opts.secure,
+		.async = a->opts.async,
+		.anon_uid = a->opts.anon_uid,
+		.anon_gid = a->opts.anon_gid,
+	};
+	return 1;
+}
+
 /* The backend's view of the exports; the access lists point into c. */
 static struct nfs_export_conf *export_confs(const struct nfsrdma_config *c)
 {
@@ -68,6 +91,7 @@ static struct nfs_export_conf *export_confs(const struct nfsrdma_config *c)
 
 		e[i] = (struct nfs_export_conf){
 			.path = x->path,
+			.fsid = x->fsid,
 			.ro = x->access == CFG_ACCESS_RO,
 			.root_squash = x->root_squash,
 			.anon_uid = x->anon_uid,
@@ -75,6 +99,7 @@ static struct nfs_export_conf *export_confs(const struct nfsrdma_config *c)
 			.integrity_required = x->integrity_required,
 			.acl = x,
 			.client_allowed = config_acl_allows,
+			.client_rule = client_rule,
 			.clients = (const char *const *)x->clients.v,
 			.nclients = x->clients.n,
 		};
@@ -135,11 +160,17 @@ static void ctl_answer(const char *cmd, FILE *out, void *arg)
 	if (strcmp(cmd, "stats") == 0) {
 		daemon_print_stats(s, out);
 	} else if (strcmp(cmd, "exports") == 0) {
-		for (size_t i = 0; i < s->cfg.server.n_exports; i++)
-			fprintf(out, "%s %s\n", s->cfg.server.exports[i].path,
-				config_access_name(s->cfg.server.exports[i].access));
+		daemon_print_exports(s, out);
+	} else if (strcmp(cmd, "metrics") == 0) {
+		metrics_print(s, out);
+	} else if (strcmp(cmd, "reload") == 0) {
+		if (daemon_reload(s, s->cfg.source, out) == 0)
+			fprintf(out, "reloaded %s\n", s->cfg.source);
+		else
+			fprintf(out, "reload refused: the running configuration stays\n");
 	} else {
-		fprintf(out, "error: unknown command '%s' (stats, exports)\n", cmd);
+		fprintf(out, "error: unknown command '%s' (stats, exports, metrics, reload)\n",
+			cmd);
 	}
 }
 
@@ -230,6 +261,8 @@ int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg)
 	int rc;
 
 	memset(s, 0, sizeof(*s));
+	pthread_mutex_init(&s->cfg_lock, NULL);
+	pthread_mutex_init(&s->reload_lock, NULL);
 	s->cfg = *cfg;
 	memset(cfg, 0, sizeof(*cfg));
 	if ((rc = write_pidfile(s)) != 0)
@@ -267,12 +300,21 @@ int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg)
 		s->rpcbind_done = rpcbind_register(c->server.tcp_port) == 0;
 	if ((rc = ctl_start(c->server.control_socket, 0600, ctl_answer, s, &s->ctl)) != 0)
 		goto fail;
+	if (c->server.metrics.listen != NULL &&
+	    (rc = metrics_start(s, c->server.metrics.listen, &s->metrics)) != 0)
+		goto fail;
 	log_notice("serving %zu export%s with %u worker threads", c->server.n_exports,
 		   c->server.n_exports == 1 ? "" : "s", c->server.threads);
 	return 0;
 fail:
 	daemon_stop(s);
 	return rc;
+}
+
+/* Whether two optional strings are equal (both unset, or the same text). */
+static int same_string(const char *a, const char *b)
+{
+	return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
 /* Whether a transport setting differs (those need a restart). */
@@ -291,33 +333,71 @@ static int transport_changed(const struct nfsrdma_config *a, const struct nfsrdm
 	       a->server.tcp_port != b->server.tcp_port || a->server.modes != b->server.modes ||
 	       a->server.registration != b->server.registration ||
 	       a->server.threads != b->server.threads ||
-	       a->server.integrity.mode != b->server.integrity.mode;
+	       a->server.integrity.mode != b->server.integrity.mode ||
+	       !same_string(a->server.metrics.listen, b->server.metrics.listen);
 }
 
-int daemon_reload(struct nfsrdma_server *s, const char *path)
+/* Log each line of text as an error, and copy it to report (if any). */
+static void report_lines(char *text, FILE *report)
 {
-	struct nfsrdma_config fresh;
+	for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		log_err("%s", line);
+		if (report != NULL)
+			fprintf(report, "%s\n", line);
+	}
+}
+
+/* Read path; 0 with *fresh filled, or -EINVAL with every problem logged and
+ * copied to report. */
+static int reload_load(const char *path, struct nfsrdma_config *fresh, FILE *report)
+{
 	struct config_errors errs;
-	struct nfs_export_conf *ec;
 	char *text = NULL;
 	size_t len = 0;
 	FILE *mem;
-	int rc;
 
 	config_errors_init(&errs);
-	if (config_load(path, &fresh, &errs) < 0) {
-		if ((mem = open_memstream(&text, &len)) != NULL) {
-			config_errors_print(&errs, mem);
-			fclose(mem);
-			for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
-				log_err("%s", line);
-			free(text);
-		}
+	if (config_load(path, fresh, &errs) == 0) {
 		config_errors_free(&errs);
-		log_err("reload refused: the running configuration stays");
-		return -EINVAL;
+		return 0;
+	}
+	if ((mem = open_memstream(&text, &len)) != NULL) {
+		config_errors_print(&errs, mem);
+		fclose(mem);
+		report_lines(text, report);
+		free(text);
 	}
 	config_errors_free(&errs);
+	return -EINVAL;
+}
+
+/* Swap in fresh's exports and log level (the backend already serves them);
+ * fresh gets the old ones, to be freed. */
+static void reload_swap(struct nfsrdma_server *s, struct nfsrdma_config *fresh)
+{
+	struct cfg_export *old = s->cfg.server.exports;
+	size_t nold = s->cfg.server.n_exports;
+
+	log_set_level(s->log_debug ? LOG_LVL_DEBUG : fresh->log.level);
+	pthread_mutex_lock(&s->cfg_lock);
+	s->cfg.server.exports = fresh->server.exports;
+	s->cfg.server.n_exports = fresh->server.n_exports;
+	s->cfg.log.level = fresh->log.level;
+	pthread_mutex_unlock(&s->cfg_lock);
+	fresh->server.exports = old;
+	fresh->server.n_exports = nold;
+}
+
+/* One reload, under reload_lock. */
+static int reload_locked(struct nfsrdma_server *s, const char *path, FILE *report)
+{
+	struct nfsrdma_config fresh;
+	struct nfs_export_conf *ec;
+	int rc;
+
+	if ((rc = reload_load(path, &fresh, report)) != 0)
+		return rc;
 	if (!(ec = export_confs(&fresh))) {
 		config_free(&fresh);
 		return -ENOMEM;
@@ -327,29 +407,50 @@ int daemon_reload(struct nfsrdma_server *s, const char *path)
 	if (rc) {
 		config_free(&fresh);
 		log_err("reload refused: the exports could not be opened");
+		if (report != NULL)
+			fprintf(report, "the exports could not be opened (see the log)\n");
 		return rc;
 	}
 	if (transport_changed(&s->cfg, &fresh))
 		log_notice("transport settings in %s changed: they take effect at restart", path);
-	log_set_level(fresh.log.level);
 	/* the old access lists are no longer used: the backend swapped exports */
-	{
-		struct cfg_export *old = s->cfg.server.exports;
-		size_t nold = s->cfg.server.n_exports;
-
-		s->cfg.server.exports = fresh.server.exports;
-		s->cfg.server.n_exports = fresh.server.n_exports;
-		s->cfg.log.level = fresh.log.level;
-		fresh.server.exports = old;
-		fresh.server.n_exports = nold;
-	}
+	reload_swap(s, &fresh);
 	config_free(&fresh);
 	log_notice("reloaded %s", path);
 	return 0;
 }
 
+int daemon_reload(struct nfsrdma_server *s, const char *path, FILE *report)
+{
+	int rc;
+
+	notify_reloading();
+	pthread_mutex_lock(&s->reload_lock);
+	rc = reload_locked(s, path, report);
+	pthread_mutex_unlock(&s->reload_lock);
+	if (rc == -EINVAL)
+		log_err("reload refused: the running configuration stays");
+	daemon_notify_ready(s);
+	return rc;
+}
+
+void daemon_notify_ready(struct nfsrdma_server *s)
+{
+	char status[256];
+	size_t n;
+
+	pthread_mutex_lock(&s->cfg_lock);
+	n = s->cfg.server.n_exports;
+	pthread_mutex_unlock(&s->cfg_lock);
+	snprintf(status, sizeof(status), "serving %zu export%s on RPC/RDMA port %u and TCP port %u",
+		 n, n == 1 ? "" : "s", s->cfg.server.rdma_port, s->cfg.server.tcp_port);
+	notify_ready(status);
+}
+
 void daemon_stop(struct nfsrdma_server *s)
 {
+	metrics_stop(s->metrics);
+	s->metrics = NULL;
 	ctl_stop(s->ctl);
 	s->ctl = NULL;
 	if (s->rpcbind_done)
@@ -424,4 +525,73 @@ void daemon_print_stats(struct nfsrdma_server *s, FILE *f)
 		(unsigned long long)drc.capacity);
 	if (s->rr)
 		rr_server_print_stats(s->rr, f);
+}
+
+/* One client of an export as exportfs -v shows it: CLIENT(OPTIONS). */
+static void print_client(FILE *f, const struct cfg_export *x, const struct cfg_client_addr *a)
+{
+	const struct cfg_client_opts *o = &a->opts;
+
+	fprintf(f, "%s(%s,%s,no_subtree_check,sec=sys,%s,%s,%s,anonuid=%u,anongid=%u",
+		x->clients.v[a->client], config_access_name(o->access), o->async ? "async" : "sync",
+		o->secure ? "secure" : "insecure",
+		o->root_squash ? "root_squash" : "no_root_squash",
+		o->all_squash ? "all_squash" : "no_all_squash", o->anon_uid, o->anon_gid);
+	if (x->fsid != 0)
+		fprintf(f, ",fsid=%u", x->fsid);
+	if (x->integrity_required)
+		fprintf(f, ",integrity_required");
+	fprintf(f, ")\n");
+}
+
+/* A connected peer as "TRANSPORT ADDRESS:PORT" ([ADDRESS]:PORT for IPv6). */
+struct peer_print {
+	FILE *f;
+	const char *transport;
+	unsigned n;
+};
+
+static void print_peer(void *arg, const struct sockaddr *sa, socklen_t len)
+{
+	struct peer_print *pp = arg;
+	char host[NI_MAXHOST], port[NI_MAXSERV];
+
+	pp->n++;
+	if (len == 0 || getnameinfo(sa, len, host, sizeof(host), port, sizeof(port),
+				    NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+		fprintf(pp->f, "%s\t(address unknown)\n", pp->transport);
+	else if (sa->sa_family == AF_INET6)
+		fprintf(pp->f, "%s\t[%s]:%s\n", pp->transport, host, port);
+	else
+		fprintf(pp->f, "%s\t%s:%s\n", pp->transport, host, port);
+}
+
+void daemon_print_exports(struct nfsrdma_server *s, FILE *f)
+{
+	struct peer_print pp = {.f = f, .transport = "rdma"};
+
+	pthread_mutex_lock(&s->cfg_lock);
+	for (size_t i = 0; i < s->cfg.server.n_exports; i++) {
+		const struct cfg_export *x = &s->cfg.server.exports[i];
+
+		for (size_t j = 0; j < x->n_allow; j++) {
+			/* a host name's addresses: the name once */
+			if (j > 0 && x->allow[j - 1].client == x->allow[j].client)
+				continue;
+			if (strlen(x->path) < 14)
+				fprintf(f, "%-14s\t", x->path);
+			else
+				fprintf(f, "%s\n\t\t", x->path);
+			print_client(f, x, &x->allow[j]);
+		}
+	}
+	pthread_mutex_unlock(&s->cfg_lock);
+	fprintf(f, "\nClients connected now:\n");
+	if (s->rr != NULL)
+		rr_server_each_peer(s->rr, print_peer, &pp);
+	pp.transport = "tcp";
+	for (unsigned i = 0; i < s->ntcp; i++)
+		rpc_tcp_each_peer(s->tcp[i], print_peer, &pp);
+	if (pp.n == 0)
+		fprintf(f, "(none)\n");
 }

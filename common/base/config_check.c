@@ -198,7 +198,8 @@ export_error(struct load_ctx *c, size_t i, const char *key, const char *fmt, ...
 	va_end(ap);
 }
 
-/* Exports: no directory twice; integrity_required only when integrity is on. */
+/* Exports of the configuration: no directory twice; integrity_required only
+ * when integrity is on. */
 static void check_exports(struct load_ctx *c)
 {
 	const struct nfsrdma_config *cfg = c->cfg;
@@ -207,6 +208,8 @@ static void check_exports(struct load_ctx *c)
 	for (size_t i = 0; i < cfg->server.n_exports; i++) {
 		const struct cfg_export *exp = &cfg->server.exports[i];
 
+		if (exp->file != NULL)
+			break; /* the exports file's come last and were checked as read */
 		if (exp->integrity_required && cfg->server.integrity.mode == CFG_INTEGRITY_NONE)
 			export_error(c, i, "integrity_required",
 				     "needs server.integrity.mode = \"hmac-sha256\"");

@@ -85,7 +85,8 @@ const char *config_join_names(const char *const *names, const char *sep, char *b
 
 static int check_provider(const char *s, char *why, size_t len);
 static int check_abs_path(const char *s, char *why, size_t len);
-static int check_export_path(const char *s, char *why, size_t len);
+static int check_file_path(const char *s, char *why, size_t len);
+static int check_metrics_listen(const char *s, char *why, size_t len);
 static int check_listen_addr(const char *s, char *why, size_t len);
 static int check_client_entry(const char *s, char *why, size_t len);
 
@@ -258,6 +259,12 @@ const struct cfg_entry config_main_table[] = {
 	 .min = 0,
 	 .max = 4096,
 	 .desc = "The exported directories: a list of groups, one per export (see below)."},
+	E_STR("server.metrics.listen", C, server.metrics.listen, NULL, false, check_metrics_listen,
+	      "Address and port where GET /metrics serves the counters in the Prometheus text "
+	      "format (\"127.0.0.1:9101\", \"[::1]:9101\"); unset: off."),
+	E_STR("server.exports_file", C, server.exports_file, NULL, false, check_file_path,
+	      "A file of more exports in the exports(5) syntax of nfs-utils, reread on reload; "
+	      "unset: none."),
 	E_ENUM("client.mode", C, client.mode, mode_names, CFG_MODE_READ_WRITE,
 	       "RPC/RDMA mode the client asks for: read-write or read-read."),
 	E_ENUM("client.registration", C, client.registration, client_reg_names, CFG_CREG_FASTREG,
@@ -301,7 +308,7 @@ const struct cfg_entry config_main_table[] = {
 
 /* The settings of one export, relative to server.exports.[N]. */
 const struct cfg_entry config_export_table[] = {
-	E_STR("path", X, path, NULL, true, check_export_path,
+	E_STR("path", X, path, NULL, true, config_check_export_path,
 	      "Absolute path of the exported directory."),
 	E_LIST("clients", X, clients, 1, 1024, NULL, true, check_client_entry,
 	       "Who may mount it: addresses (192.0.2.7, ::1), prefixes (10.0.0.0/8, fe80::/10) "
@@ -314,6 +321,8 @@ const struct cfg_entry config_export_table[] = {
 	      "User id for squashed and anonymous requests."),
 	E_INT("anon_gid", X, anon_gid, 0, 4294967294LL, 65534,
 	      "Group id for squashed and anonymous requests."),
+	E_INT("fsid", X, fsid, 0, 4294967295LL, 0,
+	      "Export id in file handles; 0: a hash of the directory's real path."),
 	E_BOOL("integrity_required", X, integrity_required, false,
 	       "Refuse requests without a valid HMAC (needs server.integrity.mode = hmac-sha256)."),
 };
@@ -362,8 +371,29 @@ static int check_abs_path(const char *s, char *why, size_t len)
 	return 0;
 }
 
+/* server.metrics.listen: "" (off) or ADDR:PORT. */
+static int check_metrics_listen(const char *s, char *why, size_t len)
+{
+	char host[64];
+	unsigned port;
+
+	if (s[0] == '\0')
+		return 0;
+	return config_hostport_parse(s, host, sizeof(host), &port, why, len);
+}
+
+/* A file name: relative ones are taken from the configuration file's directory. */
+static int check_file_path(const char *s, char *why, size_t len)
+{
+	if (strlen(s) >= PATH_MAX) {
+		snprintf(why, len, "path is longer than %d bytes", PATH_MAX - 1);
+		return -1;
+	}
+	return 0;
+}
+
 /* An export path: absolute, and no "." or ".." component to hide what is exported. */
-static int check_export_path(const char *s, char *why, size_t len)
+int config_check_export_path(const char *s, char *why, size_t len)
 {
 	if (s[0] != '/') {
 		snprintf(why, len, "\"%s\" is not an absolute path", s);

@@ -2,7 +2,11 @@
  * ctl.h: a control socket: a Unix stream socket on which a running daemon
  * answers one command per connection, from its own event loop thread. The
  * server's (mode 0600) answers "stats" (the counters, one "name value" per
- * line) or "exports"; a client mount's answers "stats" (nfsrdma-client stats).
+ * line), "exports" (each export's clients with their options, like exportfs
+ * -v, and the clients connected now), "metrics" (the Prometheus text of GET
+ * /metrics) or "reload" (as SIGHUP; the answer is "reloaded FILE", or the
+ * problems and "reload refused"); a client mount's answers "stats"
+ * (nfsrdma-client stats).
  */
 #ifndef NFSRDMA_CTL_H
 #define NFSRDMA_CTL_H

@@ -216,6 +216,15 @@ unsigned rpc_tcp_nconns(struct tcp_listener *l)
 	return n;
 }
 
+/* See rpc_tcp.h. Connections being shed are still open: they are listed. */
+void rpc_tcp_each_peer(struct tcp_listener *l, rpc_peer_fn fn, void *arg)
+{
+	pthread_mutex_lock(&l->lock);
+	for (struct tcp_conn *c = l->conns; c != NULL; c = c->next)
+		fn(arg, (const struct sockaddr *)&c->peer, c->peer_len);
+	pthread_mutex_unlock(&l->lock);
+}
+
 void rpc_tcp_get_stats(struct tcp_listener *l, struct rpc_tcp_stats *st)
 {
 	st->conns = rpc_tcp_nconns(l);

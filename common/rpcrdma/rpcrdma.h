@@ -105,6 +105,11 @@ int rr_server_listen(struct rr_server *s, const char *host, const char *port);
 void rr_server_get_stats(struct rr_server *s, struct rr_stats *out);
 /* Global and per-connection counters, one "name value" per line. */
 void rr_server_print_stats(struct rr_server *s, FILE *f);
+/* fn(arg, peer, len) for each connection now, under the endpoint's lock (fn
+ * must not block); len 0 when the peer's address is unknown. */
+void rr_server_each_peer(struct rr_server *s,
+			 void (*fn)(void *arg, const struct sockaddr *peer, socklen_t len),
+			 void *arg);
 /* Stop listening, disconnect every connection, wait for in-flight calls, free. */
 void rr_server_destroy(struct rr_server *s);
 

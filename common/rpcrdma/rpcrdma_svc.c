@@ -566,6 +566,19 @@ void rr_server_print_stats(struct rr_server *srv, FILE *f)
 	pthread_mutex_unlock(&ep->lock);
 }
 
+/* See rpcrdma.h. */
+void rr_server_each_peer(struct rr_server *srv,
+			 void (*fn)(void *arg, const struct sockaddr *peer, socklen_t len),
+			 void *arg)
+{
+	struct rr_ep *ep = srv->ep;
+
+	pthread_mutex_lock(&ep->lock);
+	for (struct rr_conn *c = ep->conns; c; c = c->next)
+		fn(arg, (const struct sockaddr *)&c->peer_addr, c->peer_addr_len);
+	pthread_mutex_unlock(&ep->lock);
+}
+
 static void stop_listener(void *arg)
 {
 	struct rr_server *srv = arg;
