@@ -29,37 +29,8 @@
 /* The transport's parameters from the configuration. */
 static void rr_params_from(const struct nfsrdma_config *c, struct rr_params *p)
 {
-	static const enum rr_reg reg[] = {
-		[CFG_SREG_DYNAMIC] = RR_REG_DYNAMIC,
-		[CFG_SREG_FASTREG] = RR_REG_FASTREG,
-		[CFG_SREG_CACHE] = RR_REG_CACHE,
-		[CFG_SREG_ALLPHYS] = RR_REG_ALLPHYS,
-	};
-
-	rr_params_defaults(p);
-	p->provider = c->rdma.provider;
-	p->credits = c->rdma.credits;
-	p->inline_send = (uint32_t)c->rdma.inline_send;
-	p->inline_recv = (uint32_t)c->rdma.inline_recv;
-	p->max_io = (uint32_t)c->rdma.max_io_size;
-	p->rd_depth = (uint8_t)c->rdma.rd_depth;
-	p->modes =
-		((c->server.modes & CFG_MODE_BIT(CFG_MODE_READ_WRITE)) ? RR_MODE_READ_WRITE : 0) |
-		((c->server.modes & CFG_MODE_BIT(CFG_MODE_READ_READ)) ? RR_MODE_READ_READ : 0);
-	p->reg = reg[c->server.registration];
-	p->cache_budget = c->server.cache.budget;
-	p->cache_high = c->server.cache.high_watermark;
-	p->cache_low = c->server.cache.low_watermark;
-	p->fastreg_pool = c->server.fastreg_pool;
-	p->arena_size = c->rdma.registered_memory_budget;
-	p->trusted_peers = c->server.trusted_peers;
-	p->done_deadline_ms = c->server.read_read.done_deadline_ms;
-	p->op_deadline_ms = c->server.rdma_deadline_ms;
-	p->exposed_max = c->server.read_read.exposed_bytes_max;
-	p->mem_budget = c->rdma.registered_memory_budget;
-	p->max_conns = c->server.rdma_connections_max;
-	p->max_conns_per_addr = c->server.rdma_connections_per_client;
-	p->idle_ms = c->server.rdma_idle_ms;
+	rr_params_defaults_for(RR_ROLE_SERVER, p);
+	rr_params_from_config(c, RR_ROLE_SERVER, p);
 }
 
 /* What the first client entry of the export (acl) matching sa is granted. */
