@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <rpc/rpc.h>
+#include <rpc/clnt_soc.h>
 #include <rpc/pmap_prot.h>
 
 #include "common/base/clock.h"
@@ -208,6 +209,7 @@ int nlm_cb_start(struct nlm *n)
 		log_err("NLM: cannot start its thread: %s", strerror(rc));
 		return -rc;
 	}
+	pthread_setname_np(cb->thread, "nlm");
 	cb->started = 1;
 	return 0;
 }

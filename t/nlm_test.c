@@ -376,6 +376,9 @@ static void stop_server(void)
 	kill(server_pid, SIGTERM);
 	waitpid(server_pid, &st, 0);
 	server_pid = 0;
+	/* a clean stop: nothing leaked, no sanitizer report */
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
 /* ---- clients */
