@@ -24,6 +24,9 @@
 #define CB_TRY_MS   1500 /* one try: the call and its UDP retransmissions */
 #define CB_PAUSE_MS 2000 /* between tries */
 #define CB_ARGS_MAX 4096 /* encoded arguments of one call */
+#define CB_PER_PEER                                                                                \
+	32 /* calls waiting for one client: a flood of _MSG calls                                  \
+	      cannot fill the queue that others' GRANTED go through */
 
 struct cb_job {
 	struct cb_job *next;
@@ -124,9 +127,12 @@ static void run_job(struct nlm *n, struct cb_job *j)
 		pthread_mutex_unlock(&cb->lock);
 		return;
 	}
-	if (!ok)
-		log_info("NLM: call %u of program %u to %s went unanswered", j->proc, j->prog,
-			 inet_ntoa(j->addr.sin_addr));
+	if (!ok) {
+		char ip[INET_ADDRSTRLEN] = "?";
+
+		inet_ntop(AF_INET, &j->addr.sin_addr, ip, sizeof(ip));
+		log_info("NLM: call %u of program %u to %s went unanswered", j->proc, j->prog, ip);
+	}
 	if (j->done)
 		j->done(n, j->arg, ok, ok ? res : NULL);
 	if (res) {
@@ -238,6 +244,16 @@ void nlm_cb_stop(struct nlm *n)
 	n->cb = NULL;
 }
 
+/* Calls waiting for the client at addr. Under cb->lock. */
+static unsigned peer_jobs(struct nlm_cb *cb, const struct sockaddr_in *addr)
+{
+	unsigned k = 0;
+
+	for (struct cb_job *j = cb->head; j; j = j->next)
+		k += j->addr.sin_addr.s_addr == addr->sin_addr.s_addr;
+	return k;
+}
+
 /* See nlm_int.h. */
 int nlm_cb_call(struct nlm *n, const struct sockaddr *addr, socklen_t alen, uint32_t prog,
 		uint32_t vers, uint32_t proc, xdrproc_t xdr_args, const void *args,
@@ -270,12 +286,20 @@ int nlm_cb_call(struct nlm *n, const struct sockaddr *addr, socklen_t alen, uint
 	j->res_size = res_size;
 	j->done = done;
 	j->arg = arg;
-	j->tries_left = n->p.callback_retries ? n->p.callback_retries : 1;
+	/* an answer to a _MSG call (no one waits for it) is sent once: the
+	 * client asks again if it is lost */
+	j->tries_left = done == NULL ? 1 : n->p.callback_retries ? n->p.callback_retries : 1;
 	j->due_ms = nlm_now_ms();
 	pthread_mutex_lock(&cb->lock);
-	if (cb->njobs >= NLM_CB_QUEUE) {
+	if (cb->njobs >= NLM_CB_QUEUE || peer_jobs(cb, &j->addr) >= CB_PER_PEER) {
+		char ip[INET_ADDRSTRLEN] = "?";
+		unsigned all = cb->njobs;
+
 		pthread_mutex_unlock(&cb->lock);
-		log_warn("NLM: %d calls back to clients waiting: one more dropped", NLM_CB_QUEUE);
+		inet_ntop(AF_INET, &j->addr.sin_addr, ip, sizeof(ip));
+		log_warn("NLM: too many calls back waiting (%u in all, at most %d per client): one "
+			 "more to %s dropped",
+			 all, CB_PER_PEER, ip);
 		free(j);
 		return -ENOSPC;
 	}
