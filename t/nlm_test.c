@@ -897,7 +897,25 @@ static bool_t xdr_junk(XDR *xdrs, void *unused)
 	return xdr_uint32_t(xdrs, &v);
 }
 
-/* Bad input gets clear answers. */
+/* Whether the running server's counter name (nfsrdma-server -s) is >= min. */
+static int stat_at_least(const char *name, long min)
+{
+	const char *top = getenv("top_builddir") ? getenv("top_builddir") : ".";
+	char cmd[1024], line[256];
+	long v = -1;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "%s/server/nfsrdma-server -s -f %s/srv.conf", top, T);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p))
+		if (strncmp(line, name, strlen(name)) == 0 && line[strlen(name)] == ' ')
+			v = strtol(line + strlen(name) + 1, NULL, 10);
+	pclose(p);
+	return v >= min;
+}
+
+/* Bad input gets clear answers; the counters say what happened. */
 static void bad_input(void **state)
 {
 	nfs_fh3 fh, bogus = {.data = {16, "0123456789abcdef"}};
@@ -921,6 +939,10 @@ static void bad_input(void **state)
 	assert_int_equal(
 		clnt_call(tcp, 17, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_void, NULL, tmo),
 		RPC_PROCUNAVAIL);
+	assert_true(stat_at_least("nlm.granted", 10));
+	assert_true(stat_at_least("nlm.nolocks", 3));
+	assert_true(stat_at_least("nlm.blocked_total", 5));
+	assert_false(stat_at_least("nlm.granted", 100000));
 	do_free_all(tcp, "hostA");
 	free(fh.data.data_val);
 }
