@@ -380,6 +380,8 @@ static void granted_done(struct nlm *n, void *arg, int ok, void *res)
 	const nlm4_res *r = res;
 	struct nlm_grant *g;
 
+	if (ok < 0)
+		return; /* stopping: nlm_destroy frees the grants */
 	pthread_mutex_lock(&n->lock);
 	g = grant_take(n, id);
 	if (g && (!ok || (r && r->stat != NLM4_GRANTED))) {

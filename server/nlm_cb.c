@@ -236,6 +236,8 @@ void nlm_cb_stop(struct nlm *n)
 		pthread_join(cb->thread, NULL);
 	while ((j = cb->head) != NULL) {
 		cb->head = j->next;
+		if (j->done)
+			j->done(n, j->arg, -1, NULL);
 		free(j);
 	}
 	pthread_cond_destroy(&cb->cond);

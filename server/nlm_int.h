@@ -158,8 +158,9 @@ void nlm_granted_res(struct nlm *n, const nlm4_netobj *cookie, nlm4_stats st);
 
 /* ---- calls back to clients (nlm_cb.c): one thread, one queue */
 
-/* When a call is over: ok, and its decoded result (NULL if none or failed).
- * Runs on the nlm thread without any lock held. */
+/* When a call is over: ok (1 answered, 0 not; -1 never made: the server
+ * stops), and its decoded result (NULL if none or failed). Runs on the nlm
+ * thread (or in nlm_cb_stop) without any lock held. */
 typedef void (*nlm_cb_done)(struct nlm *n, void *arg, int ok, void *res);
 
 int nlm_cb_start(struct nlm *n);

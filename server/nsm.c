@@ -122,6 +122,10 @@ static void notified(struct nlm *n, void *arg, int ok, void *res)
 	char path[4200];
 
 	(void)res;
+	if (ok < 0) { /* stopping: the client stays recorded, and hears at the next start */
+		free(name);
+		return;
+	}
 	pthread_mutex_lock(&n->lock);
 	h = nlm_host_find(n, name, NULL);
 	if (!ok)
