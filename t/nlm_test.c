@@ -266,9 +266,21 @@ static void *svc_thread(void *arg)
 	return NULL;
 }
 
+/* A UDP socket on 127.0.0.1 only: the client at 127.0.0.3 answers nothing. */
+static int loopback_socket(void)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	return fd;
+}
+
 static void start_services(void)
 {
-	SVCXPRT *pm = svcudp_create(RPC_ANYSOCK), *cb = svcudp_create(RPC_ANYSOCK);
+	SVCXPRT *pm = svcudp_create(loopback_socket()), *cb = svcudp_create(loopback_socket());
 	pthread_t th;
 
 	assert_non_null(pm);
@@ -318,7 +330,8 @@ static void write_conf(unsigned grace_s)
 		"          blocked_per_client = 2; callback_retries = 3;\n"
 		"          client_rpcbind_port = %u; };\n"
 		"  nsm = { state_dir = \"%s/sm\"; name = \"" SERVER_NAME "\"; };\n"
-		"  exports = ( { path = \"%s/export\"; clients = [\"127.0.0.1\"]; access = \"rw\";"
+		"  exports = ( { path = \"%s/export\"; clients = [\"127.0.0.1\", \"127.0.0.3\"];"
+		" access = \"rw\";"
 		" root_squash = false; } );\n"
 		"};\n",
 		rdma_port, tcp_port, T, T, grace_s, pmap_port, T, T);
@@ -993,6 +1006,39 @@ static void forged_from_elsewhere(void **state)
 	free(fh.data.data_val);
 }
 
+/* A client that does not answer (nothing listens at 127.0.0.3) delays no
+ * one else's GRANTED, and the lock granted to it goes back when its tries
+ * are over. */
+static void silent_client_delays_no_one(void **state)
+{
+	CLIENT *silent = client_from("127.0.0.3", NLM_PROGRAM, NLM_V4);
+	int32_t svid_b = 1002;
+	uint64_t t0;
+	nfs_fh3 fh;
+
+	(void)state;
+	file_handle("silent", &fh);
+	assert_int_equal(do_lock(tcp, alock("hostA", &fh, 1000, 0, 10), 1, 0, 0), NLM4_GRANTED);
+	assert_int_equal(do_lock(silent, alock("hostQ", &fh, 1001, 0, 5), 1, 1, 0), NLM4_BLOCKED);
+	assert_int_equal(do_lock(udp, alock("hostB", &fh, svid_b, 5, 5), 1, 1, 0), NLM4_BLOCKED);
+	t0 = now_ms();
+	assert_int_equal(do_unlock(tcp, alock("hostA", &fh, 1000, 0, 0)), NLM4_GRANTED);
+	assert_true(wait_event(match_granted_svid, &svid_b, 5000, NULL));
+	assert_true(now_ms() - t0 < 1000);
+	/* hostQ holds [0,5) until its 3 tries (about 8 s) are over */
+	assert_int_equal(do_lock(tcp, alock("hostA", &fh, 1000, 0, 1), 1, 0, 0), NLM4_DENIED);
+	while (now_ms() - t0 < 12000 &&
+	       do_lock(tcp, alock("hostA", &fh, 1000, 0, 1), 1, 0, 0) != NLM4_GRANTED)
+		usleep(250000);
+	assert_true(now_ms() - t0 >= 4000);
+	assert_true(now_ms() - t0 < 12000);
+	assert_true(stat_at_least("nlm.callbacks_failed", 1));
+	do_free_all(tcp, "hostA");
+	do_free_all(udp, "hostB");
+	clnt_destroy(silent);
+	free(fh.data.data_val);
+}
+
 /* ---- a restart: SM_NOTIFY to the clients, then the grace period */
 
 static int32_t sm_state(void)
@@ -1084,6 +1130,7 @@ int main(void)
 		cmocka_unit_test(msg_forms),
 		cmocka_unit_test(bad_input),
 		cmocka_unit_test(forged_from_elsewhere),
+		cmocka_unit_test(silent_client_delays_no_one),
 		cmocka_unit_test(restart_notifies_and_grace),
 		cmocka_unit_test(client_reboot_drops_locks),
 	};
