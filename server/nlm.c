@@ -958,25 +958,38 @@ void nlm_destroy(struct nlm *n)
 }
 
 /* See nlm.h. */
+void nlm_get_stats(struct nlm *n, struct nlm_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	pthread_mutex_lock(&n->lock);
+	st->clients = n->nhosts;
+	st->owners = n->nowners;
+	for (struct nlm_block *b = n->blocked; b; b = b->next)
+		st->blocked++;
+	st->granted = n->granted;
+	st->denied = n->denied;
+	st->blocked_total = n->blocked_n;
+	st->nolocks = n->nolocks;
+	st->grace_refused = n->grace_refused;
+	st->callbacks_failed = n->callbacks_failed;
+	st->reboots = n->reboots;
+	st->nsm_state = n->nsm_state;
+	pthread_mutex_unlock(&n->lock);
+}
+
+/* See nlm.h. */
 void nlm_print_stats(struct nlm *n, FILE *f)
 {
-	unsigned owners = 0, blocked = 0;
+	struct nlm_stats st;
 
 	if (n == NULL)
 		return;
-	pthread_mutex_lock(&n->lock);
-	owners = n->nowners;
-	for (struct nlm_block *b = n->blocked; b; b = b->next)
-		blocked++;
+	nlm_get_stats(n, &st);
 	fprintf(f,
 		"nlm.clients %u\nnlm.owners %u\nnlm.blocked %u\nnlm.granted %llu\n"
 		"nlm.denied %llu\nnlm.blocked_total %llu\nnlm.nolocks %llu\n"
 		"nlm.grace_refused %llu\nnlm.callbacks_failed %llu\nnlm.reboots %llu\n"
 		"nsm.state %d\n",
-		n->nhosts, owners, blocked, (unsigned long long)n->granted,
-		(unsigned long long)n->denied, (unsigned long long)n->blocked_n,
-		(unsigned long long)n->nolocks, (unsigned long long)n->grace_refused,
-		(unsigned long long)n->callbacks_failed, (unsigned long long)n->reboots,
-		(int)n->nsm_state);
-	pthread_mutex_unlock(&n->lock);
+		st.clients, st.owners, st.blocked, st.granted, st.denied, st.blocked_total,
+		st.nolocks, st.grace_refused, st.callbacks_failed, st.reboots, st.nsm_state);
 }

@@ -42,7 +42,15 @@ int nlm_register(struct rpc_server *srv, struct nlm *n);
 /* Stop the thread, close every lock owner (releasing its locks). NULL is
  * fine. The programs must no longer be called. */
 void nlm_destroy(struct nlm *n);
-/* The counters, one "name value" per line. */
+/* What the lock manager holds now and has done since the start. */
+struct nlm_stats {
+	unsigned clients, owners, blocked; /* now */
+	unsigned long long granted, denied, blocked_total, nolocks, grace_refused, callbacks_failed,
+		reboots;
+	int nsm_state;
+};
+void nlm_get_stats(struct nlm *n, struct nlm_stats *st);
+/* The counters, one "name value" per line (nothing when n is NULL). */
 void nlm_print_stats(struct nlm *n, FILE *f);
 
 #endif

@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "common/base/ctl.h"
 #include "common/nfs/mount_prot.h"
 #include "common/nfs/nfs3_prot.h"
 #include "common/nfs/nfs_prog.h"
@@ -928,6 +929,23 @@ static int stat_at_least(const char *name, long min)
 	return v >= min;
 }
 
+/* Whether the metrics (control socket's "metrics") have a line beginning so. */
+static int metrics_say(const char *start)
+{
+	char path[512], line[512];
+	int found = 0;
+	FILE *f = tmpfile();
+
+	assert_non_null(f);
+	snprintf(path, sizeof(path), "%s/ctl.sock", T);
+	assert_int_equal(ctl_query(path, "metrics", f), 0);
+	rewind(f);
+	while (fgets(line, sizeof(line), f))
+		found |= strncmp(line, start, strlen(start)) == 0;
+	fclose(f);
+	return found;
+}
+
 /* Bad input gets clear answers; the counters say what happened. */
 static void bad_input(void **state)
 {
@@ -956,6 +974,9 @@ static void bad_input(void **state)
 	assert_true(stat_at_least("nlm.nolocks", 3));
 	assert_true(stat_at_least("nlm.blocked_total", 5));
 	assert_false(stat_at_least("nlm.granted", 100000));
+	assert_true(metrics_say("nfsrdma_nlm_granted_total "));
+	assert_true(metrics_say("nfsrdma_calls_total{transport=\"udp\",program=\"nlm\","
+				"procedure=\"LOCK\"}"));
 	do_free_all(tcp, "hostA");
 	free(fh.data.data_val);
 }
