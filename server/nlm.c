@@ -721,6 +721,14 @@ nlm4_stats nlm_do_unlock(struct nlm *n, const struct sockaddr *peer, const nlm4_
 		ino = o->ino;
 		if (owner_apply(n, o, start, end, 0) != 0)
 			st = NLM4_FAILED;
+		/* as on Linux, an unlock also cancels the owner's waits on the range */
+		for (struct nlm_block *b = n->blocked, *next; b; b = next) {
+			next = b->next;
+			if (b->owner == o && b->start < end && b->end > start) {
+				block_unlink(n, b);
+				free(b);
+			}
+		}
 		owner_maybe_free(n, o);
 		blocked_retry(n, 0, dev, ino);
 	}

@@ -737,6 +737,24 @@ static void blocked_granted_and_cancelled(void **state)
 	free(fh.data.data_val);
 }
 
+/* An UNLOCK also cancels the owner's blocked requests on the range. */
+static void unlock_cancels_waits(void **state)
+{
+	int32_t svid = 1102;
+	nfs_fh3 fh;
+
+	(void)state;
+	file_handle("unlockwait", &fh);
+	assert_int_equal(do_lock(tcp, alock("hostA", &fh, 1101, 0, 10), 1, 0, 0), NLM4_GRANTED);
+	assert_int_equal(do_lock(udp, alock("hostB", &fh, svid, 0, 10), 1, 1, 0), NLM4_BLOCKED);
+	assert_int_equal(do_unlock(udp, alock("hostB", &fh, svid, 0, 0)), NLM4_GRANTED);
+	assert_int_equal(do_unlock(tcp, alock("hostA", &fh, 1101, 0, 0)), NLM4_GRANTED);
+	assert_false(wait_event(match_granted_svid, &svid, 1500, NULL));
+	assert_int_equal(do_lock(tcp, alock("hostA", &fh, 1101, 0, 10), 1, 0, 0), NLM4_GRANTED);
+	do_free_all(tcp, "hostA");
+	free(fh.data.data_val);
+}
+
 /* FREE_ALL drops every lock and blocked request of a host. */
 static void free_all(void **state)
 {
@@ -1145,6 +1163,7 @@ int main(void)
 		cmocka_unit_test(merge_and_split),
 		cmocka_unit_test(local_process_conflicts),
 		cmocka_unit_test(blocked_granted_and_cancelled),
+		cmocka_unit_test(unlock_cancels_waits),
 		cmocka_unit_test(free_all),
 		cmocka_unit_test(per_client_limits),
 		cmocka_unit_test(shares),
