@@ -470,10 +470,9 @@ static void blocked_retry(struct nlm *n, int all, dev_t dev, ino_t ino)
 		}
 		if (in_grace(n))
 			continue;
-		if (owner_apply(n, b->owner, b->start, b->end, b->exclusive ? 2 : 1) == 0) {
+		/* granting frees b only (its owner holds the lock now), so next stays */
+		if (owner_apply(n, b->owner, b->start, b->end, b->exclusive ? 2 : 1) == 0)
 			block_granted(n, b);
-			next = n->blocked; /* the list may have changed: start over */
-		}
 	}
 }
 
