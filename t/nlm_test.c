@@ -829,6 +829,12 @@ static void shares(void **state)
 			 RPC_SUCCESS);
 	assert_int_equal(r.stat, NLM4_GRANTED);
 	xdr_free((xdrproc_t)xdr_nlm4_shareres, (char *)&r);
+	/* the same owner again (a reopen): replaces its share */
+	assert_int_equal(clnt_call(tcp, NLM4_SHARE, (xdrproc_t)xdr_nlm4_shareargs, (char *)&a,
+				   (xdrproc_t)xdr_nlm4_shareres, (char *)&r, tmo),
+			 RPC_SUCCESS);
+	assert_int_equal(r.stat, NLM4_GRANTED);
+	xdr_free((xdrproc_t)xdr_nlm4_shareres, (char *)&r);
 	a.share.caller_name = "hostT";
 	a.share.mode = NLM4_FSM_DN;
 	a.share.access = NLM4_FSA_W;
@@ -843,7 +849,24 @@ static void shares(void **state)
 			 RPC_SUCCESS);
 	assert_int_equal(r.stat, NLM4_GRANTED);
 	xdr_free((xdrproc_t)xdr_nlm4_shareres, (char *)&r);
+	/* S asks to deny reading, which T does: refused, and S keeps what it had */
 	a.share.caller_name = "hostS";
+	a.share.mode = NLM4_FSM_DR;
+	assert_int_equal(clnt_call(tcp, NLM4_SHARE, (xdrproc_t)xdr_nlm4_shareargs, (char *)&a,
+				   (xdrproc_t)xdr_nlm4_shareres, (char *)&r, tmo),
+			 RPC_SUCCESS);
+	assert_int_equal(r.stat, NLM4_DENIED);
+	xdr_free((xdrproc_t)xdr_nlm4_shareres, (char *)&r);
+	a.share.caller_name = "hostV";
+	a.share.mode = NLM4_FSM_DN;
+	a.share.access = NLM4_FSA_W;
+	assert_int_equal(clnt_call(udp, NLM4_SHARE, (xdrproc_t)xdr_nlm4_shareargs, (char *)&a,
+				   (xdrproc_t)xdr_nlm4_shareres, (char *)&r, tmo),
+			 RPC_SUCCESS);
+	assert_int_equal(r.stat, NLM4_DENIED);
+	xdr_free((xdrproc_t)xdr_nlm4_shareres, (char *)&r);
+	a.share.caller_name = "hostS";
+	a.share.access = NLM4_FSA_R;
 	assert_int_equal(clnt_call(tcp, NLM4_UNSHARE, (xdrproc_t)xdr_nlm4_shareargs, (char *)&a,
 				   (xdrproc_t)xdr_nlm4_shareres, (char *)&r, tmo),
 			 RPC_SUCCESS);
@@ -854,6 +877,12 @@ static void shares(void **state)
 			 RPC_SUCCESS);
 	xdr_free((xdrproc_t)xdr_nlm4_shareres, (char *)&r);
 	a.share.caller_name = "hostU";
+	a.share.access = 7; /* no such access */
+	assert_int_equal(clnt_call(udp, NLM4_SHARE, (xdrproc_t)xdr_nlm4_shareargs, (char *)&a,
+				   (xdrproc_t)xdr_nlm4_shareres, (char *)&r, tmo),
+			 RPC_SUCCESS);
+	assert_int_equal(r.stat, NLM4_FAILED);
+	xdr_free((xdrproc_t)xdr_nlm4_shareres, (char *)&r);
 	a.share.access = NLM4_FSA_W;
 	assert_int_equal(clnt_call(udp, NLM4_SHARE, (xdrproc_t)xdr_nlm4_shareargs, (char *)&a,
 				   (xdrproc_t)xdr_nlm4_shareres, (char *)&r, tmo),
