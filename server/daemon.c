@@ -21,6 +21,7 @@
 #include "server/daemon.h"
 #include "server/metrics.h"
 #include "server/nfs_program.h"
+#include "server/nlm.h"
 #include "server/notify.h"
 #include "server/rpcbind.h"
 
@@ -223,6 +224,38 @@ static int handle_key(struct nfs_backend *be, const char *path)
 	return rc;
 }
 
+/* The lock manager, when the configuration serves locks; its state directory
+ * defaults to "sm" beside the handle key. */
+static int start_nlm(struct nfsrdma_server *s)
+{
+	const struct nfsrdma_config *c = &s->cfg;
+	struct nlm_params p = {.grace_s = c->server.nlm.grace_s,
+			       .clients_max = c->server.nlm.clients_max,
+			       .owners_per_client = c->server.nlm.owners_per_client,
+			       .locks_per_client = c->server.nlm.locks_per_client,
+			       .blocked_per_client = c->server.nlm.blocked_per_client,
+			       .blocked_timeout_s = c->server.nlm.blocked_timeout_s,
+			       .callback_retries = c->server.nlm.callback_retries,
+			       .client_rpcbind_port = c->server.nlm.client_rpcbind_port,
+			       .state_dir = c->server.nsm.state_dir,
+			       .name = c->server.nsm.name};
+	char dir[4096];
+	int rc;
+
+	if (!c->server.nlm.enable)
+		return 0;
+	if (p.state_dir == NULL || p.state_dir[0] == '\0') {
+		const char *key = c->server.handle_key_file, *slash = strrchr(key, '/');
+
+		snprintf(dir, sizeof(dir), "%.*s/sm", slash ? (int)(slash - key) : 1,
+			 slash ? key : ".");
+		p.state_dir = dir;
+	}
+	if ((rc = nlm_create(&p, s->be, &s->nlm)) != 0)
+		return rc;
+	return nlm_register(s->rpc, s->nlm);
+}
+
 int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg)
 {
 	const struct nfsrdma_config *c = &s->cfg;
@@ -265,10 +298,11 @@ int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg)
 					.replay_window_s = c->server.integrity.replay_window_s,
 					.mem_budget = c->server.memory_budget};
 	if ((rc = rpc_server_create(&sp, &s->rpc)) != 0 ||
-	    (rc = nfs_programs_register(s->rpc, s->be)) != 0 || (rc = start_listeners(s)) != 0)
+	    (rc = nfs_programs_register(s->rpc, s->be)) != 0 || (rc = start_nlm(s)) != 0 ||
+	    (rc = start_listeners(s)) != 0)
 		goto fail;
 	if (c->server.rpcbind && c->server.tcp_port)
-		s->rpcbind_done = rpcbind_register(c->server.tcp_port) == 0;
+		s->rpcbind_done = rpcbind_register(c->server.tcp_port, s->nlm != NULL) == 0;
 	if ((rc = ctl_start(c->server.control_socket, 0600, ctl_answer, s, &s->ctl)) != 0)
 		goto fail;
 	if (c->server.metrics.listen != NULL &&
@@ -436,6 +470,8 @@ void daemon_stop(struct nfsrdma_server *s)
 	s->ntcp = s->nudp = 0;
 	rpc_server_destroy(s->rpc); /* runs what is queued, then stops the workers */
 	s->rpc = NULL;
+	nlm_destroy(s->nlm); /* no call runs now: its owners close, their locks go */
+	s->nlm = NULL;
 	nfs_backend_destroy(s->be);
 	s->be = NULL;
 	if (s->have_key)
@@ -496,6 +532,7 @@ void daemon_print_stats(struct nfsrdma_server *s, FILE *f)
 		(unsigned long long)drc.capacity);
 	if (s->rr)
 		rr_server_print_stats(s->rr, f);
+	nlm_print_stats(s->nlm, f);
 }
 
 /* One client of an export as exportfs -v shows it: CLIENT(OPTIONS). */

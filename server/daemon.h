@@ -21,6 +21,7 @@ struct tcp_listener;
 struct udp_listener;
 struct ctl;
 struct metrics;
+struct nlm;
 
 struct nfsrdma_server {
 	struct nfsrdma_config cfg;
@@ -35,6 +36,7 @@ struct nfsrdma_server {
 	int rpcbind_done;
 	struct ctl *ctl;
 	struct metrics *metrics; /* /metrics for Prometheus; NULL: off */
+	struct nlm *nlm;	 /* the lock manager (NLM, NSM); NULL: off */
 	int pidfile_written;
 	pthread_mutex_t cfg_lock; /* the control socket reads cfg's exports as reload swaps them */
 	pthread_mutex_t reload_lock; /* one reload at a time: SIGHUP or the control socket */

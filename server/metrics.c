@@ -16,6 +16,7 @@
 #include "common/base/config.h"
 #include "common/base/log.h"
 #include "common/nfs/nfs_prog.h"
+#include "common/nfs/nlm_prog.h"
 #include "common/rpc/rpc_drc.h"
 #include "common/rpc/rpc_replay.h"
 #include "common/rpc/rpc_tcp.h"
@@ -23,6 +24,7 @@
 #include "common/rpcrdma/rpcrdma.h"
 #include "server/daemon.h"
 #include "server/metrics.h"
+#include "server/nlm.h"
 
 /* ------------------------------------------------------------------ the text */
 
@@ -46,6 +48,10 @@ static const char *program_name(const struct rpc_program *p, char *buf, size_t l
 		return "nfs";
 	if (p->prog == MOUNT_PROGRAM)
 		return "mount";
+	if (p->prog == NLM_PROGRAM)
+		return "nlm";
+	if (p->prog == NSM_PROGRAM)
+		return "nsm";
 	snprintf(buf, len, "%u", p->prog);
 	return buf;
 }
@@ -280,6 +286,37 @@ static void print_memory(struct nfsrdma_server *s, FILE *f)
 	       "Integrity-protected calls refused for a clock too far off.", (double)rp.off_clock);
 }
 
+/* The lock manager: what it holds now, and what it refused. */
+static void print_locks(struct nfsrdma_server *s, FILE *f)
+{
+	struct nlm_stats st;
+
+	if (s->nlm == NULL)
+		return;
+	nlm_get_stats(s->nlm, &st);
+	single(f, "nfsrdma_nlm_clients", "gauge", "Client hosts with lock state now.",
+	       (double)st.clients);
+	single(f, "nfsrdma_nlm_owners", "gauge",
+	       "Lock owners now (each an open file description of a locked file).",
+	       (double)st.owners);
+	single(f, "nfsrdma_nlm_blocked", "gauge", "Blocked lock requests waiting now.",
+	       (double)st.blocked);
+	single(f, "nfsrdma_nlm_granted_total", "counter", "Locks granted.", (double)st.granted);
+	single(f, "nfsrdma_nlm_denied_total", "counter", "Locks denied for a conflict.",
+	       (double)st.denied);
+	single(f, "nfsrdma_nlm_blocked_total", "counter", "Lock requests that blocked.",
+	       (double)st.blocked_total);
+	single(f, "nfsrdma_nlm_nolocks_total", "counter",
+	       "Lock requests refused at a ceiling (DENIED_NOLOCKS).", (double)st.nolocks);
+	single(f, "nfsrdma_nlm_grace_refused_total", "counter",
+	       "Requests refused for the grace period.", (double)st.grace_refused);
+	single(f, "nfsrdma_nlm_callbacks_failed_total", "counter",
+	       "Granted locks the client did not take (released again).",
+	       (double)st.callbacks_failed);
+	single(f, "nfsrdma_nlm_reboots_total", "counter",
+	       "Clients that announced a reboot and lost their locks.", (double)st.reboots);
+}
+
 void metrics_print(struct nfsrdma_server *s, FILE *f)
 {
 	struct xprt_totals t;
@@ -298,6 +335,7 @@ void metrics_print(struct nfsrdma_server *s, FILE *f)
 	single(f, "nfsrdma_udp_inflight_peak", "gauge", "The most UDP calls held at once.",
 	       (double)t.udp_peak);
 	print_rdma(f, &t.rdma);
+	print_locks(s, f);
 	print_memory(s, f);
 }
 

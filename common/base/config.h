@@ -173,7 +173,22 @@ struct nfsrdma_config {
 		struct {
 			char *listen; /* "ADDR:PORT" serving /metrics; NULL: off */
 		} metrics;
-		bool rpcbind;			/* register NFS and MOUNT with rpcbind */
+		bool rpcbind; /* register NFS and MOUNT with rpcbind */
+		struct {
+			bool enable;		      /* serve NLM v4 and NSM v1 */
+			unsigned grace_s;	      /* only reclaims after start */
+			unsigned clients_max;	      /* client hosts holding locks */
+			unsigned owners_per_client;   /* open descriptions per client */
+			unsigned locks_per_client;    /* ranges and shares per client */
+			unsigned blocked_per_client;  /* blocked requests per client */
+			unsigned blocked_timeout_s;   /* a blocked request's life */
+			unsigned callback_retries;    /* tries of a call to a client */
+			unsigned client_rpcbind_port; /* clients' rpcbind (111) */
+		} nlm;
+		struct {
+			char *state_dir; /* NULL: "sm" beside handle_key_file */
+			char *name;	 /* ours in SM_NOTIFY; NULL: the host name */
+		} nsm;
 		struct cfg_integrity integrity; /* per-message HMAC */
 		struct cfg_export *exports;	/* n_exports exported directories */
 		size_t n_exports;
