@@ -9,6 +9,10 @@ DEB_FILES = debian/changelog debian/control debian/copyright debian/rules \
 EXTRA_DIST += $(DEB_FILES)
 DEB_DIR = deb
 deb:
+	@cd $(srcdir) && for f in $$(find debian -type f); do \
+		case " $(DEB_FILES) " in *" $$f "*) ;; \
+		*) echo "deb: $$f is not in DEB_FILES (mk/deb.mk), so not in the tarball"; exit 1 ;; esac; \
+	done
 	rm -f $(distdir).tar.gz
 	$(MAKE) $(AM_MAKEFLAGS) dist-gzip
 	$(SHELL) $(srcdir)/scripts/build-deb.sh $(distdir).tar.gz $(DEB_DIR); \
