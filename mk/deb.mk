@@ -7,7 +7,7 @@ DEB_FILES = debian/changelog debian/control debian/copyright debian/rules \
 	debian/nfsrdma-client.install debian/nfsrdma-client.links debian/clean \
 	debian/nfsrdma-server.postrm
 EXTRA_DIST += $(DEB_FILES)
-DEB_DIR = deb
+DEB_DIR = $(abs_top_builddir)/deb
 deb:
 	@cd $(srcdir) && for f in $$(find debian -type f); do \
 		case " $(DEB_FILES) " in *" $$f "*) ;; \
