@@ -261,9 +261,10 @@ enum soft_rx_kind { SOFT_RX_NONE, SOFT_RX_DATA, SOFT_RX_DISCARD };
 struct soft_rx {
 	uint8_t *buf; /* staging: headers and small payloads */
 	uint32_t rd, wr;
-	uint32_t readahead; /* how much to read into staging after a payload */
-	bool in_msg;	    /* hdr is being received */
-	bool stalled;	    /* RNR: a Send waits for a Receive */
+	uint32_t readahead;  /* how much to read into staging after a payload */
+	bool in_msg;	     /* hdr is being received */
+	bool stalled;	     /* RNR: a Send waits for a Receive */
+	uint64_t stalled_ms; /* since when */
 	struct soft_hdr hdr;
 	uint32_t left; /* payload bytes still to come */
 	int niov, iov_idx, nmr;
@@ -296,6 +297,8 @@ struct soft_conn {
 
 	struct vb_qp_cap cap;
 	unsigned rnr_timeout_ms;
+	unsigned ack_timeout_ms; /* a request unanswered this long fails RETRY_EXC */
+	uint64_t ack_wait_ms;	 /* since when the oldest send WR waits for the peer; 0: none */
 	bool no_ord_throttle;
 	uint8_t my_ird, my_ord;
 
@@ -405,6 +408,8 @@ void soft_qp_error(struct soft_conn *c, enum soft_err_origin origin, uint32_t se
 		   enum vb_wc_status status);
 /* Retire finished send WRs from the head of the SQ, in post order. */
 void soft_sq_retire(struct soft_conn *c);
+/* Mark the oldest unfinished send WR failed with status (soft_qp_error reports it). */
+void soft_sq_fail_head(struct soft_conn *c, enum vb_wc_status status);
 /* Complete the head Receive with status (and byte_len, flags, key). */
 void soft_rq_complete(struct soft_conn *c, enum vb_wc_status status, uint32_t byte_len,
 		      unsigned flags, uint32_t inv_rkey);
@@ -444,7 +449,14 @@ void soft_engine_kick(struct soft_engine *e, struct soft_conn *c, unsigned what)
 void soft_engine_timer(struct soft_engine *e, struct soft_conn *c, unsigned ms);
 /* Run fn(arg) in the engine thread and wait for it (destroying what it may be using). */
 void soft_engine_call(struct soft_engine *e, void (*fn)(void *), void *arg);
+/* The engine's call at c's deadline (conn->lock held). */
 void soft_conn_timeout(struct soft_conn *c);
+/* Once connected, c's one timer at its nearest deadline: an RNR stall's and
+ * the oldest send WR's wait for the peer (conn->lock held). */
+void soft_conn_arm(struct soft_conn *c);
+/* The peer answered one of our requests, or more; or the SQ got its first
+ * unfinished WR: the wait for the peer starts again (conn->lock held). */
+void soft_sq_progress(struct soft_conn *c);
 uint64_t soft_now_ms(void);
 
 /* soft_dev.c */

@@ -285,13 +285,47 @@ void soft_conn_timeout(struct soft_conn *c)
 		log_info("connect to %s: timed out", c->base.peer);
 		c->cm = SOFT_CM_CLOSED;
 		soft_conn_event(c, VB_CM_UNREACHABLE, -ETIMEDOUT, NULL, 0);
-	} else if (c->rx.stalled) {
-		log_warn("%s: no Receive posted within %u ms; failing the peer's Send (RNR)",
-			 c->base.peer, c->rnr_timeout_ms);
-		c->rx.stalled = false;
-		soft_qp_error(c, SOFT_ERR_RESPONDER, c->rx_expect, VB_WC_RNR_RETRY_EXC_ERR);
-		soft_tx_pump(c);
+	} else if (c->qp == SOFT_QP_RTS) {
+		uint64_t now = soft_now_ms();
+
+		if (c->rx.stalled && now >= c->rx.stalled_ms + c->rnr_timeout_ms) {
+			log_warn(
+				"%s: no Receive posted within %u ms; failing the peer's Send (RNR)",
+				c->base.peer, c->rnr_timeout_ms);
+			c->rx.stalled = false;
+			soft_qp_error(c, SOFT_ERR_RESPONDER, c->rx_expect, VB_WC_RNR_RETRY_EXC_ERR);
+			soft_tx_pump(c);
+		} else if (c->ack_wait_ms && now >= c->ack_wait_ms + c->ack_timeout_ms) {
+			/* what an RC QP does once its retries (retry count x local ACK
+			 * timeout) are spent: the oldest WR fails, the QP goes to error */
+			log_warn("%s: no answer to our requests for %u ms; the peer is gone",
+				 c->base.peer, c->ack_timeout_ms);
+			soft_sq_fail_head(c, VB_WC_RETRY_EXC_ERR);
+			soft_qp_error(c, SOFT_ERR_LOCAL, 0, VB_WC_RETRY_EXC_ERR);
+			soft_tx_pump(c);
+		}
+		soft_conn_arm(c);
 	}
+}
+
+/* See soft.h. */
+void soft_conn_arm(struct soft_conn *c)
+{
+	uint64_t at = 0, now;
+
+	if (!c->dev->eng)
+		return;
+	if (c->qp != SOFT_QP_RTS) { /* before RTS the CM's timeouts own the timer */
+		if (c->qp == SOFT_QP_ERROR)
+			soft_engine_timer(c->dev->eng, c, 0);
+		return;
+	}
+	if (c->rx.stalled)
+		at = c->rx.stalled_ms + c->rnr_timeout_ms;
+	if (c->ack_wait_ms && (at == 0 || c->ack_wait_ms + c->ack_timeout_ms < at))
+		at = c->ack_wait_ms + c->ack_timeout_ms;
+	now = soft_now_ms();
+	soft_engine_timer(c->dev->eng, c, at == 0 ? 0 : at > now ? (unsigned)(at - now) : 1);
 }
 
 /* ---- accept, reject, the handshake messages ---- */

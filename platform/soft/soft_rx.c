@@ -65,9 +65,8 @@ void soft_rx_abort(struct soft_conn *c)
 	soft_mr_put(c->dev, rx->mrs, rx->nmr);
 	rx->nmr = 0;
 	rx->in_msg = false;
-	if (rx->stalled && c->dev->eng)
-		soft_engine_timer(c->dev->eng, c, 0);
 	rx->stalled = false;
+	soft_conn_arm(c);
 }
 
 /* The peer broke the protocol: tell it and fail the QP, or drop a half-made connection. */
@@ -152,7 +151,8 @@ static enum rx_verdict send_start(struct soft_conn *c, const struct soft_hdr *h)
 	if (c->rq_count == 0) {
 		if (!rx->stalled) {
 			rx->stalled = true;
-			soft_engine_timer(c->dev->eng, c, c->rnr_timeout_ms);
+			rx->stalled_ms = soft_now_ms();
+			soft_conn_arm(c);
 		}
 		return RX_STALL;
 	}
@@ -264,6 +264,7 @@ static enum rx_verdict resp_start(struct soft_conn *c, const struct soft_hdr *h)
 	}
 	if (w == NULL || w->seq != h->seq || w->len != h->len)
 		return proto_err(c, h, "Read response matches no outstanding Read");
+	soft_sq_progress(c); /* the answer has begun: a long one is not a silent peer */
 	if (soft_keys_local(c->dev, c->base.pd, w->sge, w->num_sge, VB_ACCESS_LOCAL_WRITE, rx->iov,
 			    &rx->niov, rx->mrs, &rx->nmr) != VB_WC_SUCCESS) {
 		log_err("%s: Read WR %llu: local key or bounds invalid", c->base.peer,
