@@ -261,6 +261,15 @@ struct export *be_export_by_id(struct nfs_backend *be, uint32_t id)
 }
 
 /* See backend_int.h. */
+void be_dispatch(struct nfs_req *req, unsigned proc, void *args, void *res)
+{
+	const struct export *e = be_export_of_fh(req->be, args);
+	const struct be_ops *ops = e != NULL ? e->ops : &be_posix_ops;
+
+	ops->nfs3[proc](req, args, res);
+}
+
+/* See backend_int.h. */
 nfsstat3 be_export_check(const struct nfs_req *req, const struct export *e, unsigned flags)
 {
 	if (!be_identity_ok())
