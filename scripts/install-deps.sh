@@ -11,6 +11,9 @@ PKGS=(
 	libtirpc-dev libconfig-dev libssl-dev libfuse3-dev fuse3 libcmocka-dev
 	fio libnfs-utils libnfs-dev curl gnuplot-nox clang clang-format libclang-rt-14-dev
 	iproute2 procps psmisc rpcbind nfs-ganesha nfs-ganesha-vfs groff-base
+	# CephFS backend (libcephfs) and the throwaway cluster its tests start
+	# (../shared/ceph/mini-cluster.sh)
+	libcephfs-dev ceph-mon ceph-osd ceph-mds ceph-common uuid-runtime
 )
 
 missing=()

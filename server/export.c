@@ -107,12 +107,21 @@ int export_open(struct export *e, const struct nfs_export_conf *conf)
 	e->conf = *conf;
 	e->conf.clients = NULL;
 	e->ops = &be_posix_ops;
+	if (conf->backend == NFS_BACKEND_CEPHFS) {
+#ifdef HAVE_CEPHFS
+		e->ops = &be_ceph_ops;
+#else
+		log_err("export '%s': this server was built without CephFS", conf->path);
+		return -ENOTSUP;
+#endif
+	}
 	if ((r = copy_path(e, conf->path)) < 0 || (r = copy_clients(e, conf)) < 0 ||
 	    (r = e->ops->open(e)) < 0)
 		return r;
 	e->conf.path = e->path;
-	log_info("export '%s': id %08x%s%s%s", e->path, e->id, e->conf.ro ? ", read-only" : "",
-		 e->conf.root_squash ? ", root_squash" : "",
+	memset(&e->conf.ceph, 0, sizeof(e->conf.ceph)); /* the configuration's: not kept */
+	log_info("export '%s': %s, id %08x%s%s%s", e->path, e->ops->name, e->id,
+		 e->conf.ro ? ", read-only" : "", e->conf.root_squash ? ", root_squash" : "",
 		 e->conf.integrity_required ? ", integrity required" : "");
 	return 0;
 }

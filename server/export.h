@@ -36,6 +36,7 @@ struct be_ops {
 };
 
 extern const struct be_ops be_posix_ops;
+extern const struct be_ops be_ceph_ops; /* where configure found libcephfs */
 
 struct export
 {
