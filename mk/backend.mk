@@ -61,6 +61,15 @@ t_mount3_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
 t_backend_osdep_test_SOURCES = t/backend_osdep_test.c
 t_backend_osdep_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_backend_osdep_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
+# The CephFS backend against a throwaway cluster (t/ceph_lib.sh).
+if HAVE_CEPHFS
+check_PROGRAMS += t/backend_ceph_test
+t_backend_ceph_test_SOURCES = t/backend_ceph_test.c t/nfs3_testlib.c
+t_backend_ceph_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(CEPHFS_CFLAGS)
+t_backend_ceph_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
+endif
+TESTS += t/backend_ceph.sh
+EXTRA_DIST += t/backend_ceph.sh t/ceph_lib.sh
 t_nfs3_xdr_test_SOURCES = t/nfs3_xdr_test.c
 t_nfs3_xdr_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_nfs3_xdr_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)

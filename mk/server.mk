@@ -6,8 +6,8 @@ server_nfsrdma_server_SOURCES = server/main.c server/daemon.c server/daemon.h \
 server_nfsrdma_server_CPPFLAGS = $(AM_CPPFLAGS) -DSYSCONFDIR=\"$(sysconfdir)\"
 server_nfsrdma_server_LDADD = $(SERVER_LDADD)
 
-TESTS += t/server_daemon.sh
-EXTRA_DIST += t/server_daemon.sh t/test-lib.sh
+TESTS += t/server_daemon.sh t/server_cephfs.sh
+EXTRA_DIST += t/server_daemon.sh t/server_cephfs.sh t/test-lib.sh
 dist_man_MANS += man/nfsrdma-server.8
 TESTS += t/server_fio.sh
 EXTRA_DIST += t/server_fio.sh scripts/build-fio-nfs.sh

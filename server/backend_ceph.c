@@ -364,6 +364,24 @@ nfsstat3 ce_sattr(const sattr3 *sa, struct ceph_statx *stx, int *mask)
 	return NFS3_OK;
 }
 
+/* Apply mask of stx to o: the times last, so that a truncation's own time
+ * stamps do not replace the times asked for. */
+static int ce_setattr(struct ce_obj *o, struct ceph_statx *stx, int mask)
+{
+	const int times = CEPH_SETATTR_ATIME | CEPH_SETATTR_MTIME | CEPH_SETATTR_ATIME_NOW |
+			  CEPH_SETATTR_MTIME_NOW;
+	struct ceph_statx first = *stx; /* libcephfs may write into what it is given */
+	int e = 0;
+
+	if ((mask & CEPH_SETATTR_SIZE) && (mask & times)) {
+		e = ceph_ll_setattr(o->ce->cm, o->in, &first, mask & ~times, o->perm);
+		mask &= times;
+	}
+	if (e == 0 && mask)
+		e = ceph_ll_setattr(o->ce->cm, o->in, stx, mask, o->perm);
+	return e;
+}
+
 /* SETATTR: change attributes if the guard (the client's idea of ctime) still
  * holds; the cluster checks the caller may. A symlink's mode is left alone. */
 static void ce_proc_setattr(struct nfs_req *req, void *argp, void *resp)
@@ -385,7 +403,7 @@ static void ce_proc_setattr(struct nfs_req *req, void *argp, void *resp)
 			mask &= ~CEPH_SETATTR_MODE;
 		if ((mask & CEPH_SETATTR_SIZE) && !S_ISREG(o.st.st_mode))
 			r->status = S_ISDIR(o.st.st_mode) ? NFS3ERR_ISDIR : NFS3ERR_INVAL;
-		else if (mask && (e = ceph_ll_setattr(o.ce->cm, o.in, &stx, mask, o.perm)) < 0)
+		else if ((e = ce_setattr(&o, &stx, mask)) < 0)
 			r->status = nfs3_errno_to_stat(-e);
 	}
 	ce_wcc(&o, &r->SETATTR3res_u.resok.obj_wcc);
