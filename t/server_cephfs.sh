@@ -5,7 +5,9 @@
 # RPC/RDMA: a file written and committed through head A reads back byte for
 # byte through head B, a handle from A works on B (and on B after a restart),
 # each head start has its own write verifier, squashing reaches the cluster,
-# and the configuration and start-up errors name what is wrong. TAP output.
+# the configuration and start-up errors name what is wrong, and a client
+# mounted with both heads (heads=) carries on through B when A is killed
+# during its writes. TAP output.
 set -u
 B=${top_builddir:-.}
 S=$B/server/nfsrdma-server
@@ -34,7 +36,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-plan 19
+plan 22
 if ! ceph_start; then
 	echo "not ok 1 - the mini cluster starts"
 	exit 1
@@ -143,8 +145,10 @@ check "a squashed root cannot create in root's directory, an unsquashed one can"
 	bash -c "[ $squash_rc -ne 0 ] && [ $? -eq 0 ] && ! nfs-ls '$(url A /ceph/)' | grep -q ' squashed.txt\$'"
 
 # RPC/RDMA and FUSE: nfsrdma-client mounts of both heads
-if [ -c /dev/fuse ] && grep -qw fuse /proc/filesystems && [ -x "$CLIENT" ] &&
-	! "$CLIENT" mount -h 2>&1 | grep -q 'built without libfuse3'; then
+have_fuse=no
+[ -c /dev/fuse ] && grep -qw fuse /proc/filesystems && [ -x "$CLIENT" ] &&
+	! "$CLIENT" mount -h 2>&1 | grep -q 'built without libfuse3' && have_fuse=yes
+if [ $have_fuse = yes ]; then
 	mkdir -p "$T/ma" "$T/mb"
 	MOUNTS=("$T/ma" "$T/mb")
 	"$CLIENT" mount -o "port=$RDMA_A" 127.0.0.1:/ceph "$T/ma" 2>"$T/ma.log" &&
@@ -169,6 +173,38 @@ write_conf C "$T/dead.conf"
 check "a head whose cluster does not answer does not start, and says why" \
 	bash -c "[ $? -ne 0 ] && grep -q \"export '/ceph': cannot reach the Ceph cluster of $T/dead.conf as client.$CEPH_CLIENT_ID\" '$T/C.log'"
 
-stop_head A
-check "SIGTERM stops both heads" stop_head B
+# failover: a client mounted with both heads writes a stream of UNSTABLE
+# data through A; A is killed on the way; the client carries on through B
+# (resending what A had not committed) and the file is complete and correct
+if [ "$have_fuse" = yes ]; then
+	mkdir -p "$T/mf"
+	MOUNTS+=("$T/mf")
+	head -c 60000000 /dev/urandom >"$T/fo.bin"
+	"$CLIENT" mount -o "foreground,port=$RDMA_A,heads=127.0.0.1:$RDMA_B" 127.0.0.1:/ceph \
+		"$T/mf" 2>"$T/mf.log" &
+	MPID=$!
+	for i in $(seq 100); do grep -q " $T/mf fuse.nfsrdma " /proc/mounts && break; sleep 0.1; done
+	(cp "$T/fo.bin" "$T/mf/fo.bin" && sync "$T/mf/fo.bin"; echo $? >"$T/fo.done") &
+	CPID=$!
+	for i in $(seq 100); do
+		[ "$(stat -c %s "$T/mf/fo.bin" 2>/dev/null || echo 0)" -gt 8000000 ] && break
+		sleep 0.1
+	done
+	kill -KILL "$(cat "$T/A.pid")"
+	rm -f "$T/A.pid"
+	wait_bounded 180 $CPID
+	check "a copy through a mount of both heads completes after head A is killed" \
+		[ "$(cat "$T/fo.done" 2>/dev/null)" = 0 ]
+	check "the client moved to head B" grep -q "moving to head 127.0.0.1:$RDMA_B" "$T/mf.log"
+	nfs-cp "$(url B /ceph/fo.bin)" "$T/fo-b.bin" >/dev/null 2>&1
+	check "and the file read through head B is the one written" cmp -s "$T/fo.bin" "$T/fo-b.bin"
+	umount "$T/mf"
+	wait_bounded 30 $MPID
+else
+	skip "no FUSE here: failover is not tried"
+	skip "no FUSE here"
+	skip "no FUSE here"
+	stop_head A
+fi
+check "SIGTERM stops head B" stop_head B
 exit $T_FAILED
