@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/statvfs.h>
 
@@ -322,6 +323,8 @@ static void ce_proc_getattr(struct nfs_req *req, void *argp, void *resp)
 /* See backend_ceph.h. */
 nfsstat3 ce_sattr(const sattr3 *sa, struct ceph_statx *stx, int *mask)
 {
+	struct timespec now = {0, 0};
+
 	memset(stx, 0, sizeof(*stx));
 	*mask = 0;
 	if ((sa->atime.set_it == SET_TO_CLIENT_TIME &&
@@ -347,15 +350,23 @@ nfsstat3 ce_sattr(const sattr3 *sa, struct ceph_statx *stx, int *mask)
 		stx->stx_gid = sa->gid.set_gid3_u.gid;
 		*mask |= CEPH_SETATTR_GID;
 	}
-	if (sa->atime.set_it == SET_TO_SERVER_TIME)
-		*mask |= CEPH_SETATTR_ATIME | CEPH_SETATTR_ATIME_NOW;
+	/* the server's clock, set as a time (as FSAL_CEPH does): the _NOW
+	 * flags alone leave the times as they were in libcephfs 16 */
+	if (sa->atime.set_it == SET_TO_SERVER_TIME || sa->mtime.set_it == SET_TO_SERVER_TIME)
+		clock_gettime(CLOCK_REALTIME, &now);
+	if (sa->atime.set_it == SET_TO_SERVER_TIME) {
+		stx->stx_atime = now;
+		*mask |= CEPH_SETATTR_ATIME;
+	}
 	if (sa->atime.set_it == SET_TO_CLIENT_TIME) {
 		stx->stx_atime.tv_sec = sa->atime.set_atime_u.atime.seconds;
 		stx->stx_atime.tv_nsec = sa->atime.set_atime_u.atime.nseconds;
 		*mask |= CEPH_SETATTR_ATIME;
 	}
-	if (sa->mtime.set_it == SET_TO_SERVER_TIME)
-		*mask |= CEPH_SETATTR_MTIME | CEPH_SETATTR_MTIME_NOW;
+	if (sa->mtime.set_it == SET_TO_SERVER_TIME) {
+		stx->stx_mtime = now;
+		*mask |= CEPH_SETATTR_MTIME;
+	}
 	if (sa->mtime.set_it == SET_TO_CLIENT_TIME) {
 		stx->stx_mtime.tv_sec = sa->mtime.set_mtime_u.mtime.seconds;
 		stx->stx_mtime.tv_nsec = sa->mtime.set_mtime_u.mtime.nseconds;
@@ -364,18 +375,20 @@ nfsstat3 ce_sattr(const sattr3 *sa, struct ceph_statx *stx, int *mask)
 	return NFS3_OK;
 }
 
-/* Apply mask of stx to o: the times last, so that a truncation's own time
- * stamps do not replace the times asked for. */
+/* Apply mask of stx to o: the size first and on its own, by the server for
+ * the file's owner (who may always truncate their file, as knfsd and the
+ * POSIX backend allow: a file created with mode 0 and then truncated), then
+ * the rest as the caller, so that the truncation's time stamps do not
+ * replace the times asked for. */
 static int ce_setattr(struct ce_obj *o, struct ceph_statx *stx, int mask)
 {
-	const int times = CEPH_SETATTR_ATIME | CEPH_SETATTR_MTIME | CEPH_SETATTR_ATIME_NOW |
-			  CEPH_SETATTR_MTIME_NOW;
 	struct ceph_statx first = *stx; /* libcephfs may write into what it is given */
 	int e = 0;
 
-	if ((mask & CEPH_SETATTR_SIZE) && (mask & times)) {
-		e = ceph_ll_setattr(o->ce->cm, o->in, &first, mask & ~times, o->perm);
-		mask &= times;
+	if (mask & CEPH_SETATTR_SIZE) {
+		e = ceph_ll_setattr(o->ce->cm, o->in, &first, CEPH_SETATTR_SIZE,
+				    o->st.st_uid == o->uid ? ceph_mount_perms(o->ce->cm) : o->perm);
+		mask &= ~CEPH_SETATTR_SIZE;
 	}
 	if (e == 0 && mask)
 		e = ceph_ll_setattr(o->ce->cm, o->in, stx, mask, o->perm);

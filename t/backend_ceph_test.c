@@ -217,6 +217,16 @@ static void setattr_cases(void **state)
 	assert_int_equal(fa.size, 4);
 	assert_int_equal(fa.mode, 0600);
 	assert_int_equal(fa.mtime.seconds, 1000000000);
+	/* the server's time (pjdfstest utimensat/01.t: UTIME_NOW) */
+	memset(&a.new_attributes, 0, sizeof(a.new_attributes));
+	a.new_attributes.mtime.set_it = SET_TO_SERVER_TIME;
+	a.new_attributes.atime.set_it = SET_TO_SERVER_TIME;
+	tcall(t, NFSPROC3_SETATTR, &a, &r);
+	assert_int_equal(r.status, NFS3_OK);
+	tfree(NFSPROC3_SETATTR, &r);
+	assert_int_equal(t_getattr(t, &fh, &fa), NFS3_OK);
+	assert_true(fa.mtime.seconds + 60 > (uint32)time(NULL));
+	assert_true(fa.atime.seconds + 60 > (uint32)time(NULL));
 	memset(&a.new_attributes, 0, sizeof(a.new_attributes));
 	a.new_attributes.mode.set_it = TRUE;
 	a.new_attributes.mode.set_mode3_u.mode = 0644;
@@ -326,6 +336,32 @@ static void namespace_ops(void **state)
 	assert_int_equal(dr.status, NFS3_OK);
 	tfree(NFSPROC3_RMDIR, &dr);
 	fh_free(&sub);
+	/* a directory moved to another parent: both parents' link counts */
+	{
+		nfs_fh3 p1, p2;
+		fattr3 a1, a2;
+
+		assert_int_equal(t_mkdir(t, &c->dir, "p1", &p1), NFS3_OK);
+		assert_int_equal(t_mkdir(t, &c->dir, "p2", &p2), NFS3_OK);
+		assert_int_equal(t_mkdir(t, &p1, "child", NULL), NFS3_OK);
+		assert_int_equal(t_getattr(t, &p1, &a1), NFS3_OK);
+		assert_int_equal(a1.nlink, 3);
+		na.from.dir = p1;
+		na.from.name = "child";
+		na.to.dir = p2;
+		na.to.name = "child";
+		tcall(t, NFSPROC3_RENAME, &na, &nr);
+		assert_int_equal(nr.status, NFS3_OK);
+		tfree(NFSPROC3_RENAME, &nr);
+		assert_int_equal(t_getattr(t, &p1, &a1), NFS3_OK);
+		assert_int_equal(t_getattr(t, &p2, &a2), NFS3_OK);
+		/* p1's count stays 3 in the libcephfs 16 client that did the
+		 * rename (another mount sees 2): a known difference, listed in
+		 * t/posix_suites.sh; only the target's is checked */
+		assert_int_equal(a2.nlink, 3);
+		fh_free(&p1);
+		fh_free(&p2);
+	}
 	fh_free(&file);
 	fh_free(&link);
 }
@@ -548,7 +584,28 @@ static void identity_and_rules(void **state)
 	assert_int_equal(fa.uid, 65534);
 	assert_int_equal(fa.gid, 65534);
 	fh_free(&fh);
+	/* the owner may truncate a file of mode 0 (pjdfstest ftruncate/00.t) */
 	t->conf.root_squash = 0;
+	assert_int_equal(tenv_restart(t), 0);
+	t->req.cred.uid = t->req.cred.gid = 1000;
+	assert_int_equal(t_create(t, &c->dir, "mode0", 0, &fh), NFS3_OK);
+	assert_int_equal(t_write(t, &fh, 0, "x", 1, FILE_SYNC), NFS3_OK);
+	{
+		SETATTR3args sa;
+		SETATTR3res sr;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.object = fh;
+		sa.new_attributes.size.set_it = TRUE;
+		tcall(t, NFSPROC3_SETATTR, &sa, &sr);
+		assert_int_equal(sr.status, NFS3_OK);
+		tfree(NFSPROC3_SETATTR, &sr);
+	}
+	assert_int_equal(t_getattr(t, &fh, &fa), NFS3_OK);
+	assert_int_equal(fa.size, 0);
+	assert_int_equal(fa.uid, 1000);
+	fh_free(&fh);
+	t->req.cred.uid = t->req.cred.gid = 0;
 	t->conf.ro = 1;
 	assert_int_equal(tenv_restart(t), 0);
 	assert_int_equal(t_create(t, &c->dir, "ro", 0644, NULL), NFS3ERR_ROFS);
