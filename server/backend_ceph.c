@@ -375,23 +375,41 @@ nfsstat3 ce_sattr(const sattr3 *sa, struct ceph_statx *stx, int *mask)
 	return NFS3_OK;
 }
 
-/* Apply mask of stx to o: the size first and on its own, by the server for
- * the file's owner (who may always truncate their file, as knfsd and the
- * POSIX backend allow: a file created with mode 0 and then truncated), then
- * the rest as the caller, so that the truncation's time stamps do not
- * replace the times asked for. */
-static int ce_setattr(struct ce_obj *o, struct ceph_statx *stx, int mask)
+static int ce_mode_allows(const struct ce_obj *o, int want);
+
+/* Apply mask of stx (from sa) to o, in three steps so that none undoes
+ * another: the size, by the server for the file's owner (who may always
+ * truncate their file, as knfsd and the POSIX backend allow: a file created
+ * with mode 0 and then truncated); owner, group and mode as the caller; the
+ * times last, so that the truncation's stamps do not replace them. Times
+ * set to now are the server's for anyone who may write the file (utimensat
+ * allows it; libcephfs 16 only lets the owner set a time). */
+static int ce_setattr(struct ce_obj *o, const sattr3 *sa, const struct ceph_statx *stx, int mask)
 {
-	struct ceph_statx first = *stx; /* libcephfs may write into what it is given */
+	const int times = CEPH_SETATTR_ATIME | CEPH_SETATTR_MTIME;
+	int now_only =
+		sa->atime.set_it != SET_TO_CLIENT_TIME && sa->mtime.set_it != SET_TO_CLIENT_TIME;
+	const UserPerm *mine = ceph_mount_perms(o->ce->cm);
+	struct ceph_statx x; /* libcephfs may write into what it is given */
 	int e = 0;
 
 	if (mask & CEPH_SETATTR_SIZE) {
-		e = ceph_ll_setattr(o->ce->cm, o->in, &first, CEPH_SETATTR_SIZE,
-				    o->st.st_uid == o->uid ? ceph_mount_perms(o->ce->cm) : o->perm);
-		mask &= ~CEPH_SETATTR_SIZE;
+		x = *stx;
+		e = ceph_ll_setattr(o->ce->cm, o->in, &x, CEPH_SETATTR_SIZE,
+				    o->st.st_uid == o->uid ? mine : o->perm);
 	}
-	if (e == 0 && mask)
-		e = ceph_ll_setattr(o->ce->cm, o->in, stx, mask, o->perm);
+	if (e == 0 && (mask & ~(times | CEPH_SETATTR_SIZE))) {
+		x = *stx;
+		e = ceph_ll_setattr(o->ce->cm, o->in, &x, mask & ~(times | CEPH_SETATTR_SIZE),
+				    o->perm);
+	}
+	if (e == 0 && (mask & times)) {
+		x = *stx;
+		e = ceph_ll_setattr(o->ce->cm, o->in, &x, mask & times,
+				    now_only && o->uid != o->st.st_uid && ce_mode_allows(o, W_OK)
+					    ? mine
+					    : o->perm);
+	}
 	return e;
 }
 
@@ -416,7 +434,7 @@ static void ce_proc_setattr(struct nfs_req *req, void *argp, void *resp)
 			mask &= ~CEPH_SETATTR_MODE;
 		if ((mask & CEPH_SETATTR_SIZE) && !S_ISREG(o.st.st_mode))
 			r->status = S_ISDIR(o.st.st_mode) ? NFS3ERR_ISDIR : NFS3ERR_INVAL;
-		else if ((e = ce_setattr(&o, &stx, mask)) < 0)
+		else if ((e = ce_setattr(&o, &a->new_attributes, &stx, mask)) < 0)
 			r->status = nfs3_errno_to_stat(-e);
 	}
 	ce_wcc(&o, &r->SETATTR3res_u.resok.obj_wcc);

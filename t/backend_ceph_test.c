@@ -605,6 +605,46 @@ static void identity_and_rules(void **state)
 	assert_int_equal(fa.size, 0);
 	assert_int_equal(fa.uid, 1000);
 	fh_free(&fh);
+	/* times set to now by a user who may write a file it does not own
+	 * (pjdfstest utimensat/06.t), not by one who may not */
+	t->req.cred.uid = t->req.cred.gid = 0;
+	assert_int_equal(t_create(t, &c->dir, "shared", 0666, &fh), NFS3_OK);
+	{
+		SETATTR3args sa;
+		SETATTR3res sr;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.object = fh;
+		sa.new_attributes.mtime.set_it = SET_TO_CLIENT_TIME;
+		sa.new_attributes.mtime.set_mtime_u.mtime.seconds = 1000000000;
+		tcall(t, NFSPROC3_SETATTR, &sa, &sr);
+		assert_int_equal(sr.status, NFS3_OK);
+		tfree(NFSPROC3_SETATTR, &sr);
+		t->req.cred.uid = t->req.cred.gid = 1000;
+		tcall(t, NFSPROC3_SETATTR, &sa, &sr);
+		assert_int_equal(sr.status, NFS3ERR_PERM); /* a given time: owner only */
+		tfree(NFSPROC3_SETATTR, &sr);
+		sa.new_attributes.mtime.set_it = SET_TO_SERVER_TIME;
+		tcall(t, NFSPROC3_SETATTR, &sa, &sr);
+		assert_int_equal(sr.status, NFS3_OK);
+		tfree(NFSPROC3_SETATTR, &sr);
+		assert_int_equal(t_getattr(t, &fh, &fa), NFS3_OK);
+		assert_true(fa.mtime.seconds + 60 > (uint32)time(NULL));
+		t->req.cred.uid = t->req.cred.gid = 0;
+		sa.new_attributes.mode.set_it = TRUE;
+		sa.new_attributes.mode.set_mode3_u.mode = 0644;
+		sa.new_attributes.mtime.set_it = DONT_CHANGE;
+		tcall(t, NFSPROC3_SETATTR, &sa, &sr);
+		assert_int_equal(sr.status, NFS3_OK);
+		tfree(NFSPROC3_SETATTR, &sr);
+		t->req.cred.uid = t->req.cred.gid = 1000;
+		sa.new_attributes.mode.set_it = FALSE;
+		sa.new_attributes.mtime.set_it = SET_TO_SERVER_TIME;
+		tcall(t, NFSPROC3_SETATTR, &sa, &sr);
+		assert_true(sr.status == NFS3ERR_PERM || sr.status == NFS3ERR_ACCES);
+		tfree(NFSPROC3_SETATTR, &sr);
+	}
+	fh_free(&fh);
 	t->req.cred.uid = t->req.cred.gid = 0;
 	t->conf.ro = 1;
 	assert_int_equal(tenv_restart(t), 0);
