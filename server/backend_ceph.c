@@ -113,6 +113,9 @@ static int ce_open(struct export *e)
 
 	if ((e->priv = ce) == NULL)
 		return -ENOMEM;
+	pthread_mutex_init(&ce->lock, NULL);
+	pthread_cond_init(&ce->cond, NULL);
+	ce->timeout_s = e->conf.ceph.mount_timeout_s ? e->conf.ceph.mount_timeout_s : 30;
 	if ((r = ce_mount(e, ce)) < 0)
 		return r;
 	if ((r = ceph_ll_lookup_root(ce->cm, &ce->root)) < 0 ||
@@ -136,19 +139,69 @@ static int ce_open(struct export *e)
 	return 0;
 }
 
-/* See export.h (be_ceph_ops.close). */
+/* Free an export's mount state, its unmount done. */
+static void ce_free(struct ceph_export *ce)
+{
+	pthread_mutex_destroy(&ce->lock);
+	pthread_cond_destroy(&ce->cond);
+	free(ce);
+}
+
+/* The unmount, on a thread of its own: it flushes to a cluster that may no
+ * longer answer. The last of it and its waiter frees ce. */
+static void *ce_unmount_main(void *arg)
+{
+	struct ceph_export *ce = arg;
+	int abandoned;
+
+	if (ce->root)
+		ceph_ll_put(ce->cm, ce->root);
+	ceph_shutdown(ce->cm);
+	pthread_mutex_lock(&ce->lock);
+	ce->unmounted = 1;
+	abandoned = ce->abandoned;
+	pthread_cond_signal(&ce->cond);
+	pthread_mutex_unlock(&ce->lock);
+	if (abandoned)
+		ce_free(ce);
+	return NULL;
+}
+
+/* See export.h (be_ceph_ops.close). A stop never waits longer than
+ * ceph.mount_timeout_s for the cluster: past it, the unmount is left to
+ * finish (or not) on its own thread. */
 static void ce_close(struct export *e)
 {
 	struct ceph_export *ce = e->priv;
+	struct timespec until;
+	pthread_t t;
+	int done;
 
+	e->priv = NULL;
 	if (ce == NULL)
 		return;
-	if (ce->root)
-		ceph_ll_put(ce->cm, ce->root);
-	if (ce->cm)
-		ceph_shutdown(ce->cm);
-	free(ce);
-	e->priv = NULL;
+	if (ce->cm == NULL || pthread_create(&t, NULL, ce_unmount_main, ce) != 0) {
+		if (ce->cm)
+			ceph_shutdown(ce->cm);
+		ce_free(ce);
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ce->timeout_s;
+	pthread_mutex_lock(&ce->lock);
+	while (!ce->unmounted && pthread_cond_timedwait(&ce->cond, &ce->lock, &until) == 0)
+		;
+	done = ce->unmounted;
+	ce->abandoned = !done;
+	pthread_mutex_unlock(&ce->lock);
+	if (done) {
+		pthread_join(t, NULL);
+		ce_free(ce);
+	} else {
+		log_warn("export '%s': the cluster did not answer the unmount in %u s: left behind",
+			 e->path, ce->timeout_s);
+		pthread_detach(t);
+	}
 }
 
 /* See backend_ceph.h. */

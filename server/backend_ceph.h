@@ -8,6 +8,8 @@
 #ifndef NFSRDMA_BACKEND_CEPH_H
 #define NFSRDMA_BACKEND_CEPH_H
 
+#include <pthread.h>
+
 #include <cephfs/libcephfs.h>
 
 #include "server/nfs3_proc.h"
@@ -20,7 +22,12 @@ struct ceph_export {
 	struct ceph_mount_info *cm;
 	Inode *root;
 	uint64_t root_ino, root_snap;
-	int64_t fscid; /* the filesystem's id in the cluster: in every handle */
+	int64_t fscid;	    /* the filesystem's id in the cluster: in every handle */
+	unsigned timeout_s; /* ceph.mount_timeout_s: also bounds the unmount's wait */
+	/* the unmount (ce_close): done under lock, signalled on cond */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int unmounted, abandoned;
 };
 
 /* An object a handle resolved to, with the caller's identity on its export. */

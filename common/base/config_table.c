@@ -332,7 +332,8 @@ const struct cfg_entry config_export_table[] = {
 	E_STR("ceph.root", X, ceph.root, "/", false, check_export_path,
 	      "For backend = cephfs: the exported directory, as a path inside the CephFS."),
 	E_INT("ceph.mount_timeout_s", X, ceph.mount_timeout_s, 1, 300, 30,
-	      "For backend = cephfs: how long start-up waits for the cluster before it gives up."),
+	      "For backend = cephfs: how long start-up waits for the cluster before it gives up, "
+	      "and a stop for its unmount."),
 };
 
 #undef C
