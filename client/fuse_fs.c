@@ -17,6 +17,10 @@
 #include "client/fuse_fs.h"
 #include "common/base/log.h"
 
+/* rename's flags are the FUSE protocol's (Linux's renameat2 values), whatever
+ * the host's own headers say. */
+#define FUSE_RENAME_NOREPLACE (1u << 0)
+
 /* The file system a request is for. */
 struct nfsfs *nfsfs_of(fuse_req_t req)
 {
@@ -166,11 +170,6 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	/* open truncates after its ACCESS check (fuse_fs_file.c), as one step */
 	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
 		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
-	/* The server clears setuid and setgid when it writes, truncates or chowns
-	 * as a caller without CAP_FSETID; the kernel must not try it with a
-	 * SETATTR of the mode, which the caller may not be allowed. */
-	if (conn->capable & FUSE_CAP_HANDLE_KILLPRIV)
-		conn->want |= FUSE_CAP_HANDLE_KILLPRIV;
 }
 
 /* lookup: LOOKUP, and a node for the kernel. */
@@ -278,17 +277,19 @@ int nfsfs_truncate(struct nfsfs *fs, const struct rpc_cred *cr, const struct nfs
 }
 
 /* Whether a SETATTR is the kernel dropping setuid/setgid before a write or
- * truncate by a caller without CAP_FSETID: the mode alone, as cached less those
- * bits, asked by someone other than the owner. The server refuses that chmod
- * to anyone but the owner, and drops the bits itself when it writes or
+ * truncate by a caller without CAP_FSETID (it sends one even with
+ * FUSE_CAP_HANDLE_KILLPRIV, which libfuse turns on): the mode alone, as cached
+ * less those bits, asked by someone who is neither the owner nor root (the
+ * kernel lets no one else chmod: default_permissions). The server refuses that
+ * chmod to anyone but the owner, and drops the bits itself when it writes or
  * truncates as such a caller; *a becomes the attributes the file will have. */
 static int is_kill_priv(struct nfsfs *fs, const struct rpc_cred *cr, const struct nfs3c_fh *fh,
 			const struct stat *attr, int to_set, fattr3 *a)
 {
 	const mode_t priv = S_ISUID | S_ISGID;
 
-	if (to_set != FUSE_SET_ATTR_MODE || nfs3c_getattr(fs->c, cr, fh, 0, a) != 0 ||
-	    a->uid == cr->uid || !(a->mode & priv) ||
+	if (to_set != FUSE_SET_ATTR_MODE || cr->uid == 0 ||
+	    nfs3c_getattr(fs->c, cr, fh, 0, a) != 0 || a->uid == cr->uid || !(a->mode & priv) ||
 	    (attr->st_mode & 07777) != (a->mode & 07777 & ~priv) || (attr->st_mode & priv))
 		return 0;
 	a->mode &= ~priv;
@@ -449,9 +450,9 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	int rc = 0;
 
 	nfsfs_cred(req, &cr);
-	if (flags & ~(unsigned)RENAME_NOREPLACE)
+	if (flags & ~(unsigned)FUSE_RENAME_NOREPLACE)
 		return nfsfs_reply_err(req, -EINVAL); /* RENAME_EXCHANGE: NFSv3 has none */
-	if (flags & RENAME_NOREPLACE) {
+	if (flags & FUSE_RENAME_NOREPLACE) {
 		rc = nfs3c_lookup(fs->c, &cr, to, newname, &fh, NULL);
 		if (rc != -ENOENT)
 			return nfsfs_reply_err(req, rc ? rc : -EEXIST);

@@ -14,6 +14,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: nfsrdma-client mount [-o OPTIONS] SERVER:/EXPORT DIR\n"
 		   "       nfsrdma-client umount DIR\n"
 		   "       nfsrdma-client bench SERVER:/EXPORT [OPTIONS]\n"
+		   "       nfsrdma-client stats DIR\n"
 		   "       nfsrdma-client VERB --help\n"
 		   "       nfsrdma-client --help | --version\n"
 		   "See nfsrdma-client(8).\n");
@@ -27,13 +28,16 @@ int main(int argc, char **argv)
 	if (strcmp(me, "mount.nfsrdma") == 0)
 		return client_mount_main(argc, argv, 1);
 	if (argc < 2)
-		return cli_usage_error("nfsrdma-client", "no verb given (mount, umount or bench)");
+		return cli_usage_error("nfsrdma-client",
+				       "no verb given (mount, umount, bench or stats)");
 	if (strcmp(argv[1], "mount") == 0)
 		return client_mount_main(argc - 1, argv + 1, 0);
 	if (strcmp(argv[1], "umount") == 0 || strcmp(argv[1], "unmount") == 0)
 		return client_umount_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "bench") == 0)
 		return client_bench_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "stats") == 0)
+		return client_stats_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
 		cli_version("nfsrdma-client");
 		return 0;

@@ -20,20 +20,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/wait.h>
 
 #include "client/client.h"
 #include "client/fuse_fs.h"
 #include "client/options.h"
 #include "common/base/cli.h"
+#include "common/base/ctl.h"
 #include "common/base/log.h"
+#include "common/base/osdep_mount.h"
 
 #define EXIT_MOUNT_USAGE    1
 #define EXIT_MOUNT_FAIL	    32
-#define FUSE_SUPER_MAGIC    0x65735546
 #define READY_TIMEOUT_EXTRA 60000
 
 struct mount_job {
@@ -82,19 +81,10 @@ static void detach_stdio(struct mount_job *j)
 	}
 }
 
-/* Whether our mount is still on j->mnt, per /proc/self/mounts. */
+/* Whether our mount is still on j->mnt, per the mount table. */
 static int still_mounted(struct mount_job *j)
 {
-	char line[PATH_MAX + 512], want[PATH_MAX + 32];
-	FILE *f = fopen("/proc/self/mounts", "r");
-	int found = 0;
-
-	snprintf(want, sizeof(want), " %s fuse.nfsrdma ", j->mnt);
-	while (f && !found && fgets(line, sizeof(line), f))
-		found = strstr(line, want) != NULL;
-	if (f)
-		fclose(f);
-	return found;
+	return osdep_mounted(j->mnt, "fuse.nfsrdma") == 1;
 }
 
 /*
@@ -108,12 +98,11 @@ static void *check_main(void *arg)
 {
 	struct mount_job *j = arg;
 	int daemon = j->report_fd >= 0;
-	struct statfs sf;
 
-	if (statfs(j->mnt, &sf) != 0 || sf.f_type != FUSE_SUPER_MAGIC) {
+	if (osdep_is_fuse(j->mnt) != 1) {
 		report(j, 1, "%s does not answer as a FUSE mount after mounting", j->mnt);
 		nfs3c_shutdown(j->c);
-		umount2(j->mnt, MNT_DETACH);
+		osdep_umount(j->mnt, OSDEP_UMOUNT_DETACH);
 		return NULL;
 	}
 	report(j, 0, "mounted %s:%s on %s", j->o.host, j->o.export, j->mnt);
@@ -123,7 +112,7 @@ static void *check_main(void *arg)
 		if (fuse_session_exited(j->se)) {
 			nfs3c_shutdown(j->c);
 			if (still_mounted(j))
-				umount2(j->mnt, MNT_DETACH);
+				osdep_umount(j->mnt, OSDEP_UMOUNT_DETACH);
 			break;
 		}
 		/* a lazy unmount (fusermount3 -uz) while calls wait on the server:
@@ -155,9 +144,38 @@ static int fuse_args_for(struct mount_job *j, struct fuse_args *args)
 	return 0;
 }
 
+/* The control socket's one command: the mount point, then its statistics. */
+static void stats_answer(const char *cmd, FILE *out, void *arg)
+{
+	struct mount_job *j = arg;
+
+	if (strcmp(cmd, "stats") != 0) {
+		fprintf(out, "unknown command '%s'\n", cmd);
+		return;
+	}
+	fprintf(out, "mount: %s\n", j->mnt);
+	nfs3c_print_stats(j->c, out);
+}
+
+/* The control socket for `nfsrdma-client stats` (readable by anyone, as
+ * /proc/self/mountstats is); a mount without one still works. */
+static struct ctl *stats_start(struct mount_job *j)
+{
+	char path[PATH_MAX];
+	struct ctl *ctl = NULL;
+	int rc = client_stats_socket(j->mnt, geteuid() == 0, 1, path, sizeof(path));
+
+	if (rc == 0)
+		rc = ctl_start(path, 0666, stats_answer, j, &ctl);
+	if (rc)
+		log_warn("no statistics for %s: %s", j->mnt, strerror(-rc));
+	return ctl;
+}
+
 /* Mount FUSE on j->mnt over fs and serve it until unmounted. */
 static int serve(struct mount_job *j, struct nfsfs *fs)
 {
+	struct ctl *stats;
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_loop_config lc = {.clone_fd = 0, .max_idle_threads = 16};
 	pthread_t checker;
@@ -177,6 +195,7 @@ static int serve(struct mount_job *j, struct nfsfs *fs)
 		fuse_session_destroy(j->se);
 		return -1;
 	}
+	stats = stats_start(j);
 	if (pthread_create(&checker, NULL, check_main, j) == 0) {
 		rc = fuse_session_loop_mt(j->se, &lc);
 		__atomic_store_n(&j->loop_done, 1, __ATOMIC_RELEASE);
@@ -184,6 +203,7 @@ static int serve(struct mount_job *j, struct nfsfs *fs)
 	} else {
 		report(j, 1, "cannot start a thread");
 	}
+	ctl_stop(stats);
 	fuse_remove_signal_handlers(j->se);
 	fuse_session_unmount(j->se);
 	fuse_session_destroy(j->se);
@@ -440,9 +460,9 @@ static int absolute(const char *dir, char *out, size_t len)
 	return snprintf(out, len, "%s/%s", cwd, dir) < (int)len ? 0 : -1;
 }
 
-/* umount's command line: the MNT_ flags in *flags. Returns 0, -1 when the
- * command is done (help or version printed), or CLI_EXIT_USAGE. */
-static int umount_args(int argc, char **argv, int *flags)
+/* umount's command line: the OSDEP_UMOUNT_ flags in *flags. Returns 0, -1 when
+ * the command is done (help or version printed), or CLI_EXIT_USAGE. */
+static int umount_args(int argc, char **argv, unsigned *flags)
 {
 	static const struct option longs[] = {{"help", no_argument, NULL, 'h'},
 					      {"version", no_argument, NULL, 'V'},
@@ -454,9 +474,10 @@ static int umount_args(int argc, char **argv, int *flags)
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "flhV", longs, NULL)) != -1) {
 		if (ch == 'f') {
-			*flags |= MNT_FORCE; /* FUSE: abort the connection, pending calls fail */
+			*flags |= OSDEP_UMOUNT_FORCE; /* FUSE: abort the connection, pending calls
+							 fail */
 		} else if (ch == 'l') {
-			*flags |= MNT_DETACH;
+			*flags |= OSDEP_UMOUNT_DETACH;
 		} else if (ch == 'h') {
 			printf("usage: nfsrdma-client umount [-f] [-l] DIR\n"
 			       "  -f  force: pending calls fail at once\n"
@@ -476,11 +497,12 @@ static int umount_args(int argc, char **argv, int *flags)
 	return 0;
 }
 
-/* See client.h: umount2 as root, fusermount3 otherwise. */
+/* See client.h: the OS's unmount as root, fusermount3 otherwise. */
 int client_umount_main(int argc, char **argv)
 {
 	char dir[PATH_MAX];
-	int rc, flags = UMOUNT_NOFOLLOW;
+	unsigned flags = OSDEP_UMOUNT_NOFOLLOW;
+	int rc;
 
 	if ((rc = umount_args(argc, argv, &flags)) != 0)
 		return rc < 0 ? 0 : rc;
@@ -488,7 +510,7 @@ int client_umount_main(int argc, char **argv)
 		return cli_usage_error("nfsrdma-client umount", "%s: path too long", argv[optind]);
 	}
 	if (geteuid() != 0) {
-		if (flags & MNT_DETACH)
+		if (flags & OSDEP_UMOUNT_DETACH)
 			execlp("fusermount3", "fusermount3", "-u", "-z", dir, (char *)NULL);
 		else
 			execlp("fusermount3", "fusermount3", "-u", dir, (char *)NULL);
@@ -497,16 +519,16 @@ int client_umount_main(int argc, char **argv)
 	}
 	/* a forced unmount aborts the FUSE connection; what held the mount lets go
 	 * a moment later */
-	rc = umount2(dir, flags);
-	for (int i = 0; rc != 0 && errno == EBUSY && (flags & MNT_FORCE) && i < 10; i++) {
+	rc = osdep_umount(dir, flags);
+	for (int i = 0; rc == -EBUSY && (flags & OSDEP_UMOUNT_FORCE) && i < 10; i++) {
 		usleep(200000);
-		rc = umount2(dir, flags);
+		rc = osdep_umount(dir, flags);
 	}
-	if (rc != 0 && errno == EBUSY && (flags & MNT_FORCE))
-		rc = umount2(dir, flags | MNT_DETACH);
+	if (rc == -EBUSY && (flags & OSDEP_UMOUNT_FORCE))
+		rc = osdep_umount(dir, flags | OSDEP_UMOUNT_DETACH);
 	if (rc != 0) {
 		fprintf(stderr, "nfsrdma-client: cannot unmount %s: %s\n", dir,
-			errno == EINVAL ? "not mounted" : strerror(errno));
+			rc == -EINVAL ? "not mounted" : strerror(-rc));
 		return EXIT_MOUNT_FAIL;
 	}
 	return 0;

@@ -56,13 +56,19 @@ void nfs3c_stat_add(uint64_t *ctr, int64_t n)
 	__atomic_add_fetch(ctr, (uint64_t)n, __ATOMIC_RELAXED);
 }
 
-/* Monotonic milliseconds, for deadlines and the attribute cache. */
-uint64_t nfs3c_now_ms(void)
+/* Monotonic microseconds, for the statistics. */
+uint64_t nfs3c_now_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Monotonic milliseconds, for deadlines and the attribute cache. */
+uint64_t nfs3c_now_ms(void)
+{
+	return nfs3c_now_us() / 1000u;
 }
 
 /* ---- handles ---- */
@@ -425,7 +431,10 @@ static uint32_t new_xid(struct nfs3c *c)
 /* The outcome of one try: 0 done, 1 try again. */
 static int try_once(struct nfs3c *c, struct nfs3c_req *rq, int *rc, unsigned *jukebox_ms)
 {
+	uint64_t sent = nfs3c_now_us();
+
 	*rc = rpc_clnt_call(rq->conn->rpc, &rq->call);
+	rq->rtt_us = nfs3c_now_us() - sent;
 	rq->tries++;
 	nfs3c_stat_add(&c->st.calls, 1);
 	if (*rc == -ECONNRESET || *rc == -ETIMEDOUT) {
@@ -456,11 +465,30 @@ static int try_once(struct nfs3c *c, struct nfs3c_req *rq, int *rc, unsigned *ju
 	return 0;
 }
 
+/* An NFS call's figures for its procedure's statistics. */
+static void account(struct nfs3c *c, const struct nfs3c_req *rq, int rc, unsigned tries,
+		    uint64_t start_us)
+{
+	struct nfs3c_op_stats *o;
+
+	if (rq->call.prog != NFS_PROGRAM || rq->call.proc >= NFS3_NPROCS)
+		return;
+	o = &c->st.op[rq->call.proc];
+	nfs3c_stat_add(&o->ops, 1);
+	nfs3c_stat_add(&o->trans, rq->tries - tries);
+	/* every NFSv3 result but NULL's starts with its status */
+	if (rc || (rq->call.proc != NFSPROC3_NULL && *(nfsstat3 *)rq->call.res != NFS3_OK))
+		nfs3c_stat_add(&o->errors, 1);
+	nfs3c_stat_add(&o->rtt_us, (int64_t)rq->rtt_us);
+	nfs3c_stat_add(&o->exec_us, (int64_t)(nfs3c_now_us() - start_us));
+}
+
 /* See nfs3_clnt_int.h. */
 int nfs3c_call(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_req *rq)
 {
-	uint64_t deadline = c->p.retry_ms ? nfs3c_now_ms() + (uint64_t)c->p.retry_ms : 0;
-	unsigned jukebox_ms = 250;
+	uint64_t start_us = nfs3c_now_us();
+	uint64_t deadline = c->p.retry_ms ? start_us / 1000u + (uint64_t)c->p.retry_ms : 0;
+	unsigned jukebox_ms = 250, tries = rq->tries;
 	int rc;
 
 	rq->call.cred = cr;
@@ -473,7 +501,7 @@ int nfs3c_call(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_req *rq)
 		if ((rc = nfs3c_conn_get(c, deadline, &rq->conn)) != 0)
 			break;
 		if (!try_once(c, rq, &rc, &jukebox_ms))
-			return rc;
+			goto done;
 		/* soft: a server that takes connections but never answers in time
 		 * is given up on too, not only one that cannot be reached */
 		if (deadline && nfs3c_now_ms() >= deadline) {
@@ -484,6 +512,8 @@ int nfs3c_call(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_req *rq)
 	if (rc == -EIO)
 		log_err("server %s: giving up on proc %u after %d ms", c->host, rq->call.proc,
 			c->p.retry_ms);
+done:
+	account(c, rq, rc, tries, start_us);
 	return rc;
 }
 
@@ -574,7 +604,7 @@ static const struct {
 	{NFS3ERR_BAD_COOKIE, EINVAL, "NFS3ERR_BAD_COOKIE"},
 	{NFS3ERR_NOTSUPP, ENOTSUP, "NFS3ERR_NOTSUPP"},
 	{NFS3ERR_TOOSMALL, EOVERFLOW, "NFS3ERR_TOOSMALL"},
-	{NFS3ERR_SERVERFAULT, EREMOTEIO, "NFS3ERR_SERVERFAULT"},
+	{NFS3ERR_SERVERFAULT, EIO, "NFS3ERR_SERVERFAULT"},
 	{NFS3ERR_BADTYPE, EINVAL, "NFS3ERR_BADTYPE"},
 	{NFS3ERR_JUKEBOX, EAGAIN, "NFS3ERR_JUKEBOX"},
 };

@@ -26,11 +26,13 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/rpc/integrity.h"
 #include "common/rpc/rpc.h"
 #include "common/rpcrdma/rpcrdma.h"
 #include "common/nfs/nfs3_prot.h"
+#include "common/nfs/nfs3_xdr.h"
 
 #define NFS3C_RDMA_PORT "20049"
 #define NFS3C_TCP_PORT	"2049"
@@ -81,13 +83,24 @@ struct nfs3c_fh {
 uint32_t nfs3c_fh_hash(const struct nfs3c_fh *fh);
 int nfs3c_fh_equal(const struct nfs3c_fh *a, const struct nfs3c_fh *b);
 
-/* Counters, for tests and bench. */
+/* Per NFSv3 procedure (NULL .. COMMIT), as mountstats(8) shows them. */
+struct nfs3c_op_stats {
+	uint64_t ops;	  /* calls made */
+	uint64_t trans;	  /* sends, retransmissions included */
+	uint64_t errors;  /* calls that failed: no answer, or an NFS error */
+	uint64_t rtt_us;  /* sum of each call's last round trip */
+	uint64_t exec_us; /* sum of each call's whole time, retries included */
+};
+
+/* Counters, for tests, bench and `nfsrdma-client stats`. */
 struct nfs3c_stats {
 	uint64_t calls, retries, reconnects, jukebox;
 	uint64_t writes_resent, commits, verf_changes;
 	uint64_t attr_hits, attr_misses;
 	uint64_t attr_stale; /* replies whose attributes were older than the cache's */
 	uint64_t dirty_now, dirty_peak;
+	uint64_t bytes_read, bytes_written; /* READ and WRITE data */
+	struct nfs3c_op_stats op[NFS3_NPROCS];
 	uint64_t head_switches; /* moves to another head (heads=) */
 	uint64_t head;		/* the head in use: 0 the server's, 1.. heads='s */
 };
@@ -121,6 +134,10 @@ uint32_t nfs3c_wsize(const struct nfs3c *c);
 void nfs3c_get_stats(struct nfs3c *c, struct nfs3c_stats *out);
 /* The transport's counters (RDMA only; zeros over TCP). */
 void nfs3c_get_xprt_stats(struct nfs3c *c, struct rr_stats *out);
+/* What `nfsrdma-client stats` prints for a mount: its transport and settings,
+ * the counters, and per procedure the calls, errors, average RTT and
+ * execution time (nfs3_clnt_stats.c). */
+void nfs3c_print_stats(struct nfs3c *c, FILE *out);
 
 /* nfsstat3 -> negative errno, and its name. */
 int nfs3c_errno(nfsstat3 st);

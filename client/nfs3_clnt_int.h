@@ -132,12 +132,14 @@ struct nfs3c {
 struct nfs3c_req {
 	struct rpc_call call;
 	struct nfs3c_conn *conn;
-	unsigned tries; /* sends it took: > 1 means it may have run twice */
-	uint64_t gen;	/* attribute generation taken when it was first sent */
+	unsigned tries;	 /* sends it took: > 1 means it may have run twice */
+	uint64_t rtt_us; /* the last send's round trip */
+	uint64_t gen;	 /* attribute generation taken when it was first sent */
 };
 
 void nfs3c_stat_add(uint64_t *ctr, int64_t n);
 uint64_t nfs3c_now_ms(void);
+uint64_t nfs3c_now_us(void);
 
 /* Send, retrying over new connections after a break or timeout, and after
  * NFS3ERR_JUKEBOX; 0 with results, or -errno. */

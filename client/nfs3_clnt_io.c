@@ -52,6 +52,7 @@ static int read_once(struct nfs3c *c, const struct rpc_cred *cr, const struct nf
 				memcpy(dest, ok->data.data_val, ok->data.data_len);
 			*got = ok->data.data_len;
 			*eof = ok->eof;
+			nfs3c_stat_add(&c->st.bytes_read, ok->data.data_len);
 		}
 	} else {
 		nfs3c_attr_post(c, rq.gen, fh, &r.READ3res_u.resfail.file_attributes);
@@ -301,6 +302,7 @@ static int write_once(struct nfs3c *c, const struct rpc_cred *cr, const struct n
 		}
 		*done = ok->count;
 		*committed = ok->committed;
+		nfs3c_stat_add(&c->st.bytes_written, ok->count);
 		memcpy(verf, ok->verf, NFS3_WRITEVERFSIZE);
 	} else {
 		rc = nfs3c_errno(r.status);

@@ -19,23 +19,8 @@
 #endif
 #define DEFAULT_CONFIG SYSCONFDIR "/nfsrdma.conf"
 
-/* The client registration of a config value. */
-static enum rr_reg reg_of(enum cfg_client_reg r)
-{
-	switch (r) {
-	case CFG_CREG_CACHE:
-		return RR_REG_CACHE;
-	case CFG_CREG_FASTREG:
-		return RR_REG_FASTREG;
-	case CFG_CREG_ALLPHYS:
-		return RR_REG_ALLPHYS;
-	case CFG_CREG_ZEROCOPY:
-	default:
-		return RR_REG_ZEROCOPY;
-	}
-}
-
-/* The rdma section: the transport shared with the server on this host. */
+/* The rdma section and the client section's transport settings: the
+ * transport shared with the server on this host. */
 static int apply_rdma(struct client_opts *o, const struct nfsrdma_config *cfg)
 {
 	struct rr_params *rr = &o->nfs.rr;
@@ -43,11 +28,8 @@ static int apply_rdma(struct client_opts *o, const struct nfsrdma_config *cfg)
 	free(o->provider);
 	if (!(o->provider = strdup(cfg->rdma.provider ? cfg->rdma.provider : "auto")))
 		return -ENOMEM;
-	rr->credits = cfg->rdma.credits;
-	rr->inline_send = (uint32_t)cfg->rdma.inline_send;
-	rr->inline_recv = (uint32_t)cfg->rdma.inline_recv;
-	rr->max_io = (uint32_t)cfg->rdma.max_io_size;
-	rr->rd_depth = (uint8_t)cfg->rdma.rd_depth;
+	rr_params_from_config(cfg, RR_ROLE_CLIENT, rr);
+	rr->provider = o->provider; /* cfg's own string goes with cfg */
 	return 0;
 }
 
@@ -57,14 +39,6 @@ static int apply_client(struct client_opts *o, const struct nfsrdma_config *cfg)
 	struct nfs3c_params *p = &o->nfs;
 	char port[16];
 
-	p->rr.modes =
-		cfg->client.mode == CFG_MODE_READ_READ ? RR_MODE_READ_READ : RR_MODE_READ_WRITE;
-	p->rr.reg = reg_of(cfg->client.registration);
-	p->rr.cache_budget = (size_t)cfg->client.cache.budget;
-	p->rr.cache_high = cfg->client.cache.high_watermark;
-	p->rr.cache_low = cfg->client.cache.low_watermark;
-	p->rr.fastreg_pool = cfg->client.fastreg_pool;
-	p->rr.trusted_peers = cfg->client.trusted_peers;
 	p->proto = cfg->client.proto == CFG_PROTO_TCP ? NFS3C_PROTO_TCP : NFS3C_PROTO_RDMA;
 	p->rsize = (uint32_t)cfg->client.rsize;
 	p->wsize = (uint32_t)cfg->client.wsize;

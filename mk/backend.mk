@@ -4,13 +4,14 @@
 
 # The per-OS hooks: one file per OS, chosen by configure. The illumos file is
 # not compiled on Linux, but ships in the tarball.
-EXTRA_DIST += platform/linux/osdep.c platform/illumos/osdep.c
-libnfsrdma_a_SOURCES += common/base/osdep.h
+EXTRA_DIST += platform/linux/osdep.c platform/illumos/osdep.c \
+	platform/linux/osdep_mount.c platform/illumos/osdep_mount.c
+libnfsrdma_a_SOURCES += common/base/osdep.h common/base/osdep_mount.h
 if PLATFORM_LINUX
-libnfsrdma_a_SOURCES += platform/linux/osdep.c
+libnfsrdma_a_SOURCES += platform/linux/osdep.c platform/linux/osdep_mount.c
 endif
 if PLATFORM_ILLUMOS
-libnfsrdma_a_SOURCES += platform/illumos/osdep.c
+libnfsrdma_a_SOURCES += platform/illumos/osdep.c platform/illumos/osdep_mount.c
 endif
 
 noinst_LIBRARIES += server/libnfsserver.a

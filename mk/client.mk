@@ -4,10 +4,11 @@
 libnfsrdma_a_SOURCES += \
 	client/nfs3_clnt.h client/nfs3_clnt_int.h client/nfs3_clnt.c \
 	client/nfs3_clnt_mount.c client/nfs3_clnt_attr.c client/nfs3_clnt_ops.c \
-	client/nfs3_clnt_dir.c client/nfs3_clnt_io.c
+	client/nfs3_clnt_dir.c client/nfs3_clnt_io.c client/nfs3_clnt_stats.c
 
 sbin_PROGRAMS += nfsrdma-client
 nfsrdma_client_SOURCES = client/main.c client/client.h client/options.h client/options.c \
+	client/stats.c \
 	client/options_config.c client/bench.h client/bench.c client/bench_args.c \
 	client/bench_report.c
 nfsrdma_client_CPPFLAGS = $(AM_CPPFLAGS) -DSYSCONFDIR=\"$(sysconfdir)\"
@@ -59,7 +60,7 @@ t_client_testsrv_SOURCES += t/client_srv.c t/client_srv.h
 
 CLIENT_SH_TESTS = t/client_errors.sh t/client_mount.sh t/client_fsops.sh \
 	t/client_restart.sh t/client_bench.sh t/client_ganesha.sh t/client_daemon.sh \
-	t/client_fullfs.sh t/client_stop.sh t/client_posix.sh t/client_exerciser.sh
+	t/client_fullfs.sh t/client_stop.sh t/client_posix.sh t/client_exerciser.sh t/client_stats.sh
 TESTS += $(CLIENT_SH_TESTS)
 dist_check_SCRIPTS += $(CLIENT_SH_TESTS) t/client_lib.sh
 

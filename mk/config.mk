@@ -1,12 +1,12 @@
 # config: the configuration file (common/base/config.c over libconfig), sizes, the
 # sample file and its man page. (nfsrdma-server itself: mk/server.mk.)
 libnfsrdma_a_SOURCES += common/base/config.c common/base/config.h common/base/config_int.h \
-	common/base/config_errors.c common/base/config_exports.c \
+	common/base/config_errors.c common/base/config_exports.c common/base/config_exportsfile.c \
 	common/base/config_table.c common/base/config_check.c common/base/config_parse.c common/base/config_addr.c \
 	common/base/size.c common/base/size.h
 
-dist_sysconf_DATA += etc/nfsrdma.conf
-dist_man_MANS += man/nfsrdma.conf.5
+dist_sysconf_DATA += etc/nfsrdma.conf etc/nfsrdma.exports
+dist_man_MANS += man/nfsrdma.conf.5 man/nfsrdma.exports.5
 
 if HAVE_CMOCKA
 check_PROGRAMS += t/config_test
@@ -15,5 +15,5 @@ t_config_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_config_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
 endif
 
-TESTS += t/config_check.sh
-EXTRA_DIST += t/config_check.sh t/data/config
+TESTS += t/config_check.sh t/exports_file.sh
+EXTRA_DIST += t/config_check.sh t/exports_file.sh t/data/config

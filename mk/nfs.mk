@@ -19,22 +19,31 @@ libnfsxdr_a_CFLAGS = $(AM_CFLAGS) -Wno-unused-variable -Wno-unused-parameter \
 libnfsrdma_a_LIBADD = $(libnfsxdr_a_OBJECTS)
 EXTRA_libnfsrdma_a_DEPENDENCIES = $(libnfsxdr_a_OBJECTS)
 
+# Debian's rpcgen writes (u_)quad_t and xdr_(u_)quad_t for (unsigned) hyper,
+# which only glibc makes 64-bit integers (illumos's quad_t is a struct; its
+# rpcgen writes longlong_t): the fixed-width types and their XDR routines,
+# which libtirpc and illumos's libnsl both have, instead.
+XDR_HYPER_SED = -e 's/\<xdr_u_quad_t\>/xdr_uint64_t/g' -e 's/\<xdr_quad_t\>/xdr_int64_t/g' \
+	-e 's/\<u_quad_t\>/uint64_t/g' -e 's/\<quad_t\>/int64_t/g'
+
 # rpcgen names the header after the .x and includes it by the path it was
 # given; the sed makes the include plain, as the .c sits beside its header, and
 # sends every string through xdr_nfs_string (common/nfs/nfs3_ddp.h), which
 # refuses a NUL inside one.
 common/nfs/nfs3_prot.h: common/nfs/nfs3_prot.x
-	$(AM_V_GEN)$(MKDIR_P) common/nfs && $(RPCGEN) -h $< > $@-t && mv -f $@-t $@
+	$(AM_V_GEN)$(MKDIR_P) common/nfs && $(RPCGEN) -h $< > $@-t1 && \
+		sed $(XDR_HYPER_SED) $@-t1 > $@-t && rm -f $@-t1 && mv -f $@-t $@
 common/nfs/mount_prot.h: common/nfs/mount_prot.x
-	$(AM_V_GEN)$(MKDIR_P) common/nfs && $(RPCGEN) -h $< > $@-t && mv -f $@-t $@
+	$(AM_V_GEN)$(MKDIR_P) common/nfs && $(RPCGEN) -h $< > $@-t1 && \
+		sed $(XDR_HYPER_SED) $@-t1 > $@-t && rm -f $@-t1 && mv -f $@-t $@
 common/nfs/nfs3_prot_xdr.c: common/nfs/nfs3_prot.x common/nfs/nfs3_prot.h
 	$(AM_V_GEN)$(RPCGEN) -c $(srcdir)/common/nfs/nfs3_prot.x > $@-t1 && \
-		sed -e 's|^#include ".*nfs3_prot.h"|#include "nfs3_prot.h"|' \
+		sed $(XDR_HYPER_SED) -e 's|^#include ".*nfs3_prot.h"|#include "nfs3_prot.h"|' \
 			-e 's|xdr_string (xdrs, objp,|xdr_nfs_string (xdrs, objp,|' $@-t1 > $@-t && \
 		rm -f $@-t1 && mv -f $@-t $@
 common/nfs/mount_prot_xdr.c: common/nfs/mount_prot.x common/nfs/mount_prot.h
 	$(AM_V_GEN)$(RPCGEN) -c $(srcdir)/common/nfs/mount_prot.x > $@-t1 && \
-		sed -e 's|^#include ".*mount_prot.h"|#include "mount_prot.h"|' \
+		sed $(XDR_HYPER_SED) -e 's|^#include ".*mount_prot.h"|#include "mount_prot.h"|' \
 			-e 's|xdr_string (xdrs, objp,|xdr_nfs_string (xdrs, objp,|' $@-t1 > $@-t && \
 		rm -f $@-t1 && mv -f $@-t $@
 

@@ -2,13 +2,27 @@
 # rpcbind registration, the control socket, and its command line.
 sbin_PROGRAMS += server/nfsrdma-server
 server_nfsrdma_server_SOURCES = server/main.c server/daemon.c server/daemon.h \
-	server/rpcbind.c server/rpcbind.h server/ctl.c server/ctl.h
+	server/rpcbind.c server/rpcbind.h
+server_nfsrdma_server_SOURCES += server/notify.c server/notify.h server/metrics.c server/metrics.h
 server_nfsrdma_server_CPPFLAGS = $(AM_CPPFLAGS) -DSYSCONFDIR=\"$(sysconfdir)\"
-server_nfsrdma_server_LDADD = $(SERVER_LDADD)
+server_nfsrdma_server_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(MHD_CFLAGS)
+server_nfsrdma_server_LDADD = $(SERVER_LDADD) $(SYSTEMD_LIBS) $(MHD_LIBS)
 
-TESTS += t/server_daemon.sh t/server_cephfs.sh
-EXTRA_DIST += t/server_daemon.sh t/server_cephfs.sh t/test-lib.sh
-dist_man_MANS += man/nfsrdma-server.8
+# The systemd unit (Type=notify), with this build's paths; installed by make install.
+systemdsystemunit_DATA = etc/nfsrdma-server.service
+etc/nfsrdma-server.service: $(srcdir)/etc/nfsrdma-server.service.in Makefile
+	$(MKDIR_P) etc
+	sed -e 's|@sbindir[@]|$(sbindir)|g' -e 's|@sysconfdir[@]|$(sysconfdir)|g' \
+		$(srcdir)/etc/nfsrdma-server.service.in >$@
+CLEANFILES += etc/nfsrdma-server.service
+EXTRA_DIST += etc/nfsrdma-server.service.in
+TESTS += t/systemd_unit.sh t/systemd_notify.sh t/metrics.sh
+EXTRA_DIST += t/systemd_unit.sh t/systemd_notify.sh t/metrics.sh
+check_DATA = etc/nfsrdma-server.service
+
+TESTS += t/server_daemon.sh t/exports_daemon.sh t/server_cephfs.sh
+EXTRA_DIST += t/server_daemon.sh t/exports_daemon.sh t/server_cephfs.sh t/test-lib.sh
+dist_man_MANS += man/nfsrdma-server.8 man/nfsrdma-metrics.7
 TESTS += t/server_fio.sh
 EXTRA_DIST += t/server_fio.sh scripts/build-fio-nfs.sh
 check_PROGRAMS += t/nfsprobe

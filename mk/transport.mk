@@ -3,7 +3,7 @@ libnfsrdma_a_SOURCES += \
 	common/base/evloop.c common/base/evloop.h common/rpcrdma/rpcrdma.h common/rpcrdma/rpcrdma_int.h \
 	common/rpcrdma/rpcrdma_reg.c common/rpcrdma/rpcrdma_reg.h \
 	common/rpcrdma/rpcrdma_reg_int.h common/rpcrdma/rpcrdma_reg_dynamic.c common/rpcrdma/rpcrdma_reg_cache.c \
-	common/rpcrdma/rpcrdma_reg_fastreg.c common/rpcrdma/rpcrdma_reg_allphys.c common/rpcrdma/rpcrdma_conn.c common/rpcrdma/rpcrdma_post.c \
+	common/rpcrdma/rpcrdma_reg_fastreg.c common/rpcrdma/rpcrdma_reg_allphys.c common/rpcrdma/rpcrdma_conn.c common/rpcrdma/rpcrdma_config.c common/rpcrdma/rpcrdma_post.c \
 	common/rpcrdma/rpcrdma_svc.c common/rpcrdma/rpcrdma_svc.h \
 	common/rpcrdma/rpcrdma_svc_call.c common/rpcrdma/rpcrdma_svc_reply.c \
 	common/rpcrdma/rpcrdma_svc_admit.c common/rpcrdma/rpcrdma_clnt.c common/rpcrdma/rpcrdma_clnt.h \
@@ -48,8 +48,15 @@ EXTRA_TARGETS += soak:900
 CLEANFILES += t/rpcrdma-soak.log
 
 if HAVE_CMOCKA
-check_PROGRAMS += t/evloop_test
-TESTS += t/evloop_test
+check_PROGRAMS += t/evloop_test t/poller_test
+TESTS += t/evloop_test t/poller_test
 t_evloop_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_evloop_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+t_poller_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_poller_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+# Once more with the portable poll() backend (NFSRDMA_POLLER=poll): the event
+# loop, the soft provider's engine under RPC/RDMA, and the daemon.
+TESTS += t/evloop_poll.sh t/poller_poll.sh t/rpcrdma_poll.sh
 endif
+TESTS += t/server_daemon_poll.sh
+dist_check_SCRIPTS += t/evloop_poll.sh t/poller_poll.sh t/rpcrdma_poll.sh t/server_daemon_poll.sh

@@ -1,6 +1,7 @@
 #!/bin/bash
 # check.sh: install what is needed, build (warnings as errors, ASan + UBSan) and
-# run the whole test suite; then the style check and `make distcheck`; then, where
+# run the whole test suite; then the style check, the illumos cross build
+# (scripts/check-illumos.sh) and `make distcheck`; then, where
 # time allows (NFSRDMA_EXTRAS=yes|no|auto), the long runs: the Soft-RoCE lab
 # tests, the fuzz campaign and the benchmarks. Every step has a deadline inside
 # the budget (each test in make check has its own, see t/deadline.sh); a step
@@ -88,6 +89,17 @@ grep -q '^# FAIL: *0' "$top/build/make-check.log" && grep -q '^# ERROR: *0' "$to
 	{ for f in $(grep -lE '^(FAIL|ERROR)' "$B"/t/*.log 2>/dev/null); do echo "--- $f"; tail -n 30 "$f"; done; }
 
 step format-check make -C "$B" format-check
+# The illumos cross build: compiles and link-checks against ../shared/illumos (cheap).
+illumos_cc=$(dirname "$top")/shared/illumos/cc
+if [ ! -x "$illumos_cc" ]; then
+	log "check-illumos: skipped: no $illumos_cc"
+	skip=$((skip + 1))
+elif ! command -v clang > /dev/null || ! command -v ld.lld > /dev/null; then
+	log "check-illumos: skipped: clang or ld.lld is not installed (Debian: clang lld)"
+	skip=$((skip + 1))
+else
+	step check-illumos scripts/check-illumos.sh "$top/build/illumos"
+fi
 step distcheck make -C "$B" -j"$(nproc)" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror
 
 run_extra() { # run_extra TARGET MIN_SECONDS_LEFT

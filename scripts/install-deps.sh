@@ -1,6 +1,6 @@
 #!/bin/bash
 # install-deps.sh: install what nfsrdma needs to build, test and benchmark on
-# Debian 12, non-interactively. Idempotent: installs only what is missing.
+# Debian 12 (and package it: make deb), non-interactively. Idempotent: installs only what is missing.
 #   scripts/install-deps.sh          build + test dependencies
 #   scripts/install-deps.sh --lab    also prepare ../shared/rdmalab (Soft-RoCE guest)
 set -euo pipefail
@@ -9,8 +9,10 @@ PKGS=(
 	build-essential autoconf automake pkg-config rpcsvc-proto
 	libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils
 	libtirpc-dev libconfig-dev libssl-dev libfuse3-dev fuse3 libcmocka-dev
-	fio libnfs-utils libnfs-dev curl gnuplot-nox clang clang-format libclang-rt-14-dev
+	fio libnfs-utils libnfs-dev curl gnuplot-nox clang clang-format libclang-rt-14-dev lld
 	iproute2 procps psmisc rpcbind nfs-ganesha nfs-ganesha-vfs groff-base
+	libsystemd-dev systemd libmicrohttpd-dev prometheus
+	debhelper dpkg-dev fakeroot lintian
 	# CephFS backend (libcephfs) and the throwaway cluster its tests start
 	# (../shared/ceph/mini-cluster.sh)
 	libcephfs-dev ceph-mon ceph-osd ceph-mds ceph-common uuid-runtime

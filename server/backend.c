@@ -8,7 +8,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/random.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
 
 #include "common/base/log.h"
@@ -92,7 +93,7 @@ static int set_random_key(struct integrity_key *k)
 	unsigned char key[32];
 	int r;
 
-	if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key))
+	if (getentropy(key, sizeof(key)) != 0)
 		return -errno;
 	r = integrity_key_set(k, key, sizeof(key), 0);
 	explicit_bzero(key, sizeof(key));
@@ -260,6 +261,26 @@ struct export *be_export_by_id(struct nfs_backend *be, uint32_t id)
 	return NULL;
 }
 
+/* Whether the call came from a privileged port (below 1024), or over a
+ * transport that counts as one: RPC/RDMA, as on Linux's server. */
+static int from_secure_port(const struct nfs_req *req)
+{
+	const struct sockaddr *sa = req->client;
+	unsigned port;
+
+	if (req->secure_transport)
+		return 1;
+	if (sa == NULL)
+		return 0;
+	if (sa->sa_family == AF_INET)
+		port = ntohs(((const struct sockaddr_in *)(const void *)sa)->sin_port);
+	else if (sa->sa_family == AF_INET6)
+		port = ntohs(((const struct sockaddr_in6 *)(const void *)sa)->sin6_port);
+	else
+		return 0;
+	return port < 1024;
+}
+
 /* See backend_int.h. */
 void be_dispatch(struct nfs_req *req, unsigned proc, void *args, void *res)
 {
@@ -272,29 +293,43 @@ void be_dispatch(struct nfs_req *req, unsigned proc, void *args, void *res)
 /* See backend_int.h. */
 nfsstat3 be_export_check(const struct nfs_req *req, const struct export *e, unsigned flags)
 {
+	struct nfs_client_rule rule;
+
 	if (!be_identity_ok())
 		return NFS3ERR_SERVERFAULT;
-	if (!export_client_ok(e, req->client)) {
+	if (!export_rule(e, req->client, &rule)) {
 		log_debug("export '%s': client not in the access list", e->path);
 		return NFS3ERR_ACCES;
+	}
+	if (rule.secure && !from_secure_port(req)) {
+		log_debug("export '%s': call from a port above 1023 refused (secure)", e->path);
+		return NFS3ERR_PERM;
 	}
 	if (e->conf.integrity_required && !req->integrity_ok) {
 		log_debug("export '%s': call without integrity protection refused", e->path);
 		return NFS3ERR_ACCES;
 	}
-	if ((flags & BE_MODIFY) && e->conf.ro)
+	if ((flags & BE_MODIFY) && rule.ro)
 		return NFS3ERR_ROFS;
 	return NFS3_OK;
+}
+
+/* See backend_int.h. */
+void be_req_rule(const struct nfs_req *req, const struct export *e, struct nfs_client_rule *r)
+{
+	export_rule(e, req->client, r);
 }
 
 /* See backend_int.h. */
 uid_t be_req_uid(const struct nfs_req *req, const struct export *e)
 {
 	gid_t gid, gids[NFS_CRED_MAX_GIDS];
+	struct nfs_client_rule rule;
 	size_t ngids;
 	uid_t uid;
 
-	export_map_cred(e, &req->cred, &uid, &gid, &ngids, gids);
+	be_req_rule(req, e, &rule);
+	export_map_cred(&rule, &req->cred, &uid, &gid, &ngids, gids);
 	return uid;
 }
 
@@ -304,6 +339,7 @@ uid_t be_req_uid(const struct nfs_req *req, const struct export *e)
 nfsstat3 be_cred_enter(struct nfs_req *req, const struct export *e)
 {
 	gid_t gid, gids[NFS_CRED_MAX_GIDS];
+	struct nfs_client_rule rule;
 	size_t ngids;
 	uid_t uid;
 	int r;
@@ -311,7 +347,8 @@ nfsstat3 be_cred_enter(struct nfs_req *req, const struct export *e)
 	cred_switched = 0;
 	if (!req->be->cred_ok)
 		return NFS3_OK;
-	export_map_cred(e, &req->cred, &uid, &gid, &ngids, gids);
+	be_req_rule(req, e, &rule);
+	export_map_cred(&rule, &req->cred, &uid, &gid, &ngids, gids);
 	if (uid == 0 && gid == 0)
 		return NFS3_OK;
 	cred_switched = 1;

@@ -34,6 +34,16 @@ enum nfs_backend_kind {
 	NFS_BACKEND_CEPHFS, /* ceph.root of a CephFS, through libcephfs */
 };
 
+/* What an export grants one client. */
+struct nfs_client_rule {
+	int ro;		 /* refuse every modifying procedure with NFS3ERR_ROFS */
+	int root_squash; /* uid 0 (and gid 0) -> anon_uid/anon_gid */
+	int all_squash;	 /* every caller -> anon_uid/anon_gid */
+	int secure;	 /* TCP and UDP calls from ports >= 1024 get NFS3ERR_PERM */
+	int async;	 /* WRITE and COMMIT reply without making data stable */
+	uint32_t anon_uid, anon_gid;
+};
+
 /* One export as the configuration gives it; nfs_backend_create copies it. */
 struct nfs_export_conf {
 	const char *path; /* POSIX: absolute path of an existing directory; CephFS: the
@@ -48,6 +58,11 @@ struct nfs_export_conf {
 	 * client_allowed admits everyone. The acl pointer is not copied. */
 	const void *acl;
 	int (*client_allowed)(const void *acl, const struct sockaddr *sa);
+	/* Optional, per-client rules (exports(5) gives each client its own):
+	 * client_rule(acl, sa, &rule) fills what the first client entry matching
+	 * sa is granted and returns nonzero, or returns 0 for a client not on the
+	 * list. When set, it replaces client_allowed and ro..anon_gid above. */
+	int (*client_rule)(const void *acl, const struct sockaddr *sa, struct nfs_client_rule *out);
 	/* Client names shown by MOUNT EXPORT as the export's groups. */
 	const char *const *clients;
 	size_t nclients;

@@ -241,7 +241,8 @@ nfsstat3 ce_fh_make(const struct export *e, const struct ceph_statx *stx, nfs_fh
 /* The caller's identity on o's export, as a UserPerm. */
 static nfsstat3 ce_perm(struct nfs_req *req, struct ce_obj *o)
 {
-	export_map_cred(o->exp, &req->cred, &o->uid, &o->gid, &o->ngids, o->gids);
+	be_req_rule(req, o->exp, &o->rule);
+	export_map_cred(&o->rule, &req->cred, &o->uid, &o->gid, &o->ngids, o->gids);
 	o->perm = ceph_userperm_new(o->uid, o->gid, (int)o->ngids, o->gids);
 	return o->perm ? NFS3_OK : NFS3ERR_JUKEBOX;
 }
@@ -562,7 +563,7 @@ static void ce_proc_access(struct nfs_req *req, void *argp, void *resp)
 		got |= ACCESS3_MODIFY | ACCESS3_EXTEND | (dir ? ACCESS3_DELETE : 0);
 	if (ce_mode_allows(&o, X_OK))
 		got |= dir ? ACCESS3_LOOKUP : ACCESS3_EXECUTE;
-	if (o.exp->conf.ro)
+	if (o.rule.ro)
 		got &= ~(uint32)(ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_DELETE);
 	r->ACCESS3res_u.resok.access = got & a->access;
 	be_post_attr_st(o.exp, &o.st, &r->ACCESS3res_u.resok.obj_attributes);
@@ -691,7 +692,8 @@ static nfsstat3 ce_write_data(struct nfs_req *req, struct ce_obj *o, const WRITE
 		else
 			done += (size_t)n;
 	}
-	if (st == NFS3_OK && a->stable != UNSTABLE &&
+	/* an async export says the data is stable without making it so */
+	if (st == NFS3_OK && a->stable != UNSTABLE && !o->rule.async &&
 	    (n = ceph_ll_fsync(o->ce->cm, fh, a->stable == DATA_SYNC)) < 0)
 		st = nfs3_errno_to_stat(-n);
 	ceph_ll_close(o->ce->cm, fh);
@@ -732,7 +734,7 @@ static void ce_proc_commit(struct nfs_req *req, void *argp, void *resp)
 		r->status = S_ISDIR(o.st.st_mode) ? NFS3ERR_ISDIR : NFS3ERR_INVAL;
 	else if (o.st.st_uid != o.uid && !ce_mode_allows(&o, W_OK))
 		r->status = NFS3ERR_ACCES;
-	else if ((e = ceph_ll_sync_inode(o.ce->cm, o.in, 0)) < 0)
+	else if (!o.rule.async && (e = ceph_ll_sync_inode(o.ce->cm, o.in, 0)) < 0)
 		r->status = nfs3_errno_to_stat(-e);
 	memcpy(r->COMMIT3res_u.resok.verf, req->be->write_verf, NFS3_WRITEVERFSIZE);
 	ce_wcc(&o, &r->COMMIT3res_u.resok.file_wcc);

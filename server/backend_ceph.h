@@ -36,7 +36,8 @@ struct ce_obj {
 	struct ceph_export *ce;
 	Inode *in;
 	struct ceph_statx stx;
-	struct stat st; /* stx as struct stat, for the shared attribute code */
+	struct stat st;		     /* stx as struct stat, for the shared attribute code */
+	struct nfs_client_rule rule; /* what the export grants the caller */
 	UserPerm *perm;
 	uid_t uid; /* after squashing */
 	gid_t gid;

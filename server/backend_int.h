@@ -72,6 +72,8 @@ nfsstat3 be_resolve(struct nfs_req *req, const nfs_fh3 *fh, enum osdep_open_mode
 void be_release(struct nfs_req *req, struct be_obj *o);
 /* The export's rules for a call that named no handle (MOUNT). */
 nfsstat3 be_export_check(const struct nfs_req *req, const struct export *e, unsigned flags);
+/* What the export grants the caller (zeroed if nothing: be_export_check refused it). */
+void be_req_rule(const struct nfs_req *req, const struct export *e, struct nfs_client_rule *r);
 /* The export with this id / mount path, or NULL. */
 struct export *be_export_by_id(struct nfs_backend *be, uint32_t id);
 struct export *be_export_by_path(struct nfs_backend *be, const char *path);

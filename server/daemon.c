@@ -4,20 +4,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <netdb.h>
 #include <unistd.h>
-#include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "common/base/log.h"
+#include "common/base/poller.h"
 #include "common/rpc/rpc_drc.h"
 #include "common/rpc/rpc_replay.h"
 #include "common/rpc/rpc_tcp.h"
 #include "common/rpc/rpc_udp.h"
 #include "common/rpcrdma/rpcrdma.h"
 #include "server/backend.h"
-#include "server/ctl.h"
+#include "common/base/ctl.h"
 #include "server/daemon.h"
+#include "server/metrics.h"
 #include "server/nfs_program.h"
+#include "server/nlm.h"
+#include "server/notify.h"
 #include "server/rpcbind.h"
 
 #define MAX_RECORD(c) ((size_t)(c)->rdma.max_io_size + 65536)
@@ -25,37 +30,27 @@
 /* The transport's parameters from the configuration. */
 static void rr_params_from(const struct nfsrdma_config *c, struct rr_params *p)
 {
-	static const enum rr_reg reg[] = {
-		[CFG_SREG_DYNAMIC] = RR_REG_DYNAMIC,
-		[CFG_SREG_FASTREG] = RR_REG_FASTREG,
-		[CFG_SREG_CACHE] = RR_REG_CACHE,
-		[CFG_SREG_ALLPHYS] = RR_REG_ALLPHYS,
-	};
+	rr_params_defaults_for(RR_ROLE_SERVER, p);
+	rr_params_from_config(c, RR_ROLE_SERVER, p);
+}
 
-	rr_params_defaults(p);
-	p->provider = c->rdma.provider;
-	p->credits = c->rdma.credits;
-	p->inline_send = (uint32_t)c->rdma.inline_send;
-	p->inline_recv = (uint32_t)c->rdma.inline_recv;
-	p->max_io = (uint32_t)c->rdma.max_io_size;
-	p->rd_depth = (uint8_t)c->rdma.rd_depth;
-	p->modes =
-		((c->server.modes & CFG_MODE_BIT(CFG_MODE_READ_WRITE)) ? RR_MODE_READ_WRITE : 0) |
-		((c->server.modes & CFG_MODE_BIT(CFG_MODE_READ_READ)) ? RR_MODE_READ_READ : 0);
-	p->reg = reg[c->server.registration];
-	p->cache_budget = c->server.cache.budget;
-	p->cache_high = c->server.cache.high_watermark;
-	p->cache_low = c->server.cache.low_watermark;
-	p->fastreg_pool = c->server.fastreg_pool;
-	p->arena_size = c->rdma.registered_memory_budget;
-	p->trusted_peers = c->server.trusted_peers;
-	p->done_deadline_ms = c->server.read_read.done_deadline_ms;
-	p->op_deadline_ms = c->server.rdma_deadline_ms;
-	p->exposed_max = c->server.read_read.exposed_bytes_max;
-	p->mem_budget = c->rdma.registered_memory_budget;
-	p->max_conns = c->server.rdma_connections_max;
-	p->max_conns_per_addr = c->server.rdma_connections_per_client;
-	p->idle_ms = c->server.rdma_idle_ms;
+/* What the first client entry of the export (acl) matching sa is granted. */
+static int client_rule(const void *acl, const struct sockaddr *sa, struct nfs_client_rule *out)
+{
+	const struct cfg_client_addr *a = config_client_match(acl, sa);
+
+	if (a == NULL)
+		return 0;
+	*out = (struct nfs_client_rule){
+		.ro = a->opts.access == CFG_ACCESS_RO,
+		.root_squash = a->opts.root_squash,
+		.all_squash = a->opts.all_squash,
+		.secure = a->opts.secure,
+		.async = a->opts.async,
+		.anon_uid = a->opts.anon_uid,
+		.anon_gid = a->opts.anon_gid,
+	};
+	return 1;
 }
 
 /* The backend's view of the exports; the access lists point into c. */
@@ -68,6 +63,7 @@ static struct nfs_export_conf *export_confs(const struct nfsrdma_config *c)
 
 		e[i] = (struct nfs_export_conf){
 			.path = x->path,
+			.fsid = x->fsid,
 			.ro = x->access == CFG_ACCESS_RO,
 			.root_squash = x->root_squash,
 			.anon_uid = x->anon_uid,
@@ -75,6 +71,7 @@ static struct nfs_export_conf *export_confs(const struct nfsrdma_config *c)
 			.integrity_required = x->integrity_required,
 			.acl = x,
 			.client_allowed = config_acl_allows,
+			.client_rule = client_rule,
 			.clients = (const char *const *)x->clients.v,
 			.nclients = x->clients.n,
 			.backend = x->backend == CFG_BACKEND_CEPHFS ? NFS_BACKEND_CEPHFS
@@ -142,11 +139,17 @@ static void ctl_answer(const char *cmd, FILE *out, void *arg)
 	if (strcmp(cmd, "stats") == 0) {
 		daemon_print_stats(s, out);
 	} else if (strcmp(cmd, "exports") == 0) {
-		for (size_t i = 0; i < s->cfg.server.n_exports; i++)
-			fprintf(out, "%s %s\n", s->cfg.server.exports[i].path,
-				config_access_name(s->cfg.server.exports[i].access));
+		daemon_print_exports(s, out);
+	} else if (strcmp(cmd, "metrics") == 0) {
+		metrics_print(s, out);
+	} else if (strcmp(cmd, "reload") == 0) {
+		if (daemon_reload(s, s->cfg.source, out) == 0)
+			fprintf(out, "reloaded %s\n", s->cfg.source);
+		else
+			fprintf(out, "reload refused: the running configuration stays\n");
 	} else {
-		fprintf(out, "error: unknown command '%s' (stats, exports)\n", cmd);
+		fprintf(out, "error: unknown command '%s' (stats, exports, metrics, reload)\n",
+			cmd);
 	}
 }
 
@@ -196,7 +199,7 @@ static int make_key_file(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
 		return rc;
 	}
-	if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key) ||
+	if (getentropy(key, sizeof(key)) != 0 ||
 	    write(fd, key, sizeof(key)) != (ssize_t)sizeof(key) || fsync(fd) < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
@@ -228,6 +231,38 @@ static int handle_key(struct nfs_backend *be, const char *path)
 	return rc;
 }
 
+/* The lock manager, when the configuration serves locks; its state directory
+ * defaults to "sm" beside the handle key. */
+static int start_nlm(struct nfsrdma_server *s)
+{
+	const struct nfsrdma_config *c = &s->cfg;
+	struct nlm_params p = {.grace_s = c->server.nlm.grace_s,
+			       .clients_max = c->server.nlm.clients_max,
+			       .owners_per_client = c->server.nlm.owners_per_client,
+			       .locks_per_client = c->server.nlm.locks_per_client,
+			       .blocked_per_client = c->server.nlm.blocked_per_client,
+			       .blocked_timeout_s = c->server.nlm.blocked_timeout_s,
+			       .callback_retries = c->server.nlm.callback_retries,
+			       .client_rpcbind_port = c->server.nlm.client_rpcbind_port,
+			       .state_dir = c->server.nsm.state_dir,
+			       .name = c->server.nsm.name};
+	char dir[4096];
+	int rc;
+
+	if (!c->server.nlm.enable)
+		return 0;
+	if (p.state_dir == NULL || p.state_dir[0] == '\0') {
+		const char *key = c->server.handle_key_file, *slash = strrchr(key, '/');
+
+		snprintf(dir, sizeof(dir), "%.*s/sm", slash ? (int)(slash - key) : 1,
+			 slash ? key : ".");
+		p.state_dir = dir;
+	}
+	if ((rc = nlm_create(&p, s->be, &s->nlm)) != 0)
+		return rc;
+	return nlm_register(s->rpc, s->nlm);
+}
+
 int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg)
 {
 	const struct nfsrdma_config *c = &s->cfg;
@@ -237,6 +272,8 @@ int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg)
 	int rc;
 
 	memset(s, 0, sizeof(*s));
+	pthread_mutex_init(&s->cfg_lock, NULL);
+	pthread_mutex_init(&s->reload_lock, NULL);
 	s->cfg = *cfg;
 	memset(cfg, 0, sizeof(*cfg));
 	if ((rc = write_pidfile(s)) != 0)
@@ -268,11 +305,15 @@ int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg)
 					.replay_window_s = c->server.integrity.replay_window_s,
 					.mem_budget = c->server.memory_budget};
 	if ((rc = rpc_server_create(&sp, &s->rpc)) != 0 ||
-	    (rc = nfs_programs_register(s->rpc, s->be)) != 0 || (rc = start_listeners(s)) != 0)
+	    (rc = nfs_programs_register(s->rpc, s->be)) != 0 || (rc = start_nlm(s)) != 0 ||
+	    (rc = start_listeners(s)) != 0)
 		goto fail;
 	if (c->server.rpcbind && c->server.tcp_port)
-		s->rpcbind_done = rpcbind_register(c->server.tcp_port) == 0;
-	if ((rc = ctl_start(c->server.control_socket, ctl_answer, s, &s->ctl)) != 0)
+		s->rpcbind_done = rpcbind_register(c->server.tcp_port, s->nlm != NULL) == 0;
+	if ((rc = ctl_start(c->server.control_socket, 0600, ctl_answer, s, &s->ctl)) != 0)
+		goto fail;
+	if (c->server.metrics.listen != NULL &&
+	    (rc = metrics_start(s, c->server.metrics.listen, &s->metrics)) != 0)
 		goto fail;
 	log_notice("serving %zu export%s with %u worker threads", c->server.n_exports,
 		   c->server.n_exports == 1 ? "" : "s", c->server.threads);
@@ -280,6 +321,12 @@ int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg)
 fail:
 	daemon_stop(s);
 	return rc;
+}
+
+/* Whether two optional strings are equal (both unset, or the same text). */
+static int same_string(const char *a, const char *b)
+{
+	return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
 /* Whether a transport setting differs (those need a restart). */
@@ -298,33 +345,71 @@ static int transport_changed(const struct nfsrdma_config *a, const struct nfsrdm
 	       a->server.tcp_port != b->server.tcp_port || a->server.modes != b->server.modes ||
 	       a->server.registration != b->server.registration ||
 	       a->server.threads != b->server.threads ||
-	       a->server.integrity.mode != b->server.integrity.mode;
+	       a->server.integrity.mode != b->server.integrity.mode ||
+	       !same_string(a->server.metrics.listen, b->server.metrics.listen);
 }
 
-int daemon_reload(struct nfsrdma_server *s, const char *path)
+/* Log each line of text as an error, and copy it to report (if any). */
+static void report_lines(char *text, FILE *report)
 {
-	struct nfsrdma_config fresh;
+	for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		log_err("%s", line);
+		if (report != NULL)
+			fprintf(report, "%s\n", line);
+	}
+}
+
+/* Read path; 0 with *fresh filled, or -EINVAL with every problem logged and
+ * copied to report. */
+static int reload_load(const char *path, struct nfsrdma_config *fresh, FILE *report)
+{
 	struct config_errors errs;
-	struct nfs_export_conf *ec;
 	char *text = NULL;
 	size_t len = 0;
 	FILE *mem;
-	int rc;
 
 	config_errors_init(&errs);
-	if (config_load(path, &fresh, &errs) < 0) {
-		if ((mem = open_memstream(&text, &len)) != NULL) {
-			config_errors_print(&errs, mem);
-			fclose(mem);
-			for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
-				log_err("%s", line);
-			free(text);
-		}
+	if (config_load(path, fresh, &errs) == 0) {
 		config_errors_free(&errs);
-		log_err("reload refused: the running configuration stays");
-		return -EINVAL;
+		return 0;
+	}
+	if ((mem = open_memstream(&text, &len)) != NULL) {
+		config_errors_print(&errs, mem);
+		fclose(mem);
+		report_lines(text, report);
+		free(text);
 	}
 	config_errors_free(&errs);
+	return -EINVAL;
+}
+
+/* Swap in fresh's exports and log level (the backend already serves them);
+ * fresh gets the old ones, to be freed. */
+static void reload_swap(struct nfsrdma_server *s, struct nfsrdma_config *fresh)
+{
+	struct cfg_export *old = s->cfg.server.exports;
+	size_t nold = s->cfg.server.n_exports;
+
+	log_set_level(s->log_debug ? LOG_LVL_DEBUG : fresh->log.level);
+	pthread_mutex_lock(&s->cfg_lock);
+	s->cfg.server.exports = fresh->server.exports;
+	s->cfg.server.n_exports = fresh->server.n_exports;
+	s->cfg.log.level = fresh->log.level;
+	pthread_mutex_unlock(&s->cfg_lock);
+	fresh->server.exports = old;
+	fresh->server.n_exports = nold;
+}
+
+/* One reload, under reload_lock. */
+static int reload_locked(struct nfsrdma_server *s, const char *path, FILE *report)
+{
+	struct nfsrdma_config fresh;
+	struct nfs_export_conf *ec;
+	int rc;
+
+	if ((rc = reload_load(path, &fresh, report)) != 0)
+		return rc;
 	if (!(ec = export_confs(&fresh))) {
 		config_free(&fresh);
 		return -ENOMEM;
@@ -334,29 +419,50 @@ int daemon_reload(struct nfsrdma_server *s, const char *path)
 	if (rc) {
 		config_free(&fresh);
 		log_err("reload refused: the exports could not be opened");
+		if (report != NULL)
+			fprintf(report, "the exports could not be opened (see the log)\n");
 		return rc;
 	}
 	if (transport_changed(&s->cfg, &fresh))
 		log_notice("transport settings in %s changed: they take effect at restart", path);
-	log_set_level(fresh.log.level);
 	/* the old access lists are no longer used: the backend swapped exports */
-	{
-		struct cfg_export *old = s->cfg.server.exports;
-		size_t nold = s->cfg.server.n_exports;
-
-		s->cfg.server.exports = fresh.server.exports;
-		s->cfg.server.n_exports = fresh.server.n_exports;
-		s->cfg.log.level = fresh.log.level;
-		fresh.server.exports = old;
-		fresh.server.n_exports = nold;
-	}
+	reload_swap(s, &fresh);
 	config_free(&fresh);
 	log_notice("reloaded %s", path);
 	return 0;
 }
 
+int daemon_reload(struct nfsrdma_server *s, const char *path, FILE *report)
+{
+	int rc;
+
+	notify_reloading();
+	pthread_mutex_lock(&s->reload_lock);
+	rc = reload_locked(s, path, report);
+	pthread_mutex_unlock(&s->reload_lock);
+	if (rc == -EINVAL)
+		log_err("reload refused: the running configuration stays");
+	daemon_notify_ready(s);
+	return rc;
+}
+
+void daemon_notify_ready(struct nfsrdma_server *s)
+{
+	char status[256];
+	size_t n;
+
+	pthread_mutex_lock(&s->cfg_lock);
+	n = s->cfg.server.n_exports;
+	pthread_mutex_unlock(&s->cfg_lock);
+	snprintf(status, sizeof(status), "serving %zu export%s on RPC/RDMA port %u and TCP port %u",
+		 n, n == 1 ? "" : "s", s->cfg.server.rdma_port, s->cfg.server.tcp_port);
+	notify_ready(status);
+}
+
 void daemon_stop(struct nfsrdma_server *s)
 {
+	metrics_stop(s->metrics);
+	s->metrics = NULL;
 	ctl_stop(s->ctl);
 	s->ctl = NULL;
 	if (s->rpcbind_done)
@@ -371,6 +477,8 @@ void daemon_stop(struct nfsrdma_server *s)
 	s->ntcp = s->nudp = 0;
 	rpc_server_destroy(s->rpc); /* runs what is queued, then stops the workers */
 	s->rpc = NULL;
+	nlm_destroy(s->nlm); /* no call runs now: its owners close, their locks go */
+	s->nlm = NULL;
 	nfs_backend_destroy(s->be);
 	s->be = NULL;
 	if (s->have_key)
@@ -399,8 +507,9 @@ void daemon_print_stats(struct nfsrdma_server *s, FILE *f)
 		tcp.deadline_drops += one.deadline_drops;
 		tcp.accept_errors += one.accept_errors;
 	}
-	fprintf(f, "server.exports %zu\nserver.threads %u\n", s->cfg.server.n_exports,
-		s->cfg.server.threads);
+	fprintf(f, "server.exports %zu\nserver.threads %u\nserver.poller %s\n",
+		s->cfg.server.n_exports, s->cfg.server.threads,
+		poller_backend() ? poller_backend()->name : "none");
 	fprintf(f,
 		"tcp.conns %u\ntcp.refused %llu\ntcp.shed %llu\ntcp.idle_closed %llu\n"
 		"tcp.deadline_drops %llu\ntcp.accept_errors %llu\n",
@@ -430,4 +539,74 @@ void daemon_print_stats(struct nfsrdma_server *s, FILE *f)
 		(unsigned long long)drc.capacity);
 	if (s->rr)
 		rr_server_print_stats(s->rr, f);
+	nlm_print_stats(s->nlm, f);
+}
+
+/* One client of an export as exportfs -v shows it: CLIENT(OPTIONS). */
+static void print_client(FILE *f, const struct cfg_export *x, const struct cfg_client_addr *a)
+{
+	const struct cfg_client_opts *o = &a->opts;
+
+	fprintf(f, "%s(%s,%s,no_subtree_check,sec=sys,%s,%s,%s,anonuid=%u,anongid=%u",
+		x->clients.v[a->client], config_access_name(o->access), o->async ? "async" : "sync",
+		o->secure ? "secure" : "insecure",
+		o->root_squash ? "root_squash" : "no_root_squash",
+		o->all_squash ? "all_squash" : "no_all_squash", o->anon_uid, o->anon_gid);
+	if (x->fsid != 0)
+		fprintf(f, ",fsid=%u", x->fsid);
+	if (x->integrity_required)
+		fprintf(f, ",integrity_required");
+	fprintf(f, ")\n");
+}
+
+/* A connected peer as "TRANSPORT ADDRESS:PORT" ([ADDRESS]:PORT for IPv6). */
+struct peer_print {
+	FILE *f;
+	const char *transport;
+	unsigned n;
+};
+
+static void print_peer(void *arg, const struct sockaddr *sa, socklen_t len)
+{
+	struct peer_print *pp = arg;
+	char host[NI_MAXHOST], port[NI_MAXSERV];
+
+	pp->n++;
+	if (len == 0 || getnameinfo(sa, len, host, sizeof(host), port, sizeof(port),
+				    NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+		fprintf(pp->f, "%s\t(address unknown)\n", pp->transport);
+	else if (sa->sa_family == AF_INET6)
+		fprintf(pp->f, "%s\t[%s]:%s\n", pp->transport, host, port);
+	else
+		fprintf(pp->f, "%s\t%s:%s\n", pp->transport, host, port);
+}
+
+void daemon_print_exports(struct nfsrdma_server *s, FILE *f)
+{
+	struct peer_print pp = {.f = f, .transport = "rdma"};
+
+	pthread_mutex_lock(&s->cfg_lock);
+	for (size_t i = 0; i < s->cfg.server.n_exports; i++) {
+		const struct cfg_export *x = &s->cfg.server.exports[i];
+
+		for (size_t j = 0; j < x->n_allow; j++) {
+			/* a host name's addresses: the name once */
+			if (j > 0 && x->allow[j - 1].client == x->allow[j].client)
+				continue;
+			if (strlen(x->path) < 14)
+				fprintf(f, "%-14s\t", x->path);
+			else
+				fprintf(f, "%s\n\t\t", x->path);
+			print_client(f, x, &x->allow[j]);
+		}
+	}
+	pthread_mutex_unlock(&s->cfg_lock);
+	fprintf(f, "\nClients connected now:\n");
+	if (s->rr != NULL)
+		rr_server_each_peer(s->rr, print_peer, &pp);
+	pp.transport = "tcp";
+	for (unsigned i = 0; i < s->ntcp; i++)
+		rpc_tcp_each_peer(s->tcp[i], print_peer, &pp);
+	if (pp.n == 0)
+		fprintf(f, "(none)\n");
 }

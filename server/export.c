@@ -150,30 +150,51 @@ void export_posix_close(struct export *e)
 }
 
 /* See export.h. A call with no address is refused where a list exists. */
-int export_client_ok(const struct export *e, const struct sockaddr *sa)
+int export_rule(const struct export *e, const struct sockaddr *sa, struct nfs_client_rule *r)
 {
-	if (e->conf.client_allowed == NULL)
-		return 1;
-	return sa != NULL && e->conf.client_allowed(e->conf.acl, sa) != 0;
+	memset(r, 0, sizeof(*r));
+	if (e->conf.client_rule != NULL) {
+		if (sa != NULL && e->conf.client_rule(e->conf.acl, sa, r) != 0)
+			return 1;
+		memset(r, 0, sizeof(*r));
+		return 0;
+	}
+	if (e->conf.client_allowed != NULL &&
+	    (sa == NULL || e->conf.client_allowed(e->conf.acl, sa) == 0))
+		return 0;
+	r->ro = e->conf.ro;
+	r->root_squash = e->conf.root_squash;
+	r->all_squash = e->conf.all_squash;
+	r->anon_uid = e->conf.anon_uid;
+	r->anon_gid = e->conf.anon_gid;
+	return 1;
 }
 
 /* See export.h. */
-void export_map_cred(const struct export *e, const struct nfs_cred *in, uid_t *uid, gid_t *gid,
-		     size_t *ngids, gid_t *gids)
+int export_client_ok(const struct export *e, const struct sockaddr *sa)
 {
-	int anon = in->flavor == NFS_AUTH_NONE || e->conf.all_squash;
-	int squash_root = e->conf.root_squash;
+	struct nfs_client_rule r;
+
+	return export_rule(e, sa, &r);
+}
+
+/* See export.h. */
+void export_map_cred(const struct nfs_client_rule *r, const struct nfs_cred *in, uid_t *uid,
+		     gid_t *gid, size_t *ngids, gid_t *gids)
+{
+	int anon = in->flavor == NFS_AUTH_NONE || r->all_squash;
+	int squash_root = r->root_squash;
 	size_t n = 0;
 
 	if (anon) {
-		*uid = e->conf.anon_uid;
-		*gid = e->conf.anon_gid;
+		*uid = r->anon_uid;
+		*gid = r->anon_gid;
 		*ngids = 0;
 		return;
 	}
-	*uid = squash_root && in->uid == 0 ? e->conf.anon_uid : in->uid;
-	*gid = squash_root && in->gid == 0 ? e->conf.anon_gid : in->gid;
+	*uid = squash_root && in->uid == 0 ? r->anon_uid : in->uid;
+	*gid = squash_root && in->gid == 0 ? r->anon_gid : in->gid;
 	for (uint32_t i = 0; i < in->ngids && i < NFS_CRED_MAX_GIDS; i++)
-		gids[n++] = squash_root && in->gids[i] == 0 ? e->conf.anon_gid : in->gids[i];
+		gids[n++] = squash_root && in->gids[i] == 0 ? r->anon_gid : in->gids[i];
 	*ngids = n;
 }

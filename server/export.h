@@ -65,9 +65,12 @@ void export_posix_close(struct export *e);
 void export_close(struct export *e);
 /* Whether the client may use the export (its access list admits it). */
 int export_client_ok(const struct export *e, const struct sockaddr *sa);
-/* The identity a call runs with on this export: AUTH_NONE and squashing map
- * to the anonymous ids; gids has room for NFS_CRED_MAX_GIDS. */
-void export_map_cred(const struct export *e, const struct nfs_cred *in, uid_t *uid, gid_t *gid,
-		     size_t *ngids, gid_t *gids);
+/* What the export grants the client at sa: fills *r and returns 1, or returns
+ * 0 (r zeroed) when the access list does not admit it. */
+int export_rule(const struct export *e, const struct sockaddr *sa, struct nfs_client_rule *r);
+/* The identity a call runs with under rule r: AUTH_NONE and squashing map to
+ * the anonymous ids; gids has room for NFS_CRED_MAX_GIDS. */
+void export_map_cred(const struct nfs_client_rule *r, const struct nfs_cred *in, uid_t *uid,
+		     gid_t *gid, size_t *ngids, gid_t *gids);
 
 #endif

@@ -18,8 +18,9 @@
 #include "common/base/cli.h"
 #include "common/base/config.h"
 #include "common/base/log.h"
-#include "server/ctl.h"
+#include "common/base/ctl.h"
 #include "server/daemon.h"
+#include "server/notify.h"
 
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"
@@ -34,6 +35,8 @@ struct server_opts {
 	bool foreground;	 /* -F: do not detach */
 	bool debug;		 /* -d: debug log on stderr, in the foreground */
 	bool stats;		 /* -s: print the running server's counters */
+	bool exports;		 /* -e: print the running server's exports and clients */
+	bool reload;		 /* -r: make the running server reload */
 };
 
 /* Usage on f; the caller decides the exit status. */
@@ -43,12 +46,18 @@ static void usage(FILE *f)
 		"usage: nfsrdma-server [-F] [-d] [-f FILE]\n"
 		"       nfsrdma-server -t [-f FILE]\n"
 		"       nfsrdma-server -s [-f FILE]\n"
+		"       nfsrdma-server -e [-f FILE]\n"
+		"       nfsrdma-server -r [-f FILE]\n"
 		"       nfsrdma-server -D | -h | -V\n"
 		"  -f FILE  configuration file (default %s)\n"
 		"  -F       stay in the foreground\n"
 		"  -d       debug: log everything to stderr, in the foreground\n"
 		"  -t       check the configuration file, print every problem, and exit\n"
 		"  -s       print the running server's counters (from its control socket)\n"
+		"  -e       print the running server's exports with each client's options\n"
+		"           (like exportfs -v), and the clients connected now\n"
+		"  -r       make the running server reread its configuration and exports\n"
+		"           file (as SIGHUP); print the problems and exit 1 if it refused\n"
 		"  -D       print every setting with its type, range and default, and exit\n"
 		"  -h, --help     show this help\n"
 		"  -V, --version  print the version\n",
@@ -66,7 +75,7 @@ static int parse_args(int argc, char **argv, struct server_opts *o)
 
 	o->config_file = DEFAULT_CONFIG;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":f:tDFdshV", longs, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":f:tDFdserhV", longs, NULL)) != -1) {
 		switch (ch) {
 		case 'f':
 			o->config_file = optarg;
@@ -85,6 +94,12 @@ static int parse_args(int argc, char **argv, struct server_opts *o)
 			break;
 		case 's':
 			o->stats = true;
+			break;
+		case 'e':
+			o->exports = true;
+			break;
+		case 'r':
+			o->reload = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -126,18 +141,51 @@ static int server_check_config(const char *path)
 	return 0;
 }
 
-/* -s: ask the running server for its counters. */
-static int server_stats(const char *path)
+/* -s, -e: ask the running server (command "stats" or "exports"). */
+static int server_query(const char *path, const char *cmd)
 {
 	struct nfsrdma_config cfg;
 	int rc;
 
 	if (server_load_config(path, &cfg) < 0)
 		return 1;
-	rc = ctl_query(cfg.server.control_socket, "stats", stdout);
+	rc = ctl_query(cfg.server.control_socket, cmd, stdout);
 	if (rc)
 		fprintf(stderr, "nfsrdma-server: no server answers on %s: %s\n",
 			cfg.server.control_socket, strerror(-rc));
+	config_free(&cfg);
+	return rc ? 1 : 0;
+}
+
+/* -r: ask the running server to reload; its answer on stdout, or on stderr
+ * with exit status 1 when it refused. */
+static int server_reload(const char *path)
+{
+	struct nfsrdma_config cfg;
+	char *answer = NULL;
+	size_t len = 0;
+	FILE *mem;
+	int rc;
+
+	if (server_load_config(path, &cfg) < 0)
+		return 1;
+	if ((mem = open_memstream(&answer, &len)) == NULL) {
+		perror("nfsrdma-server");
+		config_free(&cfg);
+		return 1;
+	}
+	rc = ctl_query(cfg.server.control_socket, "reload", mem);
+	fclose(mem);
+	if (rc)
+		fprintf(stderr, "nfsrdma-server: no server answers on %s: %s\n",
+			cfg.server.control_socket, strerror(-rc));
+	else if (strncmp(answer, "reloaded ", 9) == 0)
+		fputs(answer, stdout);
+	else {
+		fputs(answer, stderr);
+		rc = 1;
+	}
+	free(answer);
 	config_free(&cfg);
 	return rc ? 1 : 0;
 }
@@ -193,13 +241,18 @@ static void report(int fd, int status)
 /* Serve until SIGTERM or SIGINT; SIGHUP reloads. */
 static int server_run(const struct server_opts *o)
 {
+	/* the file as an absolute path: reloads come after the chdir("/") of detach */
+	char *path = realpath(o->config_file, NULL);
 	struct nfsrdma_server srv;
 	struct nfsrdma_config cfg;
 	sigset_t set;
 	int sig, fd = -1;
 
-	if (server_load_config(o->config_file, &cfg) < 0)
+	if (server_load_config(path ? path : o->config_file, &cfg) < 0) {
+		free(path);
 		return 1;
+	}
+	free(path); /* cfg.source keeps it */
 	/* start-up messages go to stderr; the configured destination after */
 	log_open("nfsrdma-server", 0, o->debug ? LOG_LVL_DEBUG : cfg.log.level);
 	if (!o->foreground)
@@ -216,6 +269,8 @@ static int server_run(const struct server_opts *o)
 		return 1;
 	}
 	report(fd, 0);
+	srv.log_debug = o->debug;
+	daemon_notify_ready(&srv); /* the listeners are up: daemon_start opened them */
 	if (!o->debug && (srv.cfg.log.destination == CFG_LOG_SYSLOG || fd >= 0))
 		log_open("nfsrdma-server", srv.cfg.log.destination == CFG_LOG_SYSLOG,
 			 srv.cfg.log.level);
@@ -223,11 +278,10 @@ static int server_run(const struct server_opts *o)
 		if (sigwait(&set, &sig) != 0)
 			continue;
 		if (sig == SIGHUP) {
-			daemon_reload(&srv, o->config_file);
-			if (o->debug)
-				log_set_level(LOG_LVL_DEBUG);
+			daemon_reload(&srv, srv.cfg.source, NULL);
 			continue;
 		}
+		notify_stopping();
 		log_notice("signal %d: finishing the calls in flight, then exiting", sig);
 		break;
 	}
@@ -250,6 +304,10 @@ int main(int argc, char **argv)
 	if (opts.test)
 		return server_check_config(opts.config_file);
 	if (opts.stats)
-		return server_stats(opts.config_file);
+		return server_query(opts.config_file, "stats");
+	if (opts.exports)
+		return server_query(opts.config_file, "exports");
+	if (opts.reload)
+		return server_reload(opts.config_file);
 	return server_run(&opts);
 }

@@ -24,7 +24,8 @@ struct nfs_req {
 	const struct sockaddr *client; /* NULL: refused by exports with an access list */
 	socklen_t client_len;
 	struct nfs_cred cred;
-	int integrity_ok; /* the call carried a valid integrity MIC */
+	int integrity_ok;     /* the call carried a valid integrity MIC */
+	int secure_transport; /* counts as a privileged port (RPC/RDMA) for 'secure' */
 	/* READ: where to put the data. The transport passes a buffer it can send by
 	 * RDMA (it stays the transport's: nfs_proc_free_res leaves it alone);
 	 * NULL get_buf means malloc. get_buf returns NULL when it has none. */

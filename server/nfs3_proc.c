@@ -179,8 +179,10 @@ static void nfs3_proc_lookup(struct nfs_req *req, void *argp, void *resp)
  * exactly what the mode bits and ACLs allow, as the Linux server answers (its
  * owner override is for READ and WRITE of a file already open, not ACCESS,
  * which clients such as Linux's check at open). */
-static uint32 access_bits(const struct be_obj *o, uint32 want)
+static uint32 access_bits(const struct nfs_req *req, const struct be_obj *o, uint32 want)
 {
+	struct nfs_client_rule rule;
+
 	int dir = S_ISDIR(o->st.st_mode);
 	uint32 got = 0;
 
@@ -190,7 +192,8 @@ static uint32 access_bits(const struct be_obj *o, uint32 want)
 		got |= ACCESS3_MODIFY | ACCESS3_EXTEND | (dir ? ACCESS3_DELETE : 0);
 	if (osdep_access(o->fd, X_OK) == 0)
 		got |= dir ? ACCESS3_LOOKUP : ACCESS3_EXECUTE;
-	if (o->exp->conf.ro)
+	be_req_rule(req, o->exp, &rule);
+	if (rule.ro)
 		got &= ~(uint32)(ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_DELETE);
 	return got & want;
 }
@@ -207,7 +210,7 @@ static void nfs3_proc_access(struct nfs_req *req, void *argp, void *resp)
 		return;
 	r->status = be_cred_enter(req, o.exp);
 	if (r->status == NFS3_OK) {
-		r->ACCESS3res_u.resok.access = access_bits(&o, a->access);
+		r->ACCESS3res_u.resok.access = access_bits(req, &o, a->access);
 		be_cred_leave(req);
 	}
 	be_post_attr_st(o.exp, &o.st, &r->ACCESS3res_u.resok.obj_attributes);

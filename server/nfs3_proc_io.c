@@ -113,19 +113,22 @@ static nfsstat3 write_data(struct nfs_req *req, struct be_obj *o, const WRITE3ar
 			   WRITE3resok *ok)
 {
 	nfsstat3 st = be_io_allowed(o, be_req_uid(req, o->exp), 1);
+	struct nfs_client_rule rule;
 	int e = 0;
 
 	if (st != NFS3_OK)
 		return st;
+	be_req_rule(req, o->exp, &rule);
 	if (a->count > a->data.data_len || a->count > req->be->max_io)
 		return NFS3ERR_INVAL;
 	if (a->offset > INT64_MAX || a->count > INT64_MAX - a->offset)
 		return NFS3ERR_FBIG;
 	if (a->count)
 		e = write_full(o->fd, a->data.data_val, a->count, (off_t)a->offset);
-	if (e == 0 && a->stable == DATA_SYNC)
+	/* an async export says the data is stable without making it so */
+	if (e == 0 && a->stable == DATA_SYNC && !rule.async)
 		e = osdep_datasync(o->fd);
-	else if (e == 0 && a->stable == FILE_SYNC && fsync(o->fd) < 0)
+	else if (e == 0 && a->stable == FILE_SYNC && !rule.async && fsync(o->fd) < 0)
 		e = -errno;
 	if (e < 0)
 		return nfs3_errno_to_stat(-e);
@@ -161,6 +164,7 @@ void nfs3_proc_commit(struct nfs_req *req, void *argp, void *resp)
 {
 	COMMIT3args *a = argp;
 	COMMIT3res *r = resp;
+	struct nfs_client_rule rule;
 	struct be_obj o;
 	int e;
 
@@ -171,7 +175,8 @@ void nfs3_proc_commit(struct nfs_req *req, void *argp, void *resp)
 		r->status = be_io_allowed(&o, be_req_uid(req, o.exp), 1);
 		be_cred_leave(req);
 	}
-	if (r->status == NFS3_OK && (e = osdep_datasync(o.fd)) < 0)
+	be_req_rule(req, o.exp, &rule);
+	if (r->status == NFS3_OK && !rule.async && (e = osdep_datasync(o.fd)) < 0)
 		r->status = nfs3_errno_to_stat(-e);
 	memcpy(r->COMMIT3res_u.resok.verf, req->be->write_verf, NFS3_WRITEVERFSIZE);
 	be_wcc(o.exp, o.fd, &o.st, &r->COMMIT3res_u.resok.file_wcc);

@@ -29,6 +29,7 @@ static void to_nfs_req(struct rpc_req *r, struct nfs_req *n)
 	n->cred.ngids = r->cred.ngids < NFS_CRED_MAX_GIDS ? r->cred.ngids : NFS_CRED_MAX_GIDS;
 	memcpy(n->cred.gids, r->cred.gids, n->cred.ngids * sizeof(n->cred.gids[0]));
 	n->integrity_ok = r->integrity_ok;
+	n->secure_transport = r->secure_transport;
 	n->get_buf = r->get_buf ? glue_get_buf : NULL;
 	n->buf_opaque = r;
 }

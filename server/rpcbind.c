@@ -6,6 +6,7 @@
 
 #include "common/base/log.h"
 #include "common/base/net.h"
+#include "common/nfs/nlm_prog.h"
 #include "server/nfs_program.h"
 #include "server/rpcbind.h"
 
@@ -16,11 +17,17 @@ static const struct {
 	{NFS_PROGRAM, NFS_V3, IPPROTO_TCP},
 	{MOUNT_PROGRAM, MOUNT_V3, IPPROTO_TCP},
 	{MOUNT_PROGRAM, MOUNT_V3, IPPROTO_UDP},
+	/* with the lock manager: */
+	{NLM_PROGRAM, NLM_V4, IPPROTO_TCP},
+	{NLM_PROGRAM, NLM_V4, IPPROTO_UDP},
+	{NSM_PROGRAM, NSM_V1, IPPROTO_TCP},
+	{NSM_PROGRAM, NSM_V1, IPPROTO_UDP},
 };
+#define NWITHOUT_NLM 3
 
 #define NENTRIES (sizeof(entries) / sizeof(entries[0]))
 
-int rpcbind_register(unsigned port)
+int rpcbind_register(unsigned port, int with_nlm)
 {
 	int fd = net_connect_tcp("127.0.0.1", "111", 1000);
 
@@ -32,7 +39,7 @@ int rpcbind_register(unsigned port)
 	}
 	close(fd);
 	rpcbind_unregister(); /* whatever an earlier run left, every protocol at once */
-	for (size_t i = 0; i < NENTRIES; i++) {
+	for (size_t i = 0; i < (with_nlm ? NENTRIES : NWITHOUT_NLM); i++) {
 		if (!pmap_set(entries[i].prog, entries[i].vers, entries[i].proto,
 			      (unsigned short)port)) {
 			log_warn("rpcbind refused program %lu version %lu", entries[i].prog,
@@ -40,7 +47,8 @@ int rpcbind_register(unsigned port)
 			return -EIO;
 		}
 	}
-	log_info("registered NFS and MOUNT version 3 on port %u with rpcbind", port);
+	log_info("registered NFS and MOUNT version 3%s on port %u with rpcbind",
+		 with_nlm ? ", NLM version 4 and NSM" : "", port);
 	return 0;
 }
 

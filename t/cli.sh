@@ -19,7 +19,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/cli.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 ln -s "$client" "$tmp/mount.nfsrdma"
 
-plan 47
+plan 53
 
 # run CMD...: status in $st, stdout in $tmp/out, stderr in $tmp/err.
 run() {
@@ -43,6 +43,7 @@ commands=(
 	"nfsrdma-client mount|2|-o|$client mount"
 	"nfsrdma-client umount|2||$client umount"
 	"nfsrdma-client bench|2|-r|$client bench"
+	"nfsrdma-client stats|2||$client stats"
 	"mount.nfsrdma|1|-o|$tmp/mount.nfsrdma"
 	"nfsrdma-vbench|2|--csv|$vbench"
 )
@@ -88,7 +89,7 @@ is_usage_error 2 "--reps must be in" "nfsrdma-vbench with a bad --reps"
 
 # man pages: one per command and per file format, clean under groff -ww
 for m in man/nfsrdma-server.8 man/nfsrdma-client.8 man/mount.nfsrdma.8 man/nfsrdma-vbench.1 \
-	man/nfsrdma.conf.5; do
+	man/nfsrdma.conf.5 man/nfsrdma.exports.5 man/nfsrdma-metrics.7; do
 	if ! command -v groff >/dev/null; then
 		skip "groff is not installed: $m not formatted"
 		continue

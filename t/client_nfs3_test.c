@@ -1001,6 +1001,56 @@ static void test_post_failures(void **state)
 }
 
 /* Needs root, for the in-process server. */
+/* Every NFS3ERR_* (RFC 1813) has the errno a local file system would give,
+ * those with no local meaning the nearest one; anything else is EIO. */
+static void test_errno_table(void **state)
+{
+	static const struct {
+		nfsstat3 st;
+		int err;
+	} want[] = {
+		{NFS3_OK, 0},
+		{NFS3ERR_PERM, EPERM},
+		{NFS3ERR_NOENT, ENOENT},
+		{NFS3ERR_IO, EIO},
+		{NFS3ERR_NXIO, ENXIO},
+		{NFS3ERR_ACCES, EACCES},
+		{NFS3ERR_EXIST, EEXIST},
+		{NFS3ERR_XDEV, EXDEV},
+		{NFS3ERR_NODEV, ENODEV},
+		{NFS3ERR_NOTDIR, ENOTDIR},
+		{NFS3ERR_ISDIR, EISDIR},
+		{NFS3ERR_INVAL, EINVAL},
+		{NFS3ERR_FBIG, EFBIG},
+		{NFS3ERR_NOSPC, ENOSPC},
+		{NFS3ERR_ROFS, EROFS},
+		{NFS3ERR_MLINK, EMLINK},
+		{NFS3ERR_NAMETOOLONG, ENAMETOOLONG},
+		{NFS3ERR_NOTEMPTY, ENOTEMPTY},
+		{NFS3ERR_DQUOT, EDQUOT},
+		{NFS3ERR_STALE, ESTALE},
+		{NFS3ERR_REMOTE, EREMOTE},
+		{NFS3ERR_BADHANDLE, ESTALE},
+		{NFS3ERR_NOT_SYNC, EIO},
+		{NFS3ERR_BAD_COOKIE, EINVAL},
+		{NFS3ERR_NOTSUPP, ENOTSUP},
+		{NFS3ERR_TOOSMALL, EOVERFLOW},
+		{NFS3ERR_SERVERFAULT, EIO},
+		{NFS3ERR_BADTYPE, EINVAL},
+		{NFS3ERR_JUKEBOX, EAGAIN},
+		{(nfsstat3)4242, EIO},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		if (nfs3c_errno(want[i].st) != -want[i].err)
+			fail_msg("status %d: errno %d, expected %d", (int)want[i].st,
+				 -nfs3c_errno(want[i].st), want[i].err);
+		assert_true(want[i].st == (nfsstat3)4242 ||
+			    strncmp(nfs3c_stat_name(want[i].st), "NFS3", 4) == 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1027,6 +1077,7 @@ int main(void)
 		cmocka_unit_test(test_integrity),
 		cmocka_unit_test(test_nonroot_rdma_matrix),
 		cmocka_unit_test(test_post_failures),
+		cmocka_unit_test(test_errno_table),
 	};
 
 	if (geteuid() != 0) {

@@ -26,7 +26,7 @@ gone() {
 	return 1
 }
 
-plan 19
+plan 20
 
 # unlink while open
 echo "first line" > "$M/open"
@@ -73,6 +73,9 @@ nobody sh -c "echo y >> '$M/suid'"
 check "a write by another user succeeds on a setuid file" test "$(tail -n 1 "$E/suid")" = y
 check "and clears setuid on the server" test "$(stat -c %a "$E/suid")" = 777
 check "and through the mount" test "$(stat -c %a "$M/suid")" = 777
+echo z > "$M/usuid" && chown 65534:65534 "$M/usuid" && chmod 4755 "$M/usuid"
+chmod u-s "$M/usuid"
+check "root's chmod u-s of another user's file reaches the server" test "$(stat -c %a "$E/usuid")" = 755
 
 # a hidden file left open at unmount is removed then
 echo held > "$M/held"

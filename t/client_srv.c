@@ -26,7 +26,7 @@ static int deny_all(const void *acl, const struct sockaddr *sa)
 /* The RPC/RDMA parameters of the test server: soft, small arenas. */
 static void rdma_params(const struct csrv_params *p, struct rr_params *rp)
 {
-	rr_params_defaults(rp);
+	rr_params_defaults_for(RR_ROLE_SERVER, rp);
 	rp->provider = "soft";
 	rp->modes = p->modes;
 	rp->reg = p->reg;

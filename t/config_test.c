@@ -320,6 +320,98 @@ static void exports_are_stored(void **state)
 	config_free(&cfg);
 }
 
+/* The rule the first client of export e matching the textual peer gets, or NULL. */
+static const struct cfg_client_opts *opts_for(const struct cfg_export *e, const char *peer)
+{
+	static struct sockaddr_storage ss;
+	struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+	const struct cfg_client_addr *a;
+
+	memset(&ss, 0, sizeof(ss));
+	if (inet_pton(AF_INET, peer, &in->sin_addr) == 1)
+		in->sin_family = AF_INET;
+	else if (inet_pton(AF_INET6, peer, &in6->sin6_addr) == 1)
+		in6->sin6_family = AF_INET6;
+	else
+		FAIL("bad peer %s in the test", peer);
+	a = config_client_match(e, (const struct sockaddr *)&ss);
+	return a ? &a->opts : NULL;
+}
+
+/* server.exports_file: every option lands in its client's rule; defaults are
+ * nfs-utils'; -opts defaults, continuations, quotes, merged lines, host names. */
+static void exports_file_is_stored(void **state)
+{
+	const struct cfg_client_opts *o;
+	struct nfsrdma_config cfg;
+	const struct cfg_export *a, *b, *c;
+
+	write_file("t.exports",
+		   "# comment\n"
+		   "/srv/a 192.0.2.7(rw,no_root_squash,insecure,async) \\\n"
+		   "   10.0.0.0/255.0.0.0(all_squash,anonuid=1000,anongid=1001,sync,secure,"
+		   "root_squash,no_all_squash,ro,no_subtree_check,no_wdelay,hide,sec=sys) # c\n"
+		   "\"/srv/b\" -rw,insecure fe80::/10 *(ro,fsid=77)\n"
+		   "/srv/b// 192.0.2.9(all_squash)\n"
+		   "/srv/c localhost(rw)\n",
+		   0644);
+	load_ok("server = { exports_file = \"t.exports\";\n"
+		"  exports = ( { path = \"/srv/x\"; clients = [\"192.0.2.1\"]; access = \"rw\";"
+		" root_squash = false; fsid = 5; } );\n};\n",
+		&cfg);
+	assert_int_equal(cfg.server.n_exports, 4);
+	assert_null(cfg.server.exports[0].file);
+	assert_int_equal(cfg.server.exports[0].fsid, 5);
+	o = opts_for(&cfg.server.exports[0], "192.0.2.1");
+	assert_non_null(o);
+	assert_true(o->access == CFG_ACCESS_RW && !o->root_squash && !o->secure && !o->async);
+	assert_string_equal(cfg.server.exports_file, tmp_path("t.exports"));
+
+	a = &cfg.server.exports[1];
+	assert_string_equal(a->path, "/srv/a");
+	assert_string_equal(a->file, tmp_path("t.exports"));
+	assert_int_equal(a->line, 2);
+	assert_int_equal(a->fsid, 0);
+	o = opts_for(a, "192.0.2.7");
+	assert_non_null(o);
+	assert_int_equal(o->access, CFG_ACCESS_RW);
+	assert_false(o->root_squash);
+	assert_false(o->all_squash);
+	assert_false(o->secure);
+	assert_true(o->async);
+	assert_int_equal(o->anon_uid, 65534);
+	o = opts_for(a, "10.9.8.7");
+	assert_non_null(o);
+	assert_int_equal(o->access, CFG_ACCESS_RO);
+	assert_true(o->root_squash && !o->all_squash && o->secure && !o->async);
+	assert_int_equal(o->anon_uid, 1000);
+	assert_int_equal(o->anon_gid, 1001);
+	assert_null(opts_for(a, "192.0.2.8"));
+
+	b = &cfg.server.exports[2];
+	assert_string_equal(b->path, "/srv/b");
+	assert_int_equal(b->line, 4);
+	assert_int_equal(b->fsid, 77);
+	assert_int_equal(b->clients.n, 3); /* two lines, one export */
+	o = opts_for(b, "fe80::1");
+	assert_non_null(o);
+	assert_true(o->access == CFG_ACCESS_RW && !o->secure && o->root_squash); /* -opts */
+	o = opts_for(b, "192.0.2.9");
+	assert_non_null(o);
+	assert_true(o->access == CFG_ACCESS_RO && !o->all_squash); /* "*" comes first */
+	o = opts_for(b, "203.0.113.5");
+	assert_true(o != NULL && o->access == CFG_ACCESS_RO && !o->secure);
+
+	c = &cfg.server.exports[3];
+	assert_true(c->n_allow >= 1); /* localhost: each of its addresses */
+	for (size_t i = 0; i < c->n_allow; i++)
+		assert_int_equal(c->allow[i].client, 0);
+	o = opts_for(c, "127.0.0.1");
+	assert_true(o != NULL && o->access == CFG_ACCESS_RW && o->secure);
+	config_free(&cfg);
+}
+
 /* ------------------------------------------------------------------ errors by kind */
 
 /* Wrong types: the message says what was expected and what was given. */
@@ -1014,7 +1106,8 @@ static int make_tmpdir(void **state)
 /* Group teardown: remove the scratch files and directory. */
 static int remove_tmpdir(void **state)
 {
-	const char *names[] = {"test.conf", "defaults.conf", "key.ok", "key.open", "key.empty"};
+	const char *names[] = {"test.conf", "defaults.conf", "key.ok",
+			       "key.open",  "key.empty",     "t.exports"};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		unlink(tmp_path(names[i]));
@@ -1031,6 +1124,7 @@ int main(void)
 		cmocka_unit_test(empty_file_gives_defaults),
 		cmocka_unit_test(values_are_stored),
 		cmocka_unit_test(exports_are_stored),
+		cmocka_unit_test(exports_file_is_stored),
 		cmocka_unit_test(type_errors),
 		cmocka_unit_test(range_errors),
 		cmocka_unit_test(size_text_errors),

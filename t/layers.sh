@@ -30,7 +30,7 @@ allowed() {
 }
 
 folders="common/base common common/rpc common/rpcrdma common/nfs platform platform/linux
-platform/illumos platform/soft server client"
+platform/illumos platform/posix platform/soft server client"
 echo "1..$(($(echo $folders | wc -w) + 1))"
 n=0
 bad_total=0

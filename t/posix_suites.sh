@@ -27,6 +27,9 @@ set -u
 S=$top_builddir/server/nfsrdma-server
 C=$top_builddir/nfsrdma-client
 EXER=$top_builddir/t/fsexer
+# make check's variables would reach the suites' own makefiles (cthon04's
+# special tests copy $(TESTS))
+unset TESTS MAKEFLAGS MFLAGS MAKELEVEL
 
 # pjdfstest subtests that NFSv3 cannot pass, as "FILE:NUMBER reason".
 EXPECTED=$(

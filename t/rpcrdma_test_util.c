@@ -16,7 +16,7 @@ static const char key_bytes[] = "0123456789abcdef0123456789abcdef";
 
 void rrt_params(struct rr_params *p, unsigned modes, enum rr_reg reg)
 {
-	rr_params_defaults(p);
+	rr_params_defaults_for(RR_ROLE_SERVER, p); /* the server's limits and deadlines */
 	p->provider = "soft";
 	p->modes = modes;
 	p->reg = reg;

@@ -50,7 +50,7 @@ EOF
 URL="nfs://127.0.0.1$T/export"
 Q="?version=3&nfsport=$TCP&mountport=$TCP"
 
-plan 24
+plan 25
 write_conf "$T/srv.conf" rw ""
 # a port may be taken between choosing and binding it: choose again then
 for attempt in 1 2 3; do
@@ -68,6 +68,8 @@ check "writes its pidfile" test -s "$T/server.pid"
 "$S" -s -f "$T/srv.conf" >"$T/stats" 2>&1
 check "-s prints the running server's counters" grep -q "^rdma.device soft" "$T/stats"
 check "and its reply cache (4096 entries by default)" grep -q "^reply_cache.capacity 4096" "$T/stats"
+check "and the poller its event loops wait in (NFSRDMA_POLLER)" \
+	grep -q "^server.poller ${NFSRDMA_POLLER:-epoll}\$" "$T/stats"
 check "made its file handle key, readable by its owner only" [ "$(stat -c %a "$T/handle.key" 2>/dev/null)" = 600 ]
 
 echo "hello over nfsrdma" >"$T/export/hello.txt"

@@ -1487,12 +1487,12 @@ static int raw_connect(void)
 	int fd;
 
 	if (strncmp(addr, "unix:", 5) == 0) {
-		struct sockaddr_un *sun = (struct sockaddr_un *)&ss;
+		struct sockaddr_un *un = (struct sockaddr_un *)&ss;
 
-		sun->sun_family = AF_UNIX;
-		assert_true(snprintf(sun->sun_path, sizeof(sun->sun_path), "%s", addr + 5) <
-			    (int)sizeof(sun->sun_path));
-		len = sizeof(*sun);
+		un->sun_family = AF_UNIX;
+		assert_true(snprintf(un->sun_path, sizeof(un->sun_path), "%s", addr + 5) <
+			    (int)sizeof(un->sun_path));
+		len = sizeof(*un);
 	} else {
 		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
 
@@ -1719,6 +1719,41 @@ static void hostile_requests(void **state)
 	raw_done(&rp);
 }
 
+/* A peer that takes our requests and never answers them: the oldest fails
+ * RETRY_EXC_ERR once the ACK timeout passes (an RC QP's retries spent), the
+ * rest flush, the QP is in error and the peer is told so. */
+static void hostile_unanswered(void **state)
+{
+	struct raw_peer rp;
+	struct buf dst;
+	struct soft_hdr h;
+	struct timespec t0, t1;
+	long ms;
+
+	if (!is_soft)
+		skip();				     /* speaks the soft provider's wire format */
+	setenv("VB_SOFT_ACK_TIMEOUT_MS", "1500", 1); /* read when the QP is created */
+	raw_established(&rp);
+	unsetenv("VB_SOFT_ACK_TIMEOUT_MS");
+	buf_new(&dst, rp.pr.ppd, 4096, VB_ACCESS_LOCAL_WRITE, 51);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	post1(rp.pr.p, 10, VB_WR_RDMA_READ, &dst, 0, 4096, 4096, 0x1234, VB_SEND_SIGNALED);
+	post1(rp.pr.p, 11, VB_WR_SEND, &dst, 0, 16, 0, 0, VB_SEND_SIGNALED);
+	assert_true(raw_read(rp.fd, &h)); /* the Read arrives, and is never answered */
+	assert_int_equal(h.op, SOFT_OP_READ_REQ);
+	expect_wc_tmo(rp.pr.pscq, 10, VB_WC_RETRY_EXC_ERR, TMO_MS);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	assert_true(ms >= 1400); /* not before the timeout */
+	expect_wc(rp.pr.pscq, 11, VB_WC_WR_FLUSH_ERR);
+	do /* the Send that went out before, then the error */
+		assert_true(raw_read(rp.fd, &h));
+	while (h.op == SOFT_OP_SEND);
+	assert_int_equal(h.op, SOFT_OP_ERR);
+	buf_free(&dst);
+	raw_done(&rp);
+}
+
 /* ---- set-up ---- */
 
 /* A free TCP port on addr, or VB_PORT. */
@@ -1832,6 +1867,7 @@ int main(void)
 		cmocka_unit_test(hostile_handshake),
 		cmocka_unit_test(hostile_requests),
 		cmocka_unit_test(hostile_silent_peer),
+		cmocka_unit_test(hostile_unanswered),
 		cmocka_unit_test(hostile_out_of_descriptors),
 	};
 

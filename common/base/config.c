@@ -588,6 +588,7 @@ void config_free(struct nfsrdma_config *cfg)
 	for (size_t i = 0; i < cfg->server.n_exports; i++) {
 		free_fields(config_export_table, NEXP, &cfg->server.exports[i]);
 		free(cfg->server.exports[i].allow);
+		free(cfg->server.exports[i].file);
 	}
 	free(cfg->server.exports);
 	free_fields(config_main_table, NMAIN, cfg);
@@ -607,6 +608,7 @@ static void load_text(struct load_ctx *c, char *text)
 
 		config_walk_group(c, config_root_setting(&lc), "", &t);
 		config_finish_exports(c);
+		config_load_exports_file(c);
 		config_cross_check(c);
 	}
 	config_destroy(&lc);

@@ -86,11 +86,25 @@ struct cfg_integrity {
 				     file's directory); NULL when unset */
 };
 
+/* What one client of an export is granted. An exports file gives each client
+ * its own options; a libconfig export gives every client the export's. */
+struct cfg_client_opts {
+	enum cfg_access access;
+	bool root_squash; /* map uid/gid 0 to anon_uid/anon_gid */
+	bool all_squash;  /* map every caller to anon_uid/anon_gid */
+	bool secure;	  /* TCP and UDP calls must come from a port below 1024 */
+	bool async;	  /* writes reported stable without being made so */
+	unsigned anon_uid, anon_gid;
+};
+
 /* One parsed entry of an export's client list. */
 struct cfg_client_addr {
 	int family;		/* AF_INET, AF_INET6, or AF_UNSPEC for "*" (anyone) */
 	unsigned prefix;	/* leading bits that must match: 0..32 or 0..128 */
 	unsigned char addr[16]; /* network address, host bits cleared; AF_INET uses 4 */
+	size_t client;		/* the entry of the export's clients list it came from
+				   (a host name may give several addresses) */
+	struct cfg_client_opts opts;
 };
 
 /* server.exports.[N].backend: what serves the export's files. */
@@ -103,9 +117,9 @@ enum cfg_backend {
 struct cfg_export {
 	char *path;		       /* absolute, normalised: no "//", no trailing "/" */
 	struct cfg_strlist clients;    /* the client list as written */
-	struct cfg_client_addr *allow; /* clients, parsed; n_allow == clients.n */
+	struct cfg_client_addr *allow; /* clients, parsed, in order; a name may give several */
 	size_t n_allow;
-	enum cfg_access access;
+	enum cfg_access access;	 /* access..anon_gid: the libconfig export's, for every client */
 	bool root_squash;	 /* map uid/gid 0 to anon_uid/anon_gid */
 	unsigned anon_uid;	 /* uid for squashed and AUTH_NONE requests */
 	unsigned anon_gid;	 /* gid for squashed and AUTH_NONE requests */
@@ -118,7 +132,9 @@ struct cfg_export {
 		char *root;		  /* the exported directory inside the CephFS */
 		unsigned mount_timeout_s; /* how long start-up waits for the cluster */
 	} ceph;				  /* for backend = cephfs */
-	unsigned line;			  /* line of the export in the file (0: not from a file) */
+	unsigned fsid; /* export id in file handles; 0: a hash of the real path */
+	unsigned line; /* line of the export in the file (0: not from a file) */
+	char *file;    /* the exports file it came from; NULL: the configuration */
 };
 
 /* The whole configuration. Sizes are bytes, times as their names say. */
@@ -161,13 +177,32 @@ struct nfsrdma_config {
 		unsigned tcp_loops;	/* TCP I/O loops per listen address; 0: one per CPU */
 		uint64_t memory_budget; /* TCP and UDP call and reply buffers */
 		uint64_t tcp_memory_per_connection; /* what one TCP connection may hold */
-		unsigned tcp_idle_ms;		/* close a connection idle this long; 0: never */
-		unsigned threads;		/* worker threads */
-		unsigned reply_cache;		/* duplicate request cache entries; 0: none */
-		char *handle_key_file;		/* absolute path of the key signing handles */
-		char *pidfile;			/* absolute path; NULL: write none */
-		char *control_socket;		/* absolute path of the stats socket */
-		bool rpcbind;			/* register NFS and MOUNT with rpcbind */
+		unsigned tcp_idle_ms;  /* close a connection idle this long; 0: never */
+		unsigned threads;      /* worker threads */
+		unsigned reply_cache;  /* duplicate request cache entries; 0: none */
+		char *handle_key_file; /* absolute path of the key signing handles */
+		char *pidfile;	       /* absolute path; NULL: write none */
+		char *control_socket;  /* absolute path of the stats socket */
+		char *exports_file;    /* exports(5) file read after exports; NULL: none */
+		struct {
+			char *listen; /* "ADDR:PORT" serving /metrics; NULL: off */
+		} metrics;
+		bool rpcbind; /* register NFS and MOUNT with rpcbind */
+		struct {
+			bool enable;		      /* serve NLM v4 and NSM v1 */
+			unsigned grace_s;	      /* only reclaims after start */
+			unsigned clients_max;	      /* client hosts holding locks */
+			unsigned owners_per_client;   /* open descriptions per client */
+			unsigned locks_per_client;    /* ranges and shares per client */
+			unsigned blocked_per_client;  /* blocked requests per client */
+			unsigned blocked_timeout_s;   /* a blocked request's life */
+			unsigned callback_retries;    /* tries of a call to a client */
+			unsigned client_rpcbind_port; /* clients' rpcbind (111) */
+		} nlm;
+		struct {
+			char *state_dir; /* NULL: "sm" beside handle_key_file */
+			char *name;	 /* ours in SM_NOTIFY; NULL: the host name */
+		} nsm;
 		struct cfg_integrity integrity; /* per-message HMAC */
 		struct cfg_export *exports;	/* n_exports exported directories */
 		size_t n_exports;
@@ -221,7 +256,8 @@ void config_free(struct nfsrdma_config *cfg);
 
 void config_errors_init(struct config_errors *errs);
 void config_errors_free(struct config_errors *errs);
-/* One line per error: "FILE:LINE: SETTING: PROBLEM", or "FILE: PROBLEM" for line 0. */
+/* One line per error: "FILE:LINE: SETTING: PROBLEM", "FILE:LINE: PROBLEM" (an
+ * exports file), or "FILE: PROBLEM" for line 0. */
 void config_errors_print(const struct config_errors *errs, FILE *f);
 
 /* Print every setting with its type, range, default and meaning (nfsrdma-server -D). */
@@ -245,12 +281,23 @@ bool config_doc_get(size_t i, struct config_doc *out);
 int config_client_parse(const char *text, struct cfg_client_addr *out);
 
 /*
- * Whether the export's client list admits the peer at sa (AF_INET or AF_INET6;
- * an IPv4-mapped IPv6 peer is matched as IPv4). Returns 1 if allowed, else 0.
+ * The first entry of the export's client list that admits the peer at sa
+ * (AF_INET or AF_INET6; an IPv4-mapped IPv6 peer is matched as IPv4), or NULL.
  */
+const struct cfg_client_addr *config_client_match(const struct cfg_export *exp,
+						  const struct sockaddr *sa);
+/* Whether the export's client list admits the peer at sa. Returns 1 if allowed, else 0. */
 int config_client_allowed(const struct cfg_export *exp, const struct sockaddr *sa);
 /* The same, shaped as an access-list callback: acl is a const struct cfg_export *. */
 int config_acl_allows(const void *acl, const struct sockaddr *sa);
+
+/*
+ * Split "ADDR:PORT" (an IPv4 literal, or an IPv6 literal in brackets:
+ * "[::1]:9101") into host (without brackets) and port 1..65535. Returns 0, or
+ * -1 with why filled.
+ */
+int config_hostport_parse(const char *text, char *host, size_t hostlen, unsigned *port, char *why,
+			  size_t whylen);
 
 /* Names <-> enums: *_name returns "?" for a bad value; *_parse returns 0 or -1. */
 const char *config_log_dest_name(enum cfg_log_dest v);

@@ -6,6 +6,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -117,31 +119,83 @@ static int peer_addr(const struct sockaddr *sa, unsigned char addr[16])
 }
 
 /* First matching entry wins; "*" admits any peer, even one that is not IP. */
-int config_client_allowed(const struct cfg_export *exp, const struct sockaddr *sa)
+const struct cfg_client_addr *config_client_match(const struct cfg_export *exp,
+						  const struct sockaddr *sa)
 {
 	unsigned char addr[16], masked[16];
 	int family;
 
 	if (exp == NULL || sa == NULL)
-		return 0;
+		return NULL;
 	family = peer_addr(sa, addr);
 	for (size_t i = 0; i < exp->n_allow; i++) {
 		const struct cfg_client_addr *a = &exp->allow[i];
 
 		if (a->family == AF_UNSPEC)
-			return 1;
+			return a;
 		if (a->family != family)
 			continue;
 		memcpy(masked, addr, sizeof(masked));
 		mask_host_bits(masked, sizeof(masked), a->prefix);
 		if (memcmp(masked, a->addr, sizeof(masked)) == 0)
-			return 1;
+			return a;
 	}
-	return 0;
+	return NULL;
+}
+
+/* See config.h. */
+int config_client_allowed(const struct cfg_export *exp, const struct sockaddr *sa)
+{
+	return config_client_match(exp, sa) != NULL;
 }
 
 /* Adapter for access-list callbacks that carry the export as a void pointer. */
 int config_acl_allows(const void *acl, const struct sockaddr *sa)
 {
 	return config_client_allowed(acl, sa);
+}
+
+/* See config.h. */
+int config_hostport_parse(const char *text, char *host, size_t hostlen, unsigned *port, char *why,
+			  size_t whylen)
+{
+	const char *colon = strrchr(text, ':'), *h = text;
+	size_t hlen = colon ? (size_t)(colon - text) : 0;
+	unsigned char buf[16];
+	char *end;
+	unsigned long p;
+
+	if (colon == NULL || hlen == 0) {
+		snprintf(why, whylen,
+			 "\"%s\" is not ADDR:PORT (\"127.0.0.1:9101\", \"[::1]:9101\")", text);
+		return -1;
+	}
+	if (text[0] == '[') {
+		if (hlen < 2 || text[hlen - 1] != ']') {
+			snprintf(why, whylen,
+				 "\"%s\": an IPv6 address goes in brackets: [::1]:9101", text);
+			return -1;
+		}
+		h = text + 1;
+		hlen -= 2;
+	}
+	if (hlen >= hostlen) {
+		snprintf(why, whylen, "\"%s\": the address is too long", text);
+		return -1;
+	}
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	if (inet_pton(text[0] == '[' ? AF_INET6 : AF_INET, host, buf) != 1) {
+		snprintf(why, whylen,
+			 "\"%s\": \"%s\" is not an IPv4 address or a bracketed IPv6 one", text,
+			 host);
+		return -1;
+	}
+	p = strtoul(colon + 1, &end, 10);
+	if (colon[1] < '0' || colon[1] > '9' || *end != '\0' || p < 1 || p > 65535) {
+		snprintf(why, whylen, "\"%s\": the port must be 1..65535", text);
+		return -1;
+	}
+	*port = (unsigned)p;
+	return 0;
 }

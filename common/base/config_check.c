@@ -252,7 +252,8 @@ static void check_ceph_export(struct load_ctx *c, size_t i)
 		export_error(c, i, "ceph.keyring", "%s", why);
 }
 
-/* Exports: no directory twice; integrity_required only when integrity is on. */
+/* Exports of the configuration: no directory twice; integrity_required only
+ * when integrity is on. */
 static void check_exports(struct load_ctx *c)
 {
 	const struct nfsrdma_config *cfg = c->cfg;
@@ -261,6 +262,8 @@ static void check_exports(struct load_ctx *c)
 	for (size_t i = 0; i < cfg->server.n_exports; i++) {
 		const struct cfg_export *exp = &cfg->server.exports[i];
 
+		if (exp->file != NULL)
+			break; /* the exports file's come last and were checked as read */
 		check_ceph_export(c, i);
 		if (exp->integrity_required && cfg->server.integrity.mode == CFG_INTEGRITY_NONE)
 			export_error(c, i, "integrity_required",

@@ -110,7 +110,8 @@ void config_setting_error(struct load_ctx *c, const config_setting_t *s, const c
 	va_end(ap);
 }
 
-/* One line per error, in the order recorded (config_load sorts by file and line). */
+/* One line per error, in the order recorded (config_load sorts by file and line);
+ * an exports file's errors have no setting: FILE:LINE: PROBLEM. */
 void config_errors_print(const struct config_errors *errs, FILE *f)
 {
 	for (size_t i = 0; i < errs->n; i++) {
@@ -120,6 +121,8 @@ void config_errors_print(const struct config_errors *errs, FILE *f)
 			fprintf(f, "%s: %s\n", e->file, e->problem);
 		else if (e->line == 0)
 			fprintf(f, "%s: %s: %s\n", e->file, e->setting, e->problem);
+		else if (e->setting == NULL)
+			fprintf(f, "%s:%u: %s\n", e->file, e->line, e->problem);
 		else
 			fprintf(f, "%s:%u: %s: %s\n", e->file, e->line,
 				e->setting ? e->setting : "?", e->problem);

@@ -85,8 +85,8 @@ void config_load_exports(struct load_ctx *c, const config_setting_t *s, const ch
 	}
 }
 
-/* Collapse "//" and drop a trailing "/" so equal directories compare equal. */
-static void normalize_path(char *p)
+/* See config_int.h. */
+void config_normalize_path(char *p)
 {
 	char *out = p;
 
@@ -100,14 +100,15 @@ static void normalize_path(char *p)
 	*out = '\0';
 }
 
-/* After the walk: normalise export paths and parse client lists for matching. */
+/* After the walk: normalise export paths and parse client lists for matching;
+ * every client gets the export's options. */
 void config_finish_exports(struct load_ctx *c)
 {
 	for (size_t i = 0; i < c->cfg->server.n_exports; i++) {
 		struct cfg_export *exp = &c->cfg->server.exports[i];
 
 		if (exp->path != NULL)
-			normalize_path(exp->path);
+			config_normalize_path(exp->path);
 		if (exp->clients.n == 0)
 			continue;
 		exp->allow = calloc(exp->clients.n, sizeof(*exp->allow));
@@ -116,8 +117,16 @@ void config_finish_exports(struct load_ctx *c)
 			continue;
 		}
 		for (size_t j = 0; j < exp->clients.n; j++) {
-			if (config_client_parse(exp->clients.v[j], &exp->allow[j]) == 0)
-				exp->n_allow++;
+			struct cfg_client_addr *a = &exp->allow[exp->n_allow];
+
+			if (config_client_parse(exp->clients.v[j], a) < 0)
+				continue;
+			a->client = j;
+			a->opts = (struct cfg_client_opts){.access = exp->access,
+							   .root_squash = exp->root_squash,
+							   .anon_uid = exp->anon_uid,
+							   .anon_gid = exp->anon_gid};
+			exp->n_allow++;
 		}
 	}
 }

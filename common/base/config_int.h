@@ -55,6 +55,8 @@ extern const struct cfg_entry config_export_table[]; /* relative to server.expor
 extern const size_t config_export_count;
 #define NMAIN config_main_count
 #define NEXP  config_export_count
+/* An export path: absolute, no "." or ".." component. 0, or -1 with why. */
+int config_check_export_path(const char *s, char *why, size_t len);
 /* Index of name in a NULL-terminated list of names, or -1. */
 int config_name_index(const char *const *names, const char *name);
 /* names joined by sep into buf ("error, warning, ..."). */
@@ -82,7 +84,7 @@ struct load_ctx {
 
 /* Append one error to errs (on allocation failure, note that some were lost). */
 void config_errorv(struct config_errors *errs, const char *file, unsigned line, const char *setting,
-		   const char *fmt, va_list ap);
+		   const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
 /* An error in the file being loaded (line 0: about the file as a whole). */
 void config_file_error(struct load_ctx *c, unsigned line, const char *setting, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -121,6 +123,11 @@ void config_errors_sort(struct config_errors *errs, size_t first, const char *ma
  * paths made canonical after every file is read. */
 void config_load_exports(struct load_ctx *c, const config_setting_t *s, const char *shown);
 void config_finish_exports(struct load_ctx *c);
+/* Collapse "//" and drop a trailing "/" so equal directories compare equal. */
+void config_normalize_path(char *p);
+
+/* config_exportsfile.c: server.exports_file, read after the exports list. */
+void config_load_exports_file(struct load_ctx *c);
 
 /* config_parse.c: libconfig's text. */
 /* Note integer literals libconfig 1.5 would silently wrap to 32 bits. */

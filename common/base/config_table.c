@@ -88,7 +88,8 @@ const char *config_join_names(const char *const *names, const char *sep, char *b
 static int check_provider(const char *s, char *why, size_t len);
 static int check_abs_path(const char *s, char *why, size_t len);
 static int check_ceph_id(const char *s, char *why, size_t len);
-static int check_export_path(const char *s, char *why, size_t len);
+static int check_file_path(const char *s, char *why, size_t len);
+static int check_metrics_listen(const char *s, char *why, size_t len);
 static int check_listen_addr(const char *s, char *why, size_t len);
 static int check_client_entry(const char *s, char *why, size_t len);
 
@@ -242,6 +243,29 @@ const struct cfg_entry config_main_table[] = {
 	E_BOOL("server.rpcbind", C, server.rpcbind, false,
 	       "Register NFS and MOUNT with the local rpcbind (off: do not disturb a kernel "
 	       "nfsd)."),
+	E_BOOL("server.nlm.enable", C, server.nlm.enable, true,
+	       "Serve file locks: NLM version 4 and NSM version 1 beside NFS, on TCP and UDP."),
+	E_INT("server.nlm.grace_s", C, server.nlm.grace_s, 0, 3600, 90,
+	      "Seconds after start during which only reclaims of locks are granted."),
+	E_INT("server.nlm.clients_max", C, server.nlm.clients_max, 1, 65536, 256,
+	      "Client hosts holding locks at once; past it a new one gets DENIED_NOLOCKS."),
+	E_INT("server.nlm.owners_per_client", C, server.nlm.owners_per_client, 1, 65536, 256,
+	      "Lock owners (each an open file) one client may have; past it DENIED_NOLOCKS."),
+	E_INT("server.nlm.locks_per_client", C, server.nlm.locks_per_client, 1, 1048576, 4096,
+	      "Lock ranges and shares one client may hold; past it DENIED_NOLOCKS."),
+	E_INT("server.nlm.blocked_per_client", C, server.nlm.blocked_per_client, 0, 65536, 64,
+	      "Blocked lock requests one client may have waiting; past it DENIED_NOLOCKS."),
+	E_INT("server.nlm.blocked_timeout_s", C, server.nlm.blocked_timeout_s, 1, 86400, 600,
+	      "Seconds a blocked lock request waits before it is forgotten."),
+	E_INT("server.nlm.callback_retries", C, server.nlm.callback_retries, 1, 100, 5,
+	      "Tries of a call back to a client (GRANTED, _RES, SM_NOTIFY) before giving up."),
+	E_INT("server.nlm.client_rpcbind_port", C, server.nlm.client_rpcbind_port, 1, 65535, 111,
+	      "Port of the clients' rpcbind, where their lock manager and NSM are found."),
+	E_STR("server.nsm.state_dir", C, server.nsm.state_dir, NULL, false, check_abs_path,
+	      "Directory recording the clients that hold locks and our NSM state number; "
+	      "unset: sm beside server.handle_key_file."),
+	E_STR("server.nsm.name", C, server.nsm.name, NULL, false, NULL,
+	      "The name the server gives itself in SM_NOTIFY; unset: its host name."),
 	E_ENUM("server.integrity.mode", C, server.integrity.mode, integrity_names,
 	       CFG_INTEGRITY_NONE,
 	       "Per-message integrity: none, or an HMAC-SHA256 on every message."),
@@ -261,6 +285,12 @@ const struct cfg_entry config_main_table[] = {
 	 .min = 0,
 	 .max = 4096,
 	 .desc = "The exported directories: a list of groups, one per export (see below)."},
+	E_STR("server.metrics.listen", C, server.metrics.listen, NULL, false, check_metrics_listen,
+	      "Address and port where GET /metrics serves the counters in the Prometheus text "
+	      "format (\"127.0.0.1:9101\", \"[::1]:9101\"); unset: off."),
+	E_STR("server.exports_file", C, server.exports_file, NULL, false, check_file_path,
+	      "A file of more exports in the exports(5) syntax of nfs-utils, reread on reload; "
+	      "unset: none."),
 	E_ENUM("client.mode", C, client.mode, mode_names, CFG_MODE_READ_WRITE,
 	       "RPC/RDMA mode the client asks for: read-write or read-read."),
 	E_ENUM("client.registration", C, client.registration, client_reg_names, CFG_CREG_FASTREG,
@@ -304,7 +334,7 @@ const struct cfg_entry config_main_table[] = {
 
 /* The settings of one export, relative to server.exports.[N]. */
 const struct cfg_entry config_export_table[] = {
-	E_STR("path", X, path, NULL, true, check_export_path,
+	E_STR("path", X, path, NULL, true, config_check_export_path,
 	      "Absolute path of the exported directory."),
 	E_LIST("clients", X, clients, 1, 1024, NULL, true, check_client_entry,
 	       "Who may mount it: addresses (192.0.2.7, ::1), prefixes (10.0.0.0/8, fe80::/10) "
@@ -317,6 +347,8 @@ const struct cfg_entry config_export_table[] = {
 	      "User id for squashed and anonymous requests."),
 	E_INT("anon_gid", X, anon_gid, 0, 4294967294LL, 65534,
 	      "Group id for squashed and anonymous requests."),
+	E_INT("fsid", X, fsid, 0, 4294967295LL, 0,
+	      "Export id in file handles; 0: a hash of the directory's real path."),
 	E_BOOL("integrity_required", X, integrity_required, false,
 	       "Refuse requests without a valid HMAC (needs server.integrity.mode = hmac-sha256)."),
 	E_ENUM("backend", X, backend, backend_names, CFG_BACKEND_POSIX,
@@ -329,7 +361,7 @@ const struct cfg_entry config_export_table[] = {
 	E_STR("ceph.keyring", X, ceph.keyring, NULL, false, check_abs_path,
 	      "For backend = cephfs: the keyring holding that user's key; unset: the one "
 	      "ceph.conf_file names."),
-	E_STR("ceph.root", X, ceph.root, "/", false, check_export_path,
+	E_STR("ceph.root", X, ceph.root, "/", false, config_check_export_path,
 	      "For backend = cephfs: the exported directory, as a path inside the CephFS."),
 	E_INT("ceph.mount_timeout_s", X, ceph.mount_timeout_s, 1, 300, 30,
 	      "For backend = cephfs: how long start-up waits for the cluster before it gives up, "
@@ -401,8 +433,29 @@ static int check_ceph_id(const char *s, char *why, size_t len)
 	return 0;
 }
 
+/* server.metrics.listen: "" (off) or ADDR:PORT. */
+static int check_metrics_listen(const char *s, char *why, size_t len)
+{
+	char host[64];
+	unsigned port;
+
+	if (s[0] == '\0')
+		return 0;
+	return config_hostport_parse(s, host, sizeof(host), &port, why, len);
+}
+
+/* A file name: relative ones are taken from the configuration file's directory. */
+static int check_file_path(const char *s, char *why, size_t len)
+{
+	if (strlen(s) >= PATH_MAX) {
+		snprintf(why, len, "path is longer than %d bytes", PATH_MAX - 1);
+		return -1;
+	}
+	return 0;
+}
+
 /* An export path: absolute, and no "." or ".." component to hide what is exported. */
-static int check_export_path(const char *s, char *why, size_t len)
+int config_check_export_path(const char *s, char *why, size_t len)
 {
 	if (s[0] != '/') {
 		snprintf(why, len, "\"%s\" is not an absolute path", s);

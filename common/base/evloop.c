@@ -1,19 +1,23 @@
-/* evloop.c: epoll loop with an eventfd for queued calls and timerfd timers. */
+/*
+ * evloop.c: an event loop over the platform's poller (poller.h: epoll, event
+ * ports or poll), a wake fd for queued calls, and periodic timers kept by the
+ * loop itself (the wait's timeout is the next one due).
+ */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <sys/timerfd.h>
 
+#include "clock.h"
 #include "evloop.h"
 #include "log.h"
+#include "poller.h"
+
+#define EVLOOP_BATCH 64
 
 struct handler {
 	int fd;
-	int is_timer;
 	int deleted; /* by evloop_del: not to be called again, even for fetched events */
 	evloop_fd_fn fn;
 	evloop_io_fn io_fn; /* an I/O handler (evloop_add_io) instead of fn */
@@ -26,6 +30,14 @@ struct evloop_io {
 	struct handler h;
 };
 
+struct evloop_timer {
+	uint64_t period_ns, due_ns;
+	int deleted; /* by evloop_del_timer */
+	evloop_fd_fn fn;
+	void *arg;
+	struct evloop_timer *next;
+};
+
 struct call {
 	evloop_call_fn fn;
 	void *arg;
@@ -33,56 +45,53 @@ struct call {
 };
 
 struct evloop {
-	int epfd;
-	int wakefd;
+	struct poller *poller;
+	struct wakefd wake;
 	pthread_t thread;
 	int started;
 	int stopping;
-	pthread_mutex_t lock; /* protects calls and handlers */
+	pthread_mutex_t lock; /* protects calls, handlers and timers */
 	struct call *calls, *calls_tail;
 	struct handler *handlers;
+	struct evloop_timer *timers;
 };
 
 int evloop_create(struct evloop **out)
 {
 	struct evloop *l = calloc(1, sizeof(*l));
-	struct epoll_event ev = {.events = EPOLLIN};
+	int rc;
 
 	if (!l)
 		return -ENOMEM;
-	l->epfd = epoll_create1(EPOLL_CLOEXEC);
-	l->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (l->epfd < 0 || l->wakefd < 0) {
-		int rc = -errno;
-
-		if (l->epfd >= 0)
-			close(l->epfd);
-		if (l->wakefd >= 0)
-			close(l->wakefd);
+	if ((rc = poller_create(&l->poller)) != 0) {
 		free(l);
 		return rc;
 	}
-	ev.data.ptr = NULL; /* NULL marks the wake fd */
-	epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->wakefd, &ev);
+	/* the wake fd's events carry NULL */
+	if ((rc = wakefd_open(&l->wake, false)) != 0 ||
+	    (rc = poller_add(l->poller, l->wake.rfd, POLLER_IN, NULL)) != 0) {
+		wakefd_close(&l->wake);
+		poller_destroy(l->poller);
+		free(l);
+		return rc;
+	}
 	pthread_mutex_init(&l->lock, NULL);
 	*out = l;
 	return 0;
 }
 
-/* epoll's events for EVLOOP_IN/OUT. */
-static uint32_t epoll_events(unsigned events)
+/* The poller's events for EVLOOP_IN/OUT. */
+static unsigned poller_events(unsigned events)
 {
-	return (events & EVLOOP_IN ? EPOLLIN : 0) | (events & EVLOOP_OUT ? EPOLLOUT : 0);
+	return (events & EVLOOP_IN ? POLLER_IN : 0) | (events & EVLOOP_OUT ? POLLER_OUT : 0);
 }
 
 /* Add h (filled in) to the loop, waiting for events. */
 static int add(struct evloop *l, struct handler *h, unsigned events)
 {
-	struct epoll_event ev = {.events = epoll_events(events), .data.ptr = h};
+	int rc = poller_add(l->poller, h->fd, poller_events(events), h);
 
-	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, h->fd, &ev) < 0) {
-		int rc = -errno;
-
+	if (rc != 0) {
 		free(h);
 		return rc;
 	}
@@ -93,13 +102,13 @@ static int add(struct evloop *l, struct handler *h, unsigned events)
 	return 0;
 }
 
-static int add_handler(struct evloop *l, int fd, int is_timer, evloop_fd_fn fn, void *arg)
+static int add_handler(struct evloop *l, int fd, evloop_fd_fn fn, void *arg)
 {
 	struct handler *h = calloc(1, sizeof(*h));
 
 	if (!h)
 		return -ENOMEM;
-	*h = (struct handler){.fd = fd, .is_timer = is_timer, .fn = fn, .arg = arg};
+	*h = (struct handler){.fd = fd, .fn = fn, .arg = arg};
 	return add(l, h, EVLOOP_IN);
 }
 
@@ -119,40 +128,56 @@ int evloop_add_io(struct evloop *l, int fd, unsigned events, evloop_io_fn fn, vo
 
 int evloop_io_set(struct evloop *l, struct evloop_io *io, unsigned events)
 {
-	struct epoll_event ev = {.events = epoll_events(events), .data.ptr = &io->h};
-
-	return epoll_ctl(l->epfd, EPOLL_CTL_MOD, io->h.fd, &ev) < 0 ? -errno : 0;
+	return poller_mod(l->poller, io->h.fd, poller_events(events), &io->h);
 }
 
 int evloop_add(struct evloop *l, int fd, evloop_fd_fn fn, void *arg)
 {
-	return add_handler(l, fd, 0, fn, arg);
+	return add_handler(l, fd, fn, arg);
 }
 
-int evloop_add_timer(struct evloop *l, unsigned period_ms, evloop_fd_fn fn, void *arg)
+int evloop_add_timer(struct evloop *l, unsigned period_ms, evloop_fd_fn fn, void *arg,
+		     struct evloop_timer **out)
 {
-	struct itimerspec its = {0};
-	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK), rc;
+	struct evloop_timer *t = calloc(1, sizeof(*t));
 
-	if (fd < 0)
-		return -errno;
-	its.it_interval.tv_sec = period_ms / 1000;
-	its.it_interval.tv_nsec = (long)(period_ms % 1000) * 1000000;
-	its.it_value = its.it_interval;
-	timerfd_settime(fd, 0, &its, NULL);
-	rc = add_handler(l, fd, 1, fn, arg);
-	if (rc) {
-		close(fd);
-		return rc;
-	}
-	return fd;
+	if (!t)
+		return -ENOMEM;
+	if (period_ms == 0)
+		period_ms = 1;
+	t->period_ns = (uint64_t)period_ms * 1000000u;
+	t->due_ns = clock_now_ns() + t->period_ns;
+	t->fn = fn;
+	t->arg = arg;
+	pthread_mutex_lock(&l->lock);
+	t->next = l->timers;
+	l->timers = t;
+	pthread_mutex_unlock(&l->lock);
+	if (out)
+		*out = t;
+	return evloop_call(l, free, NULL); /* a loop already waiting recomputes its timeout */
+}
+
+void evloop_del_timer(struct evloop *l, struct evloop_timer *t)
+{
+	struct evloop_timer **pp;
+
+	pthread_mutex_lock(&l->lock);
+	for (pp = &l->timers; *pp && *pp != t; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = t->next;
+	pthread_mutex_unlock(&l->lock);
+	__atomic_store_n(&t->deleted, 1, __ATOMIC_RELEASE);
+	/* the loop may be about to call it: free it later, in loop order */
+	evloop_call(l, free, t);
 }
 
 int evloop_del(struct evloop *l, int fd)
 {
 	struct handler **pp, *h = NULL;
 
-	epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
+	poller_del(l->poller, fd);
 	pthread_mutex_lock(&l->lock);
 	for (pp = &l->handlers; *pp; pp = &(*pp)->next) {
 		if ((*pp)->fd == fd) {
@@ -165,9 +190,7 @@ int evloop_del(struct evloop *l, int fd)
 	if (!h)
 		return -ENOENT;
 	__atomic_store_n(&h->deleted, 1, __ATOMIC_RELEASE);
-	if (h->is_timer)
-		close(h->fd);
-	/* epoll may still hand us h in the current batch: free it later, in loop order */
+	/* the poller may still hand us h in the current batch: free it later, in loop order */
 	evloop_call(l, free, h);
 	return 0;
 }
@@ -175,7 +198,6 @@ int evloop_del(struct evloop *l, int fd)
 int evloop_call(struct evloop *l, evloop_call_fn fn, void *arg)
 {
 	struct call *c = malloc(sizeof(*c));
-	uint64_t one = 1;
 
 	if (!c)
 		return -ENOMEM;
@@ -187,8 +209,8 @@ int evloop_call(struct evloop *l, evloop_call_fn fn, void *arg)
 		l->calls = c;
 	l->calls_tail = c;
 	pthread_mutex_unlock(&l->lock);
-	if (write(l->wakefd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		log_err("cannot wake the event loop: %s", strerror(errno));
+	if (wakefd_post(&l->wake) != 0)
+		log_err("cannot wake the event loop");
 	return 0;
 }
 
@@ -201,10 +223,8 @@ int evloop_in_loop(struct evloop *l)
 static int run_calls(struct evloop *l)
 {
 	struct call *c;
-	uint64_t n;
 
-	if (read(l->wakefd, &n, sizeof(n)) < 0 && errno != EAGAIN)
-		log_err("event loop wake fd: %s", strerror(errno));
+	wakefd_take(&l->wake);
 	pthread_mutex_lock(&l->lock);
 	c = l->calls;
 	l->calls = l->calls_tail = NULL;
@@ -219,49 +239,77 @@ static int run_calls(struct evloop *l)
 	return __atomic_load_n(&l->stopping, __ATOMIC_ACQUIRE);
 }
 
+/* Call the timers that are due; returns ms until the next one (-1: none). */
+static int run_timers(struct evloop *l)
+{
+	uint64_t now = clock_now_ns(), next = UINT64_MAX;
+
+	for (;;) {
+		struct evloop_timer *t, *due = NULL;
+
+		pthread_mutex_lock(&l->lock);
+		for (t = l->timers; t; t = t->next) {
+			if (!due && t->due_ns <= now) {
+				due = t;
+				/* periodic; ticks missed while busy are not made up */
+				t->due_ns += t->period_ns;
+				if (t->due_ns <= now)
+					t->due_ns = now + t->period_ns;
+			}
+		}
+		if (!due) {
+			for (t = l->timers; t; t = t->next)
+				next = t->due_ns < next ? t->due_ns : next;
+			pthread_mutex_unlock(&l->lock);
+			break;
+		}
+		pthread_mutex_unlock(&l->lock);
+		if (!__atomic_load_n(&due->deleted, __ATOMIC_ACQUIRE))
+			due->fn(due->arg);
+	}
+	if (next == UINT64_MAX)
+		return -1;
+	return (int)((next - now + 999999u) / 1000000u);
+}
+
+/* One event of a batch. */
+static void dispatch(struct handler *h, unsigned events)
+{
+	/* a call or handler earlier in this batch may have deleted h
+	 * and freed what its argument points to */
+	if (__atomic_load_n(&h->deleted, __ATOMIC_ACQUIRE))
+		return;
+	if (h->io_fn)
+		h->io_fn(h->arg, (events & POLLER_IN ? EVLOOP_IN : 0) |
+					 (events & POLLER_OUT ? EVLOOP_OUT : 0) |
+					 (events & POLLER_ERR ? EVLOOP_ERR : 0));
+	else
+		h->fn(h->arg);
+}
+
 static void *loop_main(void *arg)
 {
 	struct evloop *l = arg;
-	struct epoll_event evs[64];
+	struct poller_event evs[EVLOOP_BATCH];
+	int timeout = run_timers(l);
 
 	for (;;) {
-		int n = epoll_wait(l->epfd, evs, 64, -1);
+		int n = poller_wait(l->poller, evs, EVLOOP_BATCH, timeout);
 		int stop = 0;
 
-		if (n < 0 && errno != EINTR) {
-			log_err("epoll_wait: %s", strerror(errno));
+		if (n < 0 && n != -EINTR) {
+			log_err("poller_wait: %s", strerror(-n));
 			break;
 		}
 		for (int i = 0; i < n; i++) {
-			struct handler *h = evs[i].data.ptr;
-
-			if (h == NULL) {
+			if (evs[i].ptr == NULL)
 				stop = run_calls(l);
-				continue;
-			}
-			/* a call or handler earlier in this batch may have deleted h
-			 * and freed what its argument points to */
-			if (__atomic_load_n(&h->deleted, __ATOMIC_ACQUIRE))
-				continue;
-			if (h->io_fn) {
-				uint32_t e = evs[i].events;
-
-				h->io_fn(h->arg,
-					 (e & (EPOLLIN | EPOLLHUP | EPOLLERR) ? EVLOOP_IN : 0) |
-						 (e & EPOLLOUT ? EVLOOP_OUT : 0) |
-						 (e & (EPOLLHUP | EPOLLERR) ? EVLOOP_ERR : 0));
-				continue;
-			}
-			if (h->is_timer) {
-				uint64_t ticks;
-
-				if (read(h->fd, &ticks, sizeof(ticks)) < 0)
-					continue;
-			}
-			h->fn(h->arg);
+			else
+				dispatch(evs[i].ptr, evs[i].events);
 		}
 		if (stop)
 			break;
+		timeout = run_timers(l);
 	}
 	return NULL;
 }
@@ -313,12 +361,16 @@ void evloop_destroy(struct evloop *l)
 		struct handler *h = l->handlers;
 
 		l->handlers = h->next;
-		if (h->is_timer)
-			close(h->fd);
 		free(h);
 	}
-	close(l->wakefd);
-	close(l->epfd);
+	while (l->timers) {
+		struct evloop_timer *t = l->timers;
+
+		l->timers = t->next;
+		free(t);
+	}
+	wakefd_close(&l->wake);
+	poller_destroy(l->poller);
 	pthread_mutex_destroy(&l->lock);
 	free(l);
 }

@@ -1,6 +1,7 @@
 /*
- * evloop.h: a small epoll event loop run by one thread: fd handlers, and calls
- * that other threads queue to run in the loop's thread (evloop_call). A plain
+ * evloop.h: a small event loop run by one thread over the platform's poller
+ * (poller.h): fd handlers, periodic timers, and calls that other threads queue
+ * to run in the loop's thread (evloop_call). A plain
  * handler is called when its fd is readable; an I/O handler chooses what it
  * waits for (readable, writable, both or neither) and is told what happened.
  */
@@ -18,6 +19,7 @@ typedef void (*evloop_call_fn)(void *arg);
 #define EVLOOP_ERR 4u /* hung up or failed: reported whatever was asked for */
 typedef void (*evloop_io_fn)(void *arg, unsigned events);
 struct evloop_io;
+struct evloop_timer;
 
 int evloop_create(struct evloop **out);
 /* Start the loop's thread. */
@@ -44,7 +46,11 @@ void evloop_destroy(struct evloop *l);
 /* A loop of its own that calls fn(arg) whenever fd is readable; stop it with
  * evloop_destroy (the handler is not running once that returns). */
 int evloop_serve_fd(int fd, evloop_fd_fn fn, void *arg, const char *name, struct evloop **out);
-/* A periodic timer: fn(arg) every period_ms in the loop thread. Returns the timer fd. */
-int evloop_add_timer(struct evloop *l, unsigned period_ms, evloop_fd_fn fn, void *arg);
+/* A periodic timer: fn(arg) every period_ms in the loop thread; *out (if not
+ * NULL) is its handle for evloop_del_timer. Any thread. */
+int evloop_add_timer(struct evloop *l, unsigned period_ms, evloop_fd_fn fn, void *arg,
+		     struct evloop_timer **out);
+/* Stop a timer, as evloop_del stops a handler. */
+void evloop_del_timer(struct evloop *l, struct evloop_timer *t);
 
 #endif

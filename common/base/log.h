@@ -29,7 +29,8 @@ void log_set_ratelimit(unsigned burst, unsigned interval_ms);
 
 void log_msg(enum log_level level, const char *func, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-void log_vmsg(enum log_level level, const char *func, const char *fmt, va_list ap);
+void log_vmsg(enum log_level level, const char *func, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 /* Start-up only: log and exit(1). */
 void log_fatal(const char *func, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));

@@ -110,13 +110,23 @@ struct rpc_req {
 	struct rpc_cred cred;
 	const struct sockaddr *peer;
 	socklen_t peer_len;
-	int integrity_ok; /* the call carried a valid MIC */
+	int integrity_ok;     /* the call carried a valid MIC */
+	int secure_transport; /* the transport counts as a privileged port (RPC/RDMA,
+				 as on Linux's server) */
 	void *prog_ctx;
 	/* A buffer of len bytes for bulk results, which the transport can send by
 	 * RDMA without copying; valid until the reply is sent. NULL on failure. */
 	void *(*get_buf)(struct rpc_req *req, size_t len);
 	void *xprt_req; /* the transport's request */
 };
+
+/* The transport a call came on, for the statistics. */
+enum rpc_xprt {
+	RPC_XPRT_TCP,
+	RPC_XPRT_UDP,
+	RPC_XPRT_RDMA,
+};
+#define RPC_XPRT_N 3
 
 /* Reply status when a call is not run. */
 enum rpc_reject {
@@ -146,6 +156,8 @@ struct rpc_xreq {
 	struct rpc_ddp *args_ddp; /* chunks holding argument data; NULL = inline only */
 	const struct sockaddr *peer;
 	socklen_t peer_len;
+	int secure_transport; /* see struct rpc_req */
+	enum rpc_xprt xprt;   /* for the statistics (zeroed: TCP) */
 	void *(*get_buf)(struct rpc_req *req, size_t len);
 	void *xprt_req;
 	int refuse_why; /* set by rpc_precheck: answer AUTH_ERROR with this, unrun */
@@ -197,6 +209,31 @@ void rpc_mem_release(struct rpc_server *srv, size_t n);
 int rpc_mem_fits(struct rpc_server *srv, size_t n);
 /* In use now, the most so far, and the budget (0: none). */
 void rpc_server_get_mem(struct rpc_server *srv, size_t *used, size_t *peak, size_t *budget);
+/* Upper bounds of the call latency histogram's buckets, in nanoseconds; a
+ * last bucket (+Inf) follows them. */
+#define RPC_LAT_BUCKETS 16
+extern const uint64_t rpc_lat_bound_ns[RPC_LAT_BUCKETS];
+
+/* One procedure's calls on one transport: how many ran, and how long each
+ * took from its decoded arguments to its result (not counting the reply). */
+struct rpc_op_stats {
+	uint64_t calls;
+	uint64_t sum_ns;
+	uint64_t bucket[RPC_LAT_BUCKETS + 1]; /* calls per bucket, not cumulative */
+};
+/* Called for each procedure of each program, on each transport. */
+typedef void (*rpc_op_fn)(void *arg, const struct rpc_program *prog,
+			  const struct rpc_proc_desc *proc, enum rpc_xprt xprt,
+			  const struct rpc_op_stats *st);
+/* A snapshot of every procedure's statistics, through fn. */
+void rpc_server_each_op(struct rpc_server *srv, rpc_op_fn fn, void *arg);
+/* Calls answered without running, per transport and reason (enum rpc_reject). */
+void rpc_server_get_rejects(struct rpc_server *srv, uint64_t out[RPC_XPRT_N][RPC_AUTH_ERROR + 1]);
+/* "tcp", "udp", "rdma". */
+const char *rpc_xprt_name(enum rpc_xprt x);
+/* "garbage_args", "auth_error", ...: a reject as a metric label. */
+const char *rpc_reject_label(enum rpc_reject r);
+
 /* The duplicate request cache's counters (all 0 without one). */
 void rpc_server_get_drc_stats(struct rpc_server *srv, struct rpc_drc_stats *st);
 struct rpc_replay_stats;

@@ -38,10 +38,10 @@ static const char *hostname(void)
  * context, sequence number, time. */
 static bool_t xdr_integrity_seq(XDR *xdrs, u_int *vers, u_int *key_id, struct rpc_integrity_seq *is)
 {
-	u_quad_t ctx = is->ctx;
+	uint64_t ctx = is->ctx;
 	u_int seq = is->seq, time = is->time;
 
-	if (!xdr_u_int(xdrs, vers) || !xdr_u_int(xdrs, key_id) || !xdr_u_hyper(xdrs, &ctx) ||
+	if (!xdr_u_int(xdrs, vers) || !xdr_u_int(xdrs, key_id) || !xdr_uint64_t(xdrs, &ctx) ||
 	    !xdr_u_int(xdrs, &seq) || !xdr_u_int(xdrs, &time))
 		return FALSE;
 	*is = (struct rpc_integrity_seq){.ctx = ctx, .seq = seq, .time = time};

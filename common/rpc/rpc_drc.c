@@ -3,8 +3,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <netinet/in.h>
-#include <sys/random.h>
 
 #include "common/base/clock.h"
 #include "rpc_drc.h"
@@ -38,7 +38,7 @@ int rpc_drc_create(unsigned max_entries, struct rpc_drc **out)
 	d->max = max_entries ? max_entries : 1;
 	for (d->nbuckets = 64; d->nbuckets < d->max / 2; d->nbuckets *= 2)
 		;
-	if (getrandom(&d->seed, sizeof(d->seed), 0) != (ssize_t)sizeof(d->seed)) {
+	if (getentropy(&d->seed, sizeof(d->seed)) != 0) {
 		int rc = -errno;
 
 		free(d);

@@ -244,7 +244,7 @@ static int reply_error(const struct rpc_msg *msg, const struct rpc_call *call)
 	}
 	switch (msg->acpted_rply.ar_stat) {
 	case SYSTEM_ERR:
-		return -EREMOTEIO;
+		return -EIO; /* POSIX has no "remote I/O error" */
 	case GARBAGE_ARGS:
 		return -EINVAL;
 	default:

@@ -64,7 +64,7 @@ int rpc_rec_iov(const uint8_t *buf, size_t len, const struct rpc_ddp *ddp, uint3
 	if (total > ~LAST_FRAG)
 		return -EMSGSIZE;
 	*mark = htonl(LAST_FRAG | (uint32_t)total);
-	iov[0] = (struct iovec){mark, 4};
+	iov[0] = (struct iovec){(void *)mark, 4};
 	return n;
 }
 

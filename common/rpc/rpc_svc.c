@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "integrity.h"
+#include "common/base/clock.h"
 #include "common/base/log.h"
 #include "rpc.h"
 #include "rpc_auth.h"
@@ -27,6 +28,15 @@ struct rpc_server {
 	struct rpc_replay *replay; /* with a key */
 	size_t mem_budget;	   /* 0: none */
 	size_t mem_used, mem_peak; /* atomic */
+	/* per program: nprocs * RPC_XPRT_N, [proc * RPC_XPRT_N + xprt]; atomic */
+	struct rpc_op_stats *ops[MAX_PROGRAMS];
+	uint64_t rejects[RPC_XPRT_N][RPC_AUTH_ERROR + 1]; /* atomic */
+};
+
+/* 10 us .. 10 s, roughly 1-2.5-5 per decade. */
+const uint64_t rpc_lat_bound_ns[RPC_LAT_BUCKETS] = {
+	10000,	 25000,	   50000,    100000,   250000,	  500000,    1000000,	 2500000,
+	5000000, 10000000, 25000000, 50000000, 100000000, 250000000, 1000000000, 10000000000ULL,
 };
 
 int rpc_server_create(const struct rpc_server_params *p, struct rpc_server **out)
@@ -58,6 +68,10 @@ int rpc_server_add_program(struct rpc_server *srv, const struct rpc_program *pro
 {
 	if (srv->nprogs == MAX_PROGRAMS)
 		return -ENOSPC;
+	srv->ops[srv->nprogs] =
+		calloc((size_t)prog->nprocs * RPC_XPRT_N, sizeof(struct rpc_op_stats));
+	if (srv->ops[srv->nprogs] == NULL)
+		return -ENOMEM;
 	srv->progs[srv->nprogs++] = *prog;
 	return 0;
 }
@@ -74,6 +88,8 @@ void rpc_server_destroy(struct rpc_server *srv)
 	workq_destroy(srv->workers);
 	rpc_drc_destroy(srv->drc);
 	rpc_replay_destroy(srv->replay);
+	for (unsigned i = 0; i < srv->nprogs; i++)
+		free(srv->ops[i]);
 	free(srv);
 }
 
@@ -351,11 +367,80 @@ static int check_replay(struct rpc_server *srv, struct rpc_xreq *x,
 	return rc ? 1 : 0;
 }
 
+/* Count one call of prog's procedure proc that ran for ns on transport xprt. */
+static void op_record(struct rpc_server *srv, const struct rpc_program *prog, uint32_t proc,
+		      enum rpc_xprt xprt, uint64_t ns)
+{
+	struct rpc_op_stats *st = &srv->ops[prog - srv->progs][proc * RPC_XPRT_N + xprt];
+	unsigned b = 0;
+
+	while (b < RPC_LAT_BUCKETS && ns > rpc_lat_bound_ns[b])
+		b++;
+	__atomic_fetch_add(&st->calls, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&st->sum_ns, ns, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&st->bucket[b], 1, __ATOMIC_RELAXED);
+}
+
+/* See rpc.h. */
+void rpc_server_each_op(struct rpc_server *srv, rpc_op_fn fn, void *arg)
+{
+	for (unsigned i = 0; i < srv->nprogs; i++) {
+		for (uint32_t p = 0; p < srv->progs[i].nprocs; p++) {
+			for (unsigned x = 0; x < RPC_XPRT_N; x++) {
+				const struct rpc_op_stats *live = &srv->ops[i][p * RPC_XPRT_N + x];
+				struct rpc_op_stats st;
+
+				st.calls = __atomic_load_n(&live->calls, __ATOMIC_RELAXED);
+				st.sum_ns = __atomic_load_n(&live->sum_ns, __ATOMIC_RELAXED);
+				for (unsigned b = 0; b <= RPC_LAT_BUCKETS; b++)
+					st.bucket[b] =
+						__atomic_load_n(&live->bucket[b], __ATOMIC_RELAXED);
+				fn(arg, &srv->progs[i], &srv->progs[i].procs[p], (enum rpc_xprt)x,
+				   &st);
+			}
+		}
+	}
+}
+
+/* See rpc.h. */
+void rpc_server_get_rejects(struct rpc_server *srv, uint64_t out[RPC_XPRT_N][RPC_AUTH_ERROR + 1])
+{
+	for (unsigned x = 0; x < RPC_XPRT_N; x++)
+		for (unsigned r = 0; r <= RPC_AUTH_ERROR; r++)
+			out[x][r] = __atomic_load_n(&srv->rejects[x][r], __ATOMIC_RELAXED);
+}
+
+/* See rpc.h. */
+const char *rpc_xprt_name(enum rpc_xprt x)
+{
+	static const char *const names[RPC_XPRT_N] = {"tcp", "udp", "rdma"};
+
+	return (unsigned)x < RPC_XPRT_N ? names[x] : "?";
+}
+
+/* See rpc.h. */
+const char *rpc_reject_label(enum rpc_reject r)
+{
+	static const char *const names[] = {
+		[RPC_OK] = "ok",
+		[RPC_PROG_UNAVAIL] = "prog_unavail",
+		[RPC_PROG_MISMATCH] = "prog_mismatch",
+		[RPC_PROC_UNAVAIL] = "proc_unavail",
+		[RPC_GARBAGE_ARGS] = "garbage_args",
+		[RPC_SYSTEM_ERR] = "system_err",
+		[RPC_RPC_MISMATCH] = "rpc_mismatch",
+		[RPC_AUTH_ERROR] = "auth_error",
+	};
+
+	return (unsigned)r <= RPC_AUTH_ERROR ? names[r] : "?";
+}
+
 static int decode_and_run(struct rpc_server *srv, struct rpc_xreq *x, const struct rpc_msg *msg,
 			  const struct rpc_program *prog, XDR *xdrs, size_t verf_end,
 			  const struct rpc_integrity_seq *is, int *why)
 {
 	const struct rpc_proc_desc *d = &prog->procs[msg->rm_call.cb_proc];
+	uint64_t t0;
 	bool_t ok;
 	int rc;
 
@@ -383,7 +468,9 @@ static int decode_and_run(struct rpc_server *srv, struct rpc_xreq *x, const stru
 	if ((rc = drc_check(srv, x, verf_end)) != 0)
 		return rc;
 	x->req.prog_ctx = prog->ctx;
+	t0 = clock_now_ns();
 	d->fn(&x->req, x->args, x->res);
+	op_record(srv, prog, msg->rm_call.cb_proc, x->xprt, clock_now_ns() - t0);
 	x->ran = 1;
 	x->status = RPC_OK;
 	return 0;
@@ -472,6 +559,7 @@ int rpc_dispatch(struct rpc_server *srv, struct rpc_xreq *x)
 		x->req.proc = msg.rm_call.cb_proc;
 		x->req.peer = x->peer;
 		x->req.peer_len = x->peer_len;
+		x->req.secure_transport = x->secure_transport;
 		x->req.get_buf = x->get_buf;
 		x->req.xprt_req = x->xprt_req;
 		verf_end = xdr_getpos(&xdrs);
@@ -484,8 +572,11 @@ int rpc_dispatch(struct rpc_server *srv, struct rpc_xreq *x)
 			x->status = RPC_AUTH_ERROR;
 	}
 	xdr_destroy(&xdrs);
-	if (x->status != RPC_OK)
+	if (x->status != RPC_OK) {
 		log_debug("xid %#x: %s", x->xid, rpc_reject_str(x->status));
+		if ((unsigned)x->status <= RPC_AUTH_ERROR && (unsigned)x->xprt < RPC_XPRT_N)
+			__atomic_fetch_add(&srv->rejects[x->xprt][x->status], 1, __ATOMIC_RELAXED);
+	}
 
 	rc = encode_reply(srv, x, x->status == RPC_OK && x->req.integrity_ok, why);
 	if (rc == -ENOSPC && x->status == RPC_OK)

@@ -154,7 +154,7 @@ static int start_loops(struct tcp_listener *l)
 		lp->l = l;
 		if ((rc = evloop_create(&lp->ev)) != 0)
 			break;
-		rc = evloop_add_timer(lp->ev, TCP_TICK_MS, tcp_loop_tick, lp);
+		rc = evloop_add_timer(lp->ev, TCP_TICK_MS, tcp_loop_tick, lp, NULL);
 		rc = rc < 0 ? rc : evloop_start(lp->ev, "rpc-tcp-io");
 	}
 	return rc;
@@ -214,6 +214,15 @@ unsigned rpc_tcp_nconns(struct tcp_listener *l)
 	n = l->nconns;
 	pthread_mutex_unlock(&l->lock);
 	return n;
+}
+
+/* See rpc_tcp.h. Connections being shed are still open: they are listed. */
+void rpc_tcp_each_peer(struct tcp_listener *l, rpc_peer_fn fn, void *arg)
+{
+	pthread_mutex_lock(&l->lock);
+	for (struct tcp_conn *c = l->conns; c != NULL; c = c->next)
+		fn(arg, (const struct sockaddr *)&c->peer, c->peer_len);
+	pthread_mutex_unlock(&l->lock);
 }
 
 void rpc_tcp_get_stats(struct tcp_listener *l, struct rpc_tcp_stats *st)

@@ -44,6 +44,10 @@ int rpc_tcp_listen(struct rpc_server *srv, const char *host, const char *port,
 int rpc_tcp_port(const struct tcp_listener *l);
 unsigned rpc_tcp_nconns(struct tcp_listener *l);
 void rpc_tcp_get_stats(struct tcp_listener *l, struct rpc_tcp_stats *st);
+/* Called for each open connection with its peer's address; it runs under the
+ * listener's lock, so it must neither block nor call back into the listener. */
+typedef void (*rpc_peer_fn)(void *arg, const struct sockaddr *peer, socklen_t len);
+void rpc_tcp_each_peer(struct tcp_listener *l, rpc_peer_fn fn, void *arg);
 /* Stop accepting, close every connection after its in-flight calls, free. */
 void rpc_tcp_stop(struct tcp_listener *l);
 

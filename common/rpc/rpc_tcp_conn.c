@@ -552,10 +552,10 @@ void tcp_conn_start(struct tcp_listener *l, int fd, const struct sockaddr_storag
 	l->conns = c;
 	l->nconns++;
 	pthread_mutex_unlock(&l->lock);
+	/* before the loop has it: from then on it may close and free it */
+	log_debug("%s: connected", c->peer_str);
 	if (evloop_call(c->lp->ev, conn_attach, c) != 0) {
 		c->closed = true; /* never attached: only the reference to drop */
 		conn_put(c);
-		return;
 	}
-	log_debug("%s: connected", c->peer_str);
 }

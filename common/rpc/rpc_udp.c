@@ -118,6 +118,7 @@ static void udp_ready(void *arg)
 				 .call_len = (size_t)n,
 				 .peer = (struct sockaddr *)&r->peer,
 				 .peer_len = r->peer_len,
+				 .xprt = RPC_XPRT_UDP,
 				 .get_buf = udp_get_buf,
 				 .xprt_req = r,
 				 .reply = r->reply,

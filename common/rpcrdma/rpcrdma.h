@@ -63,7 +63,15 @@ struct rr_params {
 	int call_timeout_ms;		/* client */
 };
 
-/* Fill p with the built-in defaults (the same as nfsrdma.conf(5)'s). */
+/* The transport's parameters from a configuration (rpcrdma_config.c): its
+ * rdma section and the role's own (server.* or client.*). p->provider points
+ * into c. Fields no setting governs are left as they are. */
+struct nfsrdma_config;
+enum rr_role { RR_ROLE_SERVER, RR_ROLE_CLIENT };
+void rr_params_from_config(const struct nfsrdma_config *c, enum rr_role role, struct rr_params *p);
+/* Fill p with the configuration file's defaults for role, nfsrdma.conf(5)'s;
+ * rr_params_defaults is the client's (what library users and tests start from). */
+void rr_params_defaults_for(enum rr_role role, struct rr_params *p);
 void rr_params_defaults(struct rr_params *p);
 
 /* Counters, per connection and summed for an endpoint. */
@@ -105,6 +113,11 @@ int rr_server_listen(struct rr_server *s, const char *host, const char *port);
 void rr_server_get_stats(struct rr_server *s, struct rr_stats *out);
 /* Global and per-connection counters, one "name value" per line. */
 void rr_server_print_stats(struct rr_server *s, FILE *f);
+/* fn(arg, peer, len) for each connection now, under the endpoint's lock (fn
+ * must not block); len 0 when the peer's address is unknown. */
+void rr_server_each_peer(struct rr_server *s,
+			 void (*fn)(void *arg, const struct sockaddr *peer, socklen_t len),
+			 void *arg);
 /* Stop listening, disconnect every connection, wait for in-flight calls, free. */
 void rr_server_destroy(struct rr_server *s);
 

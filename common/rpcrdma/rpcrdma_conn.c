@@ -15,31 +15,6 @@ void rr_stat_add(uint64_t *v, int64_t d)
 
 /* ---- endpoint ---- */
 
-void rr_params_defaults(struct rr_params *p)
-{
-	*p = (struct rr_params){
-		.provider = "auto",
-		.credits = 128,
-		.inline_send = 4096,
-		.inline_recv = 4096,
-		.max_io = 1 << 20,
-		.rd_depth = VB_DEFAULT_RD_ATOM,
-		.modes = RR_MODE_READ_WRITE,
-		.reg = RR_REG_CACHE,
-		.cache_budget = 64u << 20,
-		.cache_high = 90,
-		.cache_low = 70,
-		.fastreg_pool = 256,
-		.arena_size = 256u << 20,
-		.done_deadline_ms = 5000,
-		.op_deadline_ms = 10000,
-		.exposed_max = 64u << 20,
-		.mem_budget = 256u << 20,
-		.connect_timeout_ms = 5000,
-		.call_timeout_ms = 60000,
-	};
-}
-
 /* Inline sizes travel in RFC 8797 private data in steps of 1 KiB. */
 static uint32_t kib_floor(uint32_t v)
 {

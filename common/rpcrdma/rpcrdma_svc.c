@@ -497,7 +497,6 @@ int rr_server_create(struct rpc_server *rpc, const struct rr_params *p, struct r
 	if (!srv)
 		return -ENOMEM;
 	srv->rpc = rpc;
-	srv->timer_fd = -1;
 	pthread_mutex_init(&srv->lock, NULL);
 	pthread_cond_init(&srv->cond, NULL);
 	rc = rr_ep_create(p, remote, &srv->ep);
@@ -508,7 +507,8 @@ int rr_server_create(struct rpc_server *rpc, const struct rr_params *p, struct r
 		free(srv);
 		return rc;
 	}
-	srv->timer_fd = evloop_add_timer(srv->ep->loop, TICK_MS, tick, srv);
+	if (evloop_add_timer(srv->ep->loop, TICK_MS, tick, srv, &srv->timer) != 0)
+		srv->timer = NULL;
 	*out = srv;
 	return 0;
 }
@@ -566,6 +566,19 @@ void rr_server_print_stats(struct rr_server *srv, FILE *f)
 	pthread_mutex_unlock(&ep->lock);
 }
 
+/* See rpcrdma.h. */
+void rr_server_each_peer(struct rr_server *srv,
+			 void (*fn)(void *arg, const struct sockaddr *peer, socklen_t len),
+			 void *arg)
+{
+	struct rr_ep *ep = srv->ep;
+
+	pthread_mutex_lock(&ep->lock);
+	for (struct rr_conn *c = ep->conns; c; c = c->next)
+		fn(arg, (const struct sockaddr *)&c->peer_addr, c->peer_addr_len);
+	pthread_mutex_unlock(&ep->lock);
+}
+
 static void stop_listener(void *arg)
 {
 	struct rr_server *srv = arg;
@@ -597,8 +610,8 @@ void rr_server_destroy(struct rr_server *srv)
 		log_warn("%u connections did not close", ep->nconns);
 	pthread_mutex_unlock(&ep->lock);
 	workq_destroy(srv->reaper);
-	if (srv->timer_fd >= 0)
-		evloop_del(ep->loop, srv->timer_fd);
+	if (srv->timer)
+		evloop_del_timer(ep->loop, srv->timer);
 	rr_ep_destroy(ep);
 	pthread_cond_destroy(&srv->cond);
 	pthread_mutex_destroy(&srv->lock);

@@ -114,7 +114,7 @@ struct rr_server {
 	struct rr_ep *ep;
 	struct rpc_server *rpc;
 	struct vb_listener *listener;
-	int timer_fd;
+	struct evloop_timer *timer;
 	pthread_mutex_t lock; /* protects inflight, stopping */
 	pthread_cond_t cond;
 	unsigned inflight;

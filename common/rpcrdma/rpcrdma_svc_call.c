@@ -111,6 +111,8 @@ static int worth_pulling(struct rr_sreq *rq)
 	x->call_len = rq->recv->len - rq->payload_off;
 	x->peer = c->peer_addr_len ? (struct sockaddr *)&c->peer_addr : NULL;
 	x->peer_len = c->peer_addr_len;
+	x->secure_transport = 1;
+	x->xprt = RPC_XPRT_RDMA;
 	if ((st = rpc_precheck(rq->srv->rpc, x)) == RPC_OK)
 		return 1;
 	rr_stat_add(&c->st.pulls_refused, 1);
@@ -184,6 +186,8 @@ static int dispatch(struct rr_sreq *rq)
 	x->res_ddp = &rq->res_ddp.base;
 	x->peer = c->peer_addr_len ? (struct sockaddr *)&c->peer_addr : NULL;
 	x->peer_len = c->peer_addr_len;
+	x->secure_transport = 1;
+	x->xprt = RPC_XPRT_RDMA;
 	x->get_buf = rrs_get_buf;
 	x->xprt_req = rq;
 	x->reply = rq->send->buf + reserve;

@@ -1,8 +1,9 @@
 /*
  * osdep.c (illumos): the backend's per-OS hooks (common/base/osdep.h).
  *
- * NOT BUILT OR TESTED HERE: written without an illumos compiler, from the
- * illumos man pages, as the starting point of a port. Where illumos has no
+ * Compiled and link-checked against illumos's headers and libraries
+ * (scripts/check-illumos.sh), never run: written from the illumos man pages,
+ * as the starting point of a port. Where illumos has no
  * equivalent the hook returns -ENOTSUP rather than pretending:
  *  - persistent file handles: illumos has no name_to_handle_at or
  *    open_by_handle_at for user space (the kernel NFS server uses VOP_FID),

@@ -7,8 +7,8 @@
  * Threading model
  * ---------------
  * Each opened device runs one progress engine thread (soft_engine.c) that
- * plays the NIC: it owns an epoll set over every listener and connection
- * socket of the device plus a wake-up eventfd, reads every socket, runs the
+ * plays the NIC: it owns a poller (common/base/poller.h) over every listener
+ * and connection socket of the device plus a wake fd, reads every socket, runs the
  * responder side of every request, sends acknowledgements and read responses,
  * fires timers (RNR deadline, connect timeout) and carries out commands that
  * must not race with it (destroying a connection or a listener). Sockets are
@@ -38,6 +38,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "common/base/poller.h"
 #include "common/verbs.h"
 #include "soft_list.h"
 #include "soft_wire.h"
@@ -72,7 +73,7 @@ struct soft_keytab {
 	pthread_cond_t idle;
 	struct soft_key **slots;
 	uint32_t nslots, count;
-	uint8_t pool[256]; /* random bytes from getrandom, consumed 4 at a time */
+	uint8_t pool[256]; /* random bytes from getentropy, consumed 4 at a time */
 	uint32_t pool_left;
 };
 
@@ -163,7 +164,7 @@ struct soft_cq {
 	pthread_mutex_t lock;
 	struct vb_wc *ring;
 	uint32_t cap, head, count;
-	int efd;
+	struct wakefd wake; /* readable when armed and a completion arrives */
 	bool armed, overflow;
 	unsigned users; /* QPs attached */
 };
@@ -184,6 +185,8 @@ enum soft_poll_type { SOFT_POLL_WAKE, SOFT_POLL_LISTENER, SOFT_POLL_CONN };
 
 struct soft_pollobj {
 	enum soft_poll_type type;
+	bool watched;	 /* in the engine's poller (soft_engine_want) */
+	unsigned events; /* POLLER_IN/OUT it is watched for */
 };
 
 enum soft_cm_state {
@@ -258,9 +261,10 @@ enum soft_rx_kind { SOFT_RX_NONE, SOFT_RX_DATA, SOFT_RX_DISCARD };
 struct soft_rx {
 	uint8_t *buf; /* staging: headers and small payloads */
 	uint32_t rd, wr;
-	uint32_t readahead; /* how much to read into staging after a payload */
-	bool in_msg;	    /* hdr is being received */
-	bool stalled;	    /* RNR: a Send waits for a Receive */
+	uint32_t readahead;  /* how much to read into staging after a payload */
+	bool in_msg;	     /* hdr is being received */
+	bool stalled;	     /* RNR: a Send waits for a Receive */
+	uint64_t stalled_ms; /* since when */
 	struct soft_hdr hdr;
 	uint32_t left; /* payload bytes still to come */
 	int niov, iov_idx, nmr;
@@ -275,8 +279,8 @@ struct soft_conn {
 	struct soft_pollobj po;
 	struct soft_device *dev;
 	pthread_mutex_t lock;
-	int fd;	  /* the stream socket, -1 before connect */
-	int evfd; /* conn_fd: an eventfd semaphore, one count per queued event */
+	int fd;		  /* the stream socket, -1 before connect */
+	struct wakefd ev; /* conn_fd: a semaphore, one count per queued event */
 	enum soft_cm_state cm;
 	enum soft_qp_state qp;
 	bool active, shut_pending, shut_done, disc_posted, tx_closed;
@@ -293,6 +297,8 @@ struct soft_conn {
 
 	struct vb_qp_cap cap;
 	unsigned rnr_timeout_ms;
+	unsigned ack_timeout_ms; /* a request unanswered this long fails RETRY_EXC */
+	uint64_t ack_wait_ms;	 /* since when the oldest send WR waits for the peer; 0: none */
 	bool no_ord_throttle;
 	uint8_t my_ird, my_ord;
 
@@ -339,7 +345,8 @@ struct soft_listener {
 	struct vb_listener base;
 	struct soft_pollobj po;
 	pthread_mutex_t lock;
-	int fd, evfd;
+	int fd;
+	struct wakefd ev;	   /* listener_fd: a semaphore, one count per request */
 	int spare_fd;		   /* /dev/null, given up to refuse a peer when out of fds */
 	struct soft_list pending;  /* conns waiting for their HELLO */
 	struct soft_list requests; /* conns with a CONNECT_REQUEST to hand out */
@@ -401,6 +408,8 @@ void soft_qp_error(struct soft_conn *c, enum soft_err_origin origin, uint32_t se
 		   enum vb_wc_status status);
 /* Retire finished send WRs from the head of the SQ, in post order. */
 void soft_sq_retire(struct soft_conn *c);
+/* Mark the oldest unfinished send WR failed with status (soft_qp_error reports it). */
+void soft_sq_fail_head(struct soft_conn *c, enum vb_wc_status status);
 /* Complete the head Receive with status (and byte_len, flags, key). */
 void soft_rq_complete(struct soft_conn *c, enum vb_wc_status status, uint32_t byte_len,
 		      unsigned flags, uint32_t inv_rkey);
@@ -427,8 +436,10 @@ enum soft_ready { SOFT_READY_RX = 1, SOFT_READY_TX = 2 };
 
 int soft_engine_start(struct soft_device *dev);
 void soft_engine_stop(struct soft_device *dev);
-/* Add a socket to the engine's epoll set. */
-int soft_engine_watch(struct soft_engine *e, int fd, struct soft_pollobj *po, bool edge);
+/* Add a socket to the engine's poller, for POLLER_IN/OUT (common/base/poller.h). */
+int soft_engine_watch(struct soft_engine *e, int fd, struct soft_pollobj *po, unsigned events);
+/* Change what it is watched for; 0 takes it out of the poller until wanted again. */
+void soft_engine_want(struct soft_engine *e, int fd, struct soft_pollobj *po, unsigned events);
 void soft_engine_unwatch(struct soft_engine *e, int fd);
 /* Take c off the ready and timer lists (before freeing it). */
 void soft_engine_forget(struct soft_engine *e, struct soft_conn *c);
@@ -438,7 +449,14 @@ void soft_engine_kick(struct soft_engine *e, struct soft_conn *c, unsigned what)
 void soft_engine_timer(struct soft_engine *e, struct soft_conn *c, unsigned ms);
 /* Run fn(arg) in the engine thread and wait for it (destroying what it may be using). */
 void soft_engine_call(struct soft_engine *e, void (*fn)(void *), void *arg);
+/* The engine's call at c's deadline (conn->lock held). */
 void soft_conn_timeout(struct soft_conn *c);
+/* Once connected, c's one timer at its nearest deadline: an RNR stall's and
+ * the oldest send WR's wait for the peer (conn->lock held). */
+void soft_conn_arm(struct soft_conn *c);
+/* The peer answered one of our requests, or more; or the SQ got its first
+ * unfinished WR: the wait for the peer starts again (conn->lock held). */
+void soft_sq_progress(struct soft_conn *c);
 uint64_t soft_now_ms(void);
 
 /* soft_dev.c */

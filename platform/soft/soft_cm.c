@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -35,12 +34,11 @@ struct soft_conn *soft_conn_new(struct soft_device *dev)
 	if (c == NULL)
 		return NULL;
 	c->fd = -1;
-	c->evfd = eventfd(0, EFD_NONBLOCK | EFD_SEMAPHORE | EFD_CLOEXEC);
 	c->tx = calloc(SOFT_TX_RING, sizeof(*c->tx));
 	c->resp = calloc(SOFT_MAX_RD_ATOM, sizeof(*c->resp));
-	if (c->evfd < 0 || c->tx == NULL || c->resp == NULL || soft_rx_init(&c->rx) != 0) {
-		if (c->evfd >= 0)
-			close(c->evfd);
+	if (wakefd_open(&c->ev, true) != 0 || c->tx == NULL || c->resp == NULL ||
+	    soft_rx_init(&c->rx) != 0) {
+		wakefd_close(&c->ev);
 		free(c->rx.buf);
 		free(c->tx);
 		free(c->resp);
@@ -66,7 +64,7 @@ void soft_conn_free(struct soft_conn *c)
 	soft_qp_free(c);
 	if (c->fd >= 0)
 		close(c->fd);
-	close(c->evfd);
+	wakefd_close(&c->ev);
 	free(c->tx);
 	free(c->resp);
 	pthread_mutex_destroy(&c->lock);
@@ -112,17 +110,17 @@ void soft_addr_name(const struct sockaddr *sa, socklen_t len, char *out, size_t 
 /* Fill a sockaddr_un from "unix:/path"; -ENAMETOOLONG if it does not fit. */
 int soft_unix_addr(const char *host, struct sockaddr_storage *ss, socklen_t *len)
 {
-	struct sockaddr_un *sun = (struct sockaddr_un *)ss;
+	struct sockaddr_un *un = (struct sockaddr_un *)ss;
 	const char *path = host + strlen(SOFT_UNIX_PREFIX);
 
-	if (*path == '\0' || strlen(path) >= sizeof(sun->sun_path)) {
+	if (*path == '\0' || strlen(path) >= sizeof(un->sun_path)) {
 		log_err("bad AF_UNIX address '%s'", host);
 		return -ENAMETOOLONG;
 	}
 	memset(ss, 0, sizeof(*ss));
-	sun->sun_family = AF_UNIX;
-	strcpy(sun->sun_path, path);
-	*len = sizeof(*sun);
+	un->sun_family = AF_UNIX;
+	strcpy(un->sun_path, path);
+	*len = sizeof(*un);
 	return 0;
 }
 
@@ -131,7 +129,6 @@ void soft_conn_event(struct soft_conn *c, enum vb_cm_event_type type, int status
 		     const uint8_t *pdata, uint8_t len)
 {
 	struct vb_cm_event *ev;
-	uint64_t one = 1;
 
 	if (c->ev_count == sizeof(c->evq) / sizeof(c->evq[0])) {
 		log_err("%s: event queue full, %s lost", c->base.peer, vb_cm_event_str(type));
@@ -148,8 +145,8 @@ void soft_conn_event(struct soft_conn *c, enum vb_cm_event_type type, int status
 		memcpy(ev->private_data, pdata, len);
 		ev->private_data_len = len;
 	}
-	if (write(c->evfd, &one, sizeof(one)) < 0)
-		log_err("conn event write: %s", strerror(errno));
+	if (wakefd_post(&c->ev) != 0)
+		log_err("conn event: cannot post");
 }
 
 /* ---- active side ---- */
@@ -232,7 +229,7 @@ static int start_connect(struct soft_conn *c)
 		soft_conn_event(c, VB_CM_UNREACHABLE, -errno, NULL, 0);
 		return 0;
 	}
-	if ((rc = soft_engine_watch(c->dev->eng, fd, &c->po, true)) != 0)
+	if ((rc = soft_engine_watch(c->dev->eng, fd, &c->po, POLLER_IN | POLLER_OUT)) != 0)
 		return rc;
 	soft_tx_pump(c);
 	return 0;
@@ -288,13 +285,47 @@ void soft_conn_timeout(struct soft_conn *c)
 		log_info("connect to %s: timed out", c->base.peer);
 		c->cm = SOFT_CM_CLOSED;
 		soft_conn_event(c, VB_CM_UNREACHABLE, -ETIMEDOUT, NULL, 0);
-	} else if (c->rx.stalled) {
-		log_warn("%s: no Receive posted within %u ms; failing the peer's Send (RNR)",
-			 c->base.peer, c->rnr_timeout_ms);
-		c->rx.stalled = false;
-		soft_qp_error(c, SOFT_ERR_RESPONDER, c->rx_expect, VB_WC_RNR_RETRY_EXC_ERR);
-		soft_tx_pump(c);
+	} else if (c->qp == SOFT_QP_RTS) {
+		uint64_t now = soft_now_ms();
+
+		if (c->rx.stalled && now >= c->rx.stalled_ms + c->rnr_timeout_ms) {
+			log_warn(
+				"%s: no Receive posted within %u ms; failing the peer's Send (RNR)",
+				c->base.peer, c->rnr_timeout_ms);
+			c->rx.stalled = false;
+			soft_qp_error(c, SOFT_ERR_RESPONDER, c->rx_expect, VB_WC_RNR_RETRY_EXC_ERR);
+			soft_tx_pump(c);
+		} else if (c->ack_wait_ms && now >= c->ack_wait_ms + c->ack_timeout_ms) {
+			/* what an RC QP does once its retries (retry count x local ACK
+			 * timeout) are spent: the oldest WR fails, the QP goes to error */
+			log_warn("%s: no answer to our requests for %u ms; the peer is gone",
+				 c->base.peer, c->ack_timeout_ms);
+			soft_sq_fail_head(c, VB_WC_RETRY_EXC_ERR);
+			soft_qp_error(c, SOFT_ERR_LOCAL, 0, VB_WC_RETRY_EXC_ERR);
+			soft_tx_pump(c);
+		}
+		soft_conn_arm(c);
 	}
+}
+
+/* See soft.h. */
+void soft_conn_arm(struct soft_conn *c)
+{
+	uint64_t at = 0, now;
+
+	if (!c->dev->eng)
+		return;
+	if (c->qp != SOFT_QP_RTS) { /* before RTS the CM's timeouts own the timer */
+		if (c->qp == SOFT_QP_ERROR)
+			soft_engine_timer(c->dev->eng, c, 0);
+		return;
+	}
+	if (c->rx.stalled)
+		at = c->rx.stalled_ms + c->rnr_timeout_ms;
+	if (c->ack_wait_ms && (at == 0 || c->ack_wait_ms + c->ack_timeout_ms < at))
+		at = c->ack_wait_ms + c->ack_timeout_ms;
+	now = soft_now_ms();
+	soft_engine_timer(c->dev->eng, c, at == 0 ? 0 : at > now ? (unsigned)(at - now) : 1);
 }
 
 /* ---- accept, reject, the handshake messages ---- */
@@ -349,7 +380,6 @@ int soft_reject(struct vb_conn *conn, const void *private_data, uint8_t len)
 static void got_hello(struct soft_conn *c, const struct soft_hdr *h, const uint8_t *pdata)
 {
 	struct soft_listener *l = c->listener;
-	uint64_t one = 1;
 
 	c->req = (struct vb_cm_event){.type = VB_CM_CONNECT_REQUEST, .conn = &c->base};
 	memcpy(c->req.private_data, pdata, h->len);
@@ -362,8 +392,8 @@ static void got_hello(struct soft_conn *c, const struct soft_hdr *h, const uint8
 	pthread_mutex_lock(&l->lock);
 	soft_list_del(&c->lnode);
 	soft_list_add_tail(&l->requests, &c->lnode);
-	if (write(l->evfd, &one, sizeof(one)) < 0)
-		log_err("listener event write: %s", strerror(errno));
+	if (wakefd_post(&l->ev) != 0)
+		log_err("listener event: cannot post");
 	pthread_mutex_unlock(&l->lock);
 }
 
@@ -480,14 +510,13 @@ int soft_disconnect(struct vb_conn *conn)
 /* Readable while CM events wait for conn_get_event. */
 int soft_conn_fd(struct vb_conn *conn)
 {
-	return soft_conn(conn)->evfd;
+	return soft_conn(conn)->ev.rfd;
 }
 
 /* Pop the next CM event, or -EAGAIN. */
 int soft_conn_get_event(struct vb_conn *conn, struct vb_cm_event *ev)
 {
 	struct soft_conn *c = soft_conn(conn);
-	uint64_t v;
 	int rc = -EAGAIN;
 
 	pthread_mutex_lock(&c->lock);
@@ -495,8 +524,8 @@ int soft_conn_get_event(struct vb_conn *conn, struct vb_cm_event *ev)
 		*ev = c->evq[c->ev_head];
 		c->ev_head = (c->ev_head + 1) % 4;
 		c->ev_count--;
-		if (read(c->evfd, &v, sizeof(v)) < 0)
-			log_err("conn event read: %s", strerror(errno));
+		if (wakefd_take(&c->ev) != 1)
+			log_err("conn event: none to take");
 		rc = 0;
 	}
 	pthread_mutex_unlock(&c->lock);

@@ -1,17 +1,16 @@
 /*
  * soft_cq.c: completion queues. A ring of vb_wc under cq->lock, and an
- * eventfd that becomes readable when the CQ is armed and a completion
+ * wake fd (common/base/poller.h) that becomes readable when the CQ is armed and a completion
  * arrives (ibverbs' req_notify semantics: one event per arm).
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "common/base/log.h"
 #include "soft.h"
 
-/* A CQ of cqe entries with an eventfd for notification. */
+/* A CQ of cqe entries with a wake fd for notification. */
 int soft_create_cq(struct vb_device *dev, int cqe, struct vb_cq **out)
 {
 	struct soft_cq *cq;
@@ -24,13 +23,12 @@ int soft_create_cq(struct vb_device *dev, int cqe, struct vb_cq **out)
 	if (cq == NULL)
 		return -ENOMEM;
 	cq->ring = calloc((size_t)cqe, sizeof(*cq->ring));
-	cq->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (cq->ring == NULL || cq->efd < 0) {
-		int rc = cq->ring == NULL ? -ENOMEM : -errno;
+	cq->wake.rfd = cq->wake.wfd = -1;
+	if (cq->ring == NULL || wakefd_open(&cq->wake, false) != 0) {
+		int rc = cq->ring == NULL ? -ENOMEM : -EMFILE;
 
 		free(cq->ring);
-		if (cq->efd >= 0)
-			close(cq->efd);
+		wakefd_close(&cq->wake);
 		free(cq);
 		return rc;
 	}
@@ -54,7 +52,7 @@ int soft_destroy_cq(struct vb_cq *c)
 		log_err("CQ still attached to %u QPs", users);
 		return -EBUSY;
 	}
-	close(cq->efd);
+	wakefd_close(&cq->wake);
 	pthread_mutex_destroy(&cq->lock);
 	free(cq->ring);
 	free(cq);
@@ -69,10 +67,10 @@ void soft_cq_use(struct soft_cq *cq, int delta)
 	pthread_mutex_unlock(&cq->lock);
 }
 
-/* The eventfd that becomes readable when armed and a completion arrives. */
+/* The fd that becomes readable when armed and a completion arrives. */
 int soft_cq_fd(struct vb_cq *c)
 {
-	return ((struct soft_cq *)c)->efd;
+	return ((struct soft_cq *)c)->wake.rfd;
 }
 
 /* Ask for one event on the next completion. */
@@ -92,10 +90,7 @@ int soft_cq_arm(struct vb_cq *c)
 /* Consume the event(s) that made the fd readable. */
 int soft_cq_ack(struct vb_cq *c)
 {
-	uint64_t v;
-
-	if (read(((struct soft_cq *)c)->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		return -errno;
+	wakefd_take(&((struct soft_cq *)c)->wake);
 	return 0;
 }
 
@@ -145,10 +140,6 @@ void soft_cq_push(struct soft_cq *cq, const struct vb_wc *wc)
 		signal = true;
 	}
 	pthread_mutex_unlock(&cq->lock);
-	if (signal) {
-		uint64_t one = 1;
-
-		if (write(cq->efd, &one, sizeof(one)) < 0)
-			log_err("CQ event write: %s", strerror(errno));
-	}
+	if (signal && wakefd_post(&cq->wake) != 0)
+		log_err("CQ event: cannot post");
 }

@@ -10,6 +10,11 @@
  *   VB_SOFT_RNR_TIMEOUT_MS   how long a Send waits for a Receive before the
  *                            sender's WR fails RNR_RETRY_EXC_ERR (default 3000),
  *                            read when a QP is created
+ *   VB_SOFT_ACK_TIMEOUT_MS   how long the oldest send WR (Send, Write or Read)
+ *                            may wait for the peer's answer before it fails
+ *                            RETRY_EXC_ERR and the QP goes to error, as an RC
+ *                            QP's retry count x local ACK timeout (default 8000,
+ *                            about rdma_cm's defaults), read when a QP is created
  *   VB_SOFT_HELLO_TIMEOUT_MS how long an accepted socket may take to send its
  *                            connect request (default 10000), read by listen
  *   VB_SOFT_DIRECT_TX        1 (default): post_send starts transmitting from the

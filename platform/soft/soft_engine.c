@@ -1,8 +1,11 @@
 /*
  * soft_engine.c: the progress engine, one thread per device, playing the NIC.
  *
- * It waits in epoll on every socket of the device (connections edge-triggered,
- * listeners level-triggered) and on a wake-up eventfd, then, in this order:
+ * It waits in the platform's poller (common/base/poller.h: epoll, event ports
+ * or poll; level-triggered) on every socket of the device and on a wake fd.
+ * A connection's socket is watched for what it can use now (conn_interest):
+ * readable unless its receive side is stalled (RNR), writable only while a
+ * send is held up. Each round, in this order, it:
  * handles the socket events, runs the conns other threads kicked (a Receive
  * posted while a Send was stalled, tx left over by post_send), fires expired
  * deadlines, and finally runs commands (fn, arg) that other threads must not
@@ -11,13 +14,14 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/base/log.h"
+#include "common/base/poller.h"
 #include "soft.h"
+
+#define ENGINE_BATCH 64
 
 struct soft_cmd {
 	struct soft_list node;
@@ -29,7 +33,8 @@ struct soft_cmd {
 struct soft_engine {
 	struct soft_device *dev;
 	pthread_t thread;
-	int epfd, wakefd;
+	struct poller *poller;
+	struct wakefd wake;
 	struct soft_pollobj wake_po;
 	pthread_mutex_t lock; /* ready, timers, cmds, woken, stop */
 	pthread_cond_t cmd_done;
@@ -46,40 +51,58 @@ uint64_t soft_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Make the engine's epoll_wait return (eng->lock held); one write per round at most. */
+/* Make the engine's poller_wait return (eng->lock held); one post per round at most. */
 static void wake(struct soft_engine *e)
 {
-	uint64_t one = 1;
-
 	if (e->woken || pthread_equal(pthread_self(), e->thread))
 		return;
 	e->woken = true;
-	if (write(e->wakefd, &one, sizeof(one)) < 0)
-		log_err("engine wake-up: %s", strerror(errno));
+	wakefd_post(&e->wake);
 }
 
-/* Add a socket to the epoll set (conns edge-triggered in and out). */
-int soft_engine_watch(struct soft_engine *e, int fd, struct soft_pollobj *po, bool edge)
+/* Add a socket to the poller. */
+int soft_engine_watch(struct soft_engine *e, int fd, struct soft_pollobj *po, unsigned events)
 {
-	struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = po};
+	int rc = poller_add(e->poller, fd, events, po);
 
-	if (edge)
-		ev.events |= EPOLLOUT | EPOLLET;
-	if (epoll_ctl(e->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-		int rc = -errno;
-
-		log_err("epoll_ctl add fd %d: %s", fd, strerror(errno));
+	if (rc != 0) {
+		log_err("poller add fd %d: %s", fd, strerror(-rc));
 		return rc;
 	}
+	po->watched = true;
+	po->events = events;
 	return 0;
 }
 
-/* Remove a socket from the epoll set. */
+/* Change what a socket is watched for (0: out of the poller; its owner's lock held). */
+void soft_engine_want(struct soft_engine *e, int fd, struct soft_pollobj *po, unsigned events)
+{
+	int rc;
+
+	if (fd < 0 || (po->watched ? events == po->events : events == 0))
+		return;
+	if (events == 0) {
+		poller_del(e->poller, fd);
+		po->watched = false;
+		return;
+	}
+	rc = po->watched ? poller_mod(e->poller, fd, events, po)
+			 : poller_add(e->poller, fd, events, po);
+	if (rc != 0) {
+		log_err("poller fd %d: %s", fd, strerror(-rc));
+		return;
+	}
+	po->watched = true;
+	po->events = events;
+}
+
+/* Remove a socket from the poller. */
 void soft_engine_unwatch(struct soft_engine *e, int fd)
 {
-	if (fd >= 0 && epoll_ctl(e->epfd, EPOLL_CTL_DEL, fd, NULL) < 0 && errno != ENOENT &&
-	    errno != EBADF)
-		log_err("epoll_ctl del fd %d: %s", fd, strerror(errno));
+	int rc = fd >= 0 ? poller_del(e->poller, fd) : 0;
+
+	if (rc != 0 && rc != -ENOENT && rc != -EBADF)
+		log_err("poller del fd %d: %s", fd, strerror(-rc));
 }
 
 /* Take c off the ready and timer lists before it is freed. */
@@ -133,6 +156,24 @@ void soft_engine_call(struct soft_engine *e, void (*fn)(void *), void *arg)
 	pthread_mutex_unlock(&e->lock);
 }
 
+/* Watch c's socket for what it can use now (c->lock held): readable unless
+ * receiving is stalled for want of a Receive (RNR: what is kicked when one is
+ * posted) or the conn is closed; writable while a send waits for room, or the
+ * connect is under way. Level-triggered, so asking for more would spin. */
+static void conn_interest(struct soft_engine *e, struct soft_conn *c)
+{
+	unsigned want = 0;
+
+	if (c->fd < 0 || c->cm == SOFT_CM_CLOSED)
+		want = 0;
+	else if (c->cm == SOFT_CM_CONNECTING)
+		want = POLLER_IN | POLLER_OUT;
+	else
+		want = (c->rx.stalled ? 0 : POLLER_IN) |
+		       (c->tx_count > 0 && !c->shut_done ? POLLER_OUT : 0);
+	soft_engine_want(e, c->fd, &c->po, want);
+}
+
 /* Socket work for one connection: finish a connect, receive, then send. */
 static void conn_work(struct soft_engine *e, struct soft_conn *c, bool rx, bool tx)
 {
@@ -147,6 +188,7 @@ static void conn_work(struct soft_engine *e, struct soft_conn *c, bool rx, bool 
 	}
 	if (c->fd >= 0 && c->cm != SOFT_CM_CONNECTING)
 		more_tx = soft_tx_pump(c);
+	conn_interest(e, c);
 	pthread_mutex_unlock(&c->lock);
 	if (c->listener && c->cm == SOFT_CM_CLOSED) {
 		soft_cm_reap(c);
@@ -157,16 +199,14 @@ static void conn_work(struct soft_engine *e, struct soft_conn *c, bool rx, bool 
 				 (more_rx ? SOFT_READY_RX : 0) | (more_tx ? SOFT_READY_TX : 0));
 }
 
-/* One epoll event. */
-static void dispatch(struct soft_engine *e, struct epoll_event *ev)
+/* One poller event. */
+static void dispatch(struct soft_engine *e, const struct poller_event *ev)
 {
-	struct soft_pollobj *po = ev->data.ptr;
-	uint64_t v;
+	struct soft_pollobj *po = ev->ptr;
 
 	switch (po->type) {
 	case SOFT_POLL_WAKE:
-		if (read(e->wakefd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-			log_err("engine wake-up read: %s", strerror(errno));
+		wakefd_take(&e->wake);
 		pthread_mutex_lock(&e->lock);
 		e->woken = false;
 		pthread_mutex_unlock(&e->lock);
@@ -176,8 +216,8 @@ static void dispatch(struct soft_engine *e, struct epoll_event *ev)
 		break;
 	case SOFT_POLL_CONN:
 		conn_work(e, soft_container_of(po, struct soft_conn, po),
-			  ev->events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR),
-			  ev->events & (EPOLLOUT | EPOLLHUP | EPOLLERR));
+			  ev->events & (POLLER_IN | POLLER_ERR),
+			  ev->events & (POLLER_OUT | POLLER_ERR));
 		break;
 	}
 }
@@ -233,6 +273,7 @@ static int run_timers(struct soft_engine *e)
 		pthread_mutex_unlock(&e->lock);
 		pthread_mutex_lock(&c->lock);
 		soft_conn_timeout(c);
+		conn_interest(e, c);
 		pthread_mutex_unlock(&c->lock);
 		if (c->listener && c->cm == SOFT_CM_CLOSED)
 			soft_cm_reap(c); /* never said HELLO */
@@ -270,14 +311,15 @@ static bool run_cmds(struct soft_engine *e)
 static void *engine_main(void *arg)
 {
 	struct soft_engine *e = arg;
-	struct epoll_event evs[64];
+	struct poller_event evs[ENGINE_BATCH];
 	int timeout = -1;
 
 	for (;;) {
-		int n = epoll_wait(e->epfd, evs, 64, timeout);
+		int n = poller_wait(e->poller, evs, ENGINE_BATCH, timeout);
 
-		if (n < 0 && errno != EINTR) {
-			log_err("epoll_wait: %s", strerror(errno));
+		if (n < 0) {
+			if (n != -EINTR)
+				log_err("poller_wait: %s", strerror(-n));
 			n = 0;
 		}
 		for (int i = 0; i < n; i++)
@@ -290,7 +332,7 @@ static void *engine_main(void *arg)
 	return NULL;
 }
 
-/* Create the epoll set, the wake-up fd and the engine thread. */
+/* Create the poller, the wake fd and the engine thread. */
 int soft_engine_start(struct soft_device *dev)
 {
 	struct soft_engine *e = calloc(1, sizeof(*e));
@@ -305,14 +347,12 @@ int soft_engine_start(struct soft_device *dev)
 	soft_list_init(&e->cmds);
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_cond_init(&e->cmd_done, NULL);
-	e->epfd = epoll_create1(EPOLL_CLOEXEC);
-	e->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (e->epfd < 0 || e->wakefd < 0) {
-		rc = -errno;
-		log_err("engine set-up: %s", strerror(errno));
+	e->wake.rfd = e->wake.wfd = -1;
+	if ((rc = poller_create(&e->poller)) != 0 || (rc = wakefd_open(&e->wake, false)) != 0) {
+		log_err("engine set-up: %s", strerror(-rc));
 		goto fail;
 	}
-	if ((rc = soft_engine_watch(e, e->wakefd, &e->wake_po, false)) != 0)
+	if ((rc = soft_engine_watch(e, e->wake.rfd, &e->wake_po, POLLER_IN)) != 0)
 		goto fail;
 	if ((rc = -pthread_create(&e->thread, NULL, engine_main, e)) != 0) {
 		log_err("engine thread: %s", strerror(-rc));
@@ -321,10 +361,8 @@ int soft_engine_start(struct soft_device *dev)
 	dev->eng = e;
 	return 0;
 fail:
-	if (e->epfd >= 0)
-		close(e->epfd);
-	if (e->wakefd >= 0)
-		close(e->wakefd);
+	poller_destroy(e->poller);
+	wakefd_close(&e->wake);
 	pthread_cond_destroy(&e->cmd_done);
 	pthread_mutex_destroy(&e->lock);
 	free(e);
@@ -341,8 +379,8 @@ void soft_engine_stop(struct soft_device *dev)
 	wake(e);
 	pthread_mutex_unlock(&e->lock);
 	pthread_join(e->thread, NULL);
-	close(e->epfd);
-	close(e->wakefd);
+	poller_destroy(e->poller);
+	wakefd_close(&e->wake);
 	pthread_cond_destroy(&e->cmd_done);
 	pthread_mutex_destroy(&e->lock);
 	free(e);

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -95,7 +94,7 @@ int soft_listen(struct vb_device *dev, const char *host, const char *port, int b
 		return fd;
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	l = calloc(1, sizeof(*l));
-	if (l == NULL || (l->evfd = eventfd(0, EFD_NONBLOCK | EFD_SEMAPHORE | EFD_CLOEXEC)) < 0) {
+	if (l == NULL || wakefd_open(&l->ev, true) != 0) {
 		free(l);
 		close(fd);
 		return -ENOMEM;
@@ -108,8 +107,8 @@ int soft_listen(struct vb_device *dev, const char *host, const char *port, int b
 	pthread_mutex_init(&l->lock, NULL);
 	soft_list_init(&l->pending);
 	soft_list_init(&l->requests);
-	if ((rc = soft_engine_watch(soft_dev(dev)->eng, fd, &l->po, false)) != 0) {
-		close(l->evfd);
+	if ((rc = soft_engine_watch(soft_dev(dev)->eng, fd, &l->po, POLLER_IN)) != 0) {
+		wakefd_close(&l->ev);
 		if (l->spare_fd >= 0)
 			close(l->spare_fd);
 		close(fd);
@@ -123,7 +122,7 @@ int soft_listen(struct vb_device *dev, const char *host, const char *port, int b
 /* Readable while CONNECT_REQUESTs wait. */
 int soft_listener_fd(struct vb_listener *l)
 {
-	return ((struct soft_listener *)l)->evfd;
+	return ((struct soft_listener *)l)->ev.rfd;
 }
 
 /* Engine: accept failed with err. Returns whether to go on accepting. */
@@ -184,7 +183,7 @@ void soft_listener_io(struct soft_listener *l)
 			log_warn("%s: more than %u connections not yet accepted; dropping",
 				 c->base.peer, SOFT_MAX_PENDING);
 			soft_cm_reap(c);
-		} else if (soft_engine_watch(dev->eng, fd, &c->po, true) != 0) {
+		} else if (soft_engine_watch(dev->eng, fd, &c->po, POLLER_IN | POLLER_OUT) != 0) {
 			soft_cm_reap(c);
 		} else {
 			soft_engine_timer(dev->eng, c, l->hello_ms);
@@ -212,14 +211,13 @@ int soft_listener_get_event(struct vb_listener *lb, struct vb_cm_event *ev)
 	struct soft_listener *l = (struct soft_listener *)lb;
 	struct soft_list *n;
 	struct soft_conn *c;
-	uint64_t v;
 
 	pthread_mutex_lock(&l->lock);
 	n = soft_list_pop(&l->requests);
 	if (n)
 		l->nconns--;
-	if (n && read(l->evfd, &v, sizeof(v)) < 0)
-		log_err("listener event read: %s", strerror(errno));
+	if (n && wakefd_take(&l->ev) != 1)
+		log_err("listener event: none to take");
 	pthread_mutex_unlock(&l->lock);
 	if (n == NULL)
 		return -EAGAIN;
@@ -255,7 +253,7 @@ int soft_listener_destroy(struct vb_listener *lb)
 
 	soft_engine_call(soft_dev(lb->dev)->eng, listener_teardown, l);
 	close(l->fd);
-	close(l->evfd);
+	wakefd_close(&l->ev);
 	if (l->spare_fd >= 0)
 		close(l->spare_fd);
 	pthread_mutex_destroy(&l->lock);

@@ -1,7 +1,7 @@
 /*
  * soft_mr.c: memory registration, memory windows and the device's key table.
  *
- * Keys are random 32-bit numbers from getrandom (never 0, never reused while
+ * Keys are random 32-bit numbers from getentropy (never 0, never reused while
  * live); an MR has distinct lkey and rkey, a window gets a fresh rkey per
  * binding. Every remote access is checked here against the key's PD, rights
  * and bounds, and holds an in-flight reference on the MR until the data has
@@ -10,8 +10,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 
 #include "common/base/log.h"
 #include "soft.h"
@@ -100,11 +100,9 @@ uint32_t soft_keys_random(struct soft_keytab *t)
 
 	do {
 		if (t->pool_left < sizeof(key)) {
-			ssize_t n = getrandom(t->pool, sizeof(t->pool), 0);
-
-			if (n != (ssize_t)sizeof(t->pool))
-				fatal("getrandom failed: %s",
-				      n < 0 ? strerror(errno) : "short read");
+			/* getentropy gives at most 256 bytes a call: the pool's size */
+			if (getentropy(t->pool, sizeof(t->pool)) != 0)
+				fatal("getentropy failed: %s", strerror(errno));
 			t->pool_left = sizeof(t->pool);
 		}
 		t->pool_left -= sizeof(key);

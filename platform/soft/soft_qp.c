@@ -88,6 +88,7 @@ int soft_create_qp(struct vb_conn *conn, struct vb_pd *pd, struct vb_cq *send_cq
 		return rc;
 	}
 	c->rnr_timeout_ms = soft_env_uint("VB_SOFT_RNR_TIMEOUT_MS", 3000, 1, 3600000);
+	c->ack_timeout_ms = soft_env_uint("VB_SOFT_ACK_TIMEOUT_MS", 8000, 1, 3600000);
 	c->no_ord_throttle = soft_env_uint("VB_SOFT_NO_ORD_THROTTLE", 0, 0, 1);
 	conn->pd = pd;
 	conn->send_cq = send_cq;
@@ -156,12 +157,33 @@ static bool wqe_done(const struct soft_conn *c, const struct soft_swqe *w)
 /* Complete finished send WRs from the head, keeping post order. */
 void soft_sq_retire(struct soft_conn *c)
 {
+	bool any = false;
+
 	while (c->sq_count && wqe_done(c, &c->sq[c->sq_head])) {
 		struct soft_swqe *w = &c->sq[c->sq_head];
 
 		send_cqe(c, w->wr_id, w->opcode, w->signaled, VB_WC_SUCCESS);
 		c->sq_head = (c->sq_head + 1) % c->cap.max_send_wr;
 		c->sq_count--;
+		any = true;
+	}
+	if (any)
+		soft_sq_progress(c);
+}
+
+/* See soft.h: the wait restarts now, or ends with the last unfinished WR. */
+void soft_sq_progress(struct soft_conn *c)
+{
+	c->ack_wait_ms = c->sq_count ? soft_now_ms() : 0;
+	soft_conn_arm(c);
+}
+
+/* See soft.h: the oldest unfinished send WR fails with status. */
+void soft_sq_fail_head(struct soft_conn *c, enum vb_wc_status status)
+{
+	if (c->sq_count) {
+		c->sq[c->sq_head].state = SOFT_WQE_FAILED;
+		c->sq[c->sq_head].status = status;
 	}
 }
 
@@ -231,6 +253,7 @@ static void flush_sq(struct soft_conn *c)
 	c->sq_tx = c->sq_head;
 	c->sq_unpicked = 0;
 	c->reads_out = 0;
+	c->ack_wait_ms = 0;
 }
 
 /* Move the QP to error: tell the peer as origin says, flush both queues. */
@@ -319,7 +342,8 @@ static void enqueue_send(struct soft_conn *c, const struct vb_send_wr *wr, uint3
 			p += wr->sg_list[k].length;
 		}
 	}
-	c->sq_count++;
+	if (c->sq_count++ == 0)
+		soft_sq_progress(c);
 }
 
 /* Start transmitting from the caller's thread; the engine finishes what does not fit. */
@@ -424,7 +448,7 @@ int soft_post_recv(struct vb_conn *conn, struct vb_recv_wr *wr, struct vb_recv_w
 		*bad = wr;
 	if (c->rx.stalled && c->rq_count) {
 		c->rx.stalled = false;
-		soft_engine_timer(c->dev->eng, c, 0);
+		soft_conn_arm(c);
 		soft_engine_kick(c->dev->eng, c, SOFT_READY_RX);
 	}
 	pthread_mutex_unlock(&c->lock);

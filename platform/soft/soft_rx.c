@@ -65,9 +65,8 @@ void soft_rx_abort(struct soft_conn *c)
 	soft_mr_put(c->dev, rx->mrs, rx->nmr);
 	rx->nmr = 0;
 	rx->in_msg = false;
-	if (rx->stalled && c->dev->eng)
-		soft_engine_timer(c->dev->eng, c, 0);
 	rx->stalled = false;
+	soft_conn_arm(c);
 }
 
 /* The peer broke the protocol: tell it and fail the QP, or drop a half-made connection. */
@@ -115,7 +114,7 @@ static void request_done(struct soft_conn *c, const struct soft_hdr *h)
 static enum rx_verdict cm_start(struct soft_conn *c, const struct soft_hdr *h)
 {
 	if (h->len) {
-		c->rx.iov[0] = (struct iovec){.iov_base = c->rx.pdata, .iov_len = h->len};
+		c->rx.iov[0] = (struct iovec){.iov_base = (void *)c->rx.pdata, .iov_len = h->len};
 		c->rx.niov = 1;
 	}
 	return RX_GO;
@@ -152,7 +151,8 @@ static enum rx_verdict send_start(struct soft_conn *c, const struct soft_hdr *h)
 	if (c->rq_count == 0) {
 		if (!rx->stalled) {
 			rx->stalled = true;
-			soft_engine_timer(c->dev->eng, c, c->rnr_timeout_ms);
+			rx->stalled_ms = soft_now_ms();
+			soft_conn_arm(c);
 		}
 		return RX_STALL;
 	}
@@ -264,6 +264,7 @@ static enum rx_verdict resp_start(struct soft_conn *c, const struct soft_hdr *h)
 	}
 	if (w == NULL || w->seq != h->seq || w->len != h->len)
 		return proto_err(c, h, "Read response matches no outstanding Read");
+	soft_sq_progress(c); /* the answer has begun: a long one is not a silent peer */
 	if (soft_keys_local(c->dev, c->base.pd, w->sge, w->num_sge, VB_ACCESS_LOCAL_WRITE, rx->iov,
 			    &rx->niov, rx->mrs, &rx->nmr) != VB_WC_SUCCESS) {
 		log_err("%s: Read WR %llu: local key or bounds invalid", c->base.peer,
@@ -428,7 +429,7 @@ static int rx_payload(struct soft_conn *c, size_t *got)
 	for (int i = rx->iov_idx; i < rx->niov; i++)
 		iov[n++] = rx->iov[i];
 	rx->rd = rx->wr = 0;
-	iov[n++] = (struct iovec){.iov_base = rx->buf, .iov_len = rx->readahead};
+	iov[n++] = (struct iovec){.iov_base = (void *)rx->buf, .iov_len = rx->readahead};
 	r = rx_read(c, iov, n, got);
 	if (r > 0)
 		took_direct(rx, *got - before);
@@ -453,7 +454,7 @@ static int rx_staging(struct soft_conn *c, size_t *got)
 	want = SOFT_RX_BUF - rx->wr;
 	if (want > rx->readahead)
 		want = rx->readahead;
-	iov = (struct iovec){.iov_base = rx->buf + rx->wr, .iov_len = want};
+	iov = (struct iovec){.iov_base = (void *)(rx->buf + rx->wr), .iov_len = want};
 	r = rx_read(c, &iov, 1, got);
 	if (r > 0)
 		rx->wr += (uint32_t)(*got - before);
@@ -464,7 +465,7 @@ static int rx_staging(struct soft_conn *c, size_t *got)
 static bool rx_discard(struct soft_conn *c)
 {
 	size_t got = 0;
-	struct iovec iov = {.iov_base = c->rx.buf, .iov_len = SOFT_RX_BUF};
+	struct iovec iov = {.iov_base = (void *)c->rx.buf, .iov_len = SOFT_RX_BUF};
 
 	c->rx.rd = c->rx.wr = 0;
 	while (rx_read(c, &iov, 1, &got) > 0)

@@ -41,7 +41,7 @@ static void tx_small(struct soft_txmsg *m, const void *data, uint32_t len)
 	if (len == 0)
 		return;
 	memcpy(m->small, data, len);
-	m->iov[0] = (struct iovec){.iov_base = m->small, .iov_len = len};
+	m->iov[0] = (struct iovec){.iov_base = (void *)m->small, .iov_len = len};
 	m->niov = 1;
 }
 
@@ -201,7 +201,7 @@ static int tx_gather(struct soft_conn *c, struct iovec *iov, int max)
 		size_t skip = m->done;
 
 		if (skip < SOFT_HDR_LEN) {
-			iov[n++] = (struct iovec){m->hdr + skip, SOFT_HDR_LEN - skip};
+			iov[n++] = (struct iovec){(void *)(m->hdr + skip), SOFT_HDR_LEN - skip};
 			skip = 0;
 		} else {
 			skip -= SOFT_HDR_LEN;

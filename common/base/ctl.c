@@ -10,7 +10,7 @@
 
 #include "common/base/evloop.h"
 #include "common/base/log.h"
-#include "server/ctl.h"
+#include "common/base/ctl.h"
 
 struct ctl {
 	int fd;
@@ -55,7 +55,7 @@ static void ctl_ready(void *arg)
 		serve_one(c, fd);
 }
 
-int ctl_start(const char *path, ctl_handler fn, void *arg, struct ctl **out)
+int ctl_start(const char *path, mode_t mode, ctl_handler fn, void *arg, struct ctl **out)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct ctl *c;
@@ -72,7 +72,7 @@ int ctl_start(const char *path, ctl_handler fn, void *arg, struct ctl **out)
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	unlink(path); /* a stale socket from a previous run */
 	if (c->fd < 0 || bind(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chmod(path, 0600) < 0 || listen(c->fd, 8) < 0) {
+	    chmod(path, mode) < 0 || listen(c->fd, 8) < 0) {
 		rc = -errno;
 		log_err("control socket %s: %s", path, strerror(errno));
 		if (c->fd >= 0)

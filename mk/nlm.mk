@@ -1,0 +1,50 @@
+# nlm: file locking across clients (issue 15): NLM v4 and NSM v1, their XDR
+# routines made by rpcgen from common/nfs/{nlm,nsm}_prot.x like NFS and MOUNT
+# (mk/nfs.mk), the server's lock manager and status monitor, the per-OS
+# open-file-description lock hook, and their test.
+libnfsrdma_a_SOURCES += common/nfs/nlm_prog.h common/base/osdep_lock.h
+EXTRA_DIST += platform/linux/osdep_lock.c platform/illumos/osdep_lock.c
+if PLATFORM_LINUX
+libnfsrdma_a_SOURCES += platform/linux/osdep_lock.c
+endif
+if PLATFORM_ILLUMOS
+libnfsrdma_a_SOURCES += platform/illumos/osdep_lock.c
+endif
+
+NLM_XDR_GEN = common/nfs/nlm_prot.h common/nfs/nlm_prot_xdr.c \
+	common/nfs/nsm_prot.h common/nfs/nsm_prot_xdr.c
+BUILT_SOURCES += $(NLM_XDR_GEN)
+CLEANFILES += $(NLM_XDR_GEN)
+EXTRA_DIST += common/nfs/nlm_prot.x common/nfs/nsm_prot.x
+nodist_libnfsxdr_a_SOURCES += $(NLM_XDR_GEN)
+
+common/nfs/nlm_prot.h: common/nfs/nlm_prot.x
+	$(AM_V_GEN)$(MKDIR_P) common/nfs && $(RPCGEN) -h $< > $@-t1 && \
+		sed $(XDR_HYPER_SED) $@-t1 > $@-t && rm -f $@-t1 && mv -f $@-t $@
+common/nfs/nsm_prot.h: common/nfs/nsm_prot.x
+	$(AM_V_GEN)$(MKDIR_P) common/nfs && $(RPCGEN) -h $< > $@-t1 && \
+		sed $(XDR_HYPER_SED) $@-t1 > $@-t && rm -f $@-t1 && mv -f $@-t $@
+common/nfs/nlm_prot_xdr.c: common/nfs/nlm_prot.x common/nfs/nlm_prot.h
+	$(AM_V_GEN)$(RPCGEN) -c $(srcdir)/common/nfs/nlm_prot.x > $@-t1 && \
+		sed $(XDR_HYPER_SED) -e 's|^#include ".*nlm_prot.h"|#include "nlm_prot.h"|' \
+			-e 's|xdr_string (xdrs, objp,|xdr_nfs_string (xdrs, objp,|' $@-t1 > $@-t && \
+		rm -f $@-t1 && mv -f $@-t $@
+common/nfs/nsm_prot_xdr.c: common/nfs/nsm_prot.x common/nfs/nsm_prot.h
+	$(AM_V_GEN)$(RPCGEN) -c $(srcdir)/common/nfs/nsm_prot.x > $@-t1 && \
+		sed $(XDR_HYPER_SED) -e 's|^#include ".*nsm_prot.h"|#include "nsm_prot.h"|' \
+			-e 's|xdr_string (xdrs, objp,|xdr_nfs_string (xdrs, objp,|' $@-t1 > $@-t && \
+		rm -f $@-t1 && mv -f $@-t $@
+
+# The server's side: lock state and procedures, callbacks, the status monitor,
+# and the backend hook that opens a handle's file for locking.
+server_libnfsserver_a_SOURCES += server/backend_lock.c server/backend_lock.h \
+	server/nlm.c server/nlm.h server/nlm_int.h server/nlm_range.c server/nlm_proc.c \
+	server/nlm_cb.c server/nsm.c
+
+if HAVE_CMOCKA
+check_PROGRAMS += t/nlm_test
+TESTS += t/nlm_test
+t_nlm_test_SOURCES = t/nlm_test.c
+t_nlm_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_nlm_test_LDADD = $(LDADD) $(CMOCKA_LIBS) -lpthread
+endif

@@ -1,0 +1,89 @@
+/*
+ * backend_lock.c: the lock manager's hook into the backend (backend_lock.h):
+ * the handle is checked by be_resolve (MAC, export, client rules) and the
+ * platform handle inside it opened again, so that the lock owner gets an open
+ * file description of its own.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "server/backend_int.h"
+#include "server/backend_lock.h"
+
+/* The platform handle inside our handle (be_resolve checked it). */
+static void platform_fh(const unsigned char *fh, struct osdep_fh *ofh)
+{
+	ofh->len = fh[1];
+	memcpy(ofh->data, fh + BE_FH_HDR, ofh->len);
+}
+
+/* The errno an NFS status stands for, as backend_lock.h promises. */
+static int stat_errno(nfsstat3 st)
+{
+	switch (st) {
+	case NFS3ERR_ACCES:
+	case NFS3ERR_PERM:
+		return -EACCES;
+	case NFS3ERR_ISDIR:
+	case NFS3ERR_INVAL:
+		return -EINVAL;
+	case NFS3ERR_JUKEBOX:
+		return -EMFILE;
+	default:
+		return -ESTALE;
+	}
+}
+
+/* See backend_lock.h. */
+int nfs_backend_open_locked(struct nfs_backend *be, const struct sockaddr *client,
+			    socklen_t client_len, const void *fh, size_t fhlen,
+			    struct nfs_lock_file *out)
+{
+	struct nfs_req req = {.be = be, .client = client, .client_len = client_len};
+	nfs_fh3 h = {.data = {.data_len = (u_int)fhlen, .data_val = (char *)fh}};
+	struct osdep_fh ofh;
+	struct be_obj o;
+	nfsstat3 st;
+	int fd = -1, ro;
+
+	req.cred.flavor = NFS_AUTH_SYS; /* uid 0: the export's squashing decides nothing here */
+	if (fhlen == 0 || fhlen > NFS3_FHSIZE)
+		return -ESTALE;
+	nfs_backend_enter(be);
+	{
+		/* locks are kernel locks on local files: not on other backends'
+		 * exports yet (CephFS: ceph_ll_setlk, issue 16) */
+		const struct export *e = be_export_of_fh(be, &h);
+
+		if (e != NULL && e->ops != &be_posix_ops) {
+			nfs_backend_leave(be);
+			return -EOPNOTSUPP;
+		}
+	}
+	st = be_resolve(&req, &h, OSDEP_OPEN_PATH, 0, &o);
+	if (st == NFS3_OK && !S_ISREG(o.st.st_mode))
+		st = NFS3ERR_INVAL;
+	if (st == NFS3_OK) {
+		ro = be_export_check(&req, o.exp, BE_MODIFY) != NFS3_OK;
+		platform_fh(o.fh, &ofh);
+		if (!ro)
+			fd = osdep_fh_open(o.exp->root_fd, &ofh, OSDEP_OPEN_RDWR);
+		if (ro || fd == -EACCES || fd == -EROFS || fd == -EPERM) {
+			ro = 1;
+			fd = osdep_fh_open(o.exp->root_fd, &ofh, OSDEP_OPEN_READ);
+		}
+		out->dev = o.st.st_dev;
+		out->ino = o.st.st_ino;
+		be_release(&req, &o);
+	}
+	nfs_backend_leave(be);
+	if (st != NFS3_OK)
+		return stat_errno(st);
+	if (fd < 0)
+		return fd == -ENOENT ? -ESTALE : fd;
+	out->fd = fd;
+	out->writable = !ro;
+	return 0;
+}

@@ -1,0 +1,190 @@
+/*
+ * nlm_int.h: what the lock manager's files share: the state (client hosts,
+ * lock owners, shares, blocked requests), the range arithmetic that mirrors
+ * the kernel's, the callback queue and the status monitor. One mutex
+ * (nlm->lock) guards the state; the callback queue has its own (taken after
+ * nlm->lock, never before).
+ */
+#ifndef NFSRDMA_NLM_INT_H
+#define NFSRDMA_NLM_INT_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <rpc/rpc.h>
+
+#include "common/nfs/nlm_prog.h"
+#include "common/rpc/rpc.h"
+#include "common/nfs/nlm_prot.h"
+#include "common/nfs/nsm_prot.h"
+#include "server/nlm.h"
+
+#define NLM_FH_MAX   64	       /* NFSv3 handles */
+#define NLM_TO_EOF   INT64_MAX /* a range's end: to the end of any file */
+#define NLM_TICK_MS  1000      /* blocked requests are retried at least this often */
+#define NLM_CB_QUEUE 4096      /* calls back waiting at once, all clients */
+
+/* ---- ranges: one owner's locks, merged and split like POSIX (nlm_range.c) */
+
+struct nlm_range {
+	int64_t start, end; /* [start, end); end NLM_TO_EOF: to the end */
+	int exclusive;
+};
+
+struct nlm_ranges {
+	struct nlm_range *v;
+	size_t n;
+};
+
+/* What r becomes when [start, end) is locked (type 1 shared, 2 exclusive) or
+ * unlocked (type 0), into *out (allocated; the caller frees r->v or out->v). */
+int nlm_ranges_apply(const struct nlm_ranges *r, int64_t start, int64_t end, int type,
+		     struct nlm_ranges *out);
+/* Whether r has a range overlapping [start, end) of the given kind; *hit is it. */
+int nlm_ranges_find(const struct nlm_ranges *r, int64_t start, int64_t end, int exclusive,
+		    struct nlm_range *hit);
+
+/* ---- state */
+
+struct nlm_host {
+	struct nlm_host *next;
+	char *name;		      /* caller_name, the key */
+	struct sockaddr_storage addr; /* where its last call came from */
+	socklen_t addrlen;
+	unsigned nowners, nlocks, nblocked; /* nlocks: ranges and shares */
+	int monitored;			    /* recorded in the state directory */
+	uint64_t idle_since_ms;		    /* holds nothing since; 0: holds something */
+};
+
+/* A lock owner: one open file description of one file. */
+struct nlm_owner {
+	struct nlm_owner *next;
+	struct nlm_host *host;
+	unsigned char fh[NLM_FH_MAX];
+	size_t fhlen;
+	char *oh;
+	size_t ohlen;
+	int32_t svid;
+	int fd, writable;
+	dev_t dev;
+	ino_t ino;
+	struct nlm_ranges ranges;
+	unsigned nblocked; /* blocked requests that will use it */
+};
+
+struct nlm_share {
+	struct nlm_share *next;
+	struct nlm_host *host;
+	char *oh;
+	size_t ohlen;
+	dev_t dev;
+	ino_t ino;
+	int mode, access;
+};
+
+/* A blocked LOCK: tried again when a lock on the file goes, and every tick. */
+struct nlm_block {
+	struct nlm_block *next;
+	struct nlm_owner *owner;
+	int64_t start, end;
+	int exclusive;
+	int via_msg; /* came as LOCK_MSG: granted by GRANTED_MSG */
+	uint64_t deadline_ms;
+};
+
+/* A granted blocked lock whose GRANTED call is under way. */
+struct nlm_grant {
+	struct nlm_grant *next;
+	uint64_t id; /* the cookie of the GRANTED call */
+	struct nlm_owner *owner;
+	int64_t start, end;
+	uint64_t deadline_ms; /* a GRANTED_RES not heard of by then: forgotten */
+};
+
+#define NLM_GRANT_WAIT_MS 60000 /* how long a GRANTED_RES is waited for */
+
+struct nlm_cb;
+
+struct nlm {
+	struct nlm_params p;
+	char *state_dir;
+	char name[256]; /* ours, in SM_NOTIFY */
+	struct nfs_backend *be;
+	pthread_mutex_t lock;
+	struct nlm_host *hosts;
+	struct nlm_owner *owners;
+	struct nlm_share *shares;
+	struct nlm_block *blocked;
+	struct nlm_grant *grants;
+	unsigned nhosts;
+	unsigned nowners, owners_max; /* all clients' descriptions; at most half
+					 the process's descriptor limit */
+	uint64_t grace_end_ms;
+	int32_t nsm_state; /* odd while we run */
+	uint64_t next_cookie;
+	struct nlm_cb *cb;
+	/* counters */
+	uint64_t granted, denied, blocked_n, nolocks, grace_refused, callbacks_failed, reboots;
+};
+
+uint64_t nlm_now_ms(void);
+
+/* Every tick of the nlm thread (without nlm->lock): retry blocked requests,
+ * expire them, forget idle hosts. */
+void nlm_tick(struct nlm *n);
+/* A host rebooted (NSM NOTIFY, FREE_ALL): drop all it holds. Under nlm->lock. */
+void nlm_host_drop(struct nlm *n, struct nlm_host *h);
+/* The host named name at peer's address (any address: peer NULL), or NULL.
+ * Under nlm->lock. */
+struct nlm_host *nlm_host_find(struct nlm *n, const char *name, const struct sockaddr *peer);
+
+/* ---- procedures (nlm_proc.c) */
+extern const struct rpc_proc_desc nlm4_rpc_procs[NLM4_NPROCS];
+extern const struct rpc_proc_desc nsm_rpc_procs[NSM_NPROCS];
+
+/* The lock operations the procedures run (nlm.c); each returns an nlm4_stats. */
+nlm4_stats nlm_do_test(struct nlm *n, const struct sockaddr *peer, socklen_t plen,
+		       const nlm4_testargs *a, nlm4_holder *holder);
+nlm4_stats nlm_do_lock(struct nlm *n, const struct sockaddr *peer, socklen_t plen,
+		       const nlm4_lockargs *a, int via_msg, int monitor);
+nlm4_stats nlm_do_cancel(struct nlm *n, const struct sockaddr *peer, const nlm4_cancargs *a);
+nlm4_stats nlm_do_unlock(struct nlm *n, const struct sockaddr *peer, const nlm4_unlockargs *a);
+nlm4_stats nlm_do_share(struct nlm *n, const struct sockaddr *peer, socklen_t plen,
+			const nlm4_shareargs *a, int unshare);
+void nlm_do_free_all(struct nlm *n, const struct sockaddr *peer, const char *name);
+/* The answer to a GRANTED_MSG (GRANTED_RES) with cookie. */
+void nlm_granted_res(struct nlm *n, const nlm4_netobj *cookie, nlm4_stats st);
+
+/* ---- calls back to clients (nlm_cb.c): one thread, one queue */
+
+/* When a call is over: ok (1 answered, 0 not; -1 never made: the server
+ * stops), and its decoded result (NULL if none or failed). Runs on the nlm
+ * thread (or in nlm_cb_stop) without any lock held. */
+typedef void (*nlm_cb_done)(struct nlm *n, void *arg, int ok, void *res);
+
+int nlm_cb_start(struct nlm *n);
+void nlm_cb_stop(struct nlm *n);
+/* Queue a call of prog/vers/proc with args (encoded now with xdr_args) to
+ * the client at addr (its port from its rpcbind). xdr_res/res_size: the
+ * result to decode for done (NULL: void). 0, or -ENOSPC (queue full: done is
+ * not called). */
+int nlm_cb_call(struct nlm *n, const struct sockaddr *addr, socklen_t alen, uint32_t prog,
+		uint32_t vers, uint32_t proc, xdrproc_t xdr_args, const void *args,
+		xdrproc_t xdr_res, size_t res_size, nlm_cb_done done, void *arg);
+/* Wake the nlm thread for a tick now (a lock went: blocked requests may go). */
+void nlm_cb_kick(struct nlm *n);
+
+/* ---- the status monitor (nsm.c) */
+
+/* Read (or make) the state directory, take the next state number, and queue
+ * SM_NOTIFY to every client recorded there. */
+int nsm_start(struct nlm *n);
+/* Record h as holding locks, so it is notified after our restart. */
+void nsm_monitor(struct nlm *n, struct nlm_host *h);
+/* Forget h (it holds nothing any more). */
+void nsm_unmonitor(struct nlm *n, struct nlm_host *h);
+/* A client rebooted (SM_NOTIFY to us): drop what it held. */
+void nsm_rebooted(struct nlm *n, const char *name, const struct sockaddr *peer, int32_t state);
+
+#endif
