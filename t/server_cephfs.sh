@@ -36,7 +36,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-plan 22
+plan 23
 if ! ceph_start; then
 	echo "not ok 1 - the mini cluster starts"
 	exit 1
@@ -196,12 +196,16 @@ if [ "$have_fuse" = yes ]; then
 	check "a copy through a mount of both heads completes after head A is killed" \
 		[ "$(cat "$T/fo.done" 2>/dev/null)" = 0 ]
 	check "the client moved to head B" grep -q "moving to head 127.0.0.1:$RDMA_B" "$T/mf.log"
+	"$CLIENT" stats "$T/mf" >"$T/mf.stats" 2>&1
+	check "nfsrdma-client stats says head B is in use" \
+		grep -q "^heads: 2 in use 127.0.0.1:$RDMA_B (head 1) switches [1-9]" "$T/mf.stats"
 	nfs-cp "$(url B /ceph/fo.bin)" "$T/fo-b.bin" >/dev/null 2>&1
 	check "and the file read through head B is the one written" cmp -s "$T/fo.bin" "$T/fo-b.bin"
 	umount "$T/mf"
 	wait_bounded 30 $MPID
 else
 	skip "no FUSE here: failover is not tried"
+	skip "no FUSE here"
 	skip "no FUSE here"
 	skip "no FUSE here"
 	stop_head A
