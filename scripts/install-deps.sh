@@ -13,6 +13,9 @@ PKGS=(
 	iproute2 procps psmisc rpcbind nfs-ganesha nfs-ganesha-vfs groff-base
 	libsystemd-dev systemd libmicrohttpd-dev prometheus
 	debhelper dpkg-dev fakeroot lintian
+	# CephFS backend (libcephfs) and the throwaway cluster its tests start
+	# (../shared/ceph/mini-cluster.sh)
+	libcephfs-dev ceph-mon ceph-osd ceph-mds ceph-common uuid-runtime
 )
 
 missing=()

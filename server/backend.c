@@ -282,6 +282,15 @@ static int from_secure_port(const struct nfs_req *req)
 }
 
 /* See backend_int.h. */
+void be_dispatch(struct nfs_req *req, unsigned proc, void *args, void *res)
+{
+	const struct export *e = be_export_of_fh(req->be, args);
+	const struct be_ops *ops = e != NULL ? e->ops : &be_posix_ops;
+
+	ops->nfs3[proc](req, args, res);
+}
+
+/* See backend_int.h. */
 nfsstat3 be_export_check(const struct nfs_req *req, const struct export *e, unsigned flags)
 {
 	struct nfs_client_rule rule;
