@@ -332,13 +332,15 @@ bool_t nfs_xdr_void(XDR *xdrs, void *unused)
 
 /* See nfs3.h. Indexed by procedure number (RFC 1813). */
 const struct nfs_proc_desc nfs3_procs[NFS3_NPROCS] = {
-	{"NULL", (xdrproc_t)nfs_xdr_void, (xdrproc_t)nfs_xdr_void, 0, 0, nfs3_proc_null, 0},
-	PROC("GETATTR", nfs3_proc_getattr, GETATTR3args, GETATTR3res, 0),
+	{"NULL", (xdrproc_t)nfs_xdr_void, (xdrproc_t)nfs_xdr_void, 0, 0, nfs3_proc_null,
+	 RPC_PROC_INLINE},
+	PROC("GETATTR", nfs3_proc_getattr, GETATTR3args, GETATTR3res, RPC_PROC_INLINE),
 	PROC("SETATTR", nfs3_proc_setattr, SETATTR3args, SETATTR3res, MOD),
 	PROC("LOOKUP", nfs3_proc_lookup, LOOKUP3args, LOOKUP3res, 0),
-	PROC("ACCESS", nfs3_proc_access, ACCESS3args, ACCESS3res, 0),
+	PROC("ACCESS", nfs3_proc_access, ACCESS3args, ACCESS3res, RPC_PROC_INLINE),
 	PROC("READLINK", nfs3_proc_readlink, READLINK3args, READLINK3res, RPC_PROC_DDP_RES),
-	PROC("READ", nfs3_proc_read, READ3args, READ3res, RPC_PROC_DDP_RES | RPC_PROC_RES_BUF),
+	PROC("READ", nfs3_proc_read, READ3args, READ3res,
+	     RPC_PROC_DDP_RES | RPC_PROC_RES_BUF | RPC_PROC_INLINE),
 	{"WRITE", (xdrproc_t)xdr_WRITE3args_checked, (xdrproc_t)xdr_WRITE3res, sizeof(WRITE3args),
 	 sizeof(WRITE3res), nfs3_proc_write, MOD | RPC_PROC_DDP_ARGS},
 	PROC("CREATE", nfs3_proc_create, CREATE3args, CREATE3res, MOD),
@@ -351,9 +353,9 @@ const struct nfs_proc_desc nfs3_procs[NFS3_NPROCS] = {
 	PROC("LINK", nfs3_proc_link, LINK3args, LINK3res, MOD),
 	PROC("READDIR", nfs3_proc_readdir, READDIR3args, READDIR3res, 0),
 	PROC("READDIRPLUS", nfs3_proc_readdirplus, READDIRPLUS3args, READDIRPLUS3res, 0),
-	PROC("FSSTAT", nfs3_proc_fsstat, FSSTAT3args, FSSTAT3res, 0),
-	PROC("FSINFO", nfs3_proc_fsinfo, FSINFO3args, FSINFO3res, 0),
-	PROC("PATHCONF", nfs3_proc_pathconf, PATHCONF3args, PATHCONF3res, 0),
+	PROC("FSSTAT", nfs3_proc_fsstat, FSSTAT3args, FSSTAT3res, RPC_PROC_INLINE),
+	PROC("FSINFO", nfs3_proc_fsinfo, FSINFO3args, FSINFO3res, RPC_PROC_INLINE),
+	PROC("PATHCONF", nfs3_proc_pathconf, PATHCONF3args, PATHCONF3res, RPC_PROC_INLINE),
 	PROC("COMMIT", nfs3_proc_commit, COMMIT3args, COMMIT3res, RPC_PROC_MODIFIES),
 };
 

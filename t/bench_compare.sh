@@ -27,8 +27,11 @@ else
 	s_null=32m s_1m=128m s_4k1=32m s_4k16=4m
 fi
 # name|lines added to the server section: the variants measured side by side
+# (server.inline_calls: every call through the worker pool, or cheap ones run
+# on the event loop that received them)
 VARIANTS=(
-	"default|"
+	"pool|inline_calls = false;"
+	"inline|inline_calls = true;"
 )
 scratch
 T_SCRATCH_EXP=$(mktemp -d /dev/shm/nfsrdma-bc.XXXXXX) || skip_all "no tmpfs at /dev/shm"

@@ -108,7 +108,8 @@ int csrv_start(struct csrv *s, const struct csrv_params *p)
 {
 	struct nfs_export_conf ec = {
 		.path = p->dir, .anon_uid = 65534, .anon_gid = 65534, .ro = p->ro};
-	struct rpc_server_params sp = {.threads = 8, .drc_entries = 1024};
+	/* cheap calls on the loops, as the daemon does by default */
+	struct rpc_server_params sp = {.threads = 8, .drc_entries = 1024, .inline_calls = 1};
 	struct rr_params rp;
 	char err[256];
 	int rc;
