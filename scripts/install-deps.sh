@@ -13,6 +13,7 @@ PKGS=(
 	iproute2 procps psmisc rpcbind nfs-ganesha nfs-ganesha-vfs groff-base
 	libsystemd-dev systemd libmicrohttpd-dev prometheus
 	debhelper dpkg-dev fakeroot lintian
+	linux-perf # profiles of the call path (BENCHMARKS.md, issue 12)
 )
 
 missing=()
