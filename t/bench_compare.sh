@@ -142,6 +142,21 @@ for r in $(seq 1 "$rounds"); do
 	echo "# round $r of $rounds done, load $(cut -d' ' -f1-3 /proc/loadavg)"
 done
 ok $failed "every bench run finished: every sample in $raw"
+# each daemon's own counters after the run: where its calls ran, and that no
+# registration was left reachable by a client (0 in Read-Write)
+for i in $(seq 0 $((nv - 1))); do
+	python3 -c "
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b'stats\\n')
+s.shutdown(socket.SHUT_WR)
+print(s.makefile().read(), end='')
+" "$T_SCRATCH/v$i/ctl.sock" 2>/dev/null |
+		awk -v v="${VARIANTS[$i]%%|*}" '$1 ~ /^rdma\.(calls|calls_inline|inline_declined|remote_regs_now)$/ {
+			printf "%s %s %s", (n++ ? "," : "bench-compare: [" v "] server counters:"), $1, $2}
+			END {print ""}'
+done
 
 # median and spread of every (variant, transport, figure)
 stats=$T_SCRATCH/stats
