@@ -44,8 +44,14 @@ static void (*slow_fn)(struct rpc_req *req, void *args, void *res);
 static unsigned slow_ms;
 static int slow_after;
 
+/* It blocks: on an event loop (server.inline_calls) it says so, and the call
+ * is run again on a worker, as a backend that may block must. */
 static void slowed(struct rpc_req *req, void *args, void *res)
 {
+	if (req->nowait) {
+		req->would_block = 1;
+		return;
+	}
 	if (!slow_after)
 		usleep(slow_ms * 1000u);
 	slow_fn(req, args, res);

@@ -270,6 +270,8 @@ void *rrs_get_buf(struct rpc_req *req, size_t len)
 		flags = RR_GET_NOWAIT;
 	}
 	b = rrs_buf_get(rq, len, flags);
+	if (!b && req->nowait)
+		req->would_block = 1; /* no room now: a worker may wait for it */
 	return b ? b->addr : NULL;
 }
 
