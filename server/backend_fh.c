@@ -80,7 +80,9 @@ static nfsstat3 fh_parse(const struct integrity_key *k, const nfs_fh3 *fh, uint3
 	return NFS3_OK;
 }
 
-/* An fd of the given kind for the handle: from the cache, else opened. */
+/* An fd of the given kind for the handle: from the cache, else opened. On an
+ * event loop (nowait) only from the cache: opening by handle may read the
+ * inode from storage, so the call goes to a worker, which caches the fd. */
 static nfsstat3 open_kind(struct nfs_req *req, struct be_obj *o, const struct osdep_fh *ofh,
 			  enum osdep_open_mode kind, struct fhc_entry **out)
 {
@@ -90,6 +92,10 @@ static nfsstat3 open_kind(struct nfs_req *req, struct be_obj *o, const struct os
 	*out = fhcache_get(c, o->fh, o->fhlen, kind);
 	if (*out)
 		return NFS3_OK;
+	if (req->nowait) {
+		req->would_block = 1;
+		return NFS3ERR_JUKEBOX;
+	}
 	fd = osdep_fh_open(o->exp->root_fd, ofh, kind);
 	if (fd < 0) {
 		if (fd == -EINVAL || fd == -EOVERFLOW)

@@ -372,6 +372,18 @@ static void read_nowait(void **state)
 	a.file = fh;
 	a.offset = 0;
 	a.count = 100;
+	/* no READ descriptor cached yet: opening by handle is a worker's */
+	memset(&r, 0, sizeof(r));
+	d->fn(&req, &a, &r);
+	assert_true(req.would_block);
+	assert_int_equal(b.calls, 0);
+	nfs_proc_free_res(d, &req, &r);
+	req.nowait = req.would_block = 0; /* the worker's run caches it */
+	memset(&r, 0, sizeof(r));
+	d->fn(&req, &a, &r);
+	assert_int_equal(r.status, NFS3_OK);
+	nfs_proc_free_res(d, &req, &r);
+	req.nowait = 1;
 	/* root: from the page cache, or (a file system without RWF_NOWAIT) given up */
 	memset(&r, 0, sizeof(r));
 	d->fn(&req, &a, &r);
