@@ -3,6 +3,7 @@
  * replace a broken connection with backoff, retry calls over it, and the
  * utilities every procedure uses. Mounting is in nfs3_clnt_mount.c.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -104,6 +105,93 @@ int nfs3c_fh_equal(const struct nfs3c_fh *a, const struct nfs3c_fh *b)
 	return a->len == b->len && memcmp(a->data, b->data, a->len) == 0;
 }
 
+/* ---- heads ---- */
+
+/* One entry of a heads list: "HOST", "HOST:PORT", "[V6]" or "[V6]:PORT". */
+static int head_split(char *e, char **host, char **port)
+{
+	char *end;
+	long v;
+
+	*port = NULL;
+	if (e[0] == '[') {
+		*host = e + 1;
+		if ((end = strchr(e, ']')) == NULL || end == e + 1)
+			return -EINVAL;
+		*end++ = '\0';
+		if (*end == ':')
+			*port = end + 1;
+		else if (*end)
+			return -EINVAL;
+	} else {
+		*host = e;
+		if ((end = strchr(e, ':')) != NULL) {
+			*end = '\0';
+			*port = end + 1;
+		}
+	}
+	if (!**host || strchr(*host, '/'))
+		return -EINVAL;
+	if (*port) {
+		errno = 0;
+		v = strtol(*port, &end, 10);
+		if (*end || end == *port || v < 1 || v > 65535 || errno)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* See nfs3_clnt.h. */
+int nfs3c_heads_parse(const char *list, int (*fn)(void *arg, const char *host, const char *port),
+		      void *arg, char *err, size_t errlen)
+{
+	char *copy = strdup(list), *save = NULL, *host, *port;
+	size_t n = 0;
+	int rc = copy ? 0 : -ENOMEM;
+
+	for (char *e = copy ? strtok_r(copy, "+", &save) : NULL; e && rc == 0;
+	     e = strtok_r(NULL, "+", &save)) {
+		char shown[300];
+
+		snprintf(shown, sizeof(shown), "%s", e);
+		if (++n >= NFS3C_HEADS_MAX) {
+			if (err)
+				snprintf(err, errlen, "heads: more than %d heads",
+					 NFS3C_HEADS_MAX - 1);
+			rc = -E2BIG;
+		} else if (head_split(e, &host, &port) != 0) {
+			if (err)
+				snprintf(err, errlen,
+					 "heads: '%s' is not HOST, HOST:PORT or [ADDRESS]:PORT",
+					 shown);
+			rc = -EINVAL;
+		} else if (fn) {
+			rc = fn(arg, host, port);
+		}
+	}
+	if (rc == 0 && n == 0) {
+		if (err)
+			snprintf(err, errlen, "heads: no head given");
+		rc = -EINVAL;
+	}
+	free(copy);
+	return rc;
+}
+
+/* Move to the next head (lock held): the next connection goes there. */
+static void head_next(struct nfs3c *c, const char *why)
+{
+	size_t next = (c->cur + 1) % c->nheads;
+
+	log_warn("server %s:%s %s: moving to head %s:%s", c->host, c->port, why,
+		 c->heads[next].host, c->heads[next].port);
+	c->cur = next;
+	__atomic_store_n(&c->host, c->heads[next].host, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->port, c->heads[next].port, __ATOMIC_RELEASE);
+	nfs3c_stat_add(&c->st.head_switches, 1);
+	__atomic_store_n(&c->st.head, (uint64_t)next, __ATOMIC_RELAXED);
+}
+
 /* ---- connections ---- */
 
 /* One attempt at a new connection to the NFS service. */
@@ -169,6 +257,7 @@ static void reconnect(struct nfs3c *c)
 		cn->refs = 1;
 		c->conn = cn;
 		c->backoff_ms = 0;
+		c->head_fails = 0;
 		nfs3c_stat_add(&c->st.reconnects, 1);
 		if (c->down)
 			log_warn("server %s OK", c->host);
@@ -180,6 +269,12 @@ static void reconnect(struct nfs3c *c)
 		if (c->backoff_ms > BACKOFF_MAX_MS)
 			c->backoff_ms = BACKOFF_MAX_MS;
 		c->next_try_ms = nfs3c_now_ms() + (uint64_t)c->backoff_ms;
+		if (c->nheads > 1) {
+			/* the next head at once; the backoff after every head failed */
+			head_next(c, "cannot be reached");
+			if (++c->head_fails % c->nheads != 0)
+				c->next_try_ms = nfs3c_now_ms();
+		}
 		if (!c->down && c->mounted)
 			log_warn("server %s not responding (%s), still trying", c->host,
 				 strerror(-rc));
@@ -344,6 +439,11 @@ static int try_once(struct nfs3c *c, struct nfs3c_req *rq, int *rc, unsigned *ju
 	nfs3c_stat_add(&c->st.calls, 1);
 	if (*rc == -ECONNRESET || *rc == -ETIMEDOUT) {
 		log_debug("proc %u: %s, retrying", rq->call.proc, strerror(-*rc));
+		/* a head that takes calls and does not answer: the next one */
+		pthread_mutex_lock(&c->lock);
+		if (*rc == -ETIMEDOUT && c->nheads > 1 && c->conn == rq->conn)
+			head_next(c, "does not answer");
+		pthread_mutex_unlock(&c->lock);
 		nfs3c_conn_put(c, rq->conn, 1);
 		rq->conn = NULL;
 		nfs3c_stat_add(&c->st.retries, 1);

@@ -46,14 +46,15 @@ struct nfs3c_params {
 	const char *host;
 	const char *export;
 	enum nfs3c_proto proto;
-	const char *port;		 /* NULL: 20049 (rdma) or 2049 (tcp) */
-	enum nfs3c_proto mountproto;	 /* MOUNT's transport (TCP when proto is TCP) */
-	const char *mountport;		 /* NULL: rdma: the NFS port; tcp: rpcbind, else NFS port */
-	struct rr_params rr;		 /* the RPC/RDMA transport (proto rdma) */
-	uint32_t rsize, wsize;		 /* 0: the server's preferred size */
-	unsigned acregmin, acregmax;	 /* seconds */
-	unsigned acdirmin, acdirmax;	 /* seconds */
-	int noac;			 /* cache no attributes */
+	const char *port;	     /* NULL: 20049 (rdma) or 2049 (tcp) */
+	enum nfs3c_proto mountproto; /* MOUNT's transport (TCP when proto is TCP) */
+	const char *mountport;	     /* NULL: rdma: the NFS port; tcp: rpcbind, else NFS port */
+	const char *heads;	     /* NULL, or more heads of the same export: "HOST[:PORT]+..." */
+	struct rr_params rr;	     /* the RPC/RDMA transport (proto rdma) */
+	uint32_t rsize, wsize;	     /* 0: the server's preferred size */
+	unsigned acregmin, acregmax; /* seconds */
+	unsigned acdirmin, acdirmax; /* seconds */
+	int noac;		     /* cache no attributes */
 	const struct integrity_key *key; /* non-NULL: sign every call (AUTH_NFSRDMA_HMAC) */
 	int timeout_ms;			 /* one try of one call */
 	int retry_ms;			 /* keep retrying a call this long; 0: forever */
@@ -100,7 +101,18 @@ struct nfs3c_stats {
 	uint64_t dirty_now, dirty_peak;
 	uint64_t bytes_read, bytes_written; /* READ and WRITE data */
 	struct nfs3c_op_stats op[NFS3_NPROCS];
+	uint64_t head_switches; /* moves to another head (heads=) */
+	uint64_t head;		/* the head in use: 0 the server's, 1.. heads='s */
 };
+
+/* Most heads one mount may have (the server's and heads='s). */
+#define NFS3C_HEADS_MAX 16
+
+/* Split "HOST[:PORT]+HOST[:PORT]..." (IPv6 as [ADDR]:PORT): fn is called for
+ * each head with its host and port (NULL: defport); 0, or -EINVAL with err
+ * naming the bad entry. */
+int nfs3c_heads_parse(const char *list, int (*fn)(void *arg, const char *host, const char *port),
+		      void *arg, char *err, size_t errlen);
 
 struct nfs3c;
 

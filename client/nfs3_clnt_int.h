@@ -81,9 +81,20 @@ enum nfs3c_warn {
 /* Whether w is to be logged now: the first time on this mount. */
 #define nfs3c_first_warning(c, w) (!(__atomic_fetch_or(&(c)->warned, (w), __ATOMIC_RELAXED) & (w)))
 
+/* One head of the export: a server that serves it (heads=). */
+struct nfs3c_head {
+	char *host, *port;
+};
+
 struct nfs3c {
 	struct nfs3c_params p;
-	char *host, *export, *port, *mountport;
+	/* host and port point at the head in use (heads[cur]); they change only
+	 * under lock, and the strings live until the client is freed */
+	const char *host, *port;
+	char *export, *mountport;
+	struct nfs3c_head heads[NFS3C_HEADS_MAX];
+	size_t nheads, cur;
+	size_t head_fails; /* connection attempts failed since the last success */
 	struct nfs3c_fh root;
 	uint32_t rsize, wsize;
 	uint64_t maxfilesize;

@@ -297,12 +297,14 @@ static int first_connect(struct nfs3c *c, char *err, size_t errlen)
 {
 	struct nfs3c_conn *cn;
 	const char *proto = c->p.proto == NFS3C_PROTO_RDMA ? "rdma" : "tcp";
-	int rc;
+	int rc = -EIO;
 
-	rc = nfs3c_conn_get(c, nfs3c_now_ms() + 1, &cn); /* one attempt */
-	if (rc == 0) {
-		nfs3c_conn_put(c, cn, 0);
-		return 0;
+	for (size_t i = 0; i < c->nheads; i++) { /* one attempt per head */
+		rc = nfs3c_conn_get(c, nfs3c_now_ms() + 1, &cn);
+		if (rc == 0) {
+			nfs3c_conn_put(c, cn, 0);
+			return 0;
+		}
 	}
 	rc = c->last_err ? c->last_err : rc;
 	if (rc == -ENODEV && c->p.proto == NFS3C_PROTO_RDMA) {
@@ -325,11 +327,34 @@ static void client_free(struct nfs3c *c)
 	pthread_cond_destroy(&c->cond);
 	pthread_mutex_destroy(&c->lock);
 	pthread_mutex_destroy(&c->files_lock);
-	free(c->host);
+	for (size_t i = 0; i < c->nheads; i++) {
+		free(c->heads[i].host);
+		free(c->heads[i].port);
+	}
 	free(c->export);
-	free(c->port);
 	free(c->mountport);
 	free(c);
+}
+
+/* Add a head (host, port) to c; -E2BIG past NFS3C_HEADS_MAX. */
+static int head_add(struct nfs3c *c, const char *host, const char *port)
+{
+	struct nfs3c_head *h = &c->heads[c->nheads];
+
+	if (c->nheads >= NFS3C_HEADS_MAX)
+		return -E2BIG;
+	h->host = strdup(host);
+	h->port = strdup(port);
+	c->nheads++;
+	return h->host && h->port ? 0 : -ENOMEM;
+}
+
+/* nfs3c_heads_parse's callback: a head of heads=, its port the mount's by default. */
+static int add_head(void *arg, const char *host, const char *port)
+{
+	struct nfs3c *c = arg;
+
+	return head_add(c, host, port ? port : c->heads[0].port);
 }
 
 /* Allocate and initialise a client from its parameters. */
@@ -351,10 +376,15 @@ static struct nfs3c *client_new(const struct nfs3c_params *p)
 	c->p.connect_timeout_ms = nfs3c_connect_timeout_ms(&c->p);
 	if (c->p.dirty_max == 0)
 		c->p.dirty_max = 64u << 20;
-	c->host = strdup(p->host);
 	c->export = strdup(p->export);
-	c->port = strdup(port);
 	c->mountport = p->mountport ? strdup(p->mountport) : NULL;
+	if (head_add(c, p->host, port) != 0 ||
+	    (p->heads && nfs3c_heads_parse(p->heads, add_head, c, NULL, 0) != 0)) {
+		client_free(c);
+		return NULL;
+	}
+	c->host = c->heads[0].host;
+	c->port = c->heads[0].port;
 	c->next_xid = rpc_xid_seed();
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->files_lock, NULL);
@@ -364,7 +394,7 @@ static struct nfs3c *client_new(const struct nfs3c_params *p)
 	pthread_condattr_destroy(&ca);
 	nfs3c_attr_init(c);
 	c->rsize = c->wsize = MAX_IO;
-	if (!c->host || !c->export || !c->port || (p->mountport && !c->mountport)) {
+	if (!c->export || (p->mountport && !c->mountport)) {
 		client_free(c);
 		return NULL;
 	}
@@ -382,7 +412,8 @@ int nfs3c_mount(const struct nfs3c_params *p, struct nfs3c **out, char *err, siz
 		snprintf(err, errlen, "need server:/export, with an absolute export path");
 		return -EINVAL;
 	}
-	if ((rc = check_host(p->host, err, errlen)) != 0)
+	if ((rc = check_host(p->host, err, errlen)) != 0 ||
+	    (p->heads && (rc = nfs3c_heads_parse(p->heads, NULL, NULL, err, errlen)) != 0))
 		return rc;
 	if (!(c = client_new(p)))
 		return -ENOMEM;

@@ -2,8 +2,9 @@
  * nfs3_clnt_stats.c: a mount's statistics as `nfsrdma-client stats` prints
  * them, after mountstats(8): where it is mounted from and how (transport,
  * RPC/RDMA mode, credits, inline sizes, registration strategy), the client's
- * counters and the transport's, then one line per NFS procedure used: calls,
- * sends, errors, and the average round trip and execution time.
+ * counters and the transport's (with heads=, the head in use), then one line
+ * per NFS procedure used: calls, sends, errors, and the average round trip
+ * and execution time.
  */
 #include <inttypes.h>
 
@@ -50,7 +51,13 @@ void nfs3c_print_stats(struct nfs3c *c, FILE *out)
 	struct nfs3c_stats st;
 
 	nfs3c_get_stats(c, &st);
-	fprintf(out, "server: %s:%s\n", c->host, c->export);
+	fprintf(out, "server: %s:%s\n", c->heads[0].host, c->export);
+	if (c->nheads > 1) {
+		pthread_mutex_lock(&c->lock);
+		fprintf(out, "heads: %zu in use %s:%s (head %zu) switches %" PRIu64 "\n", c->nheads,
+			c->host, c->port, c->cur, st.head_switches);
+		pthread_mutex_unlock(&c->lock);
+	}
 	print_xprt(c, out);
 	fprintf(out, "rsize %" PRIu32 " wsize %" PRIu32 " timeo %d ms %s\n", c->rsize, c->wsize,
 		c->p.timeout_ms, c->p.retry_ms ? "soft" : "hard");

@@ -184,6 +184,15 @@ static int set_port(struct client_opts *o, const struct opt_def *d, const char *
 	return rc ? rc : set_string(o, d, val, err, errlen);
 }
 
+/* heads=: the export's other servers, checked now. */
+static int set_heads(struct client_opts *o, const struct opt_def *d, const char *val, char *err,
+		     size_t errlen)
+{
+	int rc = val ? nfs3c_heads_parse(val, NULL, NULL, err, errlen) : 0;
+
+	return rc ? rc : set_string(o, d, val, err, errlen);
+}
+
 /* Index of val in d->names, or an error listing them. */
 static int enum_index(const struct opt_def *d, const char *val, char *err, size_t errlen)
 {
@@ -265,6 +274,7 @@ static const struct opt_def opts[] = {
 	{"proto", set_enum, OFF(nfs.proto), 0, 0, proto_names},
 	{"port", set_port, OFF(port), 1, 65535, NULL},
 	{"mountport", set_port, OFF(mountport), 1, 65535, NULL},
+	{"heads", set_heads, OFF(heads), 0, 0, NULL},
 	{"mountproto", set_enum, OFF(mountproto), 0, 0, proto_names},
 	{"mode", set_mode, 0, 0, 0, mode_names},
 	{"reg", set_reg, 0, 0, 0, reg_names},
@@ -300,6 +310,8 @@ const char client_opts_help[] =
 	"  port=N                  server port (20049 rdma, 2049 tcp)\n"
 	"  mountproto=rdma|tcp     MOUNT's transport (as proto)\n"
 	"  mountport=N             MOUNT's port (rdma: port; tcp: rpcbind, else port)\n"
+	"  heads=H[:P]+H[:P]...    the export's other servers: a head that stops answering\n"
+	"                          is left for the next\n"
 	"  mode=read-write|read-read  RPC/RDMA mode (read-write)\n"
 	"  reg=zerocopy|cache|fastreg|allphys  client memory registration (fastreg)\n"
 	"  provider=auto|soft|DEV  RDMA provider or device (auto)\n"
@@ -441,6 +453,7 @@ static void wire_strings(struct client_opts *o)
 	o->nfs.export = o->export;
 	o->nfs.port = o->port;
 	o->nfs.mountport = o->mountport;
+	o->nfs.heads = o->heads;
 	if (o->provider)
 		o->nfs.rr.provider = o->provider;
 }
@@ -494,6 +507,7 @@ void client_opts_free(struct client_opts *o)
 	free(o->export);
 	free(o->port);
 	free(o->mountport);
+	free(o->heads);
 	free(o->provider);
 	free(o->keyfile);
 	free(o->config);

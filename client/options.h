@@ -17,7 +17,7 @@
 struct client_opts {
 	struct nfs3c_params nfs; /* its strings point into the fields below */
 	char *host, *export;	 /* from server:/export */
-	char *port, *mountport, *provider, *keyfile, *config;
+	char *port, *mountport, *provider, *keyfile, *config, *heads;
 	int integrity;		   /* 0 none, 1 hmac-sha256 */
 	int mountproto;		   /* enum nfs3c_proto; -1: as proto */
 	struct integrity_key key;  /* loaded by client_opts_finish when integrity is on */

@@ -23,8 +23,16 @@ server_libnfsserver_a_SOURCES = \
 	server/nfs3.h server/nfs3_proc.h server/nfs3_proc.c server/nfs3_proc_dir.c \
 	server/nfs3_proc_io.c server/nfs3_proc_readdir.c \
 	server/mount3_proc.c server/nfs_program.c server/nfs_program.h
+# The CephFS backend (libcephfs), where configure found it. Its header wants
+# a 64-bit off_t, hence CEPHFS_CFLAGS on the whole library.
+EXTRA_DIST += server/backend_ceph.c server/backend_ceph_dir.c server/backend_ceph.h
+server_libnfsserver_a_CFLAGS = $(AM_CFLAGS) $(CEPHFS_CFLAGS)
+if HAVE_CEPHFS
+server_libnfsserver_a_SOURCES += server/backend_ceph.c server/backend_ceph_dir.c \
+	server/backend_ceph.h
+endif
 # What links the server's procedures: the daemon and the tests that serve.
-SERVER_LDADD = server/libnfsserver.a $(LDADD)
+SERVER_LDADD = server/libnfsserver.a $(LDADD) $(CEPHFS_LIBS)
 
 # Tests: cmocka, over scratch exports under $TMPDIR.
 EXTRA_DIST += t/nfs3_testlib.h
@@ -54,6 +62,15 @@ t_mount3_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
 t_backend_osdep_test_SOURCES = t/backend_osdep_test.c
 t_backend_osdep_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_backend_osdep_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
+# The CephFS backend against a throwaway cluster (t/ceph_lib.sh).
+if HAVE_CEPHFS
+check_PROGRAMS += t/backend_ceph_test
+t_backend_ceph_test_SOURCES = t/backend_ceph_test.c t/nfs3_testlib.c
+t_backend_ceph_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(CEPHFS_CFLAGS)
+t_backend_ceph_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
+endif
+TESTS += t/backend_ceph.sh
+EXTRA_DIST += t/backend_ceph.sh t/ceph_lib.sh
 t_nfs3_xdr_test_SOURCES = t/nfs3_xdr_test.c
 t_nfs3_xdr_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_nfs3_xdr_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)

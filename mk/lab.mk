@@ -29,5 +29,5 @@ lab-suites: all
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS=t/lab/kclient-suites.sh TEST_SUITE_LOG=t/lab/lab-suites.log
 
 PHONY_TARGETS += lab-verbs lab-bench-verbs lab-server lab-suites
-EXTRA_TARGETS += lab-verbs:900 lab-server:900 lab-suites:2700
+EXTRA_TARGETS += lab-verbs:900 lab-server:900 lab-suites:1500
 CLEANFILES += t/lab/lab-verbs.log t/lab/lab-server.log t/lab/lab-suites.log

@@ -20,8 +20,8 @@ TESTS += t/systemd_unit.sh t/systemd_notify.sh t/metrics.sh
 EXTRA_DIST += t/systemd_unit.sh t/systemd_notify.sh t/metrics.sh
 check_DATA = etc/nfsrdma-server.service
 
-TESTS += t/server_daemon.sh t/exports_daemon.sh
-EXTRA_DIST += t/server_daemon.sh t/exports_daemon.sh t/test-lib.sh
+TESTS += t/server_daemon.sh t/exports_daemon.sh t/server_cephfs.sh
+EXTRA_DIST += t/server_daemon.sh t/exports_daemon.sh t/server_cephfs.sh t/test-lib.sh
 dist_man_MANS += man/nfsrdma-server.8 man/nfsrdma-metrics.7
 TESTS += t/server_fio.sh
 EXTRA_DIST += t/server_fio.sh scripts/build-fio-nfs.sh

@@ -307,6 +307,19 @@ static int from_secure_port(const struct nfs_req *req)
 }
 
 /* See backend_int.h. */
+void be_dispatch(struct nfs_req *req, unsigned proc, void *args, void *res)
+{
+	const struct export *e = be_export_of_fh(req->be, args);
+	const struct be_ops *ops = e != NULL ? e->ops : &be_posix_ops;
+
+	if (req->nowait && ops->never_inline) {
+		req->would_block = 1; /* on an event loop: this backend may block */
+		return;
+	}
+	ops->nfs3[proc](req, args, res);
+}
+
+/* See backend_int.h. */
 nfsstat3 be_export_check(const struct nfs_req *req, const struct export *e, unsigned flags)
 {
 	struct nfs_client_rule rule;

@@ -28,6 +28,12 @@ struct nfs_cred {
 	uint32_t gids[NFS_CRED_MAX_GIDS];
 };
 
+/* What serves an export's files. */
+enum nfs_backend_kind {
+	NFS_BACKEND_POSIX,  /* path is a local directory */
+	NFS_BACKEND_CEPHFS, /* ceph.root of a CephFS, through libcephfs */
+};
+
 /* What an export grants one client. */
 struct nfs_client_rule {
 	int ro;		 /* refuse every modifying procedure with NFS3ERR_ROFS */
@@ -40,7 +46,8 @@ struct nfs_client_rule {
 
 /* One export as the configuration gives it; nfs_backend_create copies it. */
 struct nfs_export_conf {
-	const char *path; /* absolute path of an existing directory */
+	const char *path; /* POSIX: absolute path of an existing directory; CephFS: the
+			     name clients mount */
 	uint32_t fsid;	  /* export id in handles; 0: a hash of the real path */
 	int ro;		  /* refuse every modifying procedure with NFS3ERR_ROFS */
 	int root_squash;  /* uid 0 (and gid 0) -> anon_uid/anon_gid */
@@ -59,6 +66,12 @@ struct nfs_export_conf {
 	/* Client names shown by MOUNT EXPORT as the export's groups. */
 	const char *const *clients;
 	size_t nclients;
+	enum nfs_backend_kind backend;
+	struct {
+		const char *conf_file, *client_id, *keyring; /* keyring NULL: conf_file's */
+		const char *root;			     /* the directory in the CephFS */
+		unsigned mount_timeout_s;
+	} ceph; /* for NFS_BACKEND_CEPHFS; used by create/reload only */
 };
 
 struct nfs_backend;

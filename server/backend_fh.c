@@ -57,9 +57,9 @@ int be_fh_encode(const struct export *e, const struct osdep_fh *ofh, unsigned ch
 	return 0;
 }
 
-/* Check the header and MAC of a handle from the wire and split it. */
-static nfsstat3 fh_parse(const struct integrity_key *k, const nfs_fh3 *fh, uint32_t *id,
-			 struct osdep_fh *ofh)
+/* See backend_int.h. */
+nfsstat3 be_fh_parse(const struct integrity_key *k, const nfs_fh3 *fh, uint32_t *id,
+		     struct osdep_fh *ofh)
 {
 	const unsigned char *p = (const unsigned char *)fh->data.data_val;
 	size_t len = fh->data.data_len;
@@ -78,6 +78,18 @@ static nfsstat3 fh_parse(const struct integrity_key *k, const nfs_fh3 *fh, uint3
 	ofh->len = (uint32_t)(len - BE_FH_HDR - BE_FH_MAC);
 	memcpy(ofh->data, p + BE_FH_HDR, ofh->len);
 	return NFS3_OK;
+}
+
+/* See backend_int.h. */
+struct export *be_export_of_fh(struct nfs_backend *be, const nfs_fh3 *fh)
+{
+	const unsigned char *p = (const unsigned char *)fh->data.data_val;
+	size_t len = fh->data.data_len;
+
+	if (p == NULL || len <= BE_FH_HDR + BE_FH_MAC || len > NFS3_FHSIZE || p[0] != BE_FH_VERSION)
+		return NULL;
+	return be_export_by_id(be, (uint32_t)p[4] << 24 | (uint32_t)p[5] << 16 |
+					   (uint32_t)p[6] << 8 | p[7]);
 }
 
 /* An fd of the given kind for the handle: from the cache, else opened. On an
@@ -150,7 +162,7 @@ nfsstat3 be_resolve(struct nfs_req *req, const nfs_fh3 *fh, enum osdep_open_mode
 
 	memset(o, 0, sizeof(*o));
 	o->fd = -1;
-	if ((st = fh_parse(&req->be->fh_key, fh, &id, &ofh)) != NFS3_OK)
+	if ((st = be_fh_parse(&req->be->fh_key, fh, &id, &ofh)) != NFS3_OK)
 		return st;
 	if ((o->exp = be_export_by_id(req->be, id)) == NULL)
 		return NFS3ERR_STALE;

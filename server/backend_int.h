@@ -79,6 +79,18 @@ void be_req_rule(const struct nfs_req *req, const struct export *e, struct nfs_c
 struct export *be_export_by_id(struct nfs_backend *be, uint32_t id);
 struct export *be_export_by_path(struct nfs_backend *be, const char *path);
 
+/* Run NFSv3 procedure proc (not NULL) on the backend of the export that
+ * args's leading handle names; a handle naming no export goes to the POSIX
+ * procedures, which answer it (BADHANDLE, STALE). */
+void be_dispatch(struct nfs_req *req, unsigned proc, void *args, void *res);
+/* The export a handle's header names, without checking its MAC; NULL if
+ * malformed or unknown. */
+struct export *be_export_of_fh(struct nfs_backend *be, const nfs_fh3 *fh);
+/* Check a handle's header and MAC and split it into export id and the
+ * backend's part (ofh). NFS3_OK, BADHANDLE, STALE (a wrong MAC) or JUKEBOX. */
+nfsstat3 be_fh_parse(const struct integrity_key *k, const nfs_fh3 *fh, uint32_t *id,
+		     struct osdep_fh *ofh);
+
 /* Take on the caller's identity (mapped by the export) for this thread, and
  * give it back. Resolve handles before entering: see osdep.h. With
  * req->nowait (an event loop) a call that needs a switch is not run there:

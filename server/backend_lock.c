@@ -52,6 +52,16 @@ int nfs_backend_open_locked(struct nfs_backend *be, const struct sockaddr *clien
 	if (fhlen == 0 || fhlen > NFS3_FHSIZE)
 		return -ESTALE;
 	nfs_backend_enter(be);
+	{
+		/* locks are kernel locks on local files: not on other backends'
+		 * exports yet (CephFS: ceph_ll_setlk, issue 16) */
+		const struct export *e = be_export_of_fh(be, &h);
+
+		if (e != NULL && e->ops != &be_posix_ops) {
+			nfs_backend_leave(be);
+			return -EOPNOTSUPP;
+		}
+	}
 	st = be_resolve(&req, &h, OSDEP_OPEN_PATH, 0, &o);
 	if (st == NFS3_OK && !S_ISREG(o.st.st_mode))
 		st = NFS3ERR_INVAL;

@@ -27,7 +27,8 @@ struct nfs_lock_file {
  * new open file description (never a cached or shared one: each owner's locks
  * belong to its own). The export's rules for client apply as for an NFS call
  * (client list; read-write if the export and file allow, else read-only).
- * 0, or -ESTALE (unknown, forged or vanished handle), -EACCES (client not
+ * 0, or -ESTALE (unknown, forged or vanished handle), -EOPNOTSUPP (an export
+ * whose backend has no locks yet: CephFS), -EACCES (client not
  * allowed), -EINVAL (not a regular file), -EMFILE/-ENFILE, other -errno.
  */
 int nfs_backend_open_locked(struct nfs_backend *be, const struct sockaddr *client,

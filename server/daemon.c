@@ -74,6 +74,13 @@ static struct nfs_export_conf *export_confs(const struct nfsrdma_config *c)
 			.client_rule = client_rule,
 			.clients = (const char *const *)x->clients.v,
 			.nclients = x->clients.n,
+			.backend = x->backend == CFG_BACKEND_CEPHFS ? NFS_BACKEND_CEPHFS
+								    : NFS_BACKEND_POSIX,
+			.ceph = {.conf_file = x->ceph.conf_file,
+				 .client_id = x->ceph.client_id,
+				 .keyring = x->ceph.keyring,
+				 .root = x->ceph.root,
+				 .mount_timeout_s = x->ceph.mount_timeout_s},
 		};
 	}
 	return e;

@@ -57,8 +57,8 @@ static int copy_path(struct export *e, const char *path)
 	return e->path ? 0 : -ENOMEM;
 }
 
-/* Open the root and read its identity, handle and export id. */
-static int open_root(struct export *e)
+/* See export.h: the POSIX backend's root is a local directory. */
+int export_posix_open(struct export *e)
 {
 	char real[PATH_MAX];
 	struct stat st;
@@ -106,12 +106,22 @@ int export_open(struct export *e, const struct nfs_export_conf *conf)
 	e->root_fd = -1;
 	e->conf = *conf;
 	e->conf.clients = NULL;
+	e->ops = &be_posix_ops;
+	if (conf->backend == NFS_BACKEND_CEPHFS) {
+#ifdef HAVE_CEPHFS
+		e->ops = &be_ceph_ops;
+#else
+		log_err("export '%s': this server was built without CephFS", conf->path);
+		return -ENOTSUP;
+#endif
+	}
 	if ((r = copy_path(e, conf->path)) < 0 || (r = copy_clients(e, conf)) < 0 ||
-	    (r = open_root(e)) < 0)
+	    (r = e->ops->open(e)) < 0)
 		return r;
 	e->conf.path = e->path;
-	log_info("export '%s': id %08x%s%s%s", e->path, e->id, e->conf.ro ? ", read-only" : "",
-		 e->conf.root_squash ? ", root_squash" : "",
+	memset(&e->conf.ceph, 0, sizeof(e->conf.ceph)); /* the configuration's: not kept */
+	log_info("export '%s': %s, id %08x%s%s%s", e->path, e->ops->name, e->id,
+		 e->conf.ro ? ", read-only" : "", e->conf.root_squash ? ", root_squash" : "",
 		 e->conf.integrity_required ? ", integrity required" : "");
 	return 0;
 }
@@ -119,9 +129,9 @@ int export_open(struct export *e, const struct nfs_export_conf *conf)
 /* See export.h. */
 void export_close(struct export *e)
 {
-	if (e->root_fd >= 0)
-		close(e->root_fd);
-	e->root_fd = -1;
+	if (e->ops != NULL)
+		e->ops->close(e);
+	e->ops = NULL;
 	if (e->clients)
 		for (size_t i = 0; i < e->conf.nclients; i++)
 			free(e->clients[i]);
@@ -129,6 +139,14 @@ void export_close(struct export *e)
 	free(e->path);
 	e->clients = NULL;
 	e->path = NULL;
+}
+
+/* See export.h. */
+void export_posix_close(struct export *e)
+{
+	if (e->root_fd >= 0)
+		close(e->root_fd);
+	e->root_fd = -1;
 }
 
 /* See export.h. A call with no address is refused where a list exists. */

@@ -12,7 +12,34 @@
 
 #include "common/rpc/integrity.h"
 #include "common/base/osdep.h"
+#include "common/nfs/nfs3_xdr.h"
 #include "server/backend.h"
+
+struct export;
+struct nfs_req;
+
+/*
+ * A backend: what an export's handles name and how its procedures reach the
+ * files. The POSIX backend (be_posix_ops, local directories) is the
+ * procedures in nfs3_proc*.c; each other backend fills its own table. A call
+ * goes to the table of the export its handle names (be_dispatch).
+ */
+struct be_ops {
+	const char *name;
+	/* Open the export's root (its id, root handle and backend state); 0 or a
+	 * negative errno, logged with what is wrong. */
+	int (*open)(struct export *e);
+	/* Give back what open took; safe after a failed open. */
+	void (*close)(struct export *e);
+	/* Every call may block (a network file system): none runs on an event
+	 * loop (server.inline_calls); the call goes to a worker. */
+	int never_inline;
+	/* The NFSv3 procedures by number; NFSPROC3_NULL is never called. */
+	void (*nfs3[NFS3_NPROCS])(struct nfs_req *req, void *args, void *res);
+};
+
+extern const struct be_ops be_posix_ops;
+extern const struct be_ops be_ceph_ops; /* where configure found libcephfs */
 
 struct export
 {
@@ -25,6 +52,8 @@ struct export
 	const struct integrity_key *fh_key; /* the backend's: signs our handles */
 	struct nfs_export_conf conf;	    /* path and clients point at our copies */
 	char **clients;
+	const struct be_ops *ops; /* the export's backend */
+	void *priv;		  /* its state (NULL for POSIX) */
 };
 
 /* The export id derived from a (real) path: 32-bit FNV-1a, never 0. */
@@ -32,6 +61,9 @@ uint32_t export_id_for_path(const char *path);
 /* Open the export conf describes. Returns 0 or a negative errno, logged with
  * the path and what is wrong. */
 int export_open(struct export *e, const struct nfs_export_conf *conf);
+/* The POSIX backend's open and close (be_posix_ops). */
+int export_posix_open(struct export *e);
+void export_posix_close(struct export *e);
 /* Release what export_open took; safe on a zeroed or half-opened export. */
 void export_close(struct export *e);
 /* Whether the client may use the export (its access list admits it). */

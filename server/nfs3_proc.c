@@ -324,6 +324,66 @@ bool_t nfs_xdr_void(XDR *xdrs, void *unused)
 	return TRUE;
 }
 
+/* See export.h: the POSIX backend's procedures. */
+const struct be_ops be_posix_ops = {
+	.name = "posix",
+	.open = export_posix_open,
+	.close = export_posix_close,
+	.nfs3 =
+		{
+			[NFSPROC3_GETATTR] = nfs3_proc_getattr,
+			[NFSPROC3_SETATTR] = nfs3_proc_setattr,
+			[NFSPROC3_LOOKUP] = nfs3_proc_lookup,
+			[NFSPROC3_ACCESS] = nfs3_proc_access,
+			[NFSPROC3_READLINK] = nfs3_proc_readlink,
+			[NFSPROC3_READ] = nfs3_proc_read,
+			[NFSPROC3_WRITE] = nfs3_proc_write,
+			[NFSPROC3_CREATE] = nfs3_proc_create,
+			[NFSPROC3_MKDIR] = nfs3_proc_mkdir,
+			[NFSPROC3_SYMLINK] = nfs3_proc_symlink,
+			[NFSPROC3_MKNOD] = nfs3_proc_mknod,
+			[NFSPROC3_REMOVE] = nfs3_proc_remove,
+			[NFSPROC3_RMDIR] = nfs3_proc_rmdir,
+			[NFSPROC3_RENAME] = nfs3_proc_rename,
+			[NFSPROC3_LINK] = nfs3_proc_link,
+			[NFSPROC3_READDIR] = nfs3_proc_readdir,
+			[NFSPROC3_READDIRPLUS] = nfs3_proc_readdirplus,
+			[NFSPROC3_FSSTAT] = nfs3_proc_fsstat,
+			[NFSPROC3_FSINFO] = nfs3_proc_fsinfo,
+			[NFSPROC3_PATHCONF] = nfs3_proc_pathconf,
+			[NFSPROC3_COMMIT] = nfs3_proc_commit,
+		},
+};
+
+/* One entry point per procedure: every NFSv3 procedure's arguments begin
+ * with a handle, and the export it names picks the backend (be_dispatch). */
+#define DISPATCH(num, fn)                                                                          \
+	static void fn(struct nfs_req *req, void *argp, void *resp)                                \
+	{                                                                                          \
+		be_dispatch(req, num, argp, resp);                                                 \
+	}
+DISPATCH(NFSPROC3_GETATTR, disp_getattr)
+DISPATCH(NFSPROC3_SETATTR, disp_setattr)
+DISPATCH(NFSPROC3_LOOKUP, disp_lookup)
+DISPATCH(NFSPROC3_ACCESS, disp_access)
+DISPATCH(NFSPROC3_READLINK, disp_readlink)
+DISPATCH(NFSPROC3_READ, disp_read)
+DISPATCH(NFSPROC3_WRITE, disp_write)
+DISPATCH(NFSPROC3_CREATE, disp_create)
+DISPATCH(NFSPROC3_MKDIR, disp_mkdir)
+DISPATCH(NFSPROC3_SYMLINK, disp_symlink)
+DISPATCH(NFSPROC3_MKNOD, disp_mknod)
+DISPATCH(NFSPROC3_REMOVE, disp_remove)
+DISPATCH(NFSPROC3_RMDIR, disp_rmdir)
+DISPATCH(NFSPROC3_RENAME, disp_rename)
+DISPATCH(NFSPROC3_LINK, disp_link)
+DISPATCH(NFSPROC3_READDIR, disp_readdir)
+DISPATCH(NFSPROC3_READDIRPLUS, disp_readdirplus)
+DISPATCH(NFSPROC3_FSSTAT, disp_fsstat)
+DISPATCH(NFSPROC3_FSINFO, disp_fsinfo)
+DISPATCH(NFSPROC3_PATHCONF, disp_pathconf)
+DISPATCH(NFSPROC3_COMMIT, disp_commit)
+
 #define PROC(n, fn, args, res, fl)                                                                 \
 	{                                                                                          \
 		n, (xdrproc_t)xdr_##args, (xdrproc_t)xdr_##res, sizeof(args), sizeof(res), fn, fl  \
@@ -334,29 +394,29 @@ bool_t nfs_xdr_void(XDR *xdrs, void *unused)
 const struct nfs_proc_desc nfs3_procs[NFS3_NPROCS] = {
 	{"NULL", (xdrproc_t)nfs_xdr_void, (xdrproc_t)nfs_xdr_void, 0, 0, nfs3_proc_null,
 	 RPC_PROC_INLINE},
-	PROC("GETATTR", nfs3_proc_getattr, GETATTR3args, GETATTR3res, RPC_PROC_INLINE),
-	PROC("SETATTR", nfs3_proc_setattr, SETATTR3args, SETATTR3res, MOD),
-	PROC("LOOKUP", nfs3_proc_lookup, LOOKUP3args, LOOKUP3res, 0),
-	PROC("ACCESS", nfs3_proc_access, ACCESS3args, ACCESS3res, RPC_PROC_INLINE),
-	PROC("READLINK", nfs3_proc_readlink, READLINK3args, READLINK3res, RPC_PROC_DDP_RES),
-	PROC("READ", nfs3_proc_read, READ3args, READ3res,
+	PROC("GETATTR", disp_getattr, GETATTR3args, GETATTR3res, RPC_PROC_INLINE),
+	PROC("SETATTR", disp_setattr, SETATTR3args, SETATTR3res, MOD),
+	PROC("LOOKUP", disp_lookup, LOOKUP3args, LOOKUP3res, 0),
+	PROC("ACCESS", disp_access, ACCESS3args, ACCESS3res, RPC_PROC_INLINE),
+	PROC("READLINK", disp_readlink, READLINK3args, READLINK3res, RPC_PROC_DDP_RES),
+	PROC("READ", disp_read, READ3args, READ3res,
 	     RPC_PROC_DDP_RES | RPC_PROC_RES_BUF | RPC_PROC_INLINE),
 	{"WRITE", (xdrproc_t)xdr_WRITE3args_checked, (xdrproc_t)xdr_WRITE3res, sizeof(WRITE3args),
-	 sizeof(WRITE3res), nfs3_proc_write, MOD | RPC_PROC_DDP_ARGS},
-	PROC("CREATE", nfs3_proc_create, CREATE3args, CREATE3res, MOD),
-	PROC("MKDIR", nfs3_proc_mkdir, MKDIR3args, MKDIR3res, MOD),
-	PROC("SYMLINK", nfs3_proc_symlink, SYMLINK3args, SYMLINK3res, MOD | RPC_PROC_DDP_ARGS),
-	PROC("MKNOD", nfs3_proc_mknod, MKNOD3args, MKNOD3res, MOD),
-	PROC("REMOVE", nfs3_proc_remove, REMOVE3args, REMOVE3res, MOD),
-	PROC("RMDIR", nfs3_proc_rmdir, RMDIR3args, RMDIR3res, MOD),
-	PROC("RENAME", nfs3_proc_rename, RENAME3args, RENAME3res, MOD),
-	PROC("LINK", nfs3_proc_link, LINK3args, LINK3res, MOD),
-	PROC("READDIR", nfs3_proc_readdir, READDIR3args, READDIR3res, 0),
-	PROC("READDIRPLUS", nfs3_proc_readdirplus, READDIRPLUS3args, READDIRPLUS3res, 0),
-	PROC("FSSTAT", nfs3_proc_fsstat, FSSTAT3args, FSSTAT3res, RPC_PROC_INLINE),
-	PROC("FSINFO", nfs3_proc_fsinfo, FSINFO3args, FSINFO3res, RPC_PROC_INLINE),
-	PROC("PATHCONF", nfs3_proc_pathconf, PATHCONF3args, PATHCONF3res, RPC_PROC_INLINE),
-	PROC("COMMIT", nfs3_proc_commit, COMMIT3args, COMMIT3res, RPC_PROC_MODIFIES),
+	 sizeof(WRITE3res), disp_write, MOD | RPC_PROC_DDP_ARGS},
+	PROC("CREATE", disp_create, CREATE3args, CREATE3res, MOD),
+	PROC("MKDIR", disp_mkdir, MKDIR3args, MKDIR3res, MOD),
+	PROC("SYMLINK", disp_symlink, SYMLINK3args, SYMLINK3res, MOD | RPC_PROC_DDP_ARGS),
+	PROC("MKNOD", disp_mknod, MKNOD3args, MKNOD3res, MOD),
+	PROC("REMOVE", disp_remove, REMOVE3args, REMOVE3res, MOD),
+	PROC("RMDIR", disp_rmdir, RMDIR3args, RMDIR3res, MOD),
+	PROC("RENAME", disp_rename, RENAME3args, RENAME3res, MOD),
+	PROC("LINK", disp_link, LINK3args, LINK3res, MOD),
+	PROC("READDIR", disp_readdir, READDIR3args, READDIR3res, 0),
+	PROC("READDIRPLUS", disp_readdirplus, READDIRPLUS3args, READDIRPLUS3res, 0),
+	PROC("FSSTAT", disp_fsstat, FSSTAT3args, FSSTAT3res, RPC_PROC_INLINE),
+	PROC("FSINFO", disp_fsinfo, FSINFO3args, FSINFO3res, RPC_PROC_INLINE),
+	PROC("PATHCONF", disp_pathconf, PATHCONF3args, PATHCONF3res, RPC_PROC_INLINE),
+	PROC("COMMIT", disp_commit, COMMIT3args, COMMIT3res, RPC_PROC_MODIFIES),
 };
 
 /* See nfs3.h. */

@@ -11,6 +11,13 @@
  * routines encode and free the entry list recursively. */
 #define NFS3_READDIR_MAX_ENTRIES 2048
 
+/* XDR sizes: a reply's fixed part (status, post_op_attr, verifier, list end,
+ * eof); an entry's (list link, fileid, name, cookie); READDIRPLUS extras
+ * (post_op_attr, post_op_fh3 header). */
+#define RD_BASE	      (4 + 4 + 84 + 8 + 4 + 4)
+#define RD_ENTRY(len) (4 + 8 + 4 + (((len) + 3) & ~(size_t)3) + 8)
+#define RD_PLUS_EXTRA (4 + 84 + 4 + 4 + NFS3_FHSIZE)
+
 /* Apply sattr3 to the object fd refers to (stat st), as the caller's identity
  * in force: size (regular files; fd must be writable), owner, mode, times. */
 nfsstat3 nfs3_sattr_apply(int fd, const struct stat *st, const sattr3 *sa);

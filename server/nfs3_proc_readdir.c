@@ -22,13 +22,6 @@
 #include "common/base/log.h"
 #include "server/nfs3_proc.h"
 
-/* XDR sizes: a reply's fixed part (status, post_op_attr, verifier, list end,
- * eof); an entry's (list link, fileid, name, cookie); READDIRPLUS extras
- * (post_op_attr, post_op_fh3 header). */
-#define RD_BASE	      (4 + 4 + 84 + 8 + 4 + 4)
-#define RD_ENTRY(len) (4 + 8 + 4 + (((len) + 3) & ~(size_t)3) + 8)
-#define RD_PLUS_EXTRA (4 + 84 + 4 + 4 + NFS3_FHSIZE)
-
 static void entries_free(entry3 **list);
 static void entriesplus_free(entryplus3 **list);
 

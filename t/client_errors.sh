@@ -12,7 +12,7 @@ start_server S -d "$T_SCRATCH/export" || skip_all "the test server does not star
 start_server D -d "$T_SCRATCH/export" --deny || skip_all "the test server does not start"
 closed_port=$(free_port) # nothing listens there
 
-plan 13
+plan 14
 
 # expect STATUS PATTERN DESCRIPTION -- ARGS...: run a mount, check status and message.
 expect() {
@@ -45,6 +45,9 @@ expect 2 "unknown option 'bogus'" "unknown option" -- \
 	-o "bogus" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/mnt"
 expect 2 "option 'rsize': '5000' is not a multiple of 4096|multiple of 4096" "bad option value" -- \
 	-o "rsize=5000" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/mnt"
+expect 2 "heads: '127.0.0.1:99999' is not HOST, HOST:PORT or \\[ADDRESS\\]:PORT" \
+	"a bad heads= entry is named" -- \
+	-o "heads=127.0.0.2+127.0.0.1:99999" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/mnt"
 expect 32 "mount point $T_SCRATCH/nodir: No such file" "missing mount point" -- \
 	-o "port=$S_RDMA" "127.0.0.1:$T_SCRATCH/export" "$T_SCRATCH/nodir"
 expect 2 "is not server:/export" "bad spec" -- -o "port=$S_RDMA" "127.0.0.1" "$T_SCRATCH/mnt"

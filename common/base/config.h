@@ -107,6 +107,12 @@ struct cfg_client_addr {
 	struct cfg_client_opts opts;
 };
 
+/* server.exports.[N].backend: what serves the export's files. */
+enum cfg_backend {
+	CFG_BACKEND_POSIX,  /* a local directory */
+	CFG_BACKEND_CEPHFS, /* a directory of a CephFS, through libcephfs */
+};
+
 /* One element of server.exports. */
 struct cfg_export {
 	char *path;		       /* absolute, normalised: no "//", no trailing "/" */
@@ -118,9 +124,17 @@ struct cfg_export {
 	unsigned anon_uid;	 /* uid for squashed and AUTH_NONE requests */
 	unsigned anon_gid;	 /* gid for squashed and AUTH_NONE requests */
 	bool integrity_required; /* refuse requests without a valid HMAC */
-	unsigned fsid;		 /* export id in file handles; 0: a hash of the real path */
-	unsigned line;		 /* line of the export in the file (0: not from a file) */
-	char *file;		 /* the exports file it came from; NULL: the configuration */
+	enum cfg_backend backend;
+	struct {
+		char *conf_file;	  /* ceph.conf naming the cluster's monitors */
+		char *client_id;	  /* cephx name without "client." */
+		char *keyring;		  /* its key; NULL: what conf_file says */
+		char *root;		  /* the exported directory inside the CephFS */
+		unsigned mount_timeout_s; /* how long start-up waits for the cluster */
+	} ceph;				  /* for backend = cephfs */
+	unsigned fsid; /* export id in file handles; 0: a hash of the real path */
+	unsigned line; /* line of the export in the file (0: not from a file) */
+	char *file;    /* the exports file it came from; NULL: the configuration */
 };
 
 /* The whole configuration. Sizes are bytes, times as their names say. */
@@ -298,6 +312,8 @@ int config_client_reg_parse(const char *name, enum cfg_client_reg *out);
 const char *config_integrity_name(enum cfg_integrity_mode v);
 int config_integrity_parse(const char *name, enum cfg_integrity_mode *out);
 const char *config_access_name(enum cfg_access v);
+const char *config_backend_name(enum cfg_backend v);
+int config_backend_parse(const char *name, enum cfg_backend *out);
 int config_access_parse(const char *name, enum cfg_access *out);
 const char *config_proto_name(enum cfg_proto v);
 int config_proto_parse(const char *name, enum cfg_proto *out);

@@ -198,6 +198,60 @@ export_error(struct load_ctx *c, size_t i, const char *key, const char *fmt, ...
 	va_end(ap);
 }
 
+/* A file the server must read at start-up: a readable regular file. */
+static int check_readable_file(const char *path, char *why, size_t len)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	why[0] = '\0';
+	if (fd < 0) {
+		snprintf(why, len, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0)
+		snprintf(why, len, "%s: cannot stat: %s", path, strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		snprintf(why, len, "%s is not a regular file", path);
+	close(fd);
+	return why[0] ? -1 : 0;
+}
+
+/* Whether export i's element set key (a ceph.* setting) in the file. */
+static bool export_set(const struct load_ctx *c, size_t i, const char *key)
+{
+	return c->xseen[i * NEXP + (size_t)config_find_entry(config_export_table, NEXP, key)] !=
+	       NULL;
+}
+
+static const char *const ceph_keys[] = {"ceph.conf_file", "ceph.client_id", "ceph.keyring",
+					"ceph.root", "ceph.mount_timeout_s"};
+
+/* backend = cephfs: built in, and its files readable; ceph.* only with it. */
+static void check_ceph_export(struct load_ctx *c, size_t i)
+{
+	const struct cfg_export *exp = &c->cfg->server.exports[i];
+	char why[PATH_MAX + 128];
+
+	if (exp->backend != CFG_BACKEND_CEPHFS) {
+		for (size_t k = 0; k < sizeof(ceph_keys) / sizeof(ceph_keys[0]); k++)
+			if (export_set(c, i, ceph_keys[k]))
+				export_error(c, i, ceph_keys[k], "only for backend = \"cephfs\"");
+		return;
+	}
+#ifndef HAVE_CEPHFS
+	export_error(c, i, "backend",
+		     "this nfsrdma-server was built without CephFS (configure --with-cephfs, "
+		     "Debian: libcephfs-dev)");
+#endif
+	if (exp->ceph.conf_file != NULL && exp->ceph.conf_file[0] != '\0' &&
+	    check_readable_file(exp->ceph.conf_file, why, sizeof(why)) < 0)
+		export_error(c, i, "ceph.conf_file", "%s", why);
+	if (exp->ceph.keyring != NULL &&
+	    check_readable_file(exp->ceph.keyring, why, sizeof(why)) < 0)
+		export_error(c, i, "ceph.keyring", "%s", why);
+}
+
 /* Exports of the configuration: no directory twice; integrity_required only
  * when integrity is on. */
 static void check_exports(struct load_ctx *c)
@@ -210,6 +264,7 @@ static void check_exports(struct load_ctx *c)
 
 		if (exp->file != NULL)
 			break; /* the exports file's come last and were checked as read */
+		check_ceph_export(c, i);
 		if (exp->integrity_required && cfg->server.integrity.mode == CFG_INTEGRITY_NONE)
 			export_error(c, i, "integrity_required",
 				     "needs server.integrity.mode = \"hmac-sha256\"");

@@ -24,6 +24,7 @@ static const char *const client_reg_names[] = {"zerocopy", "cache", "fastreg", "
 static const char *const integrity_names[] = {"none", "hmac-sha256", NULL};
 static const char *const access_names[] = {"ro", "rw", NULL};
 static const char *const proto_names[] = {"rdma", "tcp", NULL};
+static const char *const backend_names[] = {"posix", "cephfs", NULL};
 
 /* Index of name in a NULL-terminated list, or -1. */
 int config_name_index(const char *const *names, const char *name)
@@ -66,6 +67,7 @@ NAME_FUNCS(client_reg, enum cfg_client_reg, client_reg_names)
 NAME_FUNCS(integrity, enum cfg_integrity_mode, integrity_names)
 NAME_FUNCS(access, enum cfg_access, access_names)
 NAME_FUNCS(proto, enum cfg_proto, proto_names)
+NAME_FUNCS(backend, enum cfg_backend, backend_names)
 
 /* names joined by sep into buf ("error, warning, ..."). */
 const char *config_join_names(const char *const *names, const char *sep, char *buf, size_t len)
@@ -85,6 +87,7 @@ const char *config_join_names(const char *const *names, const char *sep, char *b
 
 static int check_provider(const char *s, char *why, size_t len);
 static int check_abs_path(const char *s, char *why, size_t len);
+static int check_ceph_id(const char *s, char *why, size_t len);
 static int check_file_path(const char *s, char *why, size_t len);
 static int check_metrics_listen(const char *s, char *why, size_t len);
 static int check_listen_addr(const char *s, char *why, size_t len);
@@ -354,6 +357,21 @@ const struct cfg_entry config_export_table[] = {
 	      "Export id in file handles; 0: a hash of the directory's real path."),
 	E_BOOL("integrity_required", X, integrity_required, false,
 	       "Refuse requests without a valid HMAC (needs server.integrity.mode = hmac-sha256)."),
+	E_ENUM("backend", X, backend, backend_names, CFG_BACKEND_POSIX,
+	       "What serves the files: posix (path is a local directory) or cephfs (path is the "
+	       "name clients mount; the files are ceph.root of a CephFS)."),
+	E_STR("ceph.conf_file", X, ceph.conf_file, "/etc/ceph/ceph.conf", false, check_abs_path,
+	      "For backend = cephfs: the ceph.conf that names the cluster's monitors."),
+	E_STR("ceph.client_id", X, ceph.client_id, "admin", false, check_ceph_id,
+	      "For backend = cephfs: the cephx user the server mounts as, without \"client.\"."),
+	E_STR("ceph.keyring", X, ceph.keyring, NULL, false, check_abs_path,
+	      "For backend = cephfs: the keyring holding that user's key; unset: the one "
+	      "ceph.conf_file names."),
+	E_STR("ceph.root", X, ceph.root, "/", false, config_check_export_path,
+	      "For backend = cephfs: the exported directory, as a path inside the CephFS."),
+	E_INT("ceph.mount_timeout_s", X, ceph.mount_timeout_s, 1, 300, 30,
+	      "For backend = cephfs: how long start-up waits for the cluster before it gives up, "
+	      "and a stop for its unmount."),
 };
 
 #undef C
@@ -395,6 +413,27 @@ static int check_abs_path(const char *s, char *why, size_t len)
 	}
 	if (strlen(s) >= PATH_MAX) {
 		snprintf(why, len, "path is longer than %d bytes", PATH_MAX - 1);
+		return -1;
+	}
+	return 0;
+}
+
+/* A cephx user name: letters, digits and . _ - only, at most 64 bytes. */
+static int check_ceph_id(const char *s, char *why, size_t len)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 64 ||
+	    strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		      "0123456789._-") != n) {
+		snprintf(why, len,
+			 "\"%s\" is not a cephx user name (1..64 letters, digits, '.', '_', '-'; "
+			 "no \"client.\" prefix)",
+			 s);
+		return -1;
+	}
+	if (strncmp(s, "client.", 7) == 0) {
+		snprintf(why, len, "give the name without \"client.\": \"%s\"", s + 7);
 		return -1;
 	}
 	return 0;
@@ -616,7 +655,8 @@ static void print_export_docs(FILE *f, int depth)
 		depth, "\t\t\t\t\t\t\t\t");
 	for (size_t i = NMAIN; config_doc_get(i, &d); i++)
 		fprintf(f, "%.*s#   %s: %s.\n%.*s#     %s\n", depth, "\t\t\t\t\t\t\t\t",
-			strrchr(d.path, '.') + 1, d.summary, depth, "\t\t\t\t\t\t\t\t", d.desc);
+			d.path + strlen(EXPORTS_PREFIX ".[N]."), d.summary, depth,
+			"\t\t\t\t\t\t\t\t", d.desc);
 }
 
 /*

@@ -1,0 +1,82 @@
+/*
+ * backend_ceph.h: what the CephFS backend's files share (backend_ceph*.c):
+ * an export's libcephfs mount, an object a handle resolved to (an Inode
+ * reference, its attributes, the caller's UserPerm), handles made from what
+ * the cluster names, and attributes from struct ceph_statx. Every call here
+ * blocks on the cluster: they run on the worker pool only (nfs3_procs).
+ */
+#ifndef NFSRDMA_BACKEND_CEPH_H
+#define NFSRDMA_BACKEND_CEPH_H
+
+#include <pthread.h>
+
+#include <cephfs/libcephfs.h>
+
+#include "server/nfs3_proc.h"
+
+/* The attributes every call asks for. */
+#define CE_WANT (CEPH_STATX_BASIC_STATS)
+
+/* An export's mount of the cluster. */
+struct ceph_export {
+	struct ceph_mount_info *cm;
+	Inode *root;
+	uint64_t root_ino, root_snap;
+	int64_t fscid;	    /* the filesystem's id in the cluster: in every handle */
+	unsigned timeout_s; /* ceph.mount_timeout_s: also bounds the unmount's wait */
+	/* the unmount (ce_close): done under lock, signalled on cond */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int unmounted, abandoned;
+};
+
+/* An object a handle resolved to, with the caller's identity on its export. */
+struct ce_obj {
+	struct export *exp;
+	struct ceph_export *ce;
+	Inode *in;
+	struct ceph_statx stx;
+	struct stat st;		     /* stx as struct stat, for the shared attribute code */
+	struct nfs_client_rule rule; /* what the export grants the caller */
+	UserPerm *perm;
+	uid_t uid; /* after squashing */
+	gid_t gid;
+	size_t ngids;
+	gid_t gids[NFS_CRED_MAX_GIDS];
+};
+
+/* Check fh (MAC, export, the export's rules) and take a reference on its
+ * inode with the caller's UserPerm; on NFS3_OK ce_release(o) after. */
+nfsstat3 ce_resolve(struct nfs_req *req, const nfs_fh3 *fh, unsigned flags, struct ce_obj *o);
+/* The same for a directory (NOTDIR otherwise). */
+nfsstat3 ce_dir_resolve(struct nfs_req *req, const nfs_fh3 *fh, unsigned flags, struct ce_obj *o);
+void ce_release(struct ce_obj *o);
+/* Refresh o->stx/st from the cluster; 0 or -errno. */
+int ce_refresh(struct ce_obj *o);
+/* Whether o is the export's root. */
+int ce_is_root(const struct ce_obj *o);
+
+/* struct stat from what ceph_statx gives. */
+void ce_stat_from(const struct ceph_statx *stx, struct stat *st);
+/* A handle for an inode with attributes stx on export e (malloc'd). */
+nfsstat3 ce_fh_make(const struct export *e, const struct ceph_statx *stx, nfs_fh3 *out);
+/* wcc_data: before as resolved, after from a fresh getattr of o. */
+void ce_wcc(struct ce_obj *o, wcc_data *out);
+/* post_op_attr from a fresh getattr of o. */
+void ce_post_attr(struct ce_obj *o, post_op_attr *out);
+/* sattr3 as ceph_ll_setattr takes it: fills stx and *mask; INVAL/FBIG. */
+nfsstat3 ce_sattr(const sattr3 *sa, struct ceph_statx *stx, int *mask);
+
+/* The namespace and listing procedures (backend_ceph_dir.c). */
+void ce_proc_create(struct nfs_req *req, void *argp, void *resp);
+void ce_proc_mkdir(struct nfs_req *req, void *argp, void *resp);
+void ce_proc_symlink(struct nfs_req *req, void *argp, void *resp);
+void ce_proc_mknod(struct nfs_req *req, void *argp, void *resp);
+void ce_proc_remove(struct nfs_req *req, void *argp, void *resp);
+void ce_proc_rmdir(struct nfs_req *req, void *argp, void *resp);
+void ce_proc_rename(struct nfs_req *req, void *argp, void *resp);
+void ce_proc_link(struct nfs_req *req, void *argp, void *resp);
+void ce_proc_readdir(struct nfs_req *req, void *argp, void *resp);
+void ce_proc_readdirplus(struct nfs_req *req, void *argp, void *resp);
+
+#endif
