@@ -36,7 +36,7 @@ VARIANTS=(
 scratch
 T_SCRATCH_EXP=$(mktemp -d /dev/shm/nfsrdma-bc.XXXXXX) || skip_all "no tmpfs at /dev/shm"
 chmod 755 "$T_SCRATCH_EXP"
-trap 'rm -rf "$T_SCRATCH_EXP"' EXIT
+trap 'cleanup; rm -rf "$T_SCRATCH_EXP"' EXIT # client_lib's cleanup stops the daemons
 raw=$out/compare.csv
 echo "variant,transport,figure,round,value" > "$raw"
 tick=$(getconf CLK_TCK)
