@@ -16,6 +16,7 @@ enum bench_test {
 	BENCH_READ,
 	BENCH_RANDWRITE,
 	BENCH_RANDREAD,
+	BENCH_NULL, /* NULL calls, one per record, nothing moved */
 	BENCH_NTESTS,
 };
 
@@ -31,6 +32,7 @@ struct bench_cfg {
 	unsigned nthreads;
 	uint64_t file_size; /* per thread */
 	const char *csv, *plot;
+	const char *hook; /* run as "HOOK start|end TEST THREADS RECORD" around each pass */
 	int verify, progress;
 };
 

@@ -19,15 +19,16 @@ static void bench_usage(FILE *f)
 		"usage: nfsrdma-client bench SERVER:/EXPORT [-o OPTIONS] [-t TESTS] [-r RECORDS]\n"
 		"                            [-j THREADS] [-s SIZE] [--csv FILE] [--plot "
 		"FILE.png]\n"
-		"                            [--verify] [-q]\n"
+		"                            [--verify] [--hook CMD] [-q]\n"
 		"       nfsrdma-client bench --help | --version\n"
-		"  -t TESTS     of write,read,randwrite,randread (all)\n"
+		"  -t TESTS     of write,read,randwrite,randread (all), null (NULL calls)\n"
 		"  -r RECORDS   record sizes 4k..1m, list or range (4k-1m)\n"
 		"  -j THREADS   thread counts, one file each, list or range (1)\n"
 		"  -s SIZE      file size per thread (64m)\n"
 		"  --csv FILE   results as CSV\n"
 		"  --plot FILE  results drawn by gnuplot as PNG\n"
 		"  --verify     check the data of every read\n"
+		"  --hook CMD   run `CMD start|end TEST THREADS RECORD` around each pass\n"
 		"  -q           no progress line\n"
 		"mount options (-o) as for mount; attributes are never cached:\n%s",
 		client_opts_help);
@@ -96,7 +97,7 @@ static int parse_lists(struct bench_cfg *cfg, int ch, const char *arg)
 	case 't':
 		if (parse_tests(arg, &cfg->tests) == 0)
 			return 0;
-		cli_usage_error(ME, "-t %s: tests are write, read, randwrite, randread", arg);
+		cli_usage_error(ME, "-t %s: tests are write, read, randwrite, randread, null", arg);
 		return -1;
 	case 'r':
 		if (parse_list(arg, 1, 4096, 1u << 20, v, &n) == 0) {
@@ -132,7 +133,7 @@ static void bench_defaults(struct bench_cfg *cfg)
 
 	memset(cfg, 0, sizeof(*cfg));
 	client_opts_init(&cfg->o);
-	cfg->tests = (1u << BENCH_NTESTS) - 1;
+	cfg->tests = (1u << BENCH_NULL) - 1; /* the I/O tests */
 	memcpy(cfg->records, recs, sizeof(recs));
 	cfg->nrecords = sizeof(recs) / sizeof(recs[0]);
 	cfg->threads[0] = 1;
@@ -173,10 +174,13 @@ static int bench_check(struct bench_cfg *cfg, int argc, char **argv)
 /* See bench.h. */
 int bench_args(struct bench_cfg *cfg, int argc, char **argv)
 {
-	static const struct option longs[] = {
-		{"csv", required_argument, NULL, 'C'}, {"plot", required_argument, NULL, 'P'},
-		{"verify", no_argument, NULL, 'E'},    {"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},   {NULL, 0, NULL, 0}};
+	static const struct option longs[] = {{"csv", required_argument, NULL, 'C'},
+					      {"plot", required_argument, NULL, 'P'},
+					      {"verify", no_argument, NULL, 'E'},
+					      {"hook", required_argument, NULL, 'H'},
+					      {"help", no_argument, NULL, 'h'},
+					      {"version", no_argument, NULL, 'V'},
+					      {NULL, 0, NULL, 0}};
 	char err[CLIENT_OPT_ERR_LEN];
 	int ch, rc = 0;
 
@@ -189,8 +193,8 @@ int bench_args(struct bench_cfg *cfg, int argc, char **argv)
 			rc = -1;
 		} else if (ch == 't' || ch == 'r' || ch == 'j' || ch == 's') {
 			rc = parse_lists(cfg, ch, optarg);
-		} else if (ch == 'C' || ch == 'P') {
-			*(ch == 'C' ? &cfg->csv : &cfg->plot) = optarg;
+		} else if (ch == 'C' || ch == 'P' || ch == 'H') {
+			*(ch == 'C' ? &cfg->csv : ch == 'P' ? &cfg->plot : &cfg->hook) = optarg;
 		} else if (ch == 'E' || ch == 'q') {
 			*(ch == 'E' ? &cfg->verify : &cfg->progress) = ch == 'E';
 		} else if (ch == 'h' || ch == 'V') {

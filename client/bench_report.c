@@ -11,10 +11,8 @@
 #include "client/bench.h"
 
 const char *const bench_test_names[BENCH_NTESTS] = {
-	[BENCH_WRITE] = "write",
-	[BENCH_READ] = "read",
-	[BENCH_RANDWRITE] = "randwrite",
-	[BENCH_RANDREAD] = "randread",
+	[BENCH_WRITE] = "write",       [BENCH_READ] = "read", [BENCH_RANDWRITE] = "randwrite",
+	[BENCH_RANDREAD] = "randread", [BENCH_NULL] = "null",
 };
 
 /* Append one result; -1 when out of memory. */

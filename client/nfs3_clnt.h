@@ -201,6 +201,8 @@ int nfs3c_readdir(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c
 		  int (*fn)(void *arg, const struct nfs3c_dirent *e), void *arg);
 int nfs3c_fsstat(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *fh,
 		 FSSTAT3resok *out);
+/* The NULL procedure: one round trip that does nothing (bench's bare call rate). */
+int nfs3c_null(struct nfs3c *c);
 
 /* ---- data ---- */
 

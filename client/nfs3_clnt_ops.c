@@ -391,6 +391,19 @@ int nfs3c_readlink(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3
 }
 
 /* See nfs3_clnt.h. */
+int nfs3c_null(struct nfs3c *c)
+{
+	nfsstat3 none = NFS3_OK; /* NULL has no result; nfs3c_call reads a status */
+	struct nfs3c_req rq;
+	int rc;
+
+	nfs3c_req_init(&rq, NFSPROC3_NULL, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_void, &none);
+	rc = nfs3c_call(c, NULL, &rq);
+	nfs3c_call_done(c, &rq);
+	return rc;
+}
+
+/* See nfs3_clnt.h. */
 int nfs3c_fsstat(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *fh,
 		 FSSTAT3resok *out)
 {

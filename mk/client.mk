@@ -95,3 +95,15 @@ bench-client: nfsrdma-client$(EXEEXT) t/client_testsrv$(EXEEXT) server/nfsrdma-s
 	@$(CLIENT_TAP_SUMMARY) t/bench-client.log
 EXTRA_TARGETS += bench-client:600
 CLEANFILES += t/lab-client.log t/bench-client.log
+
+# bench-compare (issue 12): the provider's limits, NULL/READ rates on every
+# transport against nfsrdma-server, ratios, server CPU per READ; figures only.
+COMPARE_BENCH_DIR = bench-compare
+bench-compare: nfsrdma-client$(EXEEXT) nfsrdma-vbench$(EXEEXT) server/nfsrdma-server$(EXEEXT)
+	@top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
+		$(SHELL) $(srcdir)/t/bench_compare.sh $(COMPARE_BENCH_DIR) 2>&1 | tee t/bench-compare.log
+	@$(CLIENT_TAP_SUMMARY) t/bench-compare.log
+PHONY_TARGETS += bench-compare
+EXTRA_DIST += t/bench_compare.sh
+EXTRA_TARGETS += bench-compare:900
+CLEANFILES += t/bench-compare.log

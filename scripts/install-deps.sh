@@ -13,6 +13,7 @@ PKGS=(
 	iproute2 procps psmisc rpcbind nfs-ganesha nfs-ganesha-vfs groff-base
 	libsystemd-dev systemd libmicrohttpd-dev prometheus
 	debhelper dpkg-dev fakeroot lintian
+	linux-perf # profiles of the call path (BENCHMARKS.md, issue 12)
 	# CephFS backend (libcephfs) and the throwaway cluster its tests start
 	# (../shared/ceph/mini-cluster.sh)
 	libcephfs-dev ceph-mon ceph-osd ceph-mds ceph-common uuid-runtime

@@ -202,6 +202,31 @@ int nfs_backend_peer_known(struct nfs_backend *be, const struct sockaddr *sa)
 }
 
 /* See backend.h. */
+int nfs_backend_try_enter(struct nfs_backend *be)
+{
+	int in;
+
+	pthread_mutex_lock(&be->gate_lock);
+	in = !be->gate_reloading;
+	be->gate_calls += (unsigned)in;
+	pthread_mutex_unlock(&be->gate_lock);
+	return in;
+}
+
+/* See backend.h. */
+int nfs_backend_may_inline(struct nfs_backend *be)
+{
+	return !__atomic_load_n(&be->never_inline, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&be->gate_reloading, __ATOMIC_RELAXED);
+}
+
+/* See backend.h. */
+void nfs_backend_never_inline(struct nfs_backend *be)
+{
+	__atomic_store_n(&be->never_inline, 1, __ATOMIC_RELAXED);
+}
+
+/* See backend.h. */
 void nfs_backend_leave(struct nfs_backend *be)
 {
 	pthread_mutex_lock(&be->gate_lock);
@@ -287,6 +312,10 @@ void be_dispatch(struct nfs_req *req, unsigned proc, void *args, void *res)
 	const struct export *e = be_export_of_fh(req->be, args);
 	const struct be_ops *ops = e != NULL ? e->ops : &be_posix_ops;
 
+	if (req->nowait && ops->never_inline) {
+		req->would_block = 1; /* on an event loop: this backend may block */
+		return;
+	}
 	ops->nfs3[proc](req, args, res);
 }
 
@@ -351,6 +380,12 @@ nfsstat3 be_cred_enter(struct nfs_req *req, const struct export *e)
 	export_map_cred(&rule, &req->cred, &uid, &gid, &ngids, gids);
 	if (uid == 0 && gid == 0)
 		return NFS3_OK;
+	if (req->nowait) {
+		/* an event loop's thread never takes on an identity: it could touch
+		 * the device no more (rpcrdma_int.h); the call goes to a worker */
+		req->would_block = 1;
+		return NFS3ERR_JUKEBOX;
+	}
 	cred_switched = 1;
 	r = osdep_cred_set(uid, gid, ngids, gids);
 	if (r < 0) {

@@ -813,6 +813,7 @@ static void ce_proc_pathconf(struct nfs_req *req, void *argp, void *resp)
 /* See export.h. */
 const struct be_ops be_ceph_ops = {
 	.name = "cephfs",
+	.never_inline = 1, /* every libcephfs call may wait on the cluster */
 	.open = ce_open,
 	.close = ce_close,
 	.nfs3 =

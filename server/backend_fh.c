@@ -92,7 +92,9 @@ struct export *be_export_of_fh(struct nfs_backend *be, const nfs_fh3 *fh)
 					   (uint32_t)p[6] << 8 | p[7]);
 }
 
-/* An fd of the given kind for the handle: from the cache, else opened. */
+/* An fd of the given kind for the handle: from the cache, else opened. On an
+ * event loop (nowait) only from the cache: opening by handle may read the
+ * inode from storage, so the call goes to a worker, which caches the fd. */
 static nfsstat3 open_kind(struct nfs_req *req, struct be_obj *o, const struct osdep_fh *ofh,
 			  enum osdep_open_mode kind, struct fhc_entry **out)
 {
@@ -102,6 +104,10 @@ static nfsstat3 open_kind(struct nfs_req *req, struct be_obj *o, const struct os
 	*out = fhcache_get(c, o->fh, o->fhlen, kind);
 	if (*out)
 		return NFS3_OK;
+	if (req->nowait) {
+		req->would_block = 1;
+		return NFS3ERR_JUKEBOX;
+	}
 	fd = osdep_fh_open(o->exp->root_fd, ofh, kind);
 	if (fd < 0) {
 		if (fd == -EINVAL || fd == -EOVERFLOW)

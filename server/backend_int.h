@@ -38,6 +38,7 @@ struct nfs_backend {
 	pthread_cond_t gate_cond;
 	unsigned gate_calls;
 	int gate_reloading;
+	int never_inline;	/* every call may block: none runs on an event loop */
 	struct export *exports; /* replaced only by a reload, inside the gate */
 	size_t nexports;
 	uint32_t max_io;
@@ -91,7 +92,9 @@ nfsstat3 be_fh_parse(const struct integrity_key *k, const nfs_fh3 *fh, uint32_t 
 		     struct osdep_fh *ofh);
 
 /* Take on the caller's identity (mapped by the export) for this thread, and
- * give it back. Resolve handles before entering: see osdep.h. */
+ * give it back. Resolve handles before entering: see osdep.h. With
+ * req->nowait (an event loop) a call that needs a switch is not run there:
+ * would_block and JUKEBOX, and it runs again on a worker. */
 nfsstat3 be_cred_enter(struct nfs_req *req, const struct export *e);
 void be_cred_leave(struct nfs_req *req);
 

@@ -303,7 +303,8 @@ int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg)
 					.drc_entries = c->server.reply_cache,
 					.replay_contexts = c->server.integrity.replay_contexts,
 					.replay_window_s = c->server.integrity.replay_window_s,
-					.mem_budget = c->server.memory_budget};
+					.mem_budget = c->server.memory_budget,
+					.inline_calls = c->server.inline_calls};
 	if ((rc = rpc_server_create(&sp, &s->rpc)) != 0 ||
 	    (rc = nfs_programs_register(s->rpc, s->be)) != 0 || (rc = start_nlm(s)) != 0 ||
 	    (rc = start_listeners(s)) != 0)
@@ -345,6 +346,7 @@ static int transport_changed(const struct nfsrdma_config *a, const struct nfsrdm
 	       a->server.tcp_port != b->server.tcp_port || a->server.modes != b->server.modes ||
 	       a->server.registration != b->server.registration ||
 	       a->server.threads != b->server.threads ||
+	       a->server.inline_calls != b->server.inline_calls ||
 	       a->server.integrity.mode != b->server.integrity.mode ||
 	       !same_string(a->server.metrics.listen, b->server.metrics.listen);
 }

@@ -31,6 +31,9 @@ struct be_ops {
 	int (*open)(struct export *e);
 	/* Give back what open took; safe after a failed open. */
 	void (*close)(struct export *e);
+	/* Every call may block (a network file system): none runs on an event
+	 * loop (server.inline_calls); the call goes to a worker. */
+	int never_inline;
 	/* The NFSv3 procedures by number; NFSPROC3_NULL is never called. */
 	void (*nfs3[NFS3_NPROCS])(struct nfs_req *req, void *args, void *res);
 };

@@ -31,6 +31,10 @@ struct nfs_req {
 	 * NULL get_buf means malloc. get_buf returns NULL when it has none. */
 	void *(*get_buf)(void *opaque, size_t len);
 	void *buf_opaque;
+	/* Run on an event loop (RPC_PROC_INLINE): nothing may wait on storage. A
+	 * procedure that would have to sets would_block and answers anything: the
+	 * call is run again, from the start, on a worker. */
+	int nowait, would_block;
 };
 
 /* Procedure flags. */
@@ -39,6 +43,7 @@ struct nfs_req {
 #define RPC_PROC_DDP_ARGS      0x04 /* has a DDP-eligible argument (RFC 8267: WRITE, SYMLINK) */
 #define RPC_PROC_DDP_RES       0x08 /* has a DDP-eligible result (RFC 8267: READ, READLINK) */
 #define RPC_PROC_RES_BUF       0x10 /* result data may live in a get_buf buffer (READ) */
+#define RPC_PROC_INLINE	       0x20 /* cheap: may run on the loop that received it, nowait */
 
 struct nfs_proc_desc {
 	const char *name;

@@ -392,13 +392,15 @@ DISPATCH(NFSPROC3_COMMIT, disp_commit)
 
 /* See nfs3.h. Indexed by procedure number (RFC 1813). */
 const struct nfs_proc_desc nfs3_procs[NFS3_NPROCS] = {
-	{"NULL", (xdrproc_t)nfs_xdr_void, (xdrproc_t)nfs_xdr_void, 0, 0, nfs3_proc_null, 0},
-	PROC("GETATTR", disp_getattr, GETATTR3args, GETATTR3res, 0),
+	{"NULL", (xdrproc_t)nfs_xdr_void, (xdrproc_t)nfs_xdr_void, 0, 0, nfs3_proc_null,
+	 RPC_PROC_INLINE},
+	PROC("GETATTR", disp_getattr, GETATTR3args, GETATTR3res, RPC_PROC_INLINE),
 	PROC("SETATTR", disp_setattr, SETATTR3args, SETATTR3res, MOD),
 	PROC("LOOKUP", disp_lookup, LOOKUP3args, LOOKUP3res, 0),
-	PROC("ACCESS", disp_access, ACCESS3args, ACCESS3res, 0),
+	PROC("ACCESS", disp_access, ACCESS3args, ACCESS3res, RPC_PROC_INLINE),
 	PROC("READLINK", disp_readlink, READLINK3args, READLINK3res, RPC_PROC_DDP_RES),
-	PROC("READ", disp_read, READ3args, READ3res, RPC_PROC_DDP_RES | RPC_PROC_RES_BUF),
+	PROC("READ", disp_read, READ3args, READ3res,
+	     RPC_PROC_DDP_RES | RPC_PROC_RES_BUF | RPC_PROC_INLINE),
 	{"WRITE", (xdrproc_t)xdr_WRITE3args_checked, (xdrproc_t)xdr_WRITE3res, sizeof(WRITE3args),
 	 sizeof(WRITE3res), disp_write, MOD | RPC_PROC_DDP_ARGS},
 	PROC("CREATE", disp_create, CREATE3args, CREATE3res, MOD),
@@ -411,9 +413,9 @@ const struct nfs_proc_desc nfs3_procs[NFS3_NPROCS] = {
 	PROC("LINK", disp_link, LINK3args, LINK3res, MOD),
 	PROC("READDIR", disp_readdir, READDIR3args, READDIR3res, 0),
 	PROC("READDIRPLUS", disp_readdirplus, READDIRPLUS3args, READDIRPLUS3res, 0),
-	PROC("FSSTAT", disp_fsstat, FSSTAT3args, FSSTAT3res, 0),
-	PROC("FSINFO", disp_fsinfo, FSINFO3args, FSINFO3res, 0),
-	PROC("PATHCONF", disp_pathconf, PATHCONF3args, PATHCONF3res, 0),
+	PROC("FSSTAT", disp_fsstat, FSSTAT3args, FSSTAT3res, RPC_PROC_INLINE),
+	PROC("FSINFO", disp_fsinfo, FSINFO3args, FSINFO3res, RPC_PROC_INLINE),
+	PROC("PATHCONF", disp_pathconf, PATHCONF3args, PATHCONF3res, RPC_PROC_INLINE),
 	PROC("COMMIT", disp_commit, COMMIT3args, COMMIT3res, RPC_PROC_MODIFIES),
 };
 

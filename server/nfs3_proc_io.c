@@ -13,6 +13,9 @@
 #include "common/base/log.h"
 #include "server/nfs3_proc.h"
 
+/* The largest READ run on an event loop (nowait); larger ones go to a worker. */
+#define NOWAIT_READ_MAX (64u * 1024)
+
 /* pread until len bytes or end of file; returns bytes read or -errno. */
 static ssize_t read_full(int fd, char *buf, size_t len, off_t off)
 {
@@ -72,9 +75,23 @@ static nfsstat3 read_data(struct nfs_req *req, struct be_obj *o, const READ3args
 		ok->eof = a->offset >= (uint64_t)o->st.st_size;
 		return NFS3_OK;
 	}
+	if (req->nowait && count > NOWAIT_READ_MAX) {
+		req->would_block = 1; /* not cheap: a worker's */
+		return NFS3ERR_JUKEBOX;
+	}
 	if ((ok->data.data_val = read_buf(req, count)) == NULL)
 		return NFS3ERR_JUKEBOX;
-	n = read_full(o->fd, ok->data.data_val, count, (off_t)a->offset);
+	if (req->nowait) {
+		/* all of it from the page cache, or the worker reads it */
+		n = osdep_pread_nowait(o->fd, ok->data.data_val, count, (off_t)a->offset);
+		if (n == -EAGAIN || (n >= 0 && (size_t)n < count &&
+				     a->offset + (uint64_t)n < (uint64_t)o->st.st_size)) {
+			req->would_block = 1;
+			return NFS3ERR_JUKEBOX;
+		}
+	} else {
+		n = read_full(o->fd, ok->data.data_val, count, (off_t)a->offset);
+	}
 	if (n < 0)
 		return nfs3_errno_to_stat((int)-n);
 	ok->data.data_len = (u_int)n;

@@ -32,6 +32,7 @@ static void to_nfs_req(struct rpc_req *r, struct nfs_req *n)
 	n->secure_transport = r->secure_transport;
 	n->get_buf = r->get_buf ? glue_get_buf : NULL;
 	n->buf_opaque = r;
+	n->nowait = r->nowait;
 }
 
 /* The backend's procedure for a call of either program. */
@@ -45,9 +46,22 @@ static void glue_run(struct rpc_req *r, void *args, void *res)
 	struct nfs_req n;
 
 	to_nfs_req(r, &n);
-	nfs_backend_enter(n.be);
+	if (!n.nowait) {
+		nfs_backend_enter(n.be);
+	} else if (!nfs_backend_try_enter(n.be)) {
+		r->would_block = 1; /* a reload: not on the loop, wait on a worker */
+		return;
+	}
 	proc_of(r)->fn(&n, args, res);
+	r->would_block |= n.would_block;
 	nfs_backend_leave(n.be);
+}
+
+/* Whether a call of proc may run on the loop that received it (rpc.h). */
+static int nfs3_may_inline(void *ctx, uint32_t proc)
+{
+	return proc < NFS3_NPROCS && (nfs3_procs[proc].flags & RPC_PROC_INLINE) &&
+	       nfs_backend_may_inline(ctx);
 }
 
 static void glue_free(struct rpc_req *r, void *res)
@@ -93,7 +107,8 @@ void nfs_programs_describe(struct nfs_backend *be, struct rpc_program *nfs, stru
 				    .procs = nfs3_rpc,
 				    .nprocs = NFS3_NPROCS,
 				    .ctx = be,
-				    .peer_ok = peer_known};
+				    .peer_ok = peer_known,
+				    .may_inline = nfs3_may_inline};
 	*mnt = (struct rpc_program){.prog = MOUNT_PROGRAM,
 				    .vers = MOUNT_V3,
 				    .procs = mount3_rpc,

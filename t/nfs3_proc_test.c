@@ -351,6 +351,69 @@ static void read_into_transport_buffer(void **state)
 	fh_free(&fh);
 }
 
+/* READ on an event loop (nowait, server.inline_calls): served there only when
+ * nothing waits; a large READ or a caller who needs an identity switch gives
+ * up (would_block) and is run again by a worker. */
+static void read_nowait(void **state)
+{
+	struct tenv *t = *state;
+	const struct nfs_proc_desc *d = &nfs3_procs[NFSPROC3_READ];
+	struct nfs_req req = t->req;
+	struct tbuf b = {.calls = 0};
+	nfs_fh3 fh = {{0}};
+	READ3args a;
+	READ3res r;
+
+	put_file(t, "nw", "no waiting");
+	assert_int_equal(t_lookup(t, &t->root, "nw", &fh), NFS3_OK);
+	req.get_buf = give_buf;
+	req.buf_opaque = &b;
+	req.nowait = 1;
+	a.file = fh;
+	a.offset = 0;
+	a.count = 100;
+	/* no READ descriptor cached yet: opening by handle is a worker's */
+	memset(&r, 0, sizeof(r));
+	d->fn(&req, &a, &r);
+	assert_true(req.would_block);
+	assert_int_equal(b.calls, 0);
+	nfs_proc_free_res(d, &req, &r);
+	req.nowait = req.would_block = 0; /* the worker's run caches it */
+	memset(&r, 0, sizeof(r));
+	d->fn(&req, &a, &r);
+	assert_int_equal(r.status, NFS3_OK);
+	nfs_proc_free_res(d, &req, &r);
+	req.nowait = 1;
+	/* root: from the page cache, or (a file system without RWF_NOWAIT) given up */
+	memset(&r, 0, sizeof(r));
+	d->fn(&req, &a, &r);
+	if (!req.would_block) {
+		assert_int_equal(r.status, NFS3_OK);
+		assert_int_equal(r.READ3res_u.resok.count, 10);
+		assert_memory_equal(b.data, "no waiting", 10);
+	}
+	nfs_proc_free_res(d, &req, &r);
+	/* more than 64 KiB is never a loop's */
+	req.would_block = 0;
+	a.count = 128 * 1024;
+	memset(&r, 0, sizeof(r));
+	d->fn(&req, &a, &r);
+	assert_true(req.would_block);
+	nfs_proc_free_res(d, &req, &r);
+	/* a caller who is not root: the loop never takes on an identity */
+	req.would_block = 0;
+	req.cred.uid = 1000;
+	req.cred.gid = 1000;
+	a.count = 100;
+	b.calls = 0;
+	memset(&r, 0, sizeof(r));
+	d->fn(&req, &a, &r);
+	assert_true(req.would_block);
+	assert_int_equal(b.calls, 0); /* before any buffer was taken */
+	nfs_proc_free_res(d, &req, &r);
+	fh_free(&fh);
+}
+
 /* CREATE with how; returns the status and (if OK) the fileid. */
 static nfsstat3 create3(struct tenv *t, const char *name, createmode3 how, const char *verf,
 			int truncate, uint64_t *fileid)
@@ -761,6 +824,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(readlink_cases, setup, teardown),
 		cmocka_unit_test_setup_teardown(read_write_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(read_into_transport_buffer, setup, teardown),
+		cmocka_unit_test_setup_teardown(read_nowait, setup, teardown),
 		cmocka_unit_test_setup_teardown(create_modes, setup, teardown),
 		cmocka_unit_test_setup_teardown(mkdir_rmdir, setup, teardown),
 		cmocka_unit_test_setup_teardown(symlink_mknod, setup, teardown),

@@ -179,6 +179,7 @@ struct nfsrdma_config {
 		uint64_t tcp_memory_per_connection; /* what one TCP connection may hold */
 		unsigned tcp_idle_ms;  /* close a connection idle this long; 0: never */
 		unsigned threads;      /* worker threads */
+		bool inline_calls;     /* cheap calls run on the event loop */
 		unsigned reply_cache;  /* duplicate request cache entries; 0: none */
 		char *handle_key_file; /* absolute path of the key signing handles */
 		char *pidfile;	       /* absolute path; NULL: write none */

@@ -229,6 +229,12 @@ const struct cfg_entry config_main_table[] = {
 	      "client reconnects when it needs to. 0: never."),
 	E_INT("server.threads", C, server.threads, 1, 256, 4,
 	      "Worker threads running NFS requests."),
+	E_BOOL("server.inline_calls", C, server.inline_calls, true,
+	       "Run cheap calls (NULL, GETATTR, ACCESS, FSSTAT, FSINFO, PATHCONF, and READs of "
+	       "up to 64 KiB the page cache holds) on the RPC/RDMA or TCP event loop that "
+	       "received them, without the hand-off to a worker; a call that would wait (storage, "
+	       "the "
+	       "caller's identity, a long reply) still goes to a worker."),
 	E_STR("server.handle_key_file", C, server.handle_key_file, "/var/lib/nfsrdma/handle.key",
 	      false, check_abs_path,
 	      "Secret key that signs file handles, made at the first start if missing; "

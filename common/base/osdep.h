@@ -59,6 +59,10 @@ unsigned long osdep_cred_epoch(void);
 int osdep_access(int fd, int mode);
 /* Flush a file's data and the metadata needed to read it back. */
 int osdep_datasync(int fd);
+/* pread that never waits for storage: bytes read (short at the end of the
+ * file), -EAGAIN when the data is not at hand (not in the page cache, or the
+ * OS cannot tell), or -errno. For calls run on an event loop. */
+ssize_t osdep_pread_nowait(int fd, void *buf, size_t len, off_t off);
 
 /* File system figures for FSSTAT/PATHCONF. */
 struct osdep_fsstat {

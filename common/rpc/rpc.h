@@ -102,6 +102,10 @@ struct rpc_program {
 	/* Optional: whether peer may send this program calls whose arguments a
 	 * transport must fetch first (RDMA Reads); asked before fetching. */
 	int (*peer_ok)(void *ctx, const struct sockaddr *peer);
+	/* Optional: whether a call of procedure proc may run to completion on the
+	 * thread that received it (an event loop), with req->nowait; NULL: never.
+	 * Asked on that thread, so it must not block either. */
+	int (*may_inline)(void *ctx, uint32_t proc);
 };
 
 /* What a procedure sees of its call. */
@@ -117,7 +121,10 @@ struct rpc_req {
 	/* A buffer of len bytes for bulk results, which the transport can send by
 	 * RDMA without copying; valid until the reply is sent. NULL on failure. */
 	void *(*get_buf)(struct rpc_req *req, size_t len);
-	void *xprt_req; /* the transport's request */
+	void *xprt_req;	 /* the transport's request */
+	int nowait;	 /* in: on an event loop: nothing may wait (no disk, no peer) */
+	int would_block; /* out: with nowait, it would have had to: the call runs
+			    again, from the start, on a worker */
 };
 
 /* The transport a call came on, for the statistics. */
@@ -161,6 +168,7 @@ struct rpc_xreq {
 	void *(*get_buf)(struct rpc_req *req, size_t len);
 	void *xprt_req;
 	int refuse_why; /* set by rpc_precheck: answer AUTH_ERROR with this, unrun */
+	int nowait;	/* run inline: rpc_dispatch may return -EAGAIN (see rpc_req) */
 	/* out: the reply is encoded into reply[0, reply_len) */
 	uint8_t *reply;
 	size_t reply_cap;
@@ -186,10 +194,17 @@ struct rpc_server_params {
 					    (0: 300 s) */
 	size_t mem_budget;		 /* bytes the byte-stream transports may hold for
 					    calls and replies; 0: no limit */
+	int inline_calls;		 /* let transports run cheap calls on their loops */
 };
 
 int rpc_server_create(const struct rpc_server_params *p, struct rpc_server **out);
 int rpc_server_add_program(struct rpc_server *srv, const struct rpc_program *prog);
+/* Whether the call in call[0, len) may run to completion on the thread that
+ * received it, with x->nowait (rpc_dispatch may then say -EAGAIN): from its
+ * header alone (program, procedure, credential flavour), without decoding it;
+ * never when the server was created without inline_calls, nor for the
+ * integrity flavour (its sequence number cannot be spent twice). Never blocks. */
+int rpc_server_may_inline(struct rpc_server *srv, const uint8_t *call, size_t len);
 /* Queue work for the worker threads (never blocks). */
 void rpc_server_submit(struct rpc_server *srv, struct work *w);
 /* Stop the workers after the queued work has run, and free the server. */
@@ -247,8 +262,11 @@ void rpc_server_get_replay_stats(struct rpc_server *srv, struct rpc_replay_stats
  * it); -EALREADY when it is a retransmission of a call still running (the
  * transport sends nothing); -EMSGSIZE when the results do not fit in x->reply_cap: the transport
  * may point x->reply at more room and call rpc_reencode(), which falls back to
- * a SYSTEM_ERR reply if they still do not fit. Must be followed by
- * rpc_dispatch_done() once the transport no longer needs the results.
+ * a SYSTEM_ERR reply if they still do not fit; -EAGAIN, only with x->nowait,
+ * when the procedure would have had to wait (the transport calls
+ * rpc_dispatch_done() and hands the call to a worker, which dispatches it
+ * again from the start). Must be followed by rpc_dispatch_done() once the
+ * transport no longer needs the results.
  */
 int rpc_dispatch(struct rpc_server *srv, struct rpc_xreq *x);
 /*

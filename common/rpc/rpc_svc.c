@@ -27,6 +27,7 @@ struct rpc_server {
 	struct rpc_drc *drc;
 	struct rpc_replay *replay; /* with a key */
 	size_t mem_budget;	   /* 0: none */
+	int inline_calls;	   /* rpc_server_may_inline may say yes */
 	size_t mem_used, mem_peak; /* atomic */
 	/* per program: nprocs * RPC_XPRT_N, [proc * RPC_XPRT_N + xprt]; atomic */
 	struct rpc_op_stats *ops[MAX_PROGRAMS];
@@ -48,6 +49,7 @@ int rpc_server_create(const struct rpc_server_params *p, struct rpc_server **out
 		return -ENOMEM;
 	srv->key = p->key;
 	srv->mem_budget = p->mem_budget;
+	srv->inline_calls = p->inline_calls;
 	rc = p->drc_entries ? rpc_drc_create(p->drc_entries, &srv->drc) : 0;
 	if (rc == 0 && p->key)
 		rc = rpc_replay_create(p->replay_contexts ? p->replay_contexts : 4096,
@@ -73,6 +75,28 @@ int rpc_server_add_program(struct rpc_server *srv, const struct rpc_program *pro
 	if (srv->ops[srv->nprogs] == NULL)
 		return -ENOMEM;
 	srv->progs[srv->nprogs++] = *prog;
+	return 0;
+}
+
+/* See rpc.h. The header's words: xid, CALL, RPC version, program, version,
+ * procedure, credential flavour. */
+int rpc_server_may_inline(struct rpc_server *srv, const uint8_t *call, size_t len)
+{
+	uint32_t w[7];
+
+	if (!srv->inline_calls || len < sizeof(w))
+		return 0;
+	for (unsigned i = 0; i < 7; i++)
+		if (rpc_peek_xid(call + 4 * i, 4, &w[i]) != 0)
+			return 0;
+	if (w[1] != CALL || w[2] != RPC_MSG_VERSION || w[6] == AUTH_NFSRDMA_HMAC)
+		return 0;
+	for (unsigned i = 0; i < srv->nprogs; i++) {
+		const struct rpc_program *p = &srv->progs[i];
+
+		if (p->prog == w[3] && p->vers == w[4] && w[5] < p->nprocs && p->may_inline)
+			return p->may_inline(p->ctx, w[5]);
+	}
 	return 0;
 }
 
@@ -468,10 +492,13 @@ static int decode_and_run(struct rpc_server *srv, struct rpc_xreq *x, const stru
 	if ((rc = drc_check(srv, x, verf_end)) != 0)
 		return rc;
 	x->req.prog_ctx = prog->ctx;
+	x->req.nowait = x->nowait;
 	t0 = clock_now_ns();
 	d->fn(&x->req, x->args, x->res);
-	op_record(srv, prog, msg->rm_call.cb_proc, x->xprt, clock_now_ns() - t0);
 	x->ran = 1;
+	if (x->req.would_block)
+		return -EAGAIN; /* not counted: it runs again on a worker */
+	op_record(srv, prog, msg->rm_call.cb_proc, x->xprt, clock_now_ns() - t0);
 	x->status = RPC_OK;
 	return 0;
 }
@@ -566,7 +593,9 @@ int rpc_dispatch(struct rpc_server *srv, struct rpc_xreq *x)
 		rc = decode_and_run(srv, x, &msg, prog, &xdrs, verf_end, &is, &why);
 		if (rc) {
 			xdr_destroy(&xdrs);
-			return rc < 0 ? rc : 0; /* dropped, or replayed from the cache */
+			if (rc == -EAGAIN)
+				drc_finish(srv, x, -ECANCELED);
+			return rc < 0 ? rc : 0; /* dropped, replayed, or to a worker */
 		}
 		if (why)
 			x->status = RPC_AUTH_ERROR;

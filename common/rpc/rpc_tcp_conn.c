@@ -197,12 +197,10 @@ static bool reply_send(struct tcp_conn *c, struct tcp_req *r, bool *kick)
 	return false;
 }
 
-/* Worker: run the call, send the reply, never wait on the peer. */
-static void tcp_req_run(struct work *w)
+/* Worker or loop: the call has run (rc from rpc_dispatch): send the reply,
+ * never waiting on the peer, and let the request go once it is out. */
+static void req_answer(struct tcp_conn *c, struct tcp_req *r, int rc)
 {
-	struct tcp_req *r = (struct tcp_req *)w;
-	struct tcp_conn *c = r->conn;
-	int rc = rpc_dispatch(c->l->srv, &r->x);
 	bool done = true, kick = false, resume = false;
 
 	if (rc == -EMSGSIZE)
@@ -219,6 +217,36 @@ static void tcp_req_run(struct work *w)
 		conn_kick(c);
 	if (done)
 		conn_put(c);
+}
+
+/* Worker: run the call and answer it. */
+static void tcp_req_run(struct work *w)
+{
+	struct tcp_req *r = (struct tcp_req *)w;
+
+	req_answer(r->conn, r, rpc_dispatch(r->conn->l->srv, &r->x));
+}
+
+/* Loop thread: run a cheap call here, to its reply, without the hand-off to
+ * a worker (server.inline_calls). False when it is not one or turned out to
+ * need a worker: nothing of the attempt is left, it goes to the pool. */
+static bool run_inline(struct tcp_conn *c, struct tcp_req *r)
+{
+	int rc;
+
+	if (!rpc_server_may_inline(c->l->srv, r->x.call, r->x.call_len))
+		return false;
+	r->x.nowait = 1;
+	rc = rpc_dispatch(c->l->srv, &r->x);
+	r->x.nowait = 0;
+	if (rc == -EAGAIN) {
+		rpc_dispatch_done(c->l->srv, &r->x);
+		free(r->bulk);
+		r->bulk = NULL;
+		return false;
+	}
+	req_answer(c, r, rc);
+	return true;
 }
 
 /* Loop thread: write queued replies while the socket takes them. */
@@ -325,7 +353,8 @@ static void submit_call(struct tcp_conn *c)
 	c->refs++; /* the request's */
 	c->last_ns = clock_now_ns();
 	pthread_mutex_unlock(&c->lock);
-	rpc_server_submit(c->l->srv, &r->work);
+	if (!run_inline(c, r))
+		rpc_server_submit(c->l->srv, &r->work);
 }
 
 /* Loop thread: a fragment's mark is in: make room for the fragment. */

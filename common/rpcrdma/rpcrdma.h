@@ -76,7 +76,9 @@ void rr_params_defaults(struct rr_params *p);
 
 /* Counters, per connection and summed for an endpoint. */
 struct rr_stats {
-	uint64_t calls; /* calls received (server) or sent (client) */
+	uint64_t calls;		  /* calls received (server) or sent (client) */
+	uint64_t calls_inline;	  /* server: of which run on the event loop */
+	uint64_t inline_declined; /* server: tried there, handed to a worker */
 	uint64_t replies;
 	uint64_t bytes_inline_in, bytes_inline_out;
 	uint64_t bytes_rdma_read;  /* bytes this side pulled with RDMA Read */

@@ -396,6 +396,8 @@ void rr_stats_print(const struct rr_stats *s, const char *prefix, FILE *f)
 #define P(field) fprintf(f, "%s%s %llu\n", prefix, #field, (unsigned long long)s->field)
 	P(conns);
 	P(calls);
+	P(calls_inline);
+	P(inline_declined);
 	P(replies);
 	P(bytes_inline_in);
 	P(bytes_inline_out);

@@ -258,8 +258,20 @@ void *rrs_get_buf(struct rpc_req *req, size_t len)
 {
 	struct rr_sreq *rq = req->xprt_req;
 	unsigned flags = RR_GET_ASYNC | (rrs_rr_possible(rq) ? RR_GET_EXPOSE : 0);
-	struct rr_buf *b = rrs_buf_get(rq, len, flags);
+	struct rr_buf *b;
 
+	if (req->nowait) {
+		/* on the loop: registered here, at once, and never an exposure,
+		 * whose bound may wait for the client (reserve_exposure) */
+		if (rrs_rr_possible(rq)) {
+			req->would_block = 1;
+			return NULL;
+		}
+		flags = RR_GET_NOWAIT;
+	}
+	b = rrs_buf_get(rq, len, flags);
+	if (!b && req->nowait)
+		req->would_block = 1; /* no room now: a worker may wait for it */
 	return b ? b->addr : NULL;
 }
 

@@ -195,6 +195,8 @@ static int dispatch(struct rr_sreq *rq)
 	rq->long_reply = 0;
 	rc = rpc_dispatch(rq->srv->rpc, x);
 	rq->dispatched = rc != -EBADMSG;
+	if (rc == -EMSGSIZE && x->nowait)
+		return -EAGAIN; /* a long reply is not cheap: a worker's */
 	if (rc != -EMSGSIZE)
 		return rc;
 	/* does not fit inline: into the Reply chunk, or exposed (Read-Read) */
@@ -252,9 +254,43 @@ void rrs_work(struct work *w)
 	evloop_call(rq->srv->ep->loop, sreq_reply, rq);
 }
 
+/* Loop: run a cheap call here, from decoding to its reply, without the
+ * hand-offs to a worker and back (server.inline_calls). 0 when it is not one
+ * or turned out to need a worker (identity, storage, a long reply): nothing
+ * of the attempt is left and it goes to the pool as any other. */
+static int run_inline(struct rr_sreq *rq)
+{
+	struct rr_reg_ctx *reg = rq->srv->ep->reg;
+	unsigned nbufs = rq->nbufs;
+	int rc;
+
+	if (rq->hdr.proc != RPCRDMA_MSG || rq->nrch ||
+	    !rpc_server_may_inline(rq->srv->rpc, rq->recv->buf + rq->payload_off,
+				   rq->recv->len - rq->payload_off))
+		return 0;
+	rq->x.nowait = 1;
+	rc = dispatch(rq);
+	rq->x.nowait = 0;
+	if (rc == -EAGAIN) {
+		rpc_dispatch_done(rq->srv->rpc, &rq->x);
+		rq->dispatched = 0;
+		while (rq->nbufs > nbufs)
+			rr_buf_put(reg, rq->bufs[--rq->nbufs]);
+		rr_stat_add(&rq->conn->st.inline_declined, 1);
+		return 0;
+	}
+	rr_stat_add(&rq->conn->st.calls, 1);
+	rr_stat_add(&rq->conn->st.calls_inline, 1);
+	rq->run_rc = rc == 0 ? rrs_prepare_reply(rq) : rc;
+	sreq_reply(rq);
+	return 1;
+}
+
+/* Loop: the call has its Send buffer: run it here if cheap, else on a worker. */
 static void submit(struct rr_sreq *rq)
 {
-	rpc_server_submit(rq->srv->rpc, &rq->work);
+	if (!run_inline(rq))
+		rpc_server_submit(rq->srv->rpc, &rq->work);
 }
 
 /* Loop: the call's chunks are in; it runs on a worker once it has a Send buffer. */

@@ -75,6 +75,13 @@ int osdep_datasync(int fd)
 	return fdatasync(fd) < 0 ? -errno : 0;
 }
 
+/* See osdep.h. No way to ask for cached data only: always to a worker. */
+ssize_t osdep_pread_nowait(int fd, void *buf, size_t len, off_t off)
+{
+	(void)fd, (void)buf, (void)len, (void)off;
+	return -EAGAIN;
+}
+
 /* See osdep.h. */
 int osdep_fsstat(int fd, struct osdep_fsstat *st)
 {

@@ -15,9 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/capability.h>
+#include <linux/magic.h>
 #include <sys/fsuid.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 
 #include "common/base/osdep.h"
@@ -181,6 +184,34 @@ int osdep_access(int fd, int mode)
 int osdep_datasync(int fd)
 {
 	return fdatasync(fd) < 0 ? -errno : 0;
+}
+
+/* Whether fd's file system keeps all data in memory (tmpfs, ramfs): a read
+ * there never waits for storage, though the kernel may refuse RWF_NOWAIT. */
+static int in_memory_fs(int fd)
+{
+	struct statfs s;
+
+	return fstatfs(fd, &s) == 0 && (s.f_type == TMPFS_MAGIC || s.f_type == RAMFS_MAGIC);
+}
+
+/* See osdep.h. RWF_NOWAIT: only what the page cache holds. */
+ssize_t osdep_pread_nowait(int fd, void *buf, size_t len, off_t off)
+{
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	ssize_t n;
+
+	do
+		n = preadv2(fd, &iov, 1, off, RWF_NOWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && errno == EOPNOTSUPP && in_memory_fs(fd)) {
+		do
+			n = pread(fd, buf, len, off);
+		while (n < 0 && errno == EINTR);
+	}
+	if (n < 0)
+		return errno == EOPNOTSUPP ? -EAGAIN : -errno;
+	return n;
 }
 
 /* See osdep.h. */
