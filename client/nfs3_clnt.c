@@ -35,7 +35,6 @@ void nfs3c_params_defaults(struct nfs3c_params *p)
 	rr_params_defaults(&p->rr);
 	p->rr.reg = RR_REG_FASTREG;
 	p->rr.credits = 32;
-	p->rr.arena_size = 64u << 20;
 	p->rr.cache_budget = 64u << 20;
 	p->acregmin = 3;
 	p->acregmax = 60;

@@ -35,6 +35,8 @@ static enum rr_reg client_reg(enum cfg_client_reg r)
 /* The server section's settings. */
 static void from_server(const struct nfsrdma_config *c, struct rr_params *p)
 {
+	p->arena_size = c->rdma.registered_memory_budget;
+	p->mem_budget = c->rdma.registered_memory_budget;
 	p->modes =
 		((c->server.modes & CFG_MODE_BIT(CFG_MODE_READ_WRITE)) ? RR_MODE_READ_WRITE : 0) |
 		((c->server.modes & CFG_MODE_BIT(CFG_MODE_READ_READ)) ? RR_MODE_READ_READ : 0);
@@ -73,8 +75,6 @@ void rr_params_from_config(const struct nfsrdma_config *c, enum rr_role role, st
 	p->inline_recv = (uint32_t)c->rdma.inline_recv;
 	p->max_io = (uint32_t)c->rdma.max_io_size;
 	p->rd_depth = (uint8_t)c->rdma.rd_depth;
-	p->arena_size = c->rdma.registered_memory_budget;
-	p->mem_budget = c->rdma.registered_memory_budget;
 	if (role == RR_ROLE_SERVER)
 		from_server(c, p);
 	else
@@ -95,8 +95,12 @@ void rr_params_defaults_for(enum rr_role role, struct rr_params *p)
 		return; /* out of memory: zeros, which every user refuses */
 	/* a client's fields that no client setting governs keep the server's */
 	rr_params_from_config(&c, RR_ROLE_SERVER, p);
-	if (role == RR_ROLE_CLIENT)
+	if (role == RR_ROLE_CLIENT) {
 		rr_params_from_config(&c, RR_ROLE_CLIENT, p);
+		/* not a setting: a mount's arena (fastreg, allphys), registered and
+		 * touched whole at start; it holds rsize-sized I/O */
+		p->arena_size = 64u << 20;
+	}
 	/* c's strings go with it: the default provider, as the file's default says */
 	p->provider = "auto";
 	config_free(&c);
