@@ -24,17 +24,19 @@
 #include <rpc/pmap_prot.h>
 
 #include "client/nlm_clnt.h"
+#include "client/nlm_clnt_held.h"
 #include "common/base/log.h"
 #include "common/nfs/nlm_prog.h"
 #include "common/nfs/nlm_prot.h"
 #include "common/nfs/nsm_prot.h"
 
-#define OH_LEN	      18 /* cookie (8), lock owner (8), callback port (2) */
-#define FWD_MAGIC     "NLMF"
-#define FWD_HDR	      12 /* magic, the caller's IPv4 address and port, 2 spare */
-#define MSG_MAX	      4096
-#define GRACE_WAIT_MS 1000 /* a request refused for the grace period is sent again */
-#define GRACE_MAX_MS  (300 * 1000)
+#define OH_LEN		 18 /* cookie (8), lock owner (8), callback port (2) */
+#define FWD_MAGIC	 "NLMF"
+#define FWD_HDR		 12 /* magic, the caller's IPv4 address and port, 2 spare */
+#define MSG_MAX		 4096
+#define GRACE_WAIT_MS	 1000 /* a request refused for the grace period is sent again */
+#define GRACE_MAX_MS	 (300 * 1000)
+#define RECLAIM_CHECK_MS 2000 /* while locks are held: has the server restarted? */
 
 struct nlmc_wait {
 	struct nlmc_wait *next;
@@ -43,14 +45,6 @@ struct nlmc_wait {
 	int excl;
 	int granted, interrupted;
 	pthread_cond_t cond;
-};
-
-/* A (file, owner) pair that took a lock here: its close unlocks. */
-struct nlmc_held {
-	struct nlmc_held *next;
-	struct nfs3c_fh fh;
-	uint64_t owner;
-	uint32_t svid;
 };
 
 struct nlmc {
@@ -65,11 +59,15 @@ struct nlmc {
 	int no_nlm_logged;
 	uint32_t next_cookie;
 
-	pthread_mutex_t lock; /* waiters and held */
+	pthread_mutex_t lock; /* waiters, held, reclaim */
 	struct nlmc_wait *waiters;
 	unsigned nwaiters;
-	struct nlmc_held *held;
-	unsigned nheld;
+	struct nlmc_heldset held;
+	int ever_connected, reconnected; /* under call_lock */
+	int reclaim_wanted;		 /* SM_NOTIFY or a grace period seen */
+	pthread_cond_t reclaim_cond;
+	pthread_t reclaimer;
+	int reclaimer_started;
 
 	int cbfd;
 	unsigned short cbport;
@@ -203,6 +201,8 @@ static int call(struct nlmc *n, uint32_t proc, xdrproc_t xa, void *a, xdrproc_t 
 			}
 			auth_destroy(n->clnt->cl_auth);
 			n->clnt->cl_auth = authunix_create_default();
+			n->reconnected |= n->ever_connected; /* the server may have restarted */
+			n->ever_connected = 1;
 		}
 		st = clnt_call(n->clnt, proc, xa, a, xr, r, tv);
 		if (st == RPC_SUCCESS) {
@@ -312,31 +312,24 @@ int nlmc_test(struct nlmc *n, struct nlmc_lock *l, pid_t *pid)
 	return rc;
 }
 
-/* Remember that l's owner holds a lock on l's file. */
-static int held_add(struct nlmc *n, const struct nlmc_lock *l)
+/* Record l (granted or unlocked) in what its owner holds. */
+static int held_apply(struct nlmc *n, const struct nlmc_lock *l)
 {
-	struct nlmc_held *h;
-	int rc = 0;
+	int rc;
 
 	pthread_mutex_lock(&n->lock);
-	for (h = n->held; h; h = h->next)
-		if (h->owner == l->owner && nfs3c_fh_equal(&h->fh, l->fh))
-			break;
-	if (h == NULL && n->nheld >= n->p.max_owners) {
-		log_warn("locks: %u file and owner pairs hold locks: no more", n->nheld);
-		rc = -ENOLCK;
-	} else if (h == NULL && (h = calloc(1, sizeof(*h))) == NULL) {
-		rc = -ENOLCK;
-	} else if (h->owner != l->owner || h->fh.len == 0) {
-		h->fh = *l->fh;
-		h->owner = l->owner;
-		h->svid = l->svid;
-		h->next = n->held;
-		n->held = h;
-		n->nheld++;
-	}
+	rc = nlmc_held_apply(&n->held, l->fh, l->owner, l->svid, l->type, l->start, l->len);
 	pthread_mutex_unlock(&n->lock);
 	return rc;
+}
+
+/* The server is in its grace period, or told us it restarted: reclaim. */
+static void want_reclaim(struct nlmc *n)
+{
+	pthread_mutex_lock(&n->lock);
+	n->reclaim_wanted = 1;
+	pthread_cond_signal(&n->reclaim_cond);
+	pthread_mutex_unlock(&n->lock);
 }
 
 /* Register a wait for l (before the call that may block). */
@@ -436,6 +429,8 @@ static int lock_loop(struct nlmc *n, nlm4_lockargs *a, struct nlmc_wait *w)
 			return rc;
 		xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
 		if (r.stat == NLM4_DENIED_GRACE_PERIOD && now_ms() - t0 < GRACE_MAX_MS) {
+			if (!a->reclaim)
+				want_reclaim(n); /* a restart we were not told of */
 			if (w && wait_for(n, w, GRACE_WAIT_MS) < 0)
 				return -EINTR;
 			if (w == NULL)
@@ -483,8 +478,11 @@ int nlmc_lock(struct nlmc *n, const struct nlmc_lock *l, int wait,
 			waiting(arg, NULL);
 		wait_del(n, w);
 	}
-	if (rc == 0 && held_add(n, l) != 0) {
-		(void)nlmc_unlock(n, l);
+	if (rc == 0 && held_apply(n, l) != 0) {
+		struct nlmc_lock u = *l;
+
+		u.type = F_UNLCK;
+		(void)nlmc_unlock(n, &u);
 		rc = -ENOLCK;
 	}
 	return rc;
@@ -493,14 +491,20 @@ int nlmc_lock(struct nlmc *n, const struct nlmc_lock *l, int wait,
 /* See nlm_clnt.h. */
 int nlmc_unlock(struct nlmc *n, const struct nlmc_lock *l)
 {
+	struct nlmc_lock ul = *l;
 	nlm4_unlockargs a;
 	nlm4_res r;
 	char oh[OH_LEN];
 	uint32_t ck;
 	int rc;
 
+	/* the kernel gives no pid with an unlock: the owner's, as it locked */
+	pthread_mutex_lock(&n->lock);
+	if (ul.svid == 0)
+		ul.svid = nlmc_held_svid(&n->held, l->fh, l->owner);
+	pthread_mutex_unlock(&n->lock);
 	set_cookie(n, &ck, &a.cookie);
-	fill_alock(n, l, oh, &a.alock);
+	fill_alock(n, &ul, oh, &a.alock);
 	for (uint64_t t0 = now_ms();;) {
 		memset(&r, 0, sizeof(r));
 		if ((rc = call(n, NLM4_UNLOCK, (xdrproc_t)xdr_nlm4_unlockargs, &a,
@@ -508,32 +512,137 @@ int nlmc_unlock(struct nlmc *n, const struct nlmc_lock *l)
 			return rc;
 		xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
 		if (r.stat != NLM4_DENIED_GRACE_PERIOD || now_ms() - t0 > GRACE_MAX_MS)
-			return stat_errno(r.stat);
+			break;
 		usleep(GRACE_WAIT_MS * 1000);
 	}
+	if (r.stat == NLM4_GRANTED) {
+		struct nlmc_lock u = *l;
+
+		u.type = F_UNLCK;
+		(void)held_apply(n, &u);
+	}
+	return stat_errno(r.stat);
 }
 
 /* See nlm_clnt.h. */
 int nlmc_release_owner(struct nlmc *n, const struct nfs3c_fh *fh, uint64_t owner)
 {
 	struct nlmc_lock l = {.fh = fh, .owner = owner, .type = F_UNLCK};
-	struct nlmc_held *h = NULL;
+	struct nlmc_held *h;
 
 	pthread_mutex_lock(&n->lock);
-	for (struct nlmc_held **p = &n->held; *p; p = &(*p)->next) {
-		if ((*p)->owner == owner && nfs3c_fh_equal(&(*p)->fh, fh)) {
-			h = *p;
-			*p = h->next;
-			n->nheld--;
-			break;
-		}
-	}
+	h = nlmc_held_take(&n->held, fh, owner);
 	pthread_mutex_unlock(&n->lock);
 	if (h == NULL)
 		return 0;
 	l.svid = h->svid;
-	free(h);
+	nlmc_held_free(h);
 	return nlmc_unlock(n, &l);
+}
+
+/* ---- reclaim after the server restarts */
+
+/* LOCK with reclaim for every range held; the number lost. */
+static unsigned reclaim_all(struct nlmc *n, unsigned *total)
+{
+	struct nlmc_lock *all = NULL;
+	struct nfs3c_fh *fhs = NULL;
+	unsigned k = 0, lost = 0, cap = 0;
+
+	pthread_mutex_lock(&n->lock);
+	for (struct nlmc_held *h = n->held.head; h; h = h->next)
+		cap += h->nr;
+	if (cap && ((all = calloc(cap, sizeof(*all))) == NULL ||
+		    (fhs = calloc(cap, sizeof(*fhs))) == NULL))
+		cap = 0;
+	for (struct nlmc_held *h = n->held.head; h && k < cap; h = h->next) {
+		for (unsigned i = 0; i < h->nr && k < cap; i++, k++) {
+			fhs[k] = h->fh;
+			all[k] = (struct nlmc_lock){
+				.fh = &fhs[k],
+				.owner = h->owner,
+				.svid = h->svid,
+				.type = h->r[i].excl ? F_WRLCK : F_RDLCK,
+				.start = h->r[i].start,
+				.len = h->r[i].end == UINT64_MAX ? 0 : h->r[i].end - h->r[i].start};
+		}
+	}
+	pthread_mutex_unlock(&n->lock);
+	for (unsigned i = 0; i < k; i++) {
+		nlm4_lockargs a = {
+			.exclusive = all[i].type == F_WRLCK, .reclaim = 1, .state = n->state};
+		nlm4_res r;
+		char oh[OH_LEN];
+		uint32_t ck;
+
+		set_cookie(n, &ck, &a.cookie);
+		fill_alock(n, &all[i], oh, &a.alock);
+		memset(&r, 0, sizeof(r));
+		if (call(n, NLM4_LOCK, (xdrproc_t)xdr_nlm4_lockargs, &a, (xdrproc_t)xdr_nlm4_res,
+			 &r) != 0) {
+			lost++;
+			continue;
+		}
+		/* not in grace: the server never lost it */
+		lost += r.stat != NLM4_GRANTED && r.stat != NLM4_DENIED_GRACE_PERIOD;
+		xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
+	}
+	free(all);
+	free(fhs);
+	*total = k;
+	return lost;
+}
+
+/* Whether the connection to the server's NLM had to be made again (it may
+ * have restarted): an NLM NULL call on it, only while locks are held. */
+static int reconnected(struct nlmc *n)
+{
+	int again;
+
+	if (call(n, NLM4_NULL, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_void, NULL) != 0)
+		return 0;
+	pthread_mutex_lock(&n->call_lock);
+	again = n->reconnected;
+	n->reconnected = 0;
+	pthread_mutex_unlock(&n->call_lock);
+	return again;
+}
+
+/* The reclaimer: on SM_NOTIFY, a grace period seen, or a new connection
+ * while locks are held (checked every RECLAIM_CHECK_MS), reclaim them all. */
+static void *reclaim_main(void *arg)
+{
+	struct nlmc *n = arg;
+	unsigned total, lost;
+	struct timespec ts;
+	int want, held;
+
+	pthread_mutex_lock(&n->lock);
+	while (!n->stop) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += RECLAIM_CHECK_MS / 1000;
+		if (!n->reclaim_wanted)
+			pthread_cond_timedwait(&n->reclaim_cond, &n->lock, &ts);
+		if (n->stop)
+			break;
+		want = n->reclaim_wanted;
+		n->reclaim_wanted = 0;
+		held = n->held.n > 0;
+		pthread_mutex_unlock(&n->lock);
+		if (held && (reconnected(n) || want)) {
+			lost = reclaim_all(n, &total);
+			if (lost)
+				log_warn("locks: the server restarted: %u of %u locks could not be "
+					 "reclaimed",
+					 lost, total);
+			else
+				log_info("locks: reclaimed %u locks after the server restarted",
+					 total);
+		}
+		pthread_mutex_lock(&n->lock);
+	}
+	pthread_mutex_unlock(&n->lock);
+	return NULL;
 }
 
 /* ---- the callback service */
@@ -640,6 +749,23 @@ static void serve_nlm(struct nlmc *n, uint32_t xid, uint32_t proc, XDR *x,
 	xdr_free((xdrproc_t)xdr_nlm4_testargs, (char *)&a);
 }
 
+/* SM_NOTIFY: a monitored host (the server, as it says) restarted. The
+ * reclaimer takes our locks back; other mounts of this host find out by
+ * their new connection. */
+static void nsm_notify(struct nlmc *n, XDR *x, const struct sockaddr_in *from)
+{
+	nsm_stat_chge sc;
+	char ip[INET_ADDRSTRLEN] = "?";
+
+	memset(&sc, 0, sizeof(sc));
+	if (!xdr_nsm_stat_chge(x, &sc))
+		return;
+	inet_ntop(AF_INET, &from->sin_addr, ip, sizeof(ip));
+	log_info("locks: '%s' (%s) restarted (state %d): reclaiming", sc.mon_name, ip, sc.state);
+	xdr_free((xdrproc_t)xdr_nsm_stat_chge, (char *)&sc);
+	want_reclaim(n);
+}
+
 /* One datagram: a call to NLM, NSM or PMAP GETPORT (for ourselves). */
 static void serve_one(struct nlmc *n, char *buf, size_t len, struct sockaddr_in from)
 {
@@ -670,10 +796,14 @@ static void serve_one(struct nlmc *n, char *buf, size_t len, struct sockaddr_in 
 		serve_nlm(n, m.rm_xid, (uint32_t)m.rm_call.cb_proc, &x, &from, forwarded, buf, len);
 	} else if (m.rm_call.cb_prog == NSM_PROGRAM && m.rm_call.cb_proc == NSM_NULL) {
 		reply(n, m.rm_xid, &from, NULL, NULL, SUCCESS);
+	} else if (m.rm_call.cb_prog == NSM_PROGRAM && m.rm_call.cb_proc == NSM_NOTIFY) {
+		nsm_notify(n, &x, &from);
+		reply(n, m.rm_xid, &from, NULL, NULL, SUCCESS);
 	} else if (m.rm_call.cb_prog == PMAPPROG && m.rm_call.cb_proc == PMAPPROC_GETPORT &&
 		   xdr_pmap(&x, &pm)) {
 		/* for a server told to ask here: NLM v4 over UDP is this port */
-		port = pm.pm_prog == NLM_PROGRAM && pm.pm_vers == NLM_V4 &&
+		port = ((pm.pm_prog == NLM_PROGRAM && pm.pm_vers == NLM_V4) ||
+			(pm.pm_prog == NSM_PROGRAM && pm.pm_vers == NSM_V1)) &&
 				       pm.pm_prot == IPPROTO_UDP
 			       ? n->cbport
 			       : 0;
@@ -757,6 +887,8 @@ int nlmc_start(const struct nlmc_params *p, struct nlmc **out, char *err, size_t
 	n->state |= 1; /* odd: up */
 	pthread_mutex_init(&n->call_lock, NULL);
 	pthread_mutex_init(&n->lock, NULL);
+	pthread_cond_init(&n->reclaim_cond, NULL);
+	n->held.max_owners = p->max_owners;
 	n->cbfd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (n->cbfd < 0 || bind(n->cbfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
 	    getsockname(n->cbfd, (struct sockaddr *)&sa, &slen) != 0) {
@@ -772,6 +904,12 @@ int nlmc_start(const struct nlmc_params *p, struct nlmc **out, char *err, size_t
 		return -EAGAIN;
 	}
 	n->thread_started = 1;
+	if (pthread_create(&n->reclaimer, NULL, reclaim_main, n) != 0) {
+		snprintf(err, errlen, "cannot start a thread");
+		nlmc_stop(n);
+		return -EAGAIN;
+	}
+	n->reclaimer_started = 1;
 	n->registered = pmap_call(n, PMAPPROC_SET);
 	if (!n->registered)
 		log_info("locks: NLM callbacks on UDP port %u are not registered with rpcbind",
@@ -787,20 +925,20 @@ void nlmc_stop(struct nlmc *n)
 		return;
 	if (n->registered)
 		(void)pmap_call(n, PMAPPROC_UNSET);
-	if (n->thread_started) {
-		__atomic_store_n(&n->stop, 1, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&n->lock);
+	__atomic_store_n(&n->stop, 1, __ATOMIC_RELEASE);
+	pthread_cond_signal(&n->reclaim_cond);
+	pthread_mutex_unlock(&n->lock);
+	if (n->thread_started)
 		pthread_join(n->thread, NULL);
-	}
+	if (n->reclaimer_started)
+		pthread_join(n->reclaimer, NULL);
 	if (n->cbfd >= 0)
 		close(n->cbfd);
 	if (n->clnt)
 		clnt_destroy(n->clnt);
-	while (n->held) {
-		struct nlmc_held *h = n->held;
-
-		n->held = h->next;
-		free(h);
-	}
+	nlmc_held_clear(&n->held);
+	pthread_cond_destroy(&n->reclaim_cond);
 	pthread_mutex_destroy(&n->call_lock);
 	pthread_mutex_destroy(&n->lock);
 	free(n);

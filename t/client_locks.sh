@@ -32,7 +32,7 @@ server = {
 	pidfile = "$T/$1.pid";
 	control_socket = "$T/$1.sock";
 	handle_key_file = "$T/handle.key";
-	nlm = { enable = $2; grace_s = 0; client_rpcbind_port = $CBA; };
+	nlm = { enable = $2; grace_s = ${3:-0}; client_rpcbind_port = $CBA; };
 	nsm = { state_dir = "$T/sm"; };
 	exports = ( { path = "$T/export"; clients = ["127.0.0.1"]; access = "rw"; root_squash = false; } );
 };
@@ -46,7 +46,7 @@ start_real() {
 		RDMA=$(free_port)
 		CBA=$(free_port)
 		CBB=$(free_port)
-		srv_conf "$1" "$2"
+		srv_conf "$1" "$2" "${3:-0}"
 		"$S" -f "$T/$1.conf" 2> "$T/$1.log" && return 0
 		grep -q "Address already in use" "$T/$1.log" || break
 	done
@@ -87,7 +87,7 @@ wait_line() {
 # out ARGS...: lockprog's lines on one line.
 out() { "$LP" "$@" 2>&1 | tr '\n' ' ' | sed 's/ $//'; }
 
-plan 36
+plan 43
 
 start_real srv true
 ok $? "nfsrdma-server starts with NLM"
@@ -170,8 +170,39 @@ for tr in tcp rdma; do
 	sleep 0.2
 done
 
-# a server without a lock manager: ENOLCK at once, and one line saying why
+# the server restarts while A and B hold locks: A hears SM_NOTIFY (the server
+# asks at A's port), B sees its connection made again; both reclaim in the
+# grace period, so after it each still excludes the other
 stop_real srv
+start_real gr true 6
+ok $? "nfsrdma-server starts with a grace period of 6 s"
+do_mount "proto=tcp,port=$TCP,lockcbport=$CBA" "127.0.0.1:$T/export" "$T/a" 2> "$T/mount-a.err" &&
+	do_mount "proto=tcp,port=$TCP,lockcbport=$CBB" "127.0.0.1:$T/export" "$T/b" 2> "$T/mount-b.err"
+ok $? "two mounts for the restart"
+bg A "$T/a/f" w 0 10 s 40000
+bg B "$T/b/f" w 20 10 s 40000
+wait_line "$T/A.out" 1
+wait_line "$T/B.out" 1
+check "A and B hold their locks (after the first grace period)" \
+	[ "$(cat "$T/A.out" "$T/B.out" | tr '\n' ' ')" = "ok ok " ]
+kill -TERM "$(cat "$T/gr.pid")"
+for _ in $(seq 50); do kill -0 "$(cat "$T/gr.pid")" 2>/dev/null || break; sleep 0.1; done
+"$S" -f "$T/gr.conf" 2>> "$T/gr.log"
+ok $? "the server starts again on the same ports"
+t0=$(date +%s%N)
+got="$(out "$T/b/f" w 0 1) $(out "$T/a/f" w 20 1)"
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "after the grace period ($ms ms) A's and B's locks are still held ($got)" \
+	[ "$got" = "busy busy" ] && [ $ms -ge 3000 ]
+check "the server took the reclaims" \
+	bash -c "'$S' -s -f '$T/gr.conf' | awk '\$1 == \"nlm.owners\" { exit !(\$2 >= 2) }'"
+kill "$A_PID" "$B_PID" 2>/dev/null
+wait "$A_PID" "$B_PID" 2>/dev/null
+check "and once they let go, the other mount locks" [ "$(out "$T/b/f" w 0 1)" = ok ]
+umount_all
+stop_real gr
+
+# a server without a lock manager: ENOLCK at once, and one line saying why
 start_real old false
 ok $? "nfsrdma-server starts with NLM off"
 "$CLIENT" mount -o "proto=tcp,port=$TCP,foreground" "127.0.0.1:$T/export" "$T/a" \
