@@ -87,7 +87,7 @@ wait_line() {
 # out ARGS...: lockprog's lines on one line.
 out() { "$LP" "$@" 2>&1 | tr '\n' ' ' | sed 's/ $//'; }
 
-plan 43
+plan 47
 
 start_real srv true
 ok $? "nfsrdma-server starts with NLM"
@@ -126,6 +126,21 @@ for tr in tcp rdma; do
 	wait "$B_PID"
 	check "$tr: B's exit (no unlock) lets A's F_SETLKW be granted ($got after $ms ms)" \
 		[ "$got" = ok ] && [ $ms -ge 1000 ] && [ $ms -lt 15000 ]
+
+	# a signal to a waiting F_SETLKW: FUSE's interrupt, then CANCEL to the server
+	bg A "$T/a/f" w 0 0 s 3000
+	wait_line "$T/A.out" 1
+	"$LP" "$T/b/f" W 0 1 > /dev/null 2>&1 &
+	ipid=$!
+	sleep 1
+	n1=$("$S" -s -f "$T/srv.conf" 2>&1 | awk '$1 == "nlm.blocked" { print $2 }')
+	kill -INT $ipid
+	wait $ipid
+	sleep 0.5
+	n2=$("$S" -s -f "$T/srv.conf" 2>&1 | awk '$1 == "nlm.blocked" { print $2 }')
+	check "$tr: the server queues a waiting F_SETLKW (${n1:-none})" [ "${n1:-0}" = 1 ]
+	check "$tr: a signal to it cancels it there (${n2:-none})" [ "${n2:-x}" = 0 ]
+	wait "$A_PID"
 
 	# close drops the locks of the closing process
 	got=$(out "$T/a/f" w 0 10 c s 3000) &
