@@ -28,6 +28,7 @@ struct nfsfs {
 	size_t nnodes;
 	unsigned nopen;	    /* open files on the mount */
 	unsigned silly_seq; /* the counter in hidden names */
+	struct nlmc *nlm;   /* the server's lock manager; NULL: nolock */
 };
 
 /* The operations table, and the file system around a mounted client. */
@@ -108,5 +109,12 @@ void nfsfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 void nfsfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi);
 void nfsfs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+
+/* Locks through the server's NLM (fuse_fs_lock.c): add getlk, setlk and flock
+ * to ops (a mount without them has the kernel's local locks); and at a close,
+ * drop what the closing owner holds on the file. */
+struct nlmc;
+void nfsfs_ops_locks(struct fuse_lowlevel_ops *ops);
+int nfsfs_locks_close(struct nfsfs *fs, fuse_ino_t ino, struct fuse_file_info *fi);
 
 #endif

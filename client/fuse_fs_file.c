@@ -198,7 +198,11 @@ static int commit_of(struct nfsfs *fs, struct nfsfs_open *of)
 /* flush (each close): COMMIT, so close reports lost writes. */
 void nfsfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	nfsfs_reply_err(req, commit_of(nfsfs_of(req), of_of(fi)));
+	struct nfsfs *fs = nfsfs_of(req);
+	int rc = commit_of(fs, of_of(fi));
+
+	(void)nfsfs_locks_close(fs, ino, fi); /* the closing process's locks go */
+	nfsfs_reply_err(req, rc);
 }
 
 /* fsync: COMMIT. */
@@ -210,5 +214,9 @@ void nfsfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_
 /* release: the last close of this open; commits what is left and frees it. */
 void nfsfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	nfsfs_reply_err(req, open_free(nfsfs_of(req), of_of(fi)));
+	struct nfsfs *fs = nfsfs_of(req);
+
+	if (fi->flock_release)
+		(void)nfsfs_locks_close(fs, ino, fi); /* the open file's flock lock */
+	nfsfs_reply_err(req, open_free(fs, of_of(fi)));
 }

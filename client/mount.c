@@ -25,6 +25,7 @@
 
 #include "client/client.h"
 #include "client/fuse_fs.h"
+#include "client/nlm_clnt.h"
 #include "client/options.h"
 #include "common/base/cli.h"
 #include "common/base/ctl.h"
@@ -172,17 +173,39 @@ static struct ctl *stats_start(struct mount_job *j)
 	return ctl;
 }
 
+/* The lock manager's client (the lock option): its callback service. */
+static int start_locks(struct mount_job *j, struct nfsfs *fs)
+{
+	struct nlmc_params p;
+	char err[CLIENT_OPT_ERR_LEN];
+
+	nlmc_params_defaults(&p);
+	p.host = j->o.host;
+	p.port = j->o.lockport;
+	if (p.port == 0 && j->o.nfs.proto == NFS3C_PROTO_TCP)
+		p.port = j->o.port ? (unsigned)atoi(j->o.port) : 2049;
+	p.cbport = j->o.lockcbport;
+	if (nlmc_start(&p, &fs->nlm, err, sizeof(err)) != 0) {
+		report(j, 1, "cannot start locking (mount with nolock for local locks): %s", err);
+		return -1;
+	}
+	return 0;
+}
+
 /* Mount FUSE on j->mnt over fs and serve it until unmounted. */
 static int serve(struct mount_job *j, struct nfsfs *fs)
 {
 	struct ctl *stats;
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_loop_config lc = {.clone_fd = 0, .max_idle_threads = 16};
+	struct fuse_lowlevel_ops ops = nfsfs_ops;
 	pthread_t checker;
 	int rc = -1;
 
+	if (fs->nlm)
+		nfsfs_ops_locks(&ops);
 	if (fuse_args_for(j, &args) == 0)
-		j->se = fuse_session_new(&args, &nfsfs_ops, sizeof(nfsfs_ops), fs);
+		j->se = fuse_session_new(&args, &ops, sizeof(ops), fs);
 	fuse_opt_free_args(&args);
 	if (!j->se) {
 		report(j, 1, "cannot start FUSE (bad mount options '%s'?)", j->o.fuse_opts);
@@ -231,8 +254,14 @@ static int run_mount(struct mount_job *j)
 		nfs3c_unmount(c);
 		return EXIT_MOUNT_FAIL;
 	}
+	if (!j->o.nolock && start_locks(j, &fs) != 0) {
+		nfs3c_unmount(c);
+		nfsfs_fini(&fs);
+		return EXIT_MOUNT_FAIL;
+	}
 	rc = serve(j, &fs);
 	nfsfs_silly_cleanup(&fs);
+	nlmc_stop(fs.nlm);
 	nfs3c_unmount(c);
 	nfsfs_fini(&fs);
 	log_info("%s unmounted", j->mnt);

@@ -58,9 +58,9 @@ static const char *const fuse_pass[] = {"ro",
 					"allow_other",
 					NULL};
 /* mount(8) and fstab options that mean nothing here. */
-static const char *const ignored[] = {
-	"defaults", "auto", "noauto", "user",	"nouser", "users",  "owner",	 "group", "_netdev",
-	"nofail",   "intr", "nointr", "nolock", "lock",	  "vers=3", "nfsvers=3", NULL};
+static const char *const ignored[] = {"defaults", "auto",   "noauto", "user",	   "nouser",
+				      "users",	  "owner",  "group",  "_netdev",   "nofail",
+				      "intr",	  "nointr", "vers=3", "nfsvers=3", NULL};
 
 /* Integer value of val in [min, max] with an optional K/M/G suffix (sizes). */
 static int parse_num(const struct opt_def *d, const char *val, int sized, long long *out, char *err,
@@ -303,6 +303,10 @@ static const struct opt_def opts[] = {
 	{"dirty_max", set_size, OFF(nfs.dirty_max), 1 << 20, 1ll << 34, NULL},
 	{"dir_max", set_unsigned, OFF(nfs.dir_max), 16, 1u << 30, NULL},
 	{"debug", set_flag, OFF(debug), 1, 0, NULL},
+	{"lock", set_flag, OFF(nolock), 0, 0, NULL},
+	{"nolock", set_flag, OFF(nolock), 1, 0, NULL},
+	{"lockport", set_unsigned, OFF(lockport), 1, 65535, NULL},
+	{"lockcbport", set_unsigned, OFF(lockcbport), 1, 65535, NULL},
 };
 
 const char client_opts_help[] =
@@ -328,7 +332,10 @@ const char client_opts_help[] =
 	"  direct_io               bypass the kernel page cache (mount)\n"
 	"  foreground              do not daemonize (mount)\n"
 	"  config=FILE             configuration file\n"
-	"  debug                   log calls and reconnections\n";
+	"  debug                   log calls and reconnections\n"
+	"  lock | nolock           fcntl/flock locks via the server's NLM, or local (lock)\n"
+	"  lockport=N              the server's NLM TCP port (rpcbind's answer, else 2049)\n"
+	"  lockcbport=N            our UDP port for the server's GRANTED callbacks (any)\n";
 
 /* See options.h. */
 void client_opts_init(struct client_opts *o)

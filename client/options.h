@@ -24,6 +24,9 @@ struct client_opts {
 	int direct_io, foreground; /* mount only */
 	int soft;		   /* calls give up after retry_ms (else retry forever) */
 	int debug;		   /* log at debug level */
+	int nolock;		   /* locks local to the mount, not through NLM */
+	unsigned lockport;	   /* the server's NLM over TCP; 0: rpcbind, else 2049 */
+	unsigned lockcbport;	   /* our NLM callback UDP port; 0: any */
 	char fuse_opts[1024];	   /* mount(8) options passed to FUSE ("ro,nosuid,...") */
 	char *raw;		   /* every -o string, to apply again over the config file */
 	enum log_level log_level;  /* from the configuration file; debug: LOG_LVL_DEBUG */

@@ -16,12 +16,16 @@ nfsrdma_client_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
 nfsrdma_client_LDADD = $(LDADD) $(FUSE_LIBS)
 if HAVE_FUSE
 nfsrdma_client_SOURCES += client/mount.c client/fuse_fs.h client/fuse_fs.c \
-	client/fuse_fs_file.c client/fuse_fs_dir.c client/fuse_fs_silly.c
+	client/fuse_fs_file.c client/fuse_fs_dir.c client/fuse_fs_silly.c \
+	client/fuse_fs_lock.c client/nlm_clnt.c client/nlm_clnt.h \
+	client/nlm_clnt_held.c client/nlm_clnt_held.h
 else
 nfsrdma_client_SOURCES += client/mount_nofuse.c
 endif
 EXTRA_DIST += client/mount.c client/fuse_fs.h client/fuse_fs.c client/fuse_fs_file.c \
-	client/fuse_fs_dir.c client/fuse_fs_silly.c client/mount_nofuse.c
+	client/fuse_fs_dir.c client/fuse_fs_silly.c client/mount_nofuse.c \
+	client/fuse_fs_lock.c client/nlm_clnt.c client/nlm_clnt.h \
+	client/nlm_clnt_held.c client/nlm_clnt_held.h
 dist_man_MANS += man/nfsrdma-client.8 man/mount.nfsrdma.8
 
 # mount(8) runs /sbin/mount.TYPE: the same program under that name.
@@ -38,6 +42,11 @@ client-uninstall-hook:
 check_PROGRAMS += t/fsexer
 t_fsexer_SOURCES = t/fsexer.c
 t_fsexer_LDADD =
+
+# Takes and tests fcntl and flock locks for t/client_locks.sh.
+check_PROGRAMS += t/lockprog
+t_lockprog_SOURCES = t/lockprog.c
+t_lockprog_LDADD =
 
 # An in-process NFS server (backend + RPC/RDMA soft + TCP) for the shell tests.
 check_PROGRAMS += t/client_testsrv
@@ -60,7 +69,8 @@ t_client_testsrv_SOURCES += t/client_srv.c t/client_srv.h
 
 CLIENT_SH_TESTS = t/client_errors.sh t/client_mount.sh t/client_fsops.sh \
 	t/client_restart.sh t/client_bench.sh t/client_ganesha.sh t/client_daemon.sh \
-	t/client_fullfs.sh t/client_stop.sh t/client_posix.sh t/client_exerciser.sh t/client_stats.sh
+	t/client_fullfs.sh t/client_stop.sh t/client_posix.sh t/client_exerciser.sh t/client_stats.sh \
+	t/client_locks.sh
 TESTS += $(CLIENT_SH_TESTS)
 dist_check_SCRIPTS += $(CLIENT_SH_TESTS) t/client_lib.sh
 
