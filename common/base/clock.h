@@ -16,6 +16,14 @@ static inline uint64_t clock_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Whether d has passed from since to now. since may be later than now when
+ * another thread stamped it after now was read: then nothing has passed (the
+ * unsigned difference would be huge). */
+static inline int clock_passed(uint64_t now, uint64_t since, uint64_t d)
+{
+	return since <= now && now - since >= d;
+}
+
 /* The time on clk ms milliseconds from now, as pthread_cond_timedwait wants it
  * (CLOCK_REALTIME for a default condition variable). */
 static inline struct timespec clock_deadline(clockid_t clk, long ms)

@@ -530,17 +530,17 @@ void tcp_loop_tick(void *arg)
 
 		next = c->lnext;
 		pthread_mutex_lock(&c->lock);
-		stalled_reply = c->sq && dl && now - c->sq_ns >= dl;
+		stalled_reply = c->sq && dl && clock_passed(now, c->sq_ns, dl);
 		inflight = c->inflight;
 		last = c->last_ns;
 		pthread_mutex_unlock(&c->lock);
 		if (stalled_reply) {
 			log_warn("%s: took none of a reply for %u ms, closing", c->peer_str,
 				 p->send_deadline_ms);
-		} else if (partial && dl && now - c->read_ns >= dl) {
+		} else if (partial && dl && clock_passed(now, c->read_ns, dl)) {
 			log_warn("%s: sent part of a call, then nothing for %u ms, closing",
 				 c->peer_str, p->send_deadline_ms);
-		} else if (!partial && !inflight && idle && now - last >= idle) {
+		} else if (!partial && !inflight && idle && clock_passed(now, last, idle)) {
 			log_info("%s: idle for %u ms, closing", c->peer_str, p->idle_ms);
 			__atomic_add_fetch(&lp->l->st.idle_closed, 1, __ATOMIC_RELAXED);
 			conn_close(c);

@@ -84,7 +84,7 @@ void rrs_idle_check(struct rr_conn *c, uint64_t now)
 	char why[64];
 
 	if (!ep->p.idle_ms || rr_conn_is_dead(c) || !(since = idle_since(c)) ||
-	    now - since < (uint64_t)ep->p.idle_ms * 1000000)
+	    !clock_passed(now, since, (uint64_t)ep->p.idle_ms * 1000000))
 		return;
 	rr_stat_add(&ep->st.idle_closed, 1);
 	snprintf(why, sizeof(why), "idle for %u ms", ep->p.idle_ms);
