@@ -339,6 +339,8 @@ static void write_conf(unsigned grace_s)
 	fclose(f);
 }
 
+static void wait_udp_ready(void);
+
 static void start_server(unsigned grace_s)
 {
 	const char *top = getenv("top_builddir") ? getenv("top_builddir") : ".";
@@ -379,6 +381,7 @@ static void start_server(unsigned grace_s)
 		(void)system(cmd);
 	}
 	assert_true(up);
+	wait_udp_ready();
 }
 
 static void stop_server(void)
@@ -413,6 +416,25 @@ static CLIENT *client(int proto, uint32_t prog, uint32_t vers)
 }
 
 static struct timeval tmo = {10, 0};
+
+/* The server answers on UDP too: its UDP socket may come up a moment after
+ * the TCP listener accepts (a call before that is refused: RPC_CANTRECV). */
+static void wait_udp_ready(void)
+{
+	struct timeval brief = {1, 0};
+	enum clnt_stat st = RPC_CANTRECV;
+
+	for (int i = 0; i < 100 && st != RPC_SUCCESS; i++) {
+		CLIENT *u = client(IPPROTO_UDP, NLM_PROGRAM, NLM_V4);
+
+		st = clnt_call(u, NULLPROC, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_void, NULL,
+			       brief);
+		clnt_destroy(u);
+		if (st != RPC_SUCCESS)
+			usleep(50000);
+	}
+	assert_int_equal(st, RPC_SUCCESS);
+}
 
 /* The handle of file name in the export, made if missing. */
 static void file_handle(const char *name, nfs_fh3 *out)
