@@ -2,14 +2,8 @@
 # routines made by rpcgen from common/nfs/{nlm,nsm}_prot.x like NFS and MOUNT
 # (mk/nfs.mk), the server's lock manager and status monitor, the per-OS
 # open-file-description lock hook, and their test.
-libnfsrdma_a_SOURCES += common/nfs/nlm_prog.h common/base/osdep_lock.h
-EXTRA_DIST += platform/linux/osdep_lock.c platform/illumos/osdep_lock.c
-if PLATFORM_LINUX
-libnfsrdma_a_SOURCES += platform/linux/osdep_lock.c
-endif
-if PLATFORM_ILLUMOS
-libnfsrdma_a_SOURCES += platform/illumos/osdep_lock.c
-endif
+# (one file for both OSes: each has F_OFD_SETLK)
+libnfsrdma_a_SOURCES += common/nfs/nlm_prog.h common/base/osdep_lock.h platform/posix/osdep_lock.c
 
 NLM_XDR_GEN = common/nfs/nlm_prot.h common/nfs/nlm_prot_xdr.c \
 	common/nfs/nsm_prot.h common/nfs/nsm_prot_xdr.c

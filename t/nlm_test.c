@@ -832,85 +832,54 @@ static void per_client_limits(void **state)
 }
 
 /* SHARE/UNSHARE: deny modes against access. */
+/* SHARE or UNSHARE (proc) of host's share (mode, access) of a; its answer. */
+static nlm4_stats do_share(CLIENT *c, uint32_t proc, nlm4_shareargs *a, const char *host, int mode,
+			   int access)
+{
+	nlm4_shareres r;
+	nlm4_stats st;
+
+	a->share.caller_name = (char *)host;
+	a->share.mode = (nlm4_fsh_mode)mode;
+	a->share.access = (nlm4_fsh_access)access;
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(clnt_call(c, proc, (xdrproc_t)xdr_nlm4_shareargs, (char *)a,
+				   (xdrproc_t)xdr_nlm4_shareres, (char *)&r, tmo),
+			 RPC_SUCCESS);
+	st = r.stat;
+	xdr_free((xdrproc_t)xdr_nlm4_shareres, (char *)&r);
+	return st;
+}
+
 static void shares(void **state)
 {
 	nlm4_shareargs a = {.cookie = COOKIE};
-	nlm4_shareres r;
 	nfs_fh3 fh;
 
 	(void)state;
 	file_handle("share", &fh);
-	a.share = (nlm4_share){.caller_name = "hostS",
-			       .fh = {fh.data.data_len, fh.data.data_val},
-			       .oh = {2, "s1"},
-			       .mode = NLM4_FSM_DW,
-			       .access = NLM4_FSA_R};
-	memset(&r, 0, sizeof(r));
-	assert_int_equal(clnt_call(tcp, NLM4_SHARE, (xdrproc_t)xdr_nlm4_shareargs, (char *)&a,
-				   (xdrproc_t)xdr_nlm4_shareres, (char *)&r, tmo),
-			 RPC_SUCCESS);
-	assert_int_equal(r.stat, NLM4_GRANTED);
-	xdr_free((xdrproc_t)xdr_nlm4_shareres, (char *)&r);
+	a.share = (nlm4_share){.fh = {fh.data.data_len, fh.data.data_val}, .oh = {2, "s1"}};
+	assert_int_equal(do_share(tcp, NLM4_SHARE, &a, "hostS", NLM4_FSM_DW, NLM4_FSA_R),
+			 NLM4_GRANTED);
 	/* the same owner again (a reopen): replaces its share */
-	assert_int_equal(clnt_call(tcp, NLM4_SHARE, (xdrproc_t)xdr_nlm4_shareargs, (char *)&a,
-				   (xdrproc_t)xdr_nlm4_shareres, (char *)&r, tmo),
-			 RPC_SUCCESS);
-	assert_int_equal(r.stat, NLM4_GRANTED);
-	xdr_free((xdrproc_t)xdr_nlm4_shareres, (char *)&r);
-	a.share.caller_name = "hostT";
-	a.share.mode = NLM4_FSM_DN;
-	a.share.access = NLM4_FSA_W;
-	assert_int_equal(clnt_call(udp, NLM4_SHARE, (xdrproc_t)xdr_nlm4_shareargs, (char *)&a,
-				   (xdrproc_t)xdr_nlm4_shareres, (char *)&r, tmo),
-			 RPC_SUCCESS);
-	assert_int_equal(r.stat, NLM4_DENIED);
-	xdr_free((xdrproc_t)xdr_nlm4_shareres, (char *)&r);
-	a.share.access = NLM4_FSA_R;
-	assert_int_equal(clnt_call(udp, NLM4_SHARE, (xdrproc_t)xdr_nlm4_shareargs, (char *)&a,
-				   (xdrproc_t)xdr_nlm4_shareres, (char *)&r, tmo),
-			 RPC_SUCCESS);
-	assert_int_equal(r.stat, NLM4_GRANTED);
-	xdr_free((xdrproc_t)xdr_nlm4_shareres, (char *)&r);
+	assert_int_equal(do_share(tcp, NLM4_SHARE, &a, "hostS", NLM4_FSM_DW, NLM4_FSA_R),
+			 NLM4_GRANTED);
+	assert_int_equal(do_share(udp, NLM4_SHARE, &a, "hostT", NLM4_FSM_DN, NLM4_FSA_W),
+			 NLM4_DENIED);
+	assert_int_equal(do_share(udp, NLM4_SHARE, &a, "hostT", NLM4_FSM_DN, NLM4_FSA_R),
+			 NLM4_GRANTED);
 	/* S asks to deny reading, which T does: refused, and S keeps what it had */
-	a.share.caller_name = "hostS";
-	a.share.mode = NLM4_FSM_DR;
-	assert_int_equal(clnt_call(tcp, NLM4_SHARE, (xdrproc_t)xdr_nlm4_shareargs, (char *)&a,
-				   (xdrproc_t)xdr_nlm4_shareres, (char *)&r, tmo),
-			 RPC_SUCCESS);
-	assert_int_equal(r.stat, NLM4_DENIED);
-	xdr_free((xdrproc_t)xdr_nlm4_shareres, (char *)&r);
-	a.share.caller_name = "hostV";
-	a.share.mode = NLM4_FSM_DN;
-	a.share.access = NLM4_FSA_W;
-	assert_int_equal(clnt_call(udp, NLM4_SHARE, (xdrproc_t)xdr_nlm4_shareargs, (char *)&a,
-				   (xdrproc_t)xdr_nlm4_shareres, (char *)&r, tmo),
-			 RPC_SUCCESS);
-	assert_int_equal(r.stat, NLM4_DENIED);
-	xdr_free((xdrproc_t)xdr_nlm4_shareres, (char *)&r);
-	a.share.caller_name = "hostS";
-	a.share.access = NLM4_FSA_R;
-	assert_int_equal(clnt_call(tcp, NLM4_UNSHARE, (xdrproc_t)xdr_nlm4_shareargs, (char *)&a,
-				   (xdrproc_t)xdr_nlm4_shareres, (char *)&r, tmo),
-			 RPC_SUCCESS);
-	xdr_free((xdrproc_t)xdr_nlm4_shareres, (char *)&r);
-	a.share.caller_name = "hostT";
-	assert_int_equal(clnt_call(udp, NLM4_UNSHARE, (xdrproc_t)xdr_nlm4_shareargs, (char *)&a,
-				   (xdrproc_t)xdr_nlm4_shareres, (char *)&r, tmo),
-			 RPC_SUCCESS);
-	xdr_free((xdrproc_t)xdr_nlm4_shareres, (char *)&r);
-	a.share.caller_name = "hostU";
-	a.share.access = 7; /* no such access */
-	assert_int_equal(clnt_call(udp, NLM4_SHARE, (xdrproc_t)xdr_nlm4_shareargs, (char *)&a,
-				   (xdrproc_t)xdr_nlm4_shareres, (char *)&r, tmo),
-			 RPC_SUCCESS);
-	assert_int_equal(r.stat, NLM4_FAILED);
-	xdr_free((xdrproc_t)xdr_nlm4_shareres, (char *)&r);
-	a.share.access = NLM4_FSA_W;
-	assert_int_equal(clnt_call(udp, NLM4_SHARE, (xdrproc_t)xdr_nlm4_shareargs, (char *)&a,
-				   (xdrproc_t)xdr_nlm4_shareres, (char *)&r, tmo),
-			 RPC_SUCCESS);
-	assert_int_equal(r.stat, NLM4_GRANTED);
-	xdr_free((xdrproc_t)xdr_nlm4_shareres, (char *)&r);
+	assert_int_equal(do_share(tcp, NLM4_SHARE, &a, "hostS", NLM4_FSM_DR, NLM4_FSA_R),
+			 NLM4_DENIED);
+	assert_int_equal(do_share(udp, NLM4_SHARE, &a, "hostV", NLM4_FSM_DN, NLM4_FSA_W),
+			 NLM4_DENIED);
+	do_share(tcp, NLM4_UNSHARE, &a, "hostS", NLM4_FSM_DN, NLM4_FSA_R);
+	do_share(udp, NLM4_UNSHARE, &a, "hostT", NLM4_FSM_DN, NLM4_FSA_R);
+	assert_int_equal(
+		do_share(udp, NLM4_SHARE, &a, "hostU", NLM4_FSM_DN, 7 /* no such access */),
+		NLM4_FAILED);
+	assert_int_equal(do_share(udp, NLM4_SHARE, &a, "hostU", NLM4_FSM_DN, NLM4_FSA_W),
+			 NLM4_GRANTED);
 	do_free_all(tcp, "hostU");
 	free(fh.data.data_val);
 }

@@ -1,5 +1,5 @@
 /*
- * osdep_lock.c (Linux): open-file-description locks (F_OFD_SETLK, Linux 3.15)
+ * osdep_lock.c: open-file-description locks (F_OFD_SETLK: Linux 3.15, illumos 2015)
  * for common/base/osdep_lock.h. They conflict with classic POSIX locks and
  * with other descriptions' locks, and a description's own ranges merge and
  * split as a process's POSIX locks do.
