@@ -33,21 +33,7 @@ mkdir -p "$T/pub" "$T/sec" "$T/squash" "$T/later" "$T/viar" "$T/mnt"
 chmod 777 "$T/pub" "$T/squash"
 echo "secure data" >"$T/sec/s.txt"
 echo "later data" >"$T/later/l.txt"
-write_conf() {
-	cat >"$T/srv.conf" <<EOF
-log = { level = "info"; };
-rdma = { provider = "${PROVIDER:-soft}"; };
-server = {
-	listen = ["127.0.0.1"];
-	rdma_port = $RDMA;
-	tcp_port = $TCP;
-	pidfile = "$T/server.pid";
-	control_socket = "$T/ctl.sock";
-	handle_key_file = "$T/handle.key";
-	exports_file = "srv.exports";
-};
-EOF
-}
+write_conf() { daemon_conf "$T/srv.conf" "$T" '	exports_file = "srv.exports";'; }
 cat >"$T/srv.exports" <<EOF
 # only here: the configuration has no exports list
 $T/pub     127.0.0.1(rw,no_root_squash,insecure)

@@ -34,20 +34,8 @@ mkdir -p "$T/export"
 chmod 777 "$T/export"
 
 write_conf() { # write_conf FILE METRICS-LISTEN
-	cat >"$1" <<EOF
-log = { level = "info"; };
-rdma = { provider = "${PROVIDER:-soft}"; };
-server = {
-	listen = ["127.0.0.1"];
-	rdma_port = $RDMA;
-	tcp_port = $TCP;
-	pidfile = "$T/server.pid";
-	control_socket = "$T/ctl.sock";
-	handle_key_file = "$T/handle.key";
-	metrics = { listen = "$2"; };
-	exports = ( { path = "$T/export"; clients = ["127.0.0.1"]; access = "rw"; } );
-};
-EOF
+	daemon_conf "$1" "$T" "	metrics = { listen = \"$2\"; };
+	exports = ( { path = \"$T/export\"; clients = [\"127.0.0.1\"]; access = \"rw\"; } );"
 }
 scrape() { # scrape FILE: GET /metrics into FILE; the HTTP status and type on stdout
 	curl -s -o "$1" -w '%{http_code} %{content_type}' "http://127.0.0.1:$MPORT/metrics"

@@ -105,21 +105,10 @@ start_server() {
 	for attempt in 1 2 3; do
 		TCP=$(free_port)
 		RDMA=$(free_port)
-		cat > "$T/srv.conf" << EOF
-log = { level = "warning"; };
-rdma = { provider = "soft"; };
-server = {
-	listen = ["127.0.0.1"];
-	rdma_port = $RDMA;
-	tcp_port = $TCP;
-	pidfile = "$T/server.pid";
-	control_socket = "$T/ctl.sock";
-	handle_key_file = "$T/handle.key";
-	modes = ["read-write", "read-read"];
-	registration = "fastreg"; # cache would let read-read clients read each other's replies
-	exports = ( { path = "$T/export"; clients = ["127.0.0.1"]; access = "rw"; root_squash = false; $EXPORT_EXTRA } );
-};
-EOF
+		# fastreg: cache would let read-read clients read each other's replies
+		LOG_LEVEL=warning PROVIDER=soft daemon_conf "$T/srv.conf" "$T" "	modes = [\"read-write\", \"read-read\"];
+	registration = \"fastreg\";
+	exports = ( { path = \"$T/export\"; clients = [\"127.0.0.1\"]; access = \"rw\"; root_squash = false; $EXPORT_EXTRA } );"
 		"$S" -f "$T/srv.conf" 2> "$L/server-start.log" && return 0
 		grep -q "Address already in use" "$L/server-start.log" || break
 	done

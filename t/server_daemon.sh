@@ -29,23 +29,11 @@ mkdir -p "$T/export" "$T/locked"
 chmod 777 "$T/export"
 
 write_conf() { # write_conf FILE ACCESS [EXTRA-EXPORT]
-	cat >"$1" <<EOF
-log = { level = "info"; };
-rdma = { provider = "${PROVIDER:-soft}"; };
-server = {
-	listen = ["127.0.0.1"];
-	rdma_port = $RDMA;
-	tcp_port = $TCP;
-	pidfile = "$T/server.pid";
-	control_socket = "$T/ctl.sock";
-	handle_key_file = "$T/handle.key";
-	exports = (
-		{ path = "$T/export"; clients = ["127.0.0.1"]; access = "$2"; root_squash = false; },
-		{ path = "$T/locked"; clients = ["192.0.2.99"]; access = "rw"; }
+	daemon_conf "$1" "$T" "	exports = (
+		{ path = \"$T/export\"; clients = [\"127.0.0.1\"]; access = \"$2\"; root_squash = false; },
+		{ path = \"$T/locked\"; clients = [\"192.0.2.99\"]; access = \"rw\"; }
 		$3
-	);
-};
-EOF
+	);"
 }
 URL="nfs://127.0.0.1$T/export"
 Q="?version=3&nfsport=$TCP&mountport=$TCP"

@@ -27,18 +27,7 @@ trap cleanup EXIT
 mkdir -p "$T/export"
 
 write_conf() {
-	cat >"$T/srv.conf" <<EOF
-log = { level = "info"; };
-rdma = { provider = "${PROVIDER:-soft}"; };
-server = {
-	listen = ["127.0.0.1"];
-	rdma_port = $RDMA;
-	tcp_port = $TCP;
-	control_socket = "$T/ctl.sock";
-	handle_key_file = "$T/handle.key";
-	exports = ( { path = "$T/export"; clients = ["127.0.0.1"]; } );
-};
-EOF
+	daemon_conf "$T/srv.conf" "$T" "	exports = ( { path = \"$T/export\"; clients = [\"127.0.0.1\"]; } );"
 }
 
 # The fake manager: each message on one line ("\n" inside shown as "|"); on
