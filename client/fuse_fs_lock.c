@@ -43,16 +43,23 @@ static void waiting(void *arg, struct nlmc_wait *w)
 		fuse_req_interrupt_func(li->req, NULL, NULL);
 }
 
+/* The NLM lock a FUSE lock request names. */
+static struct nlmc_lock lock_of(struct nfsfs *fs, fuse_ino_t ino, const struct fuse_file_info *fi,
+				const struct flock *lock)
+{
+	return (struct nlmc_lock){.fh = &nfsfs_node(fs, ino)->fh,
+				  .owner = fi->lock_owner,
+				  .svid = (uint32_t)lock->l_pid,
+				  .type = lock->l_type,
+				  .start = (uint64_t)lock->l_start,
+				  .len = (uint64_t)lock->l_len};
+}
+
 /* getlk: TEST. */
 static void op_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct flock *lock)
 {
 	struct nfsfs *fs = nfsfs_of(req);
-	struct nlmc_lock l = {.fh = &nfsfs_node(fs, ino)->fh,
-			      .owner = fi->lock_owner,
-			      .svid = (uint32_t)lock->l_pid,
-			      .type = lock->l_type,
-			      .start = (uint64_t)lock->l_start,
-			      .len = (uint64_t)lock->l_len};
+	struct nlmc_lock l = lock_of(fs, ino, fi, lock);
 	struct flock out;
 	pid_t pid;
 	int rc = nlmc_test(fs->nlm, &l, &pid);
@@ -87,12 +94,7 @@ static void op_setlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
 		     int sleep)
 {
 	struct nfsfs *fs = nfsfs_of(req);
-	struct nlmc_lock l = {.fh = &nfsfs_node(fs, ino)->fh,
-			      .owner = fi->lock_owner,
-			      .svid = (uint32_t)lock->l_pid,
-			      .type = lock->l_type,
-			      .start = (uint64_t)lock->l_start,
-			      .len = (uint64_t)lock->l_len};
+	struct nlmc_lock l = lock_of(fs, ino, fi, lock);
 
 	if (lock->l_start < 0 || lock->l_len < 0) {
 		fuse_reply_err(req, EINVAL);
