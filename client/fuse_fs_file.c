@@ -77,7 +77,7 @@ static uint32_t open_access(int flags)
 	return want;
 }
 
-/* open: fresh attributes, ACCESS (the server's word, root squashing included), the
+/* open: ACCESS (the server's word, root squashing included) with fresh attributes, the
  * truncation of O_TRUNC once ACCESS allowed it (the kernel leaves it to us), then
  * the open file. */
 void nfsfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -91,9 +91,11 @@ void nfsfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	int rc;
 
 	nfsfs_cred(req, &cr);
-	rc = nfs3c_getattr(fs->c, &cr, &n->fh, NFS3C_NOCACHE, &a);
-	if (rc == 0 && a.type == NF3REG)
-		rc = nfs3c_access(fs->c, &cr, &n->fh, want, &got);
+	/* one call for both: ACCESS's reply carries the attributes, which it puts
+	 * in the cache (close-to-open); a GETATTR only if they did not come */
+	rc = nfs3c_access(fs->c, &cr, &n->fh, want, &got);
+	if (rc == 0)
+		rc = nfs3c_getattr(fs->c, &cr, &n->fh, 0, &a);
 	if (rc == 0 && a.type == NF3REG && (got & want) != want)
 		rc = -EACCES;
 	if (rc == 0 && a.type == NF3REG && (fi->flags & O_TRUNC))
