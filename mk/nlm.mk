@@ -32,8 +32,8 @@ common/nfs/nsm_prot_xdr.c: common/nfs/nsm_prot.x common/nfs/nsm_prot.h
 # The server's side: lock state and procedures, callbacks, the status monitor,
 # and the backend hook that opens a handle's file for locking.
 server_libnfsserver_a_SOURCES += server/backend_lock.c server/backend_lock.h \
-	server/nlm.c server/nlm.h server/nlm_int.h server/nlm_range.c server/nlm_proc.c \
-	server/nlm_cb.c server/nsm.c
+	server/nlm.c server/nlm.h server/nlm_int.h server/nlm_host.c server/nlm_block.c \
+	server/nlm_share.c server/nlm_range.c server/nlm_proc.c server/nlm_cb.c server/nsm.c
 
 if HAVE_CMOCKA
 check_PROGRAMS += t/nlm_test

@@ -131,7 +131,7 @@ struct nlm {
 uint64_t nlm_now_ms(void);
 
 /* Every tick of the nlm thread (without nlm->lock): retry blocked requests,
- * expire them, forget idle hosts. */
+ * expire them, forget idle hosts (nlm_block.c). */
 void nlm_tick(struct nlm *n);
 /* A host rebooted (NSM NOTIFY, FREE_ALL): drop all it holds. Under nlm->lock. */
 void nlm_host_drop(struct nlm *n, struct nlm_host *h);
@@ -139,11 +139,49 @@ void nlm_host_drop(struct nlm *n, struct nlm_host *h);
  * Under nlm->lock. */
 struct nlm_host *nlm_host_find(struct nlm *n, const char *name, const struct sockaddr *peer);
 
+/* ---- hosts (nlm_host.c), owners and the grace period (nlm.c), for the
+ * other files; all but nlm_in_grace and nlm_open_stat under nlm->lock */
+
+/* Whether the grace period is on: only reclaims are granted until it ends. */
+int nlm_in_grace(const struct nlm *n);
+/* What a failure to open a handle's file means to the client (an nlm4_stats). */
+nlm4_stats nlm_open_stat(int rc);
+/* The host named name (made if new; NULL past clients_max), its address brought up to date. */
+struct nlm_host *nlm_host_get(struct nlm *n, const char *name, const struct sockaddr *peer,
+			      socklen_t plen);
+/* Note whether h holds anything now: once it has held nothing long enough it is forgotten. */
+void nlm_host_touch(struct nlm_host *h);
+
+#define NLM_HOST_IDLE_MS 120000 /* a host holding nothing is forgotten after this */
+
+/* Forget hosts that held nothing for older_ms (0: every empty host). */
+void nlm_hosts_gc(struct nlm *n, uint64_t older_ms);
+/* Lock (type 1, 2) or unlock (0) [start, end) for o: 0, -EAGAIN (conflict), -ENOSPC (too many). */
+int nlm_owner_apply(struct nlm *n, struct nlm_owner *o, int64_t start, int64_t end, int type);
+/* Close o if it holds and waits for nothing (closing drops its locks). */
+void nlm_owner_maybe_free(struct nlm *n, struct nlm_owner *o);
+
+/* ---- blocked requests (nlm_block.c), for the lock operations; under nlm->lock */
+
+/* Queue o's blocked request (or find it queued: a client asks again): NLM4_BLOCKED or why not. */
+nlm4_stats nlm_block_queue(struct nlm *n, struct nlm_owner *o, int64_t start, int64_t end,
+			   int exclusive, int via_msg);
+/* o's blocked request for exactly [start, end) of that kind, or NULL. */
+struct nlm_block *nlm_block_find(struct nlm *n, const struct nlm_owner *o, int64_t start,
+				 int64_t end, int exclusive);
+/* Take b off the queue (the caller frees it; its owner stays open). */
+void nlm_block_unlink(struct nlm *n, struct nlm_block *b);
+/* Drop b, and close its owner if that was all it waited for and held. */
+void nlm_block_free(struct nlm *n, struct nlm_block *b);
+/* Retry blocked requests on dev/ino (all: every file): grant those that can go, drop expired. */
+void nlm_blocked_retry(struct nlm *n, int all, dev_t dev, ino_t ino);
+
 /* ---- procedures (nlm_proc.c) */
 extern const struct rpc_proc_desc nlm4_rpc_procs[NLM4_NPROCS];
 extern const struct rpc_proc_desc nsm_rpc_procs[NSM_NPROCS];
 
-/* The lock operations the procedures run (nlm.c); each returns an nlm4_stats. */
+/* The lock operations the procedures run (nlm.c, SHARE nlm_share.c); each
+ * returns an nlm4_stats. */
 nlm4_stats nlm_do_test(struct nlm *n, const struct sockaddr *peer, socklen_t plen,
 		       const nlm4_testargs *a, nlm4_holder *holder);
 nlm4_stats nlm_do_lock(struct nlm *n, const struct sockaddr *peer, socklen_t plen,
@@ -153,7 +191,7 @@ nlm4_stats nlm_do_unlock(struct nlm *n, const struct sockaddr *peer, const nlm4_
 nlm4_stats nlm_do_share(struct nlm *n, const struct sockaddr *peer, socklen_t plen,
 			const nlm4_shareargs *a, int unshare);
 void nlm_do_free_all(struct nlm *n, const struct sockaddr *peer, const char *name);
-/* The answer to a GRANTED_MSG (GRANTED_RES) with cookie. */
+/* The answer to a GRANTED_MSG (GRANTED_RES) with cookie (nlm_block.c). */
 void nlm_granted_res(struct nlm *n, const nlm4_netobj *cookie, nlm4_stats st);
 
 /* ---- calls back to clients (nlm_cb.c): one thread, one queue */

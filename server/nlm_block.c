@@ -1,0 +1,252 @@
+/*
+ * nlm_block.c: blocked lock requests and their grants. A LOCK that conflicts
+ * and may wait is queued here (server.nlm.blocked_per_client at most per
+ * client, each for server.nlm.blocked_timeout_s); it is tried again when a
+ * lock on its file goes and at every tick of the nlm thread. When it gets its
+ * lock the client is told with a GRANTED call (GRANTED_MSG if it asked with
+ * LOCK_MSG), and a lock the client does not take (no answer, or it says
+ * no) is released.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/base/log.h"
+#include "server/nlm_int.h"
+
+/* See nlm_int.h. */
+struct nlm_block *nlm_block_find(struct nlm *n, const struct nlm_owner *o, int64_t start,
+				 int64_t end, int exclusive)
+{
+	for (struct nlm_block *b = n->blocked; b; b = b->next)
+		if (b->owner == o && b->start == start && b->end == end &&
+		    b->exclusive == exclusive)
+			return b;
+	return NULL;
+}
+
+/* See nlm_int.h. */
+void nlm_block_unlink(struct nlm *n, struct nlm_block *b)
+{
+	for (struct nlm_block **p = &n->blocked; *p; p = &(*p)->next) {
+		if (*p == b) {
+			*p = b->next;
+			break;
+		}
+	}
+	b->owner->nblocked--;
+	b->owner->host->nblocked--;
+	nlm_host_touch(b->owner->host);
+}
+
+/* See nlm_int.h. */
+void nlm_block_free(struct nlm *n, struct nlm_block *b)
+{
+	struct nlm_owner *o = b->owner;
+
+	nlm_block_unlink(n, b);
+	free(b);
+	nlm_owner_maybe_free(n, o);
+}
+
+/* See nlm_int.h. */
+nlm4_stats nlm_block_queue(struct nlm *n, struct nlm_owner *o, int64_t start, int64_t end,
+			   int exclusive, int via_msg)
+{
+	struct nlm_block *b = nlm_block_find(n, o, start, end, exclusive);
+
+	if (b == NULL) {
+		if (o->host->nblocked >= n->p.blocked_per_client) {
+			log_warn("NLM: client '%s' has %u blocked requests "
+				 "(server.nlm.blocked_per_client)",
+				 o->host->name, o->host->nblocked);
+			n->nolocks++;
+			return NLM4_DENIED_NOLOCKS;
+		}
+		if ((b = calloc(1, sizeof(*b))) == NULL)
+			return NLM4_DENIED_NOLOCKS;
+		*b = (struct nlm_block){.owner = o,
+					.start = start,
+					.end = end,
+					.exclusive = exclusive,
+					.via_msg = via_msg};
+		b->next = n->blocked;
+		n->blocked = b;
+		o->nblocked++;
+		o->host->nblocked++;
+		nlm_host_touch(o->host);
+	}
+	b->deadline_ms = nlm_now_ms() + (uint64_t)n->p.blocked_timeout_s * 1000;
+	n->blocked_n++;
+	return NLM4_BLOCKED;
+}
+
+/* The alock of a GRANTED call for o's range. */
+static void fill_alock(const struct nlm_owner *o, int64_t start, int64_t end, nlm4_lock *l)
+{
+	l->caller_name = o->host->name;
+	l->fh.nlm4_netobj_val = (char *)o->fh;
+	l->fh.nlm4_netobj_len = (u_int)o->fhlen;
+	l->oh.nlm4_netobj_val = o->oh;
+	l->oh.nlm4_netobj_len = (u_int)o->ohlen;
+	l->svid = o->svid;
+	l->l_offset = (uint64_t)start;
+	l->l_len = end == NLM_TO_EOF ? 0 : (uint64_t)(end - start);
+}
+
+/* The client did not take a granted lock (no answer, or it said no): give it
+ * back, and close its owner if that was all it held. */
+static void grant_undo(struct nlm *n, struct nlm_owner *o, int64_t start, int64_t end)
+{
+	if (o == NULL)
+		return;
+	log_info("NLM: client '%s' did not take a granted lock: released", o->host->name);
+	n->callbacks_failed++;
+	if (nlm_owner_apply(n, o, start, end, 0) == 0)
+		nlm_cb_kick(n);
+	nlm_owner_maybe_free(n, o);
+}
+
+static struct nlm_grant *grant_take(struct nlm *n, uint64_t id)
+{
+	for (struct nlm_grant **p = &n->grants; *p; p = &(*p)->next) {
+		struct nlm_grant *g = *p;
+
+		if (g->id == id) {
+			*p = g->next;
+			return g;
+		}
+	}
+	return NULL;
+}
+
+/* The GRANTED (or GRANTED_MSG) call is over. */
+static void granted_done(struct nlm *n, void *arg, int ok, void *res)
+{
+	uint64_t id = (uint64_t)(uintptr_t)arg;
+	const nlm4_res *r = res;
+	struct nlm_grant *g;
+
+	if (ok < 0)
+		return; /* stopping: nlm_destroy frees the grants */
+	pthread_mutex_lock(&n->lock);
+	g = grant_take(n, id);
+	if (g && (!ok || (r && r->stat != NLM4_GRANTED))) {
+		grant_undo(n, g->owner, g->start, g->end);
+	} else if (g && r == NULL) {
+		/* GRANTED_MSG went: the answer comes as GRANTED_RES */
+		g->next = n->grants;
+		n->grants = g;
+		g = NULL;
+	}
+	pthread_mutex_unlock(&n->lock);
+	free(g);
+}
+
+/* See nlm_int.h. */
+void nlm_granted_res(struct nlm *n, const nlm4_netobj *cookie, nlm4_stats st)
+{
+	struct nlm_grant *g;
+	uint64_t id;
+
+	if (cookie->nlm4_netobj_len != sizeof(id))
+		return;
+	memcpy(&id, cookie->nlm4_netobj_val, sizeof(id));
+	pthread_mutex_lock(&n->lock);
+	g = grant_take(n, id);
+	if (g && st != NLM4_GRANTED)
+		grant_undo(n, g->owner, g->start, g->end);
+	pthread_mutex_unlock(&n->lock);
+	free(g);
+}
+
+/* A blocked request got its lock: tell the client (GRANTED, or GRANTED_MSG
+ * to a client that asked with LOCK_MSG). */
+static void block_granted(struct nlm *n, struct nlm_block *b)
+{
+	struct nlm_owner *o = b->owner;
+	struct nlm_host *h = o->host;
+	int64_t start = b->start, end = b->end;
+	nlm4_testargs a = {.exclusive = b->exclusive};
+	struct nlm_grant *g = calloc(1, sizeof(*g));
+	uint64_t id = ++n->next_cookie;
+	int via_msg = b->via_msg, rc = -ENOMEM;
+
+	n->granted++;
+	nlm_block_unlink(n, b);
+	free(b);
+	a.cookie.nlm4_netobj_val = (char *)&id;
+	a.cookie.nlm4_netobj_len = sizeof(id);
+	fill_alock(o, start, end, &a.alock);
+	if (g) {
+		*g = (struct nlm_grant){.id = id,
+					.owner = o,
+					.start = start,
+					.end = end,
+					.deadline_ms = nlm_now_ms() + NLM_GRANT_WAIT_MS};
+		g->next = n->grants;
+		n->grants = g;
+		rc = nlm_cb_call(
+			n, (struct sockaddr *)&h->addr, h->addrlen, NLM_PROGRAM, NLM_V4,
+			via_msg ? NLM4_GRANTED_MSG : NLM4_GRANTED_PROC,
+			(xdrproc_t)xdr_nlm4_testargs, &a, via_msg ? NULL : (xdrproc_t)xdr_nlm4_res,
+			via_msg ? 0 : sizeof(nlm4_res), granted_done, (void *)(uintptr_t)id);
+		if (rc)
+			free(grant_take(n, id));
+	}
+	if (rc)
+		grant_undo(n, o, start, end);
+}
+
+/* See nlm_int.h. */
+void nlm_blocked_retry(struct nlm *n, int all, dev_t dev, ino_t ino)
+{
+	uint64_t now = nlm_now_ms();
+	struct nlm_block *b = n->blocked, *next;
+
+	for (; b; b = next) {
+		next = b->next;
+		if (!all && (b->owner->dev != dev || b->owner->ino != ino))
+			continue;
+		if (now >= b->deadline_ms) {
+			log_info("NLM: a blocked lock of '%s' waited %u s: dropped",
+				 b->owner->host->name, n->p.blocked_timeout_s);
+			nlm_block_free(n, b);
+			continue;
+		}
+		if (nlm_in_grace(n))
+			continue;
+		/* granting frees b only (its owner holds the lock now), so next stays */
+		if (nlm_owner_apply(n, b->owner, b->start, b->end, b->exclusive ? 2 : 1) == 0)
+			block_granted(n, b);
+	}
+}
+
+/* Forget grants whose GRANTED_RES never came: the GRANTED_MSG itself was
+ * delivered, so the client has the lock. */
+static void grants_expire(struct nlm *n)
+{
+	uint64_t now = nlm_now_ms();
+
+	for (struct nlm_grant **p = &n->grants; *p;) {
+		struct nlm_grant *g = *p;
+
+		if (now >= g->deadline_ms) {
+			*p = g->next;
+			free(g);
+		} else {
+			p = &g->next;
+		}
+	}
+}
+
+/* See nlm_int.h. */
+void nlm_tick(struct nlm *n)
+{
+	pthread_mutex_lock(&n->lock);
+	grants_expire(n);
+	nlm_blocked_retry(n, 1, 0, 0);
+	nlm_hosts_gc(n, NLM_HOST_IDLE_MS);
+	pthread_mutex_unlock(&n->lock);
+}
