@@ -18,6 +18,7 @@ if HAVE_FUSE
 nfsrdma_client_SOURCES += client/mount.c client/fuse_fs.h client/fuse_fs.c \
 	client/fuse_fs_file.c client/fuse_fs_dir.c client/fuse_fs_silly.c \
 	client/fuse_fs_lock.c client/nlm_clnt.c client/nlm_clnt.h \
+	client/nlm_clnt_int.h client/nlm_clnt_cb.c client/nlm_clnt_reclaim.c \
 	client/nlm_clnt_held.c client/nlm_clnt_held.h
 else
 nfsrdma_client_SOURCES += client/mount_nofuse.c
@@ -25,6 +26,7 @@ endif
 EXTRA_DIST += client/mount.c client/fuse_fs.h client/fuse_fs.c client/fuse_fs_file.c \
 	client/fuse_fs_dir.c client/fuse_fs_silly.c client/mount_nofuse.c \
 	client/fuse_fs_lock.c client/nlm_clnt.c client/nlm_clnt.h \
+	client/nlm_clnt_int.h client/nlm_clnt_cb.c client/nlm_clnt_reclaim.c \
 	client/nlm_clnt_held.c client/nlm_clnt_held.h
 dist_man_MANS += man/nfsrdma-client.8 man/mount.nfsrdma.8
 

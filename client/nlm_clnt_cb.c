@@ -1,0 +1,333 @@
+/*
+ * nlm_clnt_cb.c: the UDP service of the client's lock manager, started and
+ * stopped with it (nlmc_start, nlmc_stop). It receives the server's GRANTED
+ * callbacks and wakes the blocked request each names, forwards a GRANTED whose
+ * owner handle names another nfsrdma-client of this host to that client's
+ * port, hands SM_NOTIFY to the reclaimer, answers PMAP GETPORT for itself, and
+ * registers its port with this host's rpcbind.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <rpc/rpc.h>
+#include <rpc/pmap_prot.h>
+
+#include "client/nlm_clnt_int.h"
+#include "common/base/log.h"
+#include "common/nfs/nlm_prog.h"
+#include "common/nfs/nlm_prot.h"
+#include "common/nfs/nsm_prot.h"
+
+#define FWD_MAGIC "NLMF"
+#define FWD_HDR	  12 /* magic, the caller's IPv4 address and port, 2 spare */
+#define MSG_MAX	  4096
+
+/* Send the accepted answer (results res by xr) of xid to sa. */
+static void reply(struct nlmc *n, uint32_t xid, const struct sockaddr_in *sa, xdrproc_t xr,
+		  void *res, enum accept_stat ast)
+{
+	struct rpc_msg m;
+	char buf[MSG_MAX];
+	XDR x;
+
+	memset(&m, 0, sizeof(m));
+	m.rm_xid = xid;
+	m.rm_direction = REPLY;
+	m.rm_reply.rp_stat = MSG_ACCEPTED;
+	m.acpted_rply.ar_verf = _null_auth;
+	m.acpted_rply.ar_stat = ast;
+	m.acpted_rply.ar_results.where = res;
+	m.acpted_rply.ar_results.proc = xr ? xr : (xdrproc_t)xdr_void;
+	if (ast == PROG_MISMATCH)
+		m.acpted_rply.ar_vers.low = m.acpted_rply.ar_vers.high = NLM_V4;
+	xdrmem_create(&x, buf, sizeof(buf), XDR_ENCODE);
+	if (xdr_replymsg(&x, &m))
+		(void)sendto(n->cbfd, buf, xdr_getpos(&x), 0, (const struct sockaddr *)sa,
+			     sizeof(*sa));
+	xdr_destroy(&x);
+}
+
+/* A GRANTED for one of our waits: wake it. NLM4_GRANTED if one waited. */
+static nlm4_stats granted(struct nlmc *n, const nlm4_testargs *a)
+{
+	const nlm4_lock *l = &a->alock;
+	nlm4_stats st = NLM4_DENIED;
+	uint64_t owner;
+
+	if (l->oh.nlm4_netobj_len != OH_LEN || memcmp(l->oh.nlm4_netobj_val, n->cookie, 8) != 0 ||
+	    l->fh.nlm4_netobj_len > NFS3_FHSIZE)
+		return NLM4_DENIED;
+	memcpy(&owner, l->oh.nlm4_netobj_val + 8, 8);
+	pthread_mutex_lock(&n->lock);
+	for (struct nlmc_wait *w = n->waiters; w; w = w->next) {
+		if (w->owner == owner && w->off == l->l_offset && w->len == l->l_len &&
+		    w->excl == !!a->exclusive && w->fh.len == l->fh.nlm4_netobj_len &&
+		    memcmp(w->fh.data, l->fh.nlm4_netobj_val, w->fh.len) == 0) {
+			w->granted = 1;
+			pthread_cond_signal(&w->cond);
+			st = NLM4_GRANTED;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&n->lock);
+	return st;
+}
+
+/* A GRANTED whose owner handle names another client's callback port: pass
+ * the datagram there with who sent it (that client answers the server).
+ * 1 if forwarded. */
+static int forward(struct nlmc *n, const nlm4_testargs *a, const struct sockaddr_in *from,
+		   const char *msg, size_t len)
+{
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	char buf[FWD_HDR + MSG_MAX];
+	uint16_t port;
+
+	if (a->alock.oh.nlm4_netobj_len != OH_LEN || len > MSG_MAX)
+		return 0;
+	memcpy(&port, a->alock.oh.nlm4_netobj_val + 16, 2);
+	if (ntohs(port) == n->cbport || port == 0)
+		return 0;
+	to.sin_port = port;
+	memcpy(buf, FWD_MAGIC, 4);
+	memcpy(buf + 4, &from->sin_addr, 4);
+	memcpy(buf + 8, &from->sin_port, 2);
+	memset(buf + 10, 0, 2);
+	memcpy(buf + FWD_HDR, msg, len);
+	(void)sendto(n->cbfd, buf, FWD_HDR + len, 0, (struct sockaddr *)&to, sizeof(to));
+	return 1;
+}
+
+/* One NLM call to us. */
+static void serve_nlm(struct nlmc *n, uint32_t xid, uint32_t proc, XDR *x,
+		      const struct sockaddr_in *from, int forwarded, const char *msg, size_t len)
+{
+	nlm4_testargs a;
+	nlm4_res r;
+
+	if (proc == NLM4_NULL) {
+		reply(n, xid, from, NULL, NULL, SUCCESS);
+		return;
+	}
+	if (proc != NLM4_GRANTED_PROC) {
+		reply(n, xid, from, NULL, NULL, PROC_UNAVAIL);
+		return;
+	}
+	memset(&a, 0, sizeof(a));
+	if (!xdr_nlm4_testargs(x, &a)) {
+		reply(n, xid, from, NULL, NULL, GARBAGE_ARGS);
+	} else if (forwarded || !forward(n, &a, from, msg, len)) {
+		r.cookie = a.cookie;
+		r.stat = granted(n, &a);
+		reply(n, xid, from, (xdrproc_t)xdr_nlm4_res, &r, SUCCESS);
+	}
+	xdr_free((xdrproc_t)xdr_nlm4_testargs, (char *)&a);
+}
+
+/* SM_NOTIFY: a monitored host (the server, as it says) restarted. The
+ * reclaimer takes our locks back; other mounts of this host find out by
+ * their new connection. */
+static void nsm_notify(struct nlmc *n, XDR *x, const struct sockaddr_in *from)
+{
+	nsm_stat_chge sc;
+	char ip[INET_ADDRSTRLEN] = "?";
+
+	memset(&sc, 0, sizeof(sc));
+	if (!xdr_nsm_stat_chge(x, &sc))
+		return;
+	inet_ntop(AF_INET, &from->sin_addr, ip, sizeof(ip));
+	log_info("locks: '%s' (%s) restarted (state %d): reclaiming", sc.mon_name, ip, sc.state);
+	xdr_free((xdrproc_t)xdr_nsm_stat_chge, (char *)&sc);
+	nlmc_reclaim_want(n);
+}
+
+/* One datagram: a call to NLM, NSM or PMAP GETPORT (for ourselves). */
+static void serve_one(struct nlmc *n, char *buf, size_t len, struct sockaddr_in from)
+{
+	char creds[2 * MAX_AUTH_BYTES];
+	struct rpc_msg m;
+	int forwarded = 0;
+	struct pmap pm;
+	u_int port;
+	XDR x;
+
+	if (len >= FWD_HDR && memcmp(buf, FWD_MAGIC, 4) == 0 &&
+	    from.sin_addr.s_addr == htonl(INADDR_LOOPBACK)) {
+		memcpy(&from.sin_addr, buf + 4, 4);
+		memcpy(&from.sin_port, buf + 8, 2);
+		buf += FWD_HDR;
+		len -= FWD_HDR;
+		forwarded = 1;
+	}
+	memset(&m, 0, sizeof(m));
+	m.rm_call.cb_cred.oa_base = creds;
+	m.rm_call.cb_verf.oa_base = creds + MAX_AUTH_BYTES;
+	xdrmem_create(&x, buf, (u_int)len, XDR_DECODE);
+	if (!xdr_callmsg(&x, &m) || m.rm_direction != CALL) {
+		xdr_destroy(&x);
+		return;
+	}
+	if (m.rm_call.cb_prog == NLM_PROGRAM && m.rm_call.cb_vers == NLM_V4) {
+		serve_nlm(n, m.rm_xid, (uint32_t)m.rm_call.cb_proc, &x, &from, forwarded, buf, len);
+	} else if (m.rm_call.cb_prog == NSM_PROGRAM && m.rm_call.cb_proc == NSM_NULL) {
+		reply(n, m.rm_xid, &from, NULL, NULL, SUCCESS);
+	} else if (m.rm_call.cb_prog == NSM_PROGRAM && m.rm_call.cb_proc == NSM_NOTIFY) {
+		nsm_notify(n, &x, &from);
+		reply(n, m.rm_xid, &from, NULL, NULL, SUCCESS);
+	} else if (m.rm_call.cb_prog == PMAPPROG && m.rm_call.cb_proc == PMAPPROC_GETPORT &&
+		   xdr_pmap(&x, &pm)) {
+		/* for a server told to ask here: NLM v4 over UDP is this port */
+		port = ((pm.pm_prog == NLM_PROGRAM && pm.pm_vers == NLM_V4) ||
+			(pm.pm_prog == NSM_PROGRAM && pm.pm_vers == NSM_V1)) &&
+				       pm.pm_prot == IPPROTO_UDP
+			       ? n->cbport
+			       : 0;
+		reply(n, m.rm_xid, &from, (xdrproc_t)xdr_u_int, &port, SUCCESS);
+	} else if (m.rm_call.cb_prog == NLM_PROGRAM) {
+		reply(n, m.rm_xid, &from, NULL, NULL, PROG_MISMATCH);
+	} else {
+		reply(n, m.rm_xid, &from, NULL, NULL, PROG_UNAVAIL);
+	}
+	xdr_destroy(&x);
+}
+
+static void *cb_main(void *arg)
+{
+	struct nlmc *n = arg;
+	struct pollfd pfd = {.fd = n->cbfd, .events = POLLIN};
+	char buf[FWD_HDR + MSG_MAX];
+	struct sockaddr_in from;
+	socklen_t flen;
+	ssize_t got;
+
+	while (!__atomic_load_n(&n->stop, __ATOMIC_ACQUIRE)) {
+		if (poll(&pfd, 1, 200) <= 0)
+			continue;
+		flen = sizeof(from);
+		got = recvfrom(n->cbfd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from,
+			       &flen);
+		if (got > 0 && flen >= sizeof(from) && from.sin_family == AF_INET)
+			serve_one(n, buf, (size_t)got, from);
+	}
+	return NULL;
+}
+
+/* Register (PMAPPROC_SET) or unregister our callback port with this host's
+ * rpcbind, over TCP so that a host without one answers at once. 1 if done:
+ * another client of this host may hold the slot (it forwards our GRANTED),
+ * or no rpcbind runs (then blocked requests are asked again every repoll_s). */
+static int pmap_call(struct nlmc *n, u_long proc)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+				 .sin_port = htons(PMAPPORT),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct pmap pm = {.pm_prog = NLM_PROGRAM,
+			  .pm_vers = NLM_V4,
+			  .pm_prot = IPPROTO_UDP,
+			  .pm_port = n->cbport};
+	struct timeval tv = {.tv_sec = 2, .tv_usec = 0};
+	bool_t ok = FALSE;
+	CLIENT *c = nlmc_tcp_client(&sa, PMAPPROG, PMAPVERS, 2000);
+
+	if (c == NULL)
+		return 0;
+	if (clnt_call(c, proc, (xdrproc_t)xdr_pmap, (char *)&pm, (xdrproc_t)xdr_bool, (char *)&ok,
+		      tv) != RPC_SUCCESS)
+		ok = FALSE;
+	clnt_destroy(c);
+	return ok == TRUE;
+}
+
+/* See nlm_clnt.h. */
+int nlmc_start(const struct nlmc_params *p, struct nlmc **out, char *err, size_t errlen)
+{
+	struct nlmc *n = calloc(1, sizeof(*n));
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((u_short)p->cbport)};
+	socklen_t slen = sizeof(sa);
+
+	if (n == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	n->p = *p;
+	snprintf(n->host, sizeof(n->host), "%s", p->host);
+	if (gethostname(n->caller, sizeof(n->caller) - 1) != 0 || n->caller[0] == '\0')
+		snprintf(n->caller, sizeof(n->caller), "localhost");
+	if (getrandom(n->cookie, sizeof(n->cookie), 0) != (ssize_t)sizeof(n->cookie) ||
+	    getrandom(&n->state, sizeof(n->state), 0) != (ssize_t)sizeof(n->state)) {
+		snprintf(err, errlen, "no random numbers: %s", strerror(errno));
+		free(n);
+		return -EIO;
+	}
+	n->state |= 1; /* odd: up */
+	pthread_mutex_init(&n->call_lock, NULL);
+	pthread_mutex_init(&n->lock, NULL);
+	pthread_cond_init(&n->reclaim_cond, NULL);
+	n->held.max_owners = p->max_owners;
+	n->cbfd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (n->cbfd < 0 || bind(n->cbfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    getsockname(n->cbfd, (struct sockaddr *)&sa, &slen) != 0) {
+		snprintf(err, errlen, "lock callbacks: cannot bind UDP port %u: %s", p->cbport,
+			 strerror(errno));
+		nlmc_stop(n);
+		return -EADDRINUSE;
+	}
+	n->cbport = ntohs(sa.sin_port);
+	if (pthread_create(&n->thread, NULL, cb_main, n) != 0) {
+		snprintf(err, errlen, "cannot start a thread");
+		nlmc_stop(n);
+		return -EAGAIN;
+	}
+	n->thread_started = 1;
+	if (pthread_create(&n->reclaimer, NULL, nlmc_reclaim_main, n) != 0) {
+		snprintf(err, errlen, "cannot start a thread");
+		nlmc_stop(n);
+		return -EAGAIN;
+	}
+	n->reclaimer_started = 1;
+	n->registered = pmap_call(n, PMAPPROC_SET);
+	if (!n->registered)
+		log_info("locks: NLM callbacks on UDP port %u are not registered with rpcbind",
+			 n->cbport);
+	*out = n;
+	return 0;
+}
+
+/* See nlm_clnt.h. */
+void nlmc_stop(struct nlmc *n)
+{
+	if (n == NULL)
+		return;
+	if (n->registered)
+		(void)pmap_call(n, PMAPPROC_UNSET);
+	pthread_mutex_lock(&n->lock);
+	__atomic_store_n(&n->stop, 1, __ATOMIC_RELEASE);
+	pthread_cond_signal(&n->reclaim_cond);
+	pthread_mutex_unlock(&n->lock);
+	if (n->thread_started)
+		pthread_join(n->thread, NULL);
+	if (n->reclaimer_started)
+		pthread_join(n->reclaimer, NULL);
+	if (n->cbfd >= 0)
+		close(n->cbfd);
+	if (n->clnt)
+		clnt_destroy(n->clnt);
+	nlmc_held_clear(&n->held);
+	pthread_cond_destroy(&n->reclaim_cond);
+	pthread_mutex_destroy(&n->call_lock);
+	pthread_mutex_destroy(&n->lock);
+	free(n);
+}
+
+/* See nlm_clnt.h. */
+unsigned nlmc_cbport(const struct nlmc *n)
+{
+	return n->cbport;
+}

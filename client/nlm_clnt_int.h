@@ -1,0 +1,77 @@
+/*
+ * nlm_clnt_int.h: what the files of the client's lock manager share: the
+ * client (struct nlmc), a blocked request's wait, the owner handle, and the
+ * calls to the server that the reclaimer also makes. nlmc.call_lock guards the
+ * connection (calls go one at a time); nlmc.lock the waits, what is held and
+ * the reclaimer's state. Neither is taken while the other is held.
+ */
+#ifndef NFSRDMA_NLM_CLNT_INT_H
+#define NFSRDMA_NLM_CLNT_INT_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <netinet/in.h>
+#include <rpc/rpc.h>
+
+#include "client/nlm_clnt.h"
+#include "client/nlm_clnt_held.h"
+#include "common/nfs/nlm_prot.h"
+
+#define OH_LEN 18 /* cookie (8), lock owner (8), callback port (2) */
+
+struct nlmc_wait {
+	struct nlmc_wait *next;
+	struct nfs3c_fh fh;
+	uint64_t owner, off, len;
+	int excl;
+	int granted, interrupted;
+	pthread_cond_t cond;
+};
+
+struct nlmc {
+	struct nlmc_params p;
+	char host[256];	  /* the server */
+	char caller[256]; /* our caller_name: this host's name */
+	uint8_t cookie[8];
+	int32_t state; /* our NSM state number */
+
+	pthread_mutex_t call_lock; /* the connection; calls go one at a time */
+	CLIENT *clnt;
+	int no_nlm_logged;
+	uint32_t next_cookie;
+
+	pthread_mutex_t lock; /* waiters, held, reclaim */
+	struct nlmc_wait *waiters;
+	unsigned nwaiters;
+	struct nlmc_heldset held;
+	int ever_connected, reconnected; /* under call_lock */
+	int reclaim_wanted;		 /* SM_NOTIFY or a grace period seen */
+	pthread_cond_t reclaim_cond;
+	pthread_t reclaimer;
+	int reclaimer_started;
+
+	int cbfd;
+	unsigned short cbport;
+	pthread_t thread;
+	int thread_started;
+	int stop;
+	int registered; /* with this host's rpcbind */
+};
+
+/* Calls to the server (nlm_clnt.c). */
+/* An RPC client for prog/vers at sa over TCP within timeout_ms, or NULL. */
+CLIENT *nlmc_tcp_client(struct sockaddr_in *sa, uint32_t prog, uint32_t vers, int timeout_ms);
+/* One NLM call; 0, or -ENOLCK when the server's NLM cannot be reached. */
+int nlmc_call(struct nlmc *n, uint32_t proc, xdrproc_t xa, void *a, xdrproc_t xr, void *r);
+/* A new call cookie: *c, which o names. */
+void nlmc_set_cookie(struct nlmc *n, uint32_t *c, nlm4_netobj *o);
+/* Fill alock for l (oh, OH_LEN bytes, is the caller's buffer). */
+void nlmc_fill_alock(struct nlmc *n, const struct nlmc_lock *l, char *oh, nlm4_lock *a);
+
+/* Reclaim after the server restarts (nlm_clnt_reclaim.c). */
+/* The server is in its grace period, or told us it restarted: reclaim. */
+void nlmc_reclaim_want(struct nlmc *n);
+/* The reclaimer thread (arg: the struct nlmc), until nlmc.stop. */
+void *nlmc_reclaim_main(void *arg);
+
+#endif

@@ -1,0 +1,131 @@
+/*
+ * nlm_clnt_reclaim.c: reclaim after the server restarts. A thread takes every
+ * lock held back (LOCK with reclaim) when SM_NOTIFY says the server restarted,
+ * when a request is refused for the grace period, or when the connection to
+ * the server's NLM had to be made again while locks are held.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <rpc/rpc.h>
+
+#include "client/nlm_clnt_int.h"
+#include "common/base/log.h"
+#include "common/nfs/nlm_prog.h"
+#include "common/nfs/nlm_prot.h"
+
+#define RECLAIM_CHECK_MS 2000 /* while locks are held: has the server restarted? */
+
+/* The server is in its grace period, or told us it restarted: reclaim. */
+void nlmc_reclaim_want(struct nlmc *n)
+{
+	pthread_mutex_lock(&n->lock);
+	n->reclaim_wanted = 1;
+	pthread_cond_signal(&n->reclaim_cond);
+	pthread_mutex_unlock(&n->lock);
+}
+
+/* LOCK with reclaim for every range held; the number lost. */
+static unsigned reclaim_all(struct nlmc *n, unsigned *total)
+{
+	struct nlmc_lock *all = NULL;
+	struct nfs3c_fh *fhs = NULL;
+	unsigned k = 0, lost = 0, cap = 0;
+
+	pthread_mutex_lock(&n->lock);
+	for (struct nlmc_held *h = n->held.head; h; h = h->next)
+		cap += h->nr;
+	if (cap && ((all = calloc(cap, sizeof(*all))) == NULL ||
+		    (fhs = calloc(cap, sizeof(*fhs))) == NULL))
+		cap = 0;
+	for (struct nlmc_held *h = n->held.head; h && k < cap; h = h->next) {
+		for (unsigned i = 0; i < h->nr && k < cap; i++, k++) {
+			fhs[k] = h->fh;
+			all[k] = (struct nlmc_lock){
+				.fh = &fhs[k],
+				.owner = h->owner,
+				.svid = h->svid,
+				.type = h->r[i].excl ? F_WRLCK : F_RDLCK,
+				.start = h->r[i].start,
+				.len = h->r[i].end == UINT64_MAX ? 0 : h->r[i].end - h->r[i].start};
+		}
+	}
+	pthread_mutex_unlock(&n->lock);
+	for (unsigned i = 0; i < k; i++) {
+		nlm4_lockargs a = {
+			.exclusive = all[i].type == F_WRLCK, .reclaim = 1, .state = n->state};
+		nlm4_res r;
+		char oh[OH_LEN];
+		uint32_t ck;
+
+		nlmc_set_cookie(n, &ck, &a.cookie);
+		nlmc_fill_alock(n, &all[i], oh, &a.alock);
+		memset(&r, 0, sizeof(r));
+		if (nlmc_call(n, NLM4_LOCK, (xdrproc_t)xdr_nlm4_lockargs, &a,
+			      (xdrproc_t)xdr_nlm4_res, &r) != 0) {
+			lost++;
+			continue;
+		}
+		/* not in grace: the server never lost it */
+		lost += r.stat != NLM4_GRANTED && r.stat != NLM4_DENIED_GRACE_PERIOD;
+		xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
+	}
+	free(all);
+	free(fhs);
+	*total = k;
+	return lost;
+}
+
+/* Whether the connection to the server's NLM had to be made again (it may
+ * have restarted): an NLM NULL call on it, only while locks are held. */
+static int reconnected(struct nlmc *n)
+{
+	int again;
+
+	if (nlmc_call(n, NLM4_NULL, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_void, NULL) != 0)
+		return 0;
+	pthread_mutex_lock(&n->call_lock);
+	again = n->reconnected;
+	n->reconnected = 0;
+	pthread_mutex_unlock(&n->call_lock);
+	return again;
+}
+
+/* The reclaimer: on SM_NOTIFY, a grace period seen, or a new connection
+ * while locks are held (checked every RECLAIM_CHECK_MS), reclaim them all. */
+void *nlmc_reclaim_main(void *arg)
+{
+	struct nlmc *n = arg;
+	unsigned total, lost;
+	struct timespec ts;
+	int want, held;
+
+	pthread_mutex_lock(&n->lock);
+	while (!n->stop) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += RECLAIM_CHECK_MS / 1000;
+		if (!n->reclaim_wanted)
+			pthread_cond_timedwait(&n->reclaim_cond, &n->lock, &ts);
+		if (n->stop)
+			break;
+		want = n->reclaim_wanted;
+		n->reclaim_wanted = 0;
+		held = n->held.n > 0;
+		pthread_mutex_unlock(&n->lock);
+		if (held && (reconnected(n) || want)) {
+			lost = reclaim_all(n, &total);
+			if (lost)
+				log_warn("locks: the server restarted: %u of %u locks could not be "
+					 "reclaimed",
+					 lost, total);
+			else
+				log_info("locks: reclaimed %u locks after the server restarted",
+					 total);
+		}
+		pthread_mutex_lock(&n->lock);
+	}
+	pthread_mutex_unlock(&n->lock);
+	return NULL;
+}
