@@ -270,25 +270,18 @@ void ce_proc_fsstat(struct nfs_req *req, void *argp, void *resp)
 	ce_release(&o);
 }
 
-/* See backend_ceph.h. FSINFO: the server's limits, as for the POSIX backend. */
+/* See backend_ceph.h. FSINFO: the server's limits, alike for every backend. */
 void ce_proc_fsinfo(struct nfs_req *req, void *argp, void *resp)
 {
 	FSINFO3args *a = argp;
 	FSINFO3res *r = resp;
 	FSINFO3resok *ok = &r->FSINFO3res_u.resok;
-	uint32_t max = req->be->max_io;
 	struct ce_obj o;
 
 	if ((r->status = ce_resolve(req, &a->fsroot, 0, &o)) != NFS3_OK)
 		return;
 	be_post_attr_st(o.exp, &o.st, &ok->obj_attributes);
-	ok->rtmax = ok->rtpref = ok->wtmax = ok->wtpref = max;
-	ok->rtmult = ok->wtmult = 4096;
-	ok->dtpref = max < 32768 ? max : 32768;
-	ok->maxfilesize = INT64_MAX;
-	ok->time_delta.seconds = 0;
-	ok->time_delta.nseconds = 1;
-	ok->properties = FSF3_LINK | FSF3_SYMLINK | FSF3_HOMOGENEOUS | FSF3_CANSETTIME;
+	be_fsinfo_limits(req->be, ok);
 	ce_release(&o);
 }
 
