@@ -1,6 +1,7 @@
 /*
  * backend_attr.c: NFSv3 attributes from struct stat, weak cache consistency
- * data, name checks, and the errno -> nfsstat3 mapping.
+ * data, name checks, what every backend answers alike (FSINFO's limits,
+ * MKNOD's type and device), and the errno -> nfsstat3 mapping.
  */
 #include <errno.h>
 #include <string.h>
@@ -195,4 +196,40 @@ nfsstat3 be_name_check(const char *name)
 	if (memchr(name, '/', len) != NULL)
 		return NFS3ERR_INVAL;
 	return NFS3_OK;
+}
+
+/* See backend_int.h. READ/WRITE sizes from the configured max I/O. */
+void be_fsinfo_limits(const struct nfs_backend *be, FSINFO3resok *ok)
+{
+	uint32_t max = be->max_io;
+
+	ok->rtmax = ok->rtpref = ok->wtmax = ok->wtpref = max;
+	ok->rtmult = ok->wtmult = 4096;
+	ok->dtpref = max < 32768 ? max : 32768;
+	ok->maxfilesize = INT64_MAX;
+	ok->time_delta.seconds = 0;
+	ok->time_delta.nseconds = 1;
+	ok->properties = FSF3_LINK | FSF3_SYMLINK | FSF3_HOMOGENEOUS | FSF3_CANSETTIME;
+}
+
+/* See backend_int.h. */
+nfsstat3 be_mknod_args(const mknoddata3 *w, mode_t *mode, dev_t *dev, const sattr3 **sa)
+{
+	*dev = 0;
+	switch (w->type) {
+	case NF3CHR:
+	case NF3BLK:
+		*mode = w->type == NF3CHR ? S_IFCHR : S_IFBLK;
+		*dev = makedev(w->mknoddata3_u.device.spec.specdata1,
+			       w->mknoddata3_u.device.spec.specdata2);
+		*sa = &w->mknoddata3_u.device.dev_attributes;
+		return NFS3_OK;
+	case NF3SOCK:
+	case NF3FIFO:
+		*mode = w->type == NF3SOCK ? S_IFSOCK : S_IFIFO;
+		*sa = &w->mknoddata3_u.pipe_attributes;
+		return NFS3_OK;
+	default:
+		return NFS3ERR_BADTYPE;
+	}
 }

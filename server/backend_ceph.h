@@ -2,8 +2,9 @@
  * backend_ceph.h: what the CephFS backend's files share (backend_ceph*.c):
  * an export's libcephfs mount, an object a handle resolved to (an Inode
  * reference, its attributes, the caller's UserPerm), handles made from what
- * the cluster names, and attributes from struct ceph_statx. Every call here
- * blocks on the cluster: they run on the worker pool only (nfs3_procs).
+ * the cluster names, attributes from struct ceph_statx, and the procedures
+ * be_ceph_ops (backend_ceph.c) lists. Every call here blocks on the cluster:
+ * they run on the worker pool only (nfs3_procs).
  */
 #ifndef NFSRDMA_BACKEND_CEPH_H
 #define NFSRDMA_BACKEND_CEPH_H
@@ -66,6 +67,23 @@ void ce_wcc(struct ce_obj *o, wcc_data *out);
 void ce_post_attr(struct ce_obj *o, post_op_attr *out);
 /* sattr3 as ceph_ll_setattr takes it: fills stx and *mask; INVAL/FBIG. */
 nfsstat3 ce_sattr(const sattr3 *sa, struct ceph_statx *stx, int *mask);
+/* Whether the mode bits of o give its caller all of want (R_OK, W_OK, X_OK). */
+int ce_mode_allows(const struct ce_obj *o, int want);
+
+/* The attribute procedures (backend_ceph_attr.c). */
+void ce_proc_getattr(struct nfs_req *req, void *argp, void *resp);
+void ce_proc_setattr(struct nfs_req *req, void *argp, void *resp);
+void ce_proc_lookup(struct nfs_req *req, void *argp, void *resp);
+void ce_proc_access(struct nfs_req *req, void *argp, void *resp);
+void ce_proc_readlink(struct nfs_req *req, void *argp, void *resp);
+void ce_proc_fsstat(struct nfs_req *req, void *argp, void *resp);
+void ce_proc_fsinfo(struct nfs_req *req, void *argp, void *resp);
+void ce_proc_pathconf(struct nfs_req *req, void *argp, void *resp);
+
+/* READ, WRITE and COMMIT (backend_ceph_io.c). */
+void ce_proc_read(struct nfs_req *req, void *argp, void *resp);
+void ce_proc_write(struct nfs_req *req, void *argp, void *resp);
+void ce_proc_commit(struct nfs_req *req, void *argp, void *resp);
 
 /* The namespace and listing procedures (backend_ceph_dir.c). */
 void ce_proc_create(struct nfs_req *req, void *argp, void *resp);

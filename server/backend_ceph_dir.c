@@ -13,7 +13,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sysmacros.h>
 
 #include "common/base/log.h"
 #include "server/backend_ceph.h"
@@ -222,28 +221,6 @@ void ce_proc_symlink(struct nfs_req *req, void *argp, void *resp)
 	dirop_end(&d, r->status == NFS3_OK ? &ok->dir_wcc : &r->SYMLINK3res_u.resfail.dir_wcc);
 }
 
-/* The mode and device for a MKNOD request; BADTYPE for other types. */
-static nfsstat3 mknod_args(const mknoddata3 *w, mode_t *mode, dev_t *dev, const sattr3 **sa)
-{
-	*dev = 0;
-	switch (w->type) {
-	case NF3CHR:
-	case NF3BLK:
-		*mode = w->type == NF3CHR ? S_IFCHR : S_IFBLK;
-		*dev = makedev(w->mknoddata3_u.device.spec.specdata1,
-			       w->mknoddata3_u.device.spec.specdata2);
-		*sa = &w->mknoddata3_u.device.dev_attributes;
-		return NFS3_OK;
-	case NF3SOCK:
-	case NF3FIFO:
-		*mode = w->type == NF3SOCK ? S_IFSOCK : S_IFIFO;
-		*sa = &w->mknoddata3_u.pipe_attributes;
-		return NFS3_OK;
-	default:
-		return NFS3ERR_BADTYPE;
-	}
-}
-
 /* See backend_ceph.h. MKNOD: a device, socket or FIFO. */
 void ce_proc_mknod(struct nfs_req *req, void *argp, void *resp)
 {
@@ -261,7 +238,7 @@ void ce_proc_mknod(struct nfs_req *req, void *argp, void *resp)
 	if ((r->status = dirop_begin(req, &a->where, &d, &r->MKNOD3res_u.resfail.dir_wcc)) !=
 	    NFS3_OK)
 		return;
-	if ((r->status = mknod_args(&a->what, &mode, &dev, &sa)) == NFS3_OK) {
+	if ((r->status = be_mknod_args(&a->what, &mode, &dev, &sa)) == NFS3_OK) {
 		e = ceph_ll_mknod(d.ce->cm, d.in, a->where.name, mode | sattr_mode(sa, 0644), dev,
 				  &in, &stx, CE_WANT | CEPH_STATX_INO, 0, d.perm);
 		r->status = e < 0 ? nfs3_errno_to_stat(-e)

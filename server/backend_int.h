@@ -115,6 +115,10 @@ void be_pre_attr(const struct stat *st, pre_op_attr *out);
 void be_wcc(const struct export *e, int fd, const struct stat *before, wcc_data *out);
 /* A name a client may create or look up: not empty, no '/', not too long. */
 nfsstat3 be_name_check(const char *name);
+/* FSINFO's limits, alike for every backend: all of ok but obj_attributes. */
+void be_fsinfo_limits(const struct nfs_backend *be, FSINFO3resok *ok);
+/* The mode and device mknod takes for a MKNOD request; BADTYPE otherwise. */
+nfsstat3 be_mknod_args(const mknoddata3 *w, mode_t *mode, dev_t *dev, const sattr3 **sa);
 /* May the caller (identity in force) read/write the regular file o? The
  * owner always may (as knfsd allows), and a reader may read what it may
  * execute; otherwise the file's permissions and ACLs decide. */

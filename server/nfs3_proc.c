@@ -274,20 +274,13 @@ static void nfs3_proc_fsinfo(struct nfs_req *req, void *argp, void *resp)
 	FSINFO3args *a = argp;
 	FSINFO3res *r = resp;
 	FSINFO3resok *ok = &r->FSINFO3res_u.resok;
-	uint32_t max = req->be->max_io;
 	struct be_obj o;
 
 	r->status = be_resolve(req, &a->fsroot, OSDEP_OPEN_PATH, 0, &o);
 	if (r->status != NFS3_OK)
 		return;
 	be_post_attr_st(o.exp, &o.st, &ok->obj_attributes);
-	ok->rtmax = ok->rtpref = ok->wtmax = ok->wtpref = max;
-	ok->rtmult = ok->wtmult = 4096;
-	ok->dtpref = max < 32768 ? max : 32768;
-	ok->maxfilesize = INT64_MAX;
-	ok->time_delta.seconds = 0;
-	ok->time_delta.nseconds = 1;
-	ok->properties = FSF3_LINK | FSF3_SYMLINK | FSF3_HOMOGENEOUS | FSF3_CANSETTIME;
+	be_fsinfo_limits(req->be, ok);
 	be_release(req, &o);
 }
 

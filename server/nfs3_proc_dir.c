@@ -10,7 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 
 #include "common/base/log.h"
 #include "server/nfs3_proc.h"
@@ -225,28 +224,6 @@ void nfs3_proc_symlink(struct nfs_req *req, void *argp, void *resp)
 	dirop_end(req, &d, r->status == NFS3_OK ? &ok->dir_wcc : &r->SYMLINK3res_u.resfail.dir_wcc);
 }
 
-/* The mode and device mknod takes for a MKNOD request; BADTYPE otherwise. */
-static nfsstat3 mknod_args(const mknoddata3 *w, mode_t *mode, dev_t *dev, const sattr3 **sa)
-{
-	*dev = 0;
-	switch (w->type) {
-	case NF3CHR:
-	case NF3BLK:
-		*mode = w->type == NF3CHR ? S_IFCHR : S_IFBLK;
-		*dev = makedev(w->mknoddata3_u.device.spec.specdata1,
-			       w->mknoddata3_u.device.spec.specdata2);
-		*sa = &w->mknoddata3_u.device.dev_attributes;
-		return NFS3_OK;
-	case NF3SOCK:
-	case NF3FIFO:
-		*mode = w->type == NF3SOCK ? S_IFSOCK : S_IFIFO;
-		*sa = &w->mknoddata3_u.pipe_attributes;
-		return NFS3_OK;
-	default:
-		return NFS3ERR_BADTYPE;
-	}
-}
-
 /* See nfs3_proc.h. MKNOD: a device, socket or FIFO. */
 void nfs3_proc_mknod(struct nfs_req *req, void *argp, void *resp)
 {
@@ -261,7 +238,7 @@ void nfs3_proc_mknod(struct nfs_req *req, void *argp, void *resp)
 	if ((r->status = dirop_begin(req, &a->where, &d, &r->MKNOD3res_u.resfail.dir_wcc)) !=
 	    NFS3_OK)
 		return;
-	r->status = mknod_args(&a->what, &mode, &dev, &sa);
+	r->status = be_mknod_args(&a->what, &mode, &dev, &sa);
 	if (r->status == NFS3_OK && mknodat(d.fd, a->where.name, mode | 0600, dev) < 0)
 		r->status = nfs3_errno_to_stat(errno);
 	if (r->status == NFS3_OK)

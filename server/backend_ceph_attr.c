@@ -1,0 +1,306 @@
+/*
+ * backend_ceph_attr.c: the CephFS backend's attribute procedures (GETATTR,
+ * SETATTR, LOOKUP, ACCESS, READLINK, FSSTAT, FSINFO, PATHCONF), sattr3 as
+ * libcephfs takes it, and the caller's rights from the mode bits. Each runs
+ * on an object ce_resolve found, with the caller's UserPerm, so the cluster
+ * checks what the caller may change.
+ */
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/statvfs.h>
+
+#include "server/backend_ceph.h"
+
+/* See backend_ceph.h. GETATTR: the object's attributes. */
+void ce_proc_getattr(struct nfs_req *req, void *argp, void *resp)
+{
+	GETATTR3args *a = argp;
+	GETATTR3res *r = resp;
+	struct ce_obj o;
+
+	if ((r->status = ce_resolve(req, &a->object, 0, &o)) != NFS3_OK)
+		return;
+	be_fattr(o.exp, &o.st, &r->GETATTR3res_u.resok.obj_attributes);
+	ce_release(&o);
+}
+
+/* See backend_ceph.h. */
+nfsstat3 ce_sattr(const sattr3 *sa, struct ceph_statx *stx, int *mask)
+{
+	struct timespec now = {0, 0};
+
+	memset(stx, 0, sizeof(*stx));
+	*mask = 0;
+	if ((sa->atime.set_it == SET_TO_CLIENT_TIME &&
+	     sa->atime.set_atime_u.atime.nseconds >= 1000000000u) ||
+	    (sa->mtime.set_it == SET_TO_CLIENT_TIME &&
+	     sa->mtime.set_mtime_u.mtime.nseconds >= 1000000000u))
+		return NFS3ERR_INVAL;
+	if (sa->size.set_it) {
+		if (sa->size.set_size3_u.size > INT64_MAX)
+			return NFS3ERR_FBIG;
+		stx->stx_size = sa->size.set_size3_u.size;
+		*mask |= CEPH_SETATTR_SIZE;
+	}
+	if (sa->mode.set_it) {
+		stx->stx_mode = sa->mode.set_mode3_u.mode & 07777;
+		*mask |= CEPH_SETATTR_MODE;
+	}
+	if (sa->uid.set_it) {
+		stx->stx_uid = sa->uid.set_uid3_u.uid;
+		*mask |= CEPH_SETATTR_UID;
+	}
+	if (sa->gid.set_it) {
+		stx->stx_gid = sa->gid.set_gid3_u.gid;
+		*mask |= CEPH_SETATTR_GID;
+	}
+	/* the server's clock, set as a time (as FSAL_CEPH does): the _NOW
+	 * flags alone leave the times as they were in libcephfs 16 */
+	if (sa->atime.set_it == SET_TO_SERVER_TIME || sa->mtime.set_it == SET_TO_SERVER_TIME)
+		clock_gettime(CLOCK_REALTIME, &now);
+	if (sa->atime.set_it == SET_TO_SERVER_TIME) {
+		stx->stx_atime = now;
+		*mask |= CEPH_SETATTR_ATIME;
+	}
+	if (sa->atime.set_it == SET_TO_CLIENT_TIME) {
+		stx->stx_atime.tv_sec = sa->atime.set_atime_u.atime.seconds;
+		stx->stx_atime.tv_nsec = sa->atime.set_atime_u.atime.nseconds;
+		*mask |= CEPH_SETATTR_ATIME;
+	}
+	if (sa->mtime.set_it == SET_TO_SERVER_TIME) {
+		stx->stx_mtime = now;
+		*mask |= CEPH_SETATTR_MTIME;
+	}
+	if (sa->mtime.set_it == SET_TO_CLIENT_TIME) {
+		stx->stx_mtime.tv_sec = sa->mtime.set_mtime_u.mtime.seconds;
+		stx->stx_mtime.tv_nsec = sa->mtime.set_mtime_u.mtime.nseconds;
+		*mask |= CEPH_SETATTR_MTIME;
+	}
+	return NFS3_OK;
+}
+
+/* Apply mask of stx (from sa) to o, in three steps so that none undoes
+ * another: the size, by the server for the file's owner (who may always
+ * truncate their file, as knfsd and the POSIX backend allow: a file created
+ * with mode 0 and then truncated); owner, group and mode as the caller; the
+ * times last, so that the truncation's stamps do not replace them. Times
+ * set to now are the server's for anyone who may write the file (utimensat
+ * allows it; libcephfs 16 only lets the owner set a time). */
+static int ce_setattr(struct ce_obj *o, const sattr3 *sa, const struct ceph_statx *stx, int mask)
+{
+	const int times = CEPH_SETATTR_ATIME | CEPH_SETATTR_MTIME;
+	int now_only =
+		sa->atime.set_it != SET_TO_CLIENT_TIME && sa->mtime.set_it != SET_TO_CLIENT_TIME;
+	const UserPerm *mine = ceph_mount_perms(o->ce->cm);
+	struct ceph_statx x; /* libcephfs may write into what it is given */
+	int e = 0;
+
+	if (mask & CEPH_SETATTR_SIZE) {
+		x = *stx;
+		e = ceph_ll_setattr(o->ce->cm, o->in, &x, CEPH_SETATTR_SIZE,
+				    o->st.st_uid == o->uid ? mine : o->perm);
+	}
+	if (e == 0 && (mask & ~(times | CEPH_SETATTR_SIZE))) {
+		x = *stx;
+		e = ceph_ll_setattr(o->ce->cm, o->in, &x, mask & ~(times | CEPH_SETATTR_SIZE),
+				    o->perm);
+	}
+	if (e == 0 && (mask & times)) {
+		x = *stx;
+		e = ceph_ll_setattr(o->ce->cm, o->in, &x, mask & times,
+				    now_only && o->uid != o->st.st_uid && ce_mode_allows(o, W_OK)
+					    ? mine
+					    : o->perm);
+	}
+	return e;
+}
+
+/* See backend_ceph.h. SETATTR: change attributes if the guard (the client's
+ * idea of ctime) still holds; the cluster checks the caller may. A symlink's
+ * mode is left alone. */
+void ce_proc_setattr(struct nfs_req *req, void *argp, void *resp)
+{
+	SETATTR3args *a = argp;
+	SETATTR3res *r = resp;
+	struct ceph_statx stx;
+	struct ce_obj o;
+	int mask, e;
+
+	if ((r->status = ce_resolve(req, &a->object, BE_MODIFY, &o)) != NFS3_OK)
+		return;
+	if (a->guard.check &&
+	    (a->guard.sattrguard3_u.obj_ctime.seconds != (uint32)o.st.st_ctim.tv_sec ||
+	     a->guard.sattrguard3_u.obj_ctime.nseconds != (uint32)o.st.st_ctim.tv_nsec))
+		r->status = NFS3ERR_NOT_SYNC;
+	else if ((r->status = ce_sattr(&a->new_attributes, &stx, &mask)) == NFS3_OK) {
+		if (S_ISLNK(o.st.st_mode))
+			mask &= ~CEPH_SETATTR_MODE;
+		if ((mask & CEPH_SETATTR_SIZE) && !S_ISREG(o.st.st_mode))
+			r->status = S_ISDIR(o.st.st_mode) ? NFS3ERR_ISDIR : NFS3ERR_INVAL;
+		else if ((e = ce_setattr(&o, &a->new_attributes, &stx, mask)) < 0)
+			r->status = nfs3_errno_to_stat(-e);
+	}
+	ce_wcc(&o, &r->SETATTR3res_u.resok.obj_wcc);
+	ce_release(&o);
+}
+
+/* See backend_ceph.h. LOOKUP: the handle and attributes of a name; ".." of
+ * the root is the root. */
+void ce_proc_lookup(struct nfs_req *req, void *argp, void *resp)
+{
+	LOOKUP3args *a = argp;
+	LOOKUP3res *r = resp;
+	LOOKUP3resok *ok = &r->LOOKUP3res_u.resok;
+	const char *name = a->what.name;
+	struct ceph_statx stx;
+	struct stat st;
+	struct ce_obj d;
+	Inode *in = NULL;
+	int e;
+
+	if ((r->status = ce_dir_resolve(req, &a->what.dir, 0, &d)) != NFS3_OK)
+		return;
+	if ((r->status = be_name_check(name)) == NFS3_OK) {
+		if (ce_is_root(&d) && strcmp(name, "..") == 0)
+			name = ".";
+		e = ceph_ll_lookup(d.ce->cm, d.in, name, &in, &stx, CE_WANT | CEPH_STATX_INO, 0,
+				   d.perm);
+		if (e < 0)
+			r->status = nfs3_errno_to_stat(-e);
+		else if ((r->status = ce_fh_make(d.exp, &stx, &ok->object)) == NFS3_OK) {
+			ce_stat_from(&stx, &st);
+			be_post_attr_st(d.exp, &st, &ok->obj_attributes);
+		}
+		if (in)
+			ceph_ll_put(d.ce->cm, in);
+	}
+	ce_post_attr(&d, r->status == NFS3_OK ? &ok->dir_attributes
+					      : &r->LOOKUP3res_u.resfail.dir_attributes);
+	ce_release(&d);
+}
+
+/* See backend_ceph.h. */
+int ce_mode_allows(const struct ce_obj *o, int want)
+{
+	mode_t m = o->st.st_mode;
+	int in_group = o->gid == o->st.st_gid;
+	unsigned bits;
+
+	if (o->uid == 0)
+		return !(want & X_OK) || S_ISDIR(m) || (m & 0111);
+	for (size_t i = 0; i < o->ngids && !in_group; i++)
+		in_group = o->gids[i] == o->st.st_gid;
+	bits = o->uid == o->st.st_uid ? (m >> 6) & 7 : in_group ? (m >> 3) & 7 : m & 7;
+	return ((unsigned)want & bits) == (unsigned)want;
+}
+
+/* See backend_ceph.h. ACCESS: the asked rights the mode bits give the caller
+ * (Pacific has no ll access call; POSIX ACLs on CephFS are not consulted
+ * here). */
+void ce_proc_access(struct nfs_req *req, void *argp, void *resp)
+{
+	ACCESS3args *a = argp;
+	ACCESS3res *r = resp;
+	struct ce_obj o;
+	uint32 got = 0;
+	int dir;
+
+	if ((r->status = ce_resolve(req, &a->object, 0, &o)) != NFS3_OK)
+		return;
+	dir = S_ISDIR(o.st.st_mode);
+	if (ce_mode_allows(&o, R_OK))
+		got |= ACCESS3_READ;
+	if (ce_mode_allows(&o, W_OK))
+		got |= ACCESS3_MODIFY | ACCESS3_EXTEND | (dir ? ACCESS3_DELETE : 0);
+	if (ce_mode_allows(&o, X_OK))
+		got |= dir ? ACCESS3_LOOKUP : ACCESS3_EXECUTE;
+	if (o.rule.ro)
+		got &= ~(uint32)(ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_DELETE);
+	r->ACCESS3res_u.resok.access = got & a->access;
+	be_post_attr_st(o.exp, &o.st, &r->ACCESS3res_u.resok.obj_attributes);
+	ce_release(&o);
+}
+
+/* See backend_ceph.h. READLINK: a symlink's target. */
+void ce_proc_readlink(struct nfs_req *req, void *argp, void *resp)
+{
+	READLINK3args *a = argp;
+	READLINK3res *r = resp;
+	char buf[NFS3_MAXPATHLEN + 1];
+	struct ce_obj o;
+	int n;
+
+	if ((r->status = ce_resolve(req, &a->symlink, 0, &o)) != NFS3_OK)
+		return;
+	be_post_attr_st(o.exp, &o.st, &r->READLINK3res_u.resok.symlink_attributes);
+	if (!S_ISLNK(o.st.st_mode))
+		r->status = NFS3ERR_INVAL;
+	else if ((n = ceph_ll_readlink(o.ce->cm, o.in, buf, sizeof(buf) - 1, o.perm)) < 0)
+		r->status = nfs3_errno_to_stat(-n);
+	else if ((r->READLINK3res_u.resok.data = strndup(buf, (size_t)n)) == NULL)
+		r->status = NFS3ERR_JUKEBOX;
+	ce_release(&o);
+}
+
+/* See backend_ceph.h. FSSTAT: space and file counts of the CephFS. */
+void ce_proc_fsstat(struct nfs_req *req, void *argp, void *resp)
+{
+	FSSTAT3args *a = argp;
+	FSSTAT3res *r = resp;
+	FSSTAT3resok *ok = &r->FSSTAT3res_u.resok;
+	struct statvfs vfs;
+	struct ce_obj o;
+	int e;
+
+	if ((r->status = ce_resolve(req, &a->fsroot, 0, &o)) != NFS3_OK)
+		return;
+	be_post_attr_st(o.exp, &o.st, &ok->obj_attributes);
+	if ((e = ceph_ll_statfs(o.ce->cm, o.in, &vfs)) < 0) {
+		r->status = nfs3_errno_to_stat(-e);
+	} else {
+		ok->tbytes = (uint64_t)vfs.f_blocks * vfs.f_frsize;
+		ok->fbytes = (uint64_t)vfs.f_bfree * vfs.f_frsize;
+		ok->abytes = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+		ok->tfiles = vfs.f_files;
+		ok->ffiles = vfs.f_ffree;
+		ok->afiles = vfs.f_favail;
+		ok->invarsec = 0;
+	}
+	ce_release(&o);
+}
+
+/* See backend_ceph.h. FSINFO: the server's limits, alike for every backend. */
+void ce_proc_fsinfo(struct nfs_req *req, void *argp, void *resp)
+{
+	FSINFO3args *a = argp;
+	FSINFO3res *r = resp;
+	FSINFO3resok *ok = &r->FSINFO3res_u.resok;
+	struct ce_obj o;
+
+	if ((r->status = ce_resolve(req, &a->fsroot, 0, &o)) != NFS3_OK)
+		return;
+	be_post_attr_st(o.exp, &o.st, &ok->obj_attributes);
+	be_fsinfo_limits(req->be, ok);
+	ce_release(&o);
+}
+
+/* See backend_ceph.h. PATHCONF: CephFS's name and link limits. */
+void ce_proc_pathconf(struct nfs_req *req, void *argp, void *resp)
+{
+	PATHCONF3args *a = argp;
+	PATHCONF3res *r = resp;
+	PATHCONF3resok *ok = &r->PATHCONF3res_u.resok;
+	struct ce_obj o;
+
+	if ((r->status = ce_resolve(req, &a->object, 0, &o)) != NFS3_OK)
+		return;
+	be_post_attr_st(o.exp, &o.st, &ok->obj_attributes);
+	ok->linkmax = 65000;
+	ok->name_max = NFS3_MAXNAMLEN;
+	ok->no_trunc = TRUE;
+	ok->chown_restricted = TRUE;
+	ok->case_insensitive = FALSE;
+	ok->case_preserving = TRUE;
+	ce_release(&o);
+}
