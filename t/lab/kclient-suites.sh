@@ -75,12 +75,33 @@ stop_nfsrdma() {
 start_knfsd() { lab-knfsd -d /export -s 512m -p 20049 2> "$L/knfsd/server.log"; }
 stop_knfsd() { :; }
 
+# The kernel client's transport events (connects, disconnects and why,
+# timeouts, retransmissions, RPC/RDMA errors) while a server is mounted, so
+# that a reconnect says who closed and after what.
+T=/sys/kernel/tracing
+EVENTS="sunrpc/xprt_connect sunrpc/xprt_disconnect_auto sunrpc/xprt_disconnect_done
+	sunrpc/xprt_disconnect_force sunrpc/xprt_retransmit sunrpc/xprt_timer
+	sunrpc/rpc_timeout_status sunrpc/rpc_task_timeout rpcrdma/xprtrdma_op_connect
+	rpcrdma/xprtrdma_connect rpcrdma/xprtrdma_disconnect rpcrdma/xprtrdma_op_inject_dsc
+	rpcrdma/xprtrdma_err_chunk rpcrdma/xprtrdma_err_vers rpcrdma/xprtrdma_err_unrecognized
+	rpcrdma/xprtrdma_reply_hdr_err rpcrdma/xprtrdma_reply_rqst_err
+	rpcrdma/xprtrdma_reply_short_err rpcrdma/xprtrdma_reply_vers_err
+	rpcrdma/xprtrdma_post_send_err rpcrdma/xprtrdma_post_recvs_err
+	rpcrdma/xprtrdma_prepsend_failed rpcrdma/xprtrdma_marshal_failed"
+trace_on() {
+	[ -d $T/events ] || mount -t tracefs nodev $T 2> /dev/null
+	for e in $EVENTS; do echo 1 > $T/events/$e/enable; done 2> /dev/null
+	echo > $T/trace 2> /dev/null
+}
+trace_save() { cat $T/trace > "$1" 2> /dev/null; echo > $T/trace 2> /dev/null; }
+
 # one server: its results in $L/$1/results as "NAME RESULT" lines
 run_on() {
 	local s=$1 d=$L/$1 f rc
 	mkdir -p "$d"
 	res() { echo "$1 $2" >> "$d/results"; }
 	start_$s
+	trace_on
 	mount -t nfs -o $opts "$IP:/export" $M 2> "$d/mount.err"
 	res mounted $?
 	mountpoint -q $M || return
@@ -105,6 +126,7 @@ run_on() {
 	done
 	cd /
 	umount $M || umount -l $M
+	trace_save "$d/ktrace"
 	stop_$s
 }
 run_on knfsd
@@ -155,6 +177,12 @@ check "every suite and file that passes on knfsd passes on nfsrdma-server" [ -z 
 check "some pjdfstest files ran" [ "$(count knfsd pjd: | cut -d/ -f2)" -gt 0 ]
 check "no post the device refused" bash -c "! grep -q 'cannot post' '$logs/nfsrdma/server.log'"
 conns=$(grep -c ': connected' "$logs/nfsrdma/server.log" 2>/dev/null)
+if [ "${conns:-0}" -ne 1 ]; then
+	diag "how connections ended, in the server's log:"
+	grep -e ': connected' -e 'connection ends' "$logs/nfsrdma/server.log" | head -n 20 | sed "s/^/# /"
+	diag "the kernel client's transport events ($logs/nfsrdma/ktrace):"
+	grep -v '^#' "$logs/nfsrdma/ktrace" 2> /dev/null | head -n 40 | sed "s/^/# /"
+fi
 check "one connection for the whole run, no reconnect ($conns connects)" [ "${conns:-0}" -eq 1 ]
 diag "lab took ${secs}s (lab-run exit $rc); logs in $logs"
 exit $T_FAILED
