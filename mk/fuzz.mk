@@ -9,9 +9,10 @@
 #   rpc_call     the server's RPC call header, credentials and NFS/MOUNT arguments
 #   rpc_reply    the client's RPC reply and NFS/MOUNT results (READDIR entries too)
 #   nlm          the server's NLM v4 and NSM calls, through the real lock manager
+#   soft_wire    the soft provider's wire format from a hostile peer, on a real connection
 FUZZ_RUNS = 1000000
 FUZZ_SECONDS = 200
-FUZZ_NAMES = rpcrdma_hdr rpc_call rpc_reply nlm
+FUZZ_NAMES = rpcrdma_hdr rpc_call rpc_reply nlm soft_wire
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer
 FUZZ_CC = $(CLANG) $(FUZZ_CFLAGS) $(WARN_CFLAGS) -Wno-format-nonliteral -I$(top_builddir) \
@@ -32,7 +33,7 @@ FUZZ_TARGETS = $(FUZZ_NAMES:%=t/fuzz/fuzz_%)
 
 EXTRA_DIST += $(FUZZ_NAMES:%=t/fuzz/fuzz_%.c) t/fuzz/corpus
 PHONY_TARGETS += fuzz fuzz-run clean-fuzz
-EXTRA_TARGETS += fuzz-run:950
+EXTRA_TARGETS += fuzz-run:1150
 
 fuzz: $(FUZZ_TARGETS)
 
@@ -59,7 +60,8 @@ FUZZ_LIB_CFLAGS = $(LIBCONFIG_CFLAGS) $(CRYPTO_CFLAGS) $(CEPHFS_CFLAGS)
 FUZZ_LIB_LIBS = $(RDMACORE_LIBS) $(TIRPC_LIBS) $(LIBCONFIG_LIBS) $(CRYPTO_LIBS) $(CEPHFS_LIBS) $(LIBS)
 t/fuzz/obj/%.o: $(srcdir)/%.c | fuzz-check-clang
 	@$(MKDIR_P) $(@D)
-	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+-include $(FUZZ_LIB_OBJS:.o=.d)
 t/fuzz/obj/libserver.a: $(FUZZ_LIB_OBJS) t/fuzz/obj/nfs_xdr.o
 	$(AM_V_AR)rm -f $@ && $(AR) rcs $@ $(FUZZ_LIB_OBJS) t/fuzz/obj/nfs_xdr.o
 
@@ -78,6 +80,10 @@ t/fuzz/fuzz_rpc_reply: $(srcdir)/t/fuzz/fuzz_rpc_reply.c $(FUZZ_rpc_reply_SRCS:%
 
 t/fuzz/fuzz_nlm: $(srcdir)/t/fuzz/fuzz_nlm.c t/fuzz/obj/libserver.a | fuzz-check-clang
 	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) -o $@ $(srcdir)/t/fuzz/fuzz_nlm.c \
+		t/fuzz/obj/libserver.a $(FUZZ_LIB_LIBS) -lpthread
+
+t/fuzz/fuzz_soft_wire: $(srcdir)/t/fuzz/fuzz_soft_wire.c t/fuzz/obj/libserver.a | fuzz-check-clang
+	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) -o $@ $(srcdir)/t/fuzz/fuzz_soft_wire.c \
 		t/fuzz/obj/libserver.a $(FUZZ_LIB_LIBS) -lpthread
 
 fuzz-run:

@@ -100,7 +100,7 @@ void nfs_backend_leave(struct nfs_backend *be);
 /* nfs_backend_enter for a call run on an event loop: 0 instead of waiting
  * while the exports are reloaded (the call then goes to a worker). */
 int nfs_backend_try_enter(struct nfs_backend *be);
-/* Whether cheap calls (RPC_PROC_INLINE) may run on an event loop at all: not
+/* Whether cheap calls (NFS_PROC_INLINE) may run on an event loop at all: not
  * on a backend whose every call may block (a network file system's), which
  * says so with nfs_backend_never_inline, nor during a reload. Never waits. */
 int nfs_backend_may_inline(struct nfs_backend *be);

@@ -199,17 +199,14 @@ static void mount3_proc_export(struct nfs_req *req, void *argp, void *resp)
 	}
 }
 
+#define PROC(n, fn)                                                                                \
+	{                                                                                          \
+		&mount3_xdr_procs[MOUNTPROC3_##n], fn, 0                                           \
+	}
+
 /* See nfs3.h. Indexed by procedure number. */
-const struct nfs_proc_desc mount3_procs[MOUNT3_NPROCS] = {
-	{"NULL", (xdrproc_t)nfs_xdr_void, (xdrproc_t)nfs_xdr_void, 0, 0, mount3_proc_null, 0},
-	{"MNT", (xdrproc_t)xdr_dirpath, (xdrproc_t)xdr_mountres3, sizeof(dirpath),
-	 sizeof(mountres3), mount3_proc_mnt, RPC_PROC_NONIDEMPOTENT},
-	{"DUMP", (xdrproc_t)nfs_xdr_void, (xdrproc_t)xdr_mountlist, 0, sizeof(mountlist),
-	 mount3_proc_dump, 0},
-	{"UMNT", (xdrproc_t)xdr_dirpath, (xdrproc_t)nfs_xdr_void, sizeof(dirpath), 0,
-	 mount3_proc_umnt, RPC_PROC_NONIDEMPOTENT},
-	{"UMNTALL", (xdrproc_t)nfs_xdr_void, (xdrproc_t)nfs_xdr_void, 0, 0, mount3_proc_umntall,
-	 RPC_PROC_NONIDEMPOTENT},
-	{"EXPORT", (xdrproc_t)nfs_xdr_void, (xdrproc_t)xdr_mntexports, 0, sizeof(mntexports),
-	 mount3_proc_export, 0},
+const struct nfs_proc mount3_procs[MOUNT3_NPROCS] = {
+	PROC(NULL, mount3_proc_null),	    PROC(MNT, mount3_proc_mnt),
+	PROC(DUMP, mount3_proc_dump),	    PROC(UMNT, mount3_proc_umnt),
+	PROC(UMNTALL, mount3_proc_umntall), PROC(EXPORT, mount3_proc_export),
 };

@@ -1,9 +1,9 @@
 /*
  * nfs3.h: the NFSv3 and MOUNT v3 procedure tables. The RPC layer decodes the
- * arguments with desc->xdr_args into a zeroed args_size buffer, calls
- * desc->fn with a zeroed res_size buffer, encodes the result with
- * desc->xdr_res, then calls nfs_proc_free_res and frees the arguments with
- * xdr_free(desc->xdr_args, args) (after detaching WRITE data it did not
+ * arguments with p->wire->xdr_args into a zeroed args_size buffer, calls
+ * p->fn with a zeroed res_size buffer, encodes the result with
+ * p->wire->xdr_res, then calls nfs_proc_free_res and frees the arguments with
+ * xdr_free(p->wire->xdr_args, args) (after detaching WRITE data it did not
  * malloc). Nothing here touches sockets or verbs. Every procedure checks the
  * export's rules itself (client list, integrity, read-only, squashing).
  */
@@ -31,38 +31,29 @@ struct nfs_req {
 	 * NULL get_buf means malloc. get_buf returns NULL when it has none. */
 	void *(*get_buf)(void *opaque, size_t len);
 	void *buf_opaque;
-	/* Run on an event loop (RPC_PROC_INLINE): nothing may wait on storage. A
+	/* Run on an event loop (NFS_PROC_INLINE): nothing may wait on storage. A
 	 * procedure that would have to sets would_block and answers anything: the
 	 * call is run again, from the start, on a worker. */
 	int nowait, would_block;
 };
 
-/* Procedure flags. */
-#define RPC_PROC_MODIFIES      0x01 /* changes the file system: ROFS on ro exports */
-#define RPC_PROC_NONIDEMPOTENT 0x02 /* replay is not harmless: replies kept (rpc_drc.h) */
-#define RPC_PROC_DDP_ARGS      0x04 /* has a DDP-eligible argument (RFC 8267: WRITE, SYMLINK) */
-#define RPC_PROC_DDP_RES       0x08 /* has a DDP-eligible result (RFC 8267: READ, READLINK) */
-#define RPC_PROC_RES_BUF       0x10 /* result data may live in a get_buf buffer (READ) */
-#define RPC_PROC_INLINE	       0x20 /* cheap: may run on the loop that received it, nowait */
-
-struct nfs_proc_desc {
-	const char *name;
-	xdrproc_t xdr_args, xdr_res;
-	size_t args_size, res_size; /* NULL procedures: 0, any buffer will do */
+/* How the server runs each procedure, by procedure number; how its arguments
+ * and results are coded is in its wire description (common/nfs/nfs3_xdr.h). */
+struct nfs_proc {
+	const struct rpc_proc_desc *wire;
 	void (*fn)(struct nfs_req *req, void *args, void *res);
-	unsigned flags;
+	unsigned flags; /* NFS_PROC_* */
 };
 
-extern const struct nfs_proc_desc nfs3_procs[NFS3_NPROCS];
-extern const struct nfs_proc_desc mount3_procs[MOUNT3_NPROCS];
+/* Cheap: may run on the loop that received it, with req->nowait. */
+#define NFS_PROC_INLINE 0x1
 
-/* The XDR routine of an empty argument or result (tirpc's xdr_void takes no
- * arguments, so it cannot be cast to xdrproc_t cleanly). */
-bool_t nfs_xdr_void(XDR *xdrs, void *unused);
+extern const struct nfs_proc nfs3_procs[NFS3_NPROCS];
+extern const struct nfs_proc mount3_procs[MOUNT3_NPROCS];
 
-/* Free what desc->fn put in res, after it was encoded. A READ data buffer that
+/* Free what p->fn put in res, after it was encoded. A READ data buffer that
  * req->get_buf supplied is the caller's and is not freed. */
-void nfs_proc_free_res(const struct nfs_proc_desc *desc, const struct nfs_req *req, void *res);
+void nfs_proc_free_res(const struct nfs_proc *p, const struct nfs_req *req, void *res);
 
 /* errno -> nfsstat3, for every errno the backend can meet (unknown -> IO). */
 nfsstat3 nfs3_errno_to_stat(int err);

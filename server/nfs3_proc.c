@@ -311,12 +311,6 @@ static void nfs3_proc_pathconf(struct nfs_req *req, void *argp, void *resp)
 	be_release(req, &o);
 }
 
-/* See nfs3.h. */
-bool_t nfs_xdr_void(XDR *xdrs, void *unused)
-{
-	return TRUE;
-}
-
 /* See export.h: the POSIX backend's procedures. */
 const struct be_ops be_posix_ops = {
 	.name = "posix",
@@ -377,47 +371,43 @@ DISPATCH(NFSPROC3_FSINFO, disp_fsinfo)
 DISPATCH(NFSPROC3_PATHCONF, disp_pathconf)
 DISPATCH(NFSPROC3_COMMIT, disp_commit)
 
-#define PROC(n, fn, args, res, fl)                                                                 \
+#define PROC(n, fn, fl)                                                                            \
 	{                                                                                          \
-		n, (xdrproc_t)xdr_##args, (xdrproc_t)xdr_##res, sizeof(args), sizeof(res), fn, fl  \
+		&nfs3_xdr_procs[NFSPROC3_##n], fn, fl                                              \
 	}
-#define MOD (RPC_PROC_MODIFIES | RPC_PROC_NONIDEMPOTENT)
 
 /* See nfs3.h. Indexed by procedure number (RFC 1813). */
-const struct nfs_proc_desc nfs3_procs[NFS3_NPROCS] = {
-	{"NULL", (xdrproc_t)nfs_xdr_void, (xdrproc_t)nfs_xdr_void, 0, 0, nfs3_proc_null,
-	 RPC_PROC_INLINE},
-	PROC("GETATTR", disp_getattr, GETATTR3args, GETATTR3res, RPC_PROC_INLINE),
-	PROC("SETATTR", disp_setattr, SETATTR3args, SETATTR3res, MOD),
-	PROC("LOOKUP", disp_lookup, LOOKUP3args, LOOKUP3res, 0),
-	PROC("ACCESS", disp_access, ACCESS3args, ACCESS3res, RPC_PROC_INLINE),
-	PROC("READLINK", disp_readlink, READLINK3args, READLINK3res, RPC_PROC_DDP_RES),
-	PROC("READ", disp_read, READ3args, READ3res,
-	     RPC_PROC_DDP_RES | RPC_PROC_RES_BUF | RPC_PROC_INLINE),
-	{"WRITE", (xdrproc_t)xdr_WRITE3args_checked, (xdrproc_t)xdr_WRITE3res, sizeof(WRITE3args),
-	 sizeof(WRITE3res), disp_write, MOD | RPC_PROC_DDP_ARGS},
-	PROC("CREATE", disp_create, CREATE3args, CREATE3res, MOD),
-	PROC("MKDIR", disp_mkdir, MKDIR3args, MKDIR3res, MOD),
-	PROC("SYMLINK", disp_symlink, SYMLINK3args, SYMLINK3res, MOD | RPC_PROC_DDP_ARGS),
-	PROC("MKNOD", disp_mknod, MKNOD3args, MKNOD3res, MOD),
-	PROC("REMOVE", disp_remove, REMOVE3args, REMOVE3res, MOD),
-	PROC("RMDIR", disp_rmdir, RMDIR3args, RMDIR3res, MOD),
-	PROC("RENAME", disp_rename, RENAME3args, RENAME3res, MOD),
-	PROC("LINK", disp_link, LINK3args, LINK3res, MOD),
-	PROC("READDIR", disp_readdir, READDIR3args, READDIR3res, 0),
-	PROC("READDIRPLUS", disp_readdirplus, READDIRPLUS3args, READDIRPLUS3res, 0),
-	PROC("FSSTAT", disp_fsstat, FSSTAT3args, FSSTAT3res, RPC_PROC_INLINE),
-	PROC("FSINFO", disp_fsinfo, FSINFO3args, FSINFO3res, RPC_PROC_INLINE),
-	PROC("PATHCONF", disp_pathconf, PATHCONF3args, PATHCONF3res, RPC_PROC_INLINE),
-	PROC("COMMIT", disp_commit, COMMIT3args, COMMIT3res, RPC_PROC_MODIFIES),
+const struct nfs_proc nfs3_procs[NFS3_NPROCS] = {
+	PROC(NULL, nfs3_proc_null, NFS_PROC_INLINE),
+	PROC(GETATTR, disp_getattr, NFS_PROC_INLINE),
+	PROC(SETATTR, disp_setattr, 0),
+	PROC(LOOKUP, disp_lookup, 0),
+	PROC(ACCESS, disp_access, NFS_PROC_INLINE),
+	PROC(READLINK, disp_readlink, 0),
+	PROC(READ, disp_read, NFS_PROC_INLINE),
+	PROC(WRITE, disp_write, 0),
+	PROC(CREATE, disp_create, 0),
+	PROC(MKDIR, disp_mkdir, 0),
+	PROC(SYMLINK, disp_symlink, 0),
+	PROC(MKNOD, disp_mknod, 0),
+	PROC(REMOVE, disp_remove, 0),
+	PROC(RMDIR, disp_rmdir, 0),
+	PROC(RENAME, disp_rename, 0),
+	PROC(LINK, disp_link, 0),
+	PROC(READDIR, disp_readdir, 0),
+	PROC(READDIRPLUS, disp_readdirplus, 0),
+	PROC(FSSTAT, disp_fsstat, NFS_PROC_INLINE),
+	PROC(FSINFO, disp_fsinfo, NFS_PROC_INLINE),
+	PROC(PATHCONF, disp_pathconf, NFS_PROC_INLINE),
+	PROC(COMMIT, disp_commit, 0),
 };
 
 /* See nfs3.h. */
-void nfs_proc_free_res(const struct nfs_proc_desc *desc, const struct nfs_req *req, void *res)
+void nfs_proc_free_res(const struct nfs_proc *p, const struct nfs_req *req, void *res)
 {
-	if (desc->res_size == 0 || res == NULL)
+	if (p->wire->res_size == 0 || res == NULL)
 		return;
-	if (desc->flags & RPC_PROC_RES_BUF) {
+	if (p == &nfs3_procs[NFSPROC3_READ]) {
 		READ3res *r = res;
 
 		/* READ data is never freed by XDR (nfs3_ddpdata): a transport's
@@ -428,9 +418,9 @@ void nfs_proc_free_res(const struct nfs_proc_desc *desc, const struct nfs_req *r
 			r->READ3res_u.resok.data.data_val = NULL;
 		}
 	}
-	if (desc == &nfs3_procs[NFSPROC3_READDIR])
+	if (p == &nfs3_procs[NFSPROC3_READDIR])
 		nfs3_readdir_free(res);
-	if (desc == &nfs3_procs[NFSPROC3_READDIRPLUS])
+	if (p == &nfs3_procs[NFSPROC3_READDIRPLUS])
 		nfs3_readdirplus_free(res);
-	xdr_free(desc->xdr_res, res);
+	xdr_free(p->wire->xdr_res, res);
 }

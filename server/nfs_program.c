@@ -36,7 +36,7 @@ static void to_nfs_req(struct rpc_req *r, struct nfs_req *n)
 }
 
 /* The backend's procedure for a call of either program. */
-static const struct nfs_proc_desc *proc_of(const struct rpc_req *r)
+static const struct nfs_proc *proc_of(const struct rpc_req *r)
 {
 	return r->prog == MOUNT_PROGRAM ? &mount3_procs[r->proc] : &nfs3_procs[r->proc];
 }
@@ -60,35 +60,29 @@ static void glue_run(struct rpc_req *r, void *args, void *res)
 /* Whether a call of proc may run on the loop that received it (rpc.h). */
 static int nfs3_may_inline(void *ctx, uint32_t proc)
 {
-	return proc < NFS3_NPROCS && (nfs3_procs[proc].flags & RPC_PROC_INLINE) &&
+	return proc < NFS3_NPROCS && (nfs3_procs[proc].flags & NFS_PROC_INLINE) &&
 	       nfs_backend_may_inline(ctx);
 }
 
+/* Freeing needs to know only whose the READ buffer is. */
 static void glue_free(struct rpc_req *r, void *res)
 {
-	struct nfs_req n;
+	struct nfs_req n = {.get_buf = r->get_buf ? glue_get_buf : NULL, .buf_opaque = r};
 
-	to_nfs_req(r, &n);
 	nfs_proc_free_res(proc_of(r), &n, res);
 }
 
 static struct rpc_proc_desc nfs3_rpc[NFS3_NPROCS];
 static struct rpc_proc_desc mount3_rpc[MOUNT3_NPROCS];
 
-/* Describe a backend table to the RPC layer. */
-static void fill(struct rpc_proc_desc *out, const struct nfs_proc_desc *in, unsigned n)
+/* Describe a backend table to the RPC layer: each procedure's wire
+ * description, run through the glue. */
+static void fill(struct rpc_proc_desc *out, const struct nfs_proc *in, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
-		out[i] = (struct rpc_proc_desc){
-			.name = in[i].name,
-			.xdr_args = in[i].xdr_args,
-			.xdr_res = in[i].xdr_res,
-			.args_size = in[i].args_size,
-			.res_size = in[i].res_size,
-			.fn = in[i].fn ? glue_run : NULL,
-			.free_res = glue_free,
-			.flags = in[i].flags & RPC_PROC_NONIDEMPOTENT ? RPC_DESC_REPLY_CACHE : 0,
-		};
+		out[i] = *in[i].wire;
+		out[i].fn = in[i].fn ? glue_run : NULL;
+		out[i].free_res = glue_free;
 	}
 }
 

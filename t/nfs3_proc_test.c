@@ -318,7 +318,7 @@ static void *give_buf(void *opaque, size_t len)
 static void read_into_transport_buffer(void **state)
 {
 	struct tenv *t = *state;
-	const struct nfs_proc_desc *d = &nfs3_procs[NFSPROC3_READ];
+	const struct nfs_proc *d = &nfs3_procs[NFSPROC3_READ];
 	struct nfs_req req = t->req;
 	struct tbuf b = {.calls = 0};
 	nfs_fh3 fh = {{0}};
@@ -357,7 +357,7 @@ static void read_into_transport_buffer(void **state)
 static void read_nowait(void **state)
 {
 	struct tenv *t = *state;
-	const struct nfs_proc_desc *d = &nfs3_procs[NFSPROC3_READ];
+	const struct nfs_proc *d = &nfs3_procs[NFSPROC3_READ];
 	struct nfs_req req = t->req;
 	struct tbuf b = {.calls = 0};
 	nfs_fh3 fh = {{0}};

@@ -163,8 +163,9 @@ static void keep(char *buf)
 }
 
 /* Drive one procedure of a table the way the RPC layer does. */
-static void run(const struct nfs_proc_desc *d, struct nfs_req *req, void *args, void *res)
+static void run(const struct nfs_proc *p, struct nfs_req *req, void *args, void *res)
 {
+	const struct rpc_proc_desc *d = p->wire;
 	void *a = calloc(1, d->args_size + 1), *r = calloc(1, d->res_size + 1);
 	char *abuf = NULL;
 
@@ -172,10 +173,10 @@ static void run(const struct nfs_proc_desc *d, struct nfs_req *req, void *args, 
 	assert_non_null(r);
 	if (d->args_size)
 		abuf = xdr_round_trip(d->xdr_args, args, a, d->args_size);
-	d->fn(req, a, r);
+	p->fn(req, a, r);
 	if (d->res_size)
 		keep(xdr_round_trip(d->xdr_res, r, res, d->res_size));
-	nfs_proc_free_res(d, req, r);
+	nfs_proc_free_res(p, req, r);
 	if (d->args_size)
 		xdr_free(d->xdr_args, a);
 	free(abuf);
@@ -199,7 +200,7 @@ void tcall(struct tenv *t, int proc, void *args, void *res)
 /* See nfs3_testlib.h. */
 void tfree(int proc, void *res)
 {
-	xdr_free(nfs3_procs[proc].xdr_res, res);
+	xdr_free(nfs3_xdr_procs[proc].xdr_res, res);
 }
 
 /* See nfs3_testlib.h. */
@@ -212,8 +213,8 @@ void tcall_mnt(struct tenv *t, int proc, void *args, void *res)
 /* See nfs3_testlib.h. */
 void tfree_mnt(int proc, void *res)
 {
-	if (mount3_procs[proc].res_size)
-		xdr_free(mount3_procs[proc].xdr_res, res);
+	if (mount3_xdr_procs[proc].res_size)
+		xdr_free(mount3_xdr_procs[proc].xdr_res, res);
 }
 
 /* See nfs3_testlib.h. */

@@ -1,7 +1,10 @@
 /*
- * nfs3_xdr.h: the XDR routines of every NFSv3 and MOUNT v3 procedure, by
- * procedure number (RFC 1813), for whatever needs them by number: the fuzz
- * targets of the server's argument decoding and the client's result decoding.
+ * nfs3_xdr.h: how every NFSv3 and MOUNT v3 procedure is coded on the wire, by
+ * procedure number (RFC 1813): its name, XDR routines and sizes, and whether
+ * replaying it would do harm (its replies are then kept for retransmissions,
+ * RPC_DESC_REPLY_CACHE). These are struct rpc_proc_desc without a procedure:
+ * the server adds its own (server/nfs_program.c), the fuzz targets theirs,
+ * and the client names procedures in its statistics by them.
  */
 #ifndef NFSRDMA_NFS3_XDR_H
 #define NFSRDMA_NFS3_XDR_H
@@ -10,21 +13,21 @@
 
 #include "common/nfs/mount_prot.h"
 #include "common/nfs/nfs3_prot.h"
+#include "common/rpc/rpc.h"
 
 #define NFS3_NPROCS   22
 #define MOUNT3_NPROCS 6
 
-struct nfs_xdr_proc {
-	const char *name;
-	xdrproc_t xdr_args, xdr_res;
-	size_t args_size, res_size;
-};
+extern const struct rpc_proc_desc nfs3_xdr_procs[NFS3_NPROCS];
+extern const struct rpc_proc_desc mount3_xdr_procs[MOUNT3_NPROCS];
 
-extern const struct nfs_xdr_proc nfs3_xdr_procs[NFS3_NPROCS];
 /* WRITE3args whose stable_how is one RFC 1813 defines: any other value makes
  * the decoding fail (GARBAGE_ARGS), as the Linux server answers, rather than
  * be taken as FILE_SYNC or anything else. */
 bool_t xdr_WRITE3args_checked(XDR *xdrs, WRITE3args *a);
-extern const struct nfs_xdr_proc mount3_xdr_procs[MOUNT3_NPROCS];
+
+/* The XDR routine of an empty argument or result (tirpc's xdr_void takes no
+ * arguments, so it cannot be cast to xdrproc_t cleanly). */
+bool_t nfs_xdr_void(XDR *xdrs, void *unused);
 
 #endif

@@ -45,10 +45,10 @@ static unsigned char fh[NFILES][NFS3_FHSIZE];
 static unsigned fh_len[NFILES];
 
 /* Run a MOUNT or NFS procedure directly, as the server would. */
-static void run(const struct nfs_proc_desc *d, struct nfs_req *req, void *args, void *res)
+static void run(const struct nfs_proc *p, struct nfs_req *req, void *args, void *res)
 {
-	memset(res, 0, d->res_size);
-	d->fn(req, args, res);
+	memset(res, 0, p->wire->res_size);
+	p->fn(req, args, res);
 }
 
 /* The handle of the export's root (MNT), then of file i (CREATE). */

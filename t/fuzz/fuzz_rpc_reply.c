@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct rpc_clnt clnt; /* no transport, no integrity key */
 	static _Alignas(16) uint8_t res[4096];
-	const struct nfs_xdr_proc *d;
+	const struct rpc_proc_desc *d;
 	struct rpc_call call;
 	uint32_t xid = 0;
 	unsigned which;
