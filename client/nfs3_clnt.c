@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "client/nfs3_clnt_int.h"
+#include "common/base/config.h"
 #include "common/base/log.h"
 #include "common/rpc/rpc_tcp.h"
 #include "common/nfs/nfs_prog.h"
@@ -27,26 +28,39 @@ int nfs3c_connect_timeout_ms(const struct nfs3c_params *p)
 }
 
 /* See nfs3_clnt.h. */
+void nfs3c_params_from_config(const struct nfsrdma_config *c, struct nfs3c_params *p)
+{
+	p->proto = c->client.proto == CFG_PROTO_TCP ? NFS3C_PROTO_TCP : NFS3C_PROTO_RDMA;
+	rr_params_from_config(c, RR_ROLE_CLIENT, &p->rr);
+	p->rsize = (uint32_t)c->client.rsize;
+	p->wsize = (uint32_t)c->client.wsize;
+	p->acregmin = c->client.acregmin;
+	p->acregmax = c->client.acregmax;
+	p->acdirmin = c->client.acdirmin;
+	p->acdirmax = c->client.acdirmax;
+	p->timeout_ms = (int)c->client.timeo * 1000;
+	p->dir_max = c->client.dir_max;
+}
+
+/* See nfs3_clnt.h. The settings of the file have their defaults in one
+ * place, the configuration table: they come from there. */
 void nfs3c_params_defaults(struct nfs3c_params *p)
 {
+	struct nfsrdma_config c;
+
 	memset(p, 0, sizeof(*p));
-	p->proto = NFS3C_PROTO_RDMA;
-	p->mountproto = NFS3C_PROTO_RDMA;
 	rr_params_defaults(&p->rr);
-	p->rr.reg = RR_REG_FASTREG;
-	p->rr.credits = 32;
-	p->rr.cache_budget = 64u << 20;
-	p->acregmin = 3;
-	p->acregmax = 60;
-	p->acdirmin = 30;
-	p->acdirmax = 60;
-	p->timeout_ms = 30000;
+	p->mountproto = NFS3C_PROTO_RDMA;
 	p->connect_timeout_ms = 0; /* from timeo: nfs3c_connect_timeout_ms */
 	p->dirty_max = 64u << 20;
-	p->dir_max = NFS3C_DIR_MAX;
 	p->cred.flavor = AUTH_SYS;
 	p->cred.uid = (uint32_t)geteuid();
 	p->cred.gid = (uint32_t)getegid();
+	if (config_defaults(&c) != 0)
+		return; /* out of memory: zero sizes and times, which nfs3c_mount refuses */
+	nfs3c_params_from_config(&c, p);
+	p->rr.provider = "auto"; /* c's strings go with it; the file's default */
+	config_free(&c);
 }
 
 /* Add n to a counter shared by threads. */

@@ -66,8 +66,13 @@ struct nfs3c_params {
 
 #define NFS3C_DIR_MAX (1u << 22) /* entries in one directory listing, by default */
 
-/* Fill p with the defaults (RDMA, soft-or-device "auto", 30 s calls, hard). */
+struct nfsrdma_config;
+/* Fill p with the defaults: those of the configuration file's settings
+ * (nfsrdma.conf(5): RDMA, provider "auto", 30 s calls, hard), and the rest. */
 void nfs3c_params_defaults(struct nfs3c_params *p);
+/* Set what the configuration's client and rdma sections say (the transport,
+ * sizes, attribute cache, timeo, dir_max); p->rr.provider points into c. */
+void nfs3c_params_from_config(const struct nfsrdma_config *c, struct nfs3c_params *p);
 /* How long one connection attempt waits: connect_timeout_ms, or else timeo
  * (as the Linux client derives it) but at most 5 s, so that stopping never
  * waits long for a connection under way. */

@@ -19,35 +19,26 @@
 #endif
 #define DEFAULT_CONFIG SYSCONFDIR "/nfsrdma.conf"
 
-/* The rdma section and the client section's transport settings: the
- * transport shared with the server on this host. */
-static int apply_rdma(struct client_opts *o, const struct nfsrdma_config *cfg)
+/* The rdma section and the client section's NFS settings (transport, sizes,
+ * attribute cache, timeo): nfs3c_params_from_config, the same that gives a
+ * mount without a file its defaults. */
+static int apply_nfs(struct client_opts *o, const struct nfsrdma_config *cfg)
 {
 	struct rr_params *rr = &o->nfs.rr;
 
 	free(o->provider);
 	if (!(o->provider = strdup(cfg->rdma.provider ? cfg->rdma.provider : "auto")))
 		return -ENOMEM;
-	rr_params_from_config(cfg, RR_ROLE_CLIENT, rr);
+	nfs3c_params_from_config(cfg, &o->nfs);
 	rr->provider = o->provider; /* cfg's own string goes with cfg */
 	return 0;
 }
 
-/* The client section. */
+/* The rest of the client section: integrity, port, log level. */
 static int apply_client(struct client_opts *o, const struct nfsrdma_config *cfg)
 {
-	struct nfs3c_params *p = &o->nfs;
 	char port[16];
 
-	p->proto = cfg->client.proto == CFG_PROTO_TCP ? NFS3C_PROTO_TCP : NFS3C_PROTO_RDMA;
-	p->rsize = (uint32_t)cfg->client.rsize;
-	p->wsize = (uint32_t)cfg->client.wsize;
-	p->acregmin = cfg->client.acregmin;
-	p->acregmax = cfg->client.acregmax;
-	p->acdirmin = cfg->client.acdirmin;
-	p->acdirmax = cfg->client.acdirmax;
-	p->timeout_ms = (int)cfg->client.timeo * 1000;
-	p->dir_max = cfg->client.dir_max;
 	o->integrity = cfg->client.integrity.mode == CFG_INTEGRITY_HMAC_SHA256;
 	free(o->keyfile);
 	o->keyfile = cfg->client.integrity.key_file ? strdup(cfg->client.integrity.key_file) : NULL;
@@ -108,7 +99,7 @@ int client_opts_load_config(struct client_opts *o, char *err, size_t errlen)
 	raw = o->raw; /* the options, applied again over the file */
 	o->raw = NULL;
 	client_opts_reset(o);
-	rc = apply_rdma(o, &cfg);
+	rc = apply_nfs(o, &cfg);
 	if (rc == 0)
 		rc = apply_client(o, &cfg);
 	config_free(&cfg);
