@@ -36,43 +36,43 @@ endif
 SERVER_LDADD = server/libnfsserver.a $(LDADD) $(CEPHFS_LIBS)
 
 # Tests: cmocka, over scratch exports under $TMPDIR.
-EXTRA_DIST += t/nfs3_testlib.h
+EXTRA_DIST += t/unit/nfs3_testlib.h
 if HAVE_CMOCKA
-BACKEND_TESTS = t/nfs3_proc_test t/nfs3_security_test t/backend_fh_test \
-	t/nfs3_stress_test t/mount3_test t/nfs3_xdr_test
+BACKEND_TESTS = t/unit/nfs3_proc_test t/unit/nfs3_security_test t/unit/backend_fh_test \
+	t/unit/nfs3_stress_test t/unit/mount3_test t/unit/nfs3_xdr_test
 if PLATFORM_LINUX
-BACKEND_TESTS += t/backend_osdep_test
+BACKEND_TESTS += t/unit/backend_osdep_test
 endif
 check_PROGRAMS += $(BACKEND_TESTS)
 TESTS += $(BACKEND_TESTS)
-t_nfs3_proc_test_SOURCES = t/nfs3_proc_test.c t/nfs3_testlib.c
-t_nfs3_proc_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_nfs3_proc_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
-t_nfs3_security_test_SOURCES = t/nfs3_security_test.c t/nfs3_testlib.c
-t_nfs3_security_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_nfs3_security_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
-t_backend_fh_test_SOURCES = t/backend_fh_test.c t/nfs3_testlib.c
-t_backend_fh_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_backend_fh_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
-t_nfs3_stress_test_SOURCES = t/nfs3_stress_test.c t/nfs3_testlib.c
-t_nfs3_stress_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_nfs3_stress_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
-t_mount3_test_SOURCES = t/mount3_test.c t/nfs3_testlib.c
-t_mount3_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_mount3_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
-t_backend_osdep_test_SOURCES = t/backend_osdep_test.c
-t_backend_osdep_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_backend_osdep_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
-# The CephFS backend against a throwaway cluster (t/ceph_lib.sh).
+t_unit_nfs3_proc_test_SOURCES = t/unit/nfs3_proc_test.c t/unit/nfs3_testlib.c
+t_unit_nfs3_proc_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_unit_nfs3_proc_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
+t_unit_nfs3_security_test_SOURCES = t/unit/nfs3_security_test.c t/unit/nfs3_testlib.c
+t_unit_nfs3_security_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_unit_nfs3_security_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
+t_unit_backend_fh_test_SOURCES = t/unit/backend_fh_test.c t/unit/nfs3_testlib.c
+t_unit_backend_fh_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_unit_backend_fh_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
+t_unit_nfs3_stress_test_SOURCES = t/unit/nfs3_stress_test.c t/unit/nfs3_testlib.c
+t_unit_nfs3_stress_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_unit_nfs3_stress_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
+t_unit_mount3_test_SOURCES = t/unit/mount3_test.c t/unit/nfs3_testlib.c
+t_unit_mount3_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_unit_mount3_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
+t_unit_backend_osdep_test_SOURCES = t/unit/backend_osdep_test.c
+t_unit_backend_osdep_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_unit_backend_osdep_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
+# The CephFS backend against a throwaway cluster (t/system/ceph_lib.sh).
 if HAVE_CEPHFS
-check_PROGRAMS += t/backend_ceph_test
-t_backend_ceph_test_SOURCES = t/backend_ceph_test.c t/nfs3_testlib.c
-t_backend_ceph_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(CEPHFS_CFLAGS)
-t_backend_ceph_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
+check_PROGRAMS += t/system/backend_ceph_test
+t_system_backend_ceph_test_SOURCES = t/system/backend_ceph_test.c t/unit/nfs3_testlib.c
+t_system_backend_ceph_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(CEPHFS_CFLAGS)
+t_system_backend_ceph_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
 endif
-TESTS += t/backend_ceph.sh
-EXTRA_DIST += t/backend_ceph.sh t/ceph_lib.sh
-t_nfs3_xdr_test_SOURCES = t/nfs3_xdr_test.c
-t_nfs3_xdr_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_nfs3_xdr_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
+TESTS += t/system/backend_ceph.sh
+EXTRA_DIST += t/system/backend_ceph.sh t/system/ceph_lib.sh
+t_unit_nfs3_xdr_test_SOURCES = t/unit/nfs3_xdr_test.c
+t_unit_nfs3_xdr_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_unit_nfs3_xdr_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
 endif

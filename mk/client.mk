@@ -41,46 +41,48 @@ client-uninstall-hook:
 	rm -f $(DESTDIR)$(sbindir)/mount.nfsrdma$(EXEEXT)
 
 # A random-operation exerciser, every read checked against a shadow copy.
-check_PROGRAMS += t/fsexer
-t_fsexer_SOURCES = t/fsexer.c
-t_fsexer_LDADD =
+check_PROGRAMS += t/system/fsexer
+t_system_fsexer_SOURCES = t/system/fsexer.c
+t_system_fsexer_LDADD =
 
-# Takes and tests fcntl and flock locks for t/client_locks.sh.
-check_PROGRAMS += t/lockprog
-t_lockprog_SOURCES = t/lockprog.c
-t_lockprog_LDADD =
+# Takes and tests fcntl and flock locks for t/system/client_locks.sh.
+check_PROGRAMS += t/system/lockprog
+t_system_lockprog_SOURCES = t/system/lockprog.c
+t_system_lockprog_LDADD =
 
 # An in-process NFS server (backend + RPC/RDMA soft + TCP) for the shell tests.
-check_PROGRAMS += t/client_testsrv
-t_client_testsrv_SOURCES = t/client_testsrv.c
-t_client_testsrv_LDADD = $(SERVER_LDADD)
+CLIENT_SRV = t/system/client_srv.c t/system/client_srv.h
+check_PROGRAMS += t/system/client_testsrv
+t_system_client_testsrv_SOURCES = t/system/client_testsrv.c
+t_system_client_testsrv_LDADD = $(SERVER_LDADD)
 
 if HAVE_CMOCKA
-check_PROGRAMS += t/client_nfs3_test
-TESTS += t/client_nfs3_test
-t_client_nfs3_test_SOURCES = t/client_nfs3_test.c t/client_srv.c t/client_srv.h
-t_client_nfs3_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_client_nfs3_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
-check_PROGRAMS += t/client_hostile_test
-TESTS += t/client_hostile_test
-t_client_hostile_test_SOURCES = t/client_hostile_test.c t/client_srv.c t/client_srv.h
-t_client_hostile_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_client_hostile_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
+check_PROGRAMS += t/system/client_nfs3_test
+TESTS += t/system/client_nfs3_test
+t_system_client_nfs3_test_SOURCES = t/system/client_nfs3_test.c $(CLIENT_SRV)
+t_system_client_nfs3_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_system_client_nfs3_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
+check_PROGRAMS += t/system/client_hostile_test
+TESTS += t/system/client_hostile_test
+t_system_client_hostile_test_SOURCES = t/system/client_hostile_test.c $(CLIENT_SRV)
+t_system_client_hostile_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_system_client_hostile_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
 endif
-t_client_testsrv_SOURCES += t/client_srv.c t/client_srv.h
+t_system_client_testsrv_SOURCES += $(CLIENT_SRV)
 
-CLIENT_SH_TESTS = t/client_errors.sh t/client_mount.sh t/client_fsops.sh \
-	t/client_restart.sh t/client_bench.sh t/client_ganesha.sh t/client_daemon.sh \
-	t/client_fullfs.sh t/client_stop.sh t/client_posix.sh t/client_exerciser.sh t/client_stats.sh \
-	t/client_locks.sh
+CLIENT_SH_TESTS = t/system/client_errors.sh t/system/client_mount.sh \
+	t/system/client_fsops.sh t/system/client_restart.sh t/system/client_bench.sh \
+	t/system/client_ganesha.sh t/system/client_daemon.sh t/system/client_fullfs.sh \
+	t/system/client_stop.sh t/system/client_posix.sh t/system/client_exerciser.sh \
+	t/system/client_stats.sh t/system/client_locks.sh
 TESTS += $(CLIENT_SH_TESTS)
-dist_check_SCRIPTS += $(CLIENT_SH_TESTS) t/client_lib.sh
+dist_check_SCRIPTS += $(CLIENT_SH_TESTS) t/system/client_lib.sh
 
 # pjdfstest, Connectathon and the exerciser on mounts of nfsrdma-server over
 # RPC/RDMA read-write, read-read and TCP; the suites are built in the build tree.
-EXTRA_DIST += t/posix_suites.sh
-check-posix: nfsrdma-client$(EXEEXT) server/nfsrdma-server$(EXEEXT) t/fsexer$(EXEEXT)
-	$(MAKE) $(AM_MAKEFLAGS) check TESTS=t/posix_suites.sh TEST_SUITE_LOG=t/posix-suites.log
+EXTRA_DIST += t/system/posix_suites.sh
+check-posix: nfsrdma-client$(EXEEXT) server/nfsrdma-server$(EXEEXT) t/system/fsexer$(EXEEXT)
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS=t/system/posix_suites.sh TEST_SUITE_LOG=t/posix-suites.log
 PHONY_TARGETS += check-posix
 EXTRA_TARGETS += check-posix:1800
 CLEANFILES += t/posix-suites.log
@@ -101,9 +103,11 @@ lab-client: nfsrdma-client$(EXEEXT) server/nfsrdma-server$(EXEEXT)
 
 # bench over the soft provider against nfsrdma-server: table, CSV and plot per run.
 CLIENT_BENCH_DIR = bench-client
-bench-client: nfsrdma-client$(EXEEXT) t/client_testsrv$(EXEEXT) server/nfsrdma-server$(EXEEXT)
+bench-client: nfsrdma-client$(EXEEXT) t/system/client_testsrv$(EXEEXT) \
+		server/nfsrdma-server$(EXEEXT)
 	@top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
-		$(SHELL) $(srcdir)/t/client_bench.sh --full $(CLIENT_BENCH_DIR) 2>&1 | tee t/bench-client.log
+		$(SHELL) $(srcdir)/t/system/client_bench.sh --full $(CLIENT_BENCH_DIR) 2>&1 | \
+		tee t/bench-client.log
 	@$(CLIENT_TAP_SUMMARY) t/bench-client.log
 EXTRA_TARGETS += bench-client:600
 CLEANFILES += t/lab-client.log t/bench-client.log
@@ -113,9 +117,9 @@ CLEANFILES += t/lab-client.log t/bench-client.log
 COMPARE_BENCH_DIR = bench-compare
 bench-compare: nfsrdma-client$(EXEEXT) nfsrdma-vbench$(EXEEXT) server/nfsrdma-server$(EXEEXT)
 	@top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
-		$(SHELL) $(srcdir)/t/bench_compare.sh $(COMPARE_BENCH_DIR) 2>&1 | tee t/bench-compare.log
+		$(SHELL) $(srcdir)/t/bench/bench_compare.sh $(COMPARE_BENCH_DIR) 2>&1 | tee t/bench-compare.log
 	@$(CLIENT_TAP_SUMMARY) t/bench-compare.log
 PHONY_TARGETS += bench-compare
-EXTRA_DIST += t/bench_compare.sh
+EXTRA_DIST += t/bench/bench_compare.sh
 EXTRA_TARGETS += bench-compare:900
 CLEANFILES += t/bench-compare.log

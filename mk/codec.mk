@@ -4,10 +4,10 @@ libnfsrdma_a_SOURCES += common/base/cursor.c common/base/cursor.h common/rpcrdma
 	common/rpcrdma/rpcrdma_cm_private.c
 
 if HAVE_CMOCKA
-check_PROGRAMS += t/cursor_test t/rpcrdma_hdr_test
-TESTS += t/cursor_test t/rpcrdma_hdr_test
-t_cursor_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_cursor_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
-t_rpcrdma_hdr_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_rpcrdma_hdr_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+check_PROGRAMS += t/unit/cursor_test t/unit/rpcrdma_hdr_test
+TESTS += t/unit/cursor_test t/unit/rpcrdma_hdr_test
+t_unit_cursor_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_unit_cursor_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+t_unit_rpcrdma_hdr_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_unit_rpcrdma_hdr_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
 endif

@@ -9,11 +9,11 @@ dist_sysconf_DATA += etc/nfsrdma.conf etc/nfsrdma.exports
 dist_man_MANS += man/nfsrdma.conf.5 man/nfsrdma.exports.5
 
 if HAVE_CMOCKA
-check_PROGRAMS += t/config_test
-TESTS += t/config_test
-t_config_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_config_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+check_PROGRAMS += t/unit/config_test
+TESTS += t/unit/config_test
+t_unit_config_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_unit_config_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
 endif
 
-TESTS += t/config_check.sh t/exports_file.sh
-EXTRA_DIST += t/config_check.sh t/exports_file.sh t/data/config
+TESTS += t/system/config_check.sh t/system/exports_file.sh
+EXTRA_DIST += t/system/config_check.sh t/system/exports_file.sh t/data/config

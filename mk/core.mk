@@ -18,12 +18,12 @@ libnfsrdma_a_SOURCES += platform/illumos/poller_port.c platform/illumos/wakefd_n
 endif
 
 if HAVE_CMOCKA
-check_PROGRAMS += t/log_test
-TESTS += t/log_test
-t_log_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_log_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+check_PROGRAMS += t/unit/log_test
+TESTS += t/unit/log_test
+t_unit_log_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_unit_log_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
 endif
 
 # Every command's --help, --version, usage errors and man page.
-TESTS += t/cli.sh
-EXTRA_DIST += t/cli.sh
+TESTS += t/system/cli.sh
+EXTRA_DIST += t/system/cli.sh

@@ -36,9 +36,9 @@ server_libnfsserver_a_SOURCES += server/backend_lock.c server/backend_lock.h \
 	server/nlm_share.c server/nlm_range.c server/nlm_proc.c server/nlm_cb.c server/nsm.c
 
 if HAVE_CMOCKA
-check_PROGRAMS += t/nlm_test
-TESTS += t/nlm_test
-t_nlm_test_SOURCES = t/nlm_test.c
-t_nlm_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_nlm_test_LDADD = $(LDADD) $(CMOCKA_LIBS) -lpthread
+check_PROGRAMS += t/system/nlm_test
+TESTS += t/system/nlm_test
+t_system_nlm_test_SOURCES = t/system/nlm_test.c
+t_system_nlm_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_system_nlm_test_LDADD = $(LDADD) $(CMOCKA_LIBS) -lpthread
 endif

@@ -13,12 +13,13 @@ libnfsrdma_a_SOURCES += \
 	platform/linux/verbs_rdmacore_map.c
 
 if HAVE_CMOCKA
-check_PROGRAMS += t/rdmacore_unit_test t/rdmacore_test
-TESTS += t/rdmacore_unit_test t/rdmacore_test
-t_rdmacore_unit_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_rdmacore_unit_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
-t_rdmacore_test_SOURCES = t/rdmacore_test.c t/rdmacore_util.c t/rdmacore_util.h
-t_rdmacore_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_rdmacore_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+check_PROGRAMS += t/unit/rdmacore_unit_test t/system/rdmacore_test
+TESTS += t/unit/rdmacore_unit_test t/system/rdmacore_test
+t_unit_rdmacore_unit_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_unit_rdmacore_unit_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+t_system_rdmacore_test_SOURCES = t/system/rdmacore_test.c t/system/rdmacore_util.c \
+	t/system/rdmacore_util.h
+t_system_rdmacore_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_system_rdmacore_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
 endif
 endif

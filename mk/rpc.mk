@@ -9,35 +9,37 @@ libnfsrdma_a_SOURCES += \
 	common/rpc/rpc_udp.c common/rpc/rpc_udp.h
 
 # The transport test program (echo and bulk), shared by the RPC and RPC/RDMA tests.
-noinst_LIBRARIES += t/libbulkprog.a
-t_libbulkprog_a_SOURCES = t/bulkprog.c t/bulkprog.h
-t_libbulkprog_a_CPPFLAGS = $(AM_CPPFLAGS)
+noinst_LIBRARIES += t/system/libbulkprog.a
+t_system_libbulkprog_a_SOURCES = t/system/bulkprog.c t/system/bulkprog.h
+t_system_libbulkprog_a_CPPFLAGS = $(AM_CPPFLAGS)
+# Servers, clients and bulk calls for the RPC and RPC/RDMA tests and benchmarks.
+RRT_UTIL = t/system/rpcrdma_test_util.c t/system/rpcrdma_test_util.h
 
 if HAVE_CMOCKA
-check_PROGRAMS += t/rpc_tcp_test
-TESTS += t/rpc_tcp_test
-t_rpc_tcp_test_SOURCES = t/rpc_tcp_test.c t/rpcrdma_test_util.c t/rpcrdma_test_util.h
-t_rpc_tcp_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_rpc_tcp_test_LDADD = t/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
-check_PROGRAMS += t/rpc_replay_test
-TESTS += t/rpc_replay_test
-t_rpc_replay_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_rpc_replay_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
-check_PROGRAMS += t/rpc_udp_test
-TESTS += t/rpc_udp_test
-t_rpc_udp_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_rpc_udp_test_LDADD = t/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
-check_PROGRAMS += t/rpc_tcp_limits_test
-TESTS += t/rpc_tcp_limits_test
-t_rpc_tcp_limits_test_SOURCES = t/rpc_tcp_limits_test.c t/rpcrdma_test_util.c t/rpcrdma_test_util.h \
-	t/test_fds.h
-t_rpc_tcp_limits_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_rpc_tcp_limits_test_LDADD = t/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
+check_PROGRAMS += t/system/rpc_tcp_test
+TESTS += t/system/rpc_tcp_test
+t_system_rpc_tcp_test_SOURCES = t/system/rpc_tcp_test.c $(RRT_UTIL)
+t_system_rpc_tcp_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_system_rpc_tcp_test_LDADD = t/system/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
+check_PROGRAMS += t/unit/rpc_replay_test
+TESTS += t/unit/rpc_replay_test
+t_unit_rpc_replay_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_unit_rpc_replay_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+check_PROGRAMS += t/system/rpc_udp_test
+TESTS += t/system/rpc_udp_test
+t_system_rpc_udp_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_system_rpc_udp_test_LDADD = t/system/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
+check_PROGRAMS += t/system/rpc_tcp_limits_test
+TESTS += t/system/rpc_tcp_limits_test
+t_system_rpc_tcp_limits_test_SOURCES = t/system/rpc_tcp_limits_test.c $(RRT_UTIL) \
+	t/system/test_fds.h
+t_system_rpc_tcp_limits_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_system_rpc_tcp_limits_test_LDADD = t/system/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
 endif
 
 if HAVE_CMOCKA
-check_PROGRAMS += t/rpc_drc_test
-TESTS += t/rpc_drc_test
-t_rpc_drc_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_rpc_drc_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+check_PROGRAMS += t/unit/rpc_drc_test
+TESTS += t/unit/rpc_drc_test
+t_unit_rpc_drc_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_unit_rpc_drc_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
 endif

@@ -16,24 +16,25 @@ etc/nfsrdma-server.service: $(srcdir)/etc/nfsrdma-server.service.in Makefile
 		$(srcdir)/etc/nfsrdma-server.service.in >$@
 CLEANFILES += etc/nfsrdma-server.service
 EXTRA_DIST += etc/nfsrdma-server.service.in
-TESTS += t/systemd_unit.sh t/systemd_notify.sh t/metrics.sh
-EXTRA_DIST += t/systemd_unit.sh t/systemd_notify.sh t/metrics.sh
+TESTS += t/system/systemd_unit.sh t/system/systemd_notify.sh t/system/metrics.sh
+EXTRA_DIST += t/system/systemd_unit.sh t/system/systemd_notify.sh t/system/metrics.sh
 check_DATA = etc/nfsrdma-server.service
 
-TESTS += t/server_daemon.sh t/exports_daemon.sh t/server_cephfs.sh
-EXTRA_DIST += t/server_daemon.sh t/exports_daemon.sh t/server_cephfs.sh t/test-lib.sh
+TESTS += t/system/server_daemon.sh t/system/exports_daemon.sh t/system/server_cephfs.sh
+EXTRA_DIST += t/system/server_daemon.sh t/system/exports_daemon.sh t/system/server_cephfs.sh \
+	t/test-lib.sh
 dist_man_MANS += man/nfsrdma-server.8 man/nfsrdma-metrics.7
-TESTS += t/server_fio.sh
-EXTRA_DIST += t/server_fio.sh scripts/build-fio-nfs.sh
-check_PROGRAMS += t/nfsprobe
-t_nfsprobe_SOURCES = t/nfsprobe.c
+TESTS += t/system/server_fio.sh
+EXTRA_DIST += t/system/server_fio.sh scripts/build-fio-nfs.sh
+check_PROGRAMS += t/system/nfsprobe
+t_system_nfsprobe_SOURCES = t/system/nfsprobe.c
 
 # The hostile benchmark (issue 11): a good client's calls/s alone and while
 # others attack the server; the server's threads and memory. Figures only.
-noinst_PROGRAMS += t/hostile_bench
-t_hostile_bench_SOURCES = t/hostile_bench.c
-bench-hostile: t/hostile_bench$(EXEEXT) server/nfsrdma-server$(EXEEXT)
-	./t/hostile_bench$(EXEEXT) server/nfsrdma-server$(EXEEXT) --seconds 3 --rounds 3 \
+noinst_PROGRAMS += t/bench/hostile_bench
+t_bench_hostile_bench_SOURCES = t/bench/hostile_bench.c
+bench-hostile: t/bench/hostile_bench$(EXEEXT) server/nfsrdma-server$(EXEEXT)
+	./t/bench/hostile_bench$(EXEEXT) server/nfsrdma-server$(EXEEXT) --seconds 3 --rounds 3 \
 		>t/bench-hostile.log; st=$$?; sed 's/^/bench-hostile: /' t/bench-hostile.log; exit $$st
 PHONY_TARGETS += bench-hostile
 EXTRA_TARGETS += bench-hostile:300

@@ -7,13 +7,13 @@ libnfsrdma_a_SOURCES += platform/providers.c \
 	platform/soft/soft_qp.c platform/soft/soft_tx.c platform/soft/soft_rx.c
 
 if HAVE_CMOCKA
-check_PROGRAMS += t/verbs_conformance
-TESTS += t/verbs_conformance
-t_verbs_conformance_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_verbs_conformance_LDADD = $(LDADD) $(CMOCKA_LIBS)
+check_PROGRAMS += t/system/verbs_conformance
+TESTS += t/system/verbs_conformance
+t_system_verbs_conformance_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_system_verbs_conformance_LDADD = $(LDADD) $(CMOCKA_LIBS)
 endif
-TESTS += t/verbs_soft_unix.sh
-dist_check_SCRIPTS += t/verbs_soft_unix.sh
+TESTS += t/system/verbs_soft_unix.sh
+dist_check_SCRIPTS += t/system/verbs_soft_unix.sh
 
 # nfsrdma-vbench: the verbs microbenchmark; `make bench-verbs` runs it quickly
 # on the soft provider and writes $(VBENCH_DIR)/vbench-soft.csv.

@@ -10,53 +10,54 @@ libnfsrdma_a_SOURCES += \
 	common/rpcrdma/rpcrdma_clnt_chunks.c
 
 if HAVE_CMOCKA
-check_PROGRAMS += t/rpcrdma_test
-TESTS += t/rpcrdma_test
-t_rpcrdma_test_SOURCES = t/rpcrdma_test.c t/rpcrdma_test_util.c t/rpcrdma_test_util.h
-t_rpcrdma_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_rpcrdma_test_LDADD = t/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
+check_PROGRAMS += t/system/rpcrdma_test
+TESTS += t/system/rpcrdma_test
+t_system_rpcrdma_test_SOURCES = t/system/rpcrdma_test.c $(RRT_UTIL)
+t_system_rpcrdma_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_system_rpcrdma_test_LDADD = t/system/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
 endif
 
 if HAVE_CMOCKA
-check_PROGRAMS += t/rpcrdma_hostile_test
-TESTS += t/rpcrdma_hostile_test
-t_rpcrdma_hostile_test_SOURCES = t/rpcrdma_hostile_test.c t/rpcrdma_test_util.c t/rpcrdma_test_util.h
-t_rpcrdma_hostile_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_rpcrdma_hostile_test_LDADD = t/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
+check_PROGRAMS += t/system/rpcrdma_hostile_test
+TESTS += t/system/rpcrdma_hostile_test
+t_system_rpcrdma_hostile_test_SOURCES = t/system/rpcrdma_hostile_test.c $(RRT_UTIL)
+t_system_rpcrdma_hostile_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_system_rpcrdma_hostile_test_LDADD = t/system/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
 endif
 
 # RPC/RDMA bulk throughput per mode and strategy (and RPC/TCP), non-sanitized
 # numbers only mean something; CSV in build/bench/rpc-bulk.csv.
-noinst_PROGRAMS += t/rpc_bulk_bench
-t_rpc_bulk_bench_SOURCES = t/rpc_bulk_bench.c t/rpcrdma_test_util.c t/rpcrdma_test_util.h
-t_rpc_bulk_bench_LDADD = t/libbulkprog.a $(LDADD)
-bench-rpc: t/rpc_bulk_bench
+noinst_PROGRAMS += t/bench/rpc_bulk_bench
+t_bench_rpc_bulk_bench_SOURCES = t/bench/rpc_bulk_bench.c $(RRT_UTIL)
+t_bench_rpc_bulk_bench_LDADD = t/system/libbulkprog.a $(LDADD)
+bench-rpc: t/bench/rpc_bulk_bench
 	$(MKDIR_P) $(abs_top_srcdir)/build/bench
-	./t/rpc_bulk_bench --seconds 1 --csv $(abs_top_srcdir)/build/bench/rpc-bulk.csv
+	./t/bench/rpc_bulk_bench --seconds 1 --csv $(abs_top_srcdir)/build/bench/rpc-bulk.csv
 PHONY_TARGETS += bench-rpc
 EXTRA_TARGETS += bench-rpc:600
 
 # The soak: SOAK_SECONDS of random calls over random modes and strategies.
-noinst_PROGRAMS += t/rpcrdma_soak
-t_rpcrdma_soak_SOURCES = t/rpcrdma_soak.c t/rpcrdma_test_util.c t/rpcrdma_test_util.h
-t_rpcrdma_soak_LDADD = t/libbulkprog.a $(LDADD)
-EXTRA_DIST += t/rpcrdma_soak.sh
-soak: t/rpcrdma_soak
-	$(MAKE) $(AM_MAKEFLAGS) check TESTS=t/rpcrdma_soak.sh TEST_SUITE_LOG=t/rpcrdma-soak.log
+noinst_PROGRAMS += t/bench/rpcrdma_soak
+t_bench_rpcrdma_soak_SOURCES = t/bench/rpcrdma_soak.c $(RRT_UTIL)
+t_bench_rpcrdma_soak_LDADD = t/system/libbulkprog.a $(LDADD)
+EXTRA_DIST += t/bench/rpcrdma_soak.sh
+soak: t/bench/rpcrdma_soak
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS=t/bench/rpcrdma_soak.sh TEST_SUITE_LOG=t/rpcrdma-soak.log
 PHONY_TARGETS += soak
 EXTRA_TARGETS += soak:900
 CLEANFILES += t/rpcrdma-soak.log
 
 if HAVE_CMOCKA
-check_PROGRAMS += t/evloop_test t/poller_test
-TESTS += t/evloop_test t/poller_test
-t_evloop_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_evloop_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
-t_poller_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-t_poller_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+check_PROGRAMS += t/unit/evloop_test t/unit/poller_test
+TESTS += t/unit/evloop_test t/unit/poller_test
+t_unit_evloop_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_unit_evloop_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+t_unit_poller_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_unit_poller_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
 # Once more with the portable poll() backend (NFSRDMA_POLLER=poll): the event
 # loop, the soft provider's engine under RPC/RDMA, and the daemon.
-TESTS += t/evloop_poll.sh t/poller_poll.sh t/rpcrdma_poll.sh
+TESTS += t/unit/evloop_poll.sh t/unit/poller_poll.sh t/system/rpcrdma_poll.sh
 endif
-TESTS += t/server_daemon_poll.sh
-dist_check_SCRIPTS += t/evloop_poll.sh t/poller_poll.sh t/rpcrdma_poll.sh t/server_daemon_poll.sh
+TESTS += t/system/server_daemon_poll.sh
+dist_check_SCRIPTS += t/unit/evloop_poll.sh t/unit/poller_poll.sh t/system/rpcrdma_poll.sh \
+	t/system/server_daemon_poll.sh

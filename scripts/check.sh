@@ -86,7 +86,7 @@ was_cut "make check" "$limit" "${PIPESTATUS[0]}"
 tally "$top/build/make-check.log"
 grep -q '^# TOTAL' "$top/build/make-check.log" || fail=$((fail + 1))
 grep -q '^# FAIL: *0' "$top/build/make-check.log" && grep -q '^# ERROR: *0' "$top/build/make-check.log" ||
-	{ for f in $(grep -lE '^(FAIL|ERROR)' "$B"/t/*.log 2>/dev/null); do echo "--- $f"; tail -n 30 "$f"; done; }
+	{ for f in $(grep -lE '^(FAIL|ERROR)' "$B"/t/*.log "$B"/t/*/*.log 2>/dev/null); do echo "--- $f"; tail -n 30 "$f"; done; }
 
 step format-check make -C "$B" format-check
 # The illumos cross build: compiles and link-checks against ../shared/illumos (cheap).

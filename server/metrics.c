@@ -2,7 +2,7 @@
  * metrics.c: the server's counters for Prometheus (see metrics.h). Every
  * family is named nfsrdma_*, with its unit in the name (_seconds, _bytes) and
  * _total on counters, and comes with # HELP and # TYPE; `promtool check
- * metrics` finds nothing to say (t/metrics.sh).
+ * metrics` finds nothing to say (t/system/metrics.sh).
  */
 #include <errno.h>
 #include <stdarg.h>

@@ -17,7 +17,7 @@
  * Receive buffers. A received buffer belongs to the receive handler, which must
  * hand it back exactly once with rr_recv_repost() (which keeps it, unposted, when
  * the connection is dying). Every path does so, errors included;
- * t/rpcrdma_test checks that the receive queue never drains.
+ * t/system/rpcrdma_test checks that the receive queue never drains.
  *
  * Send queue. A connection has sq_depth send-queue slots. rr_post() takes the
  * slots its chain needs, or queues the chain until completions give enough

@@ -2,7 +2,7 @@
  * fuzz_rpcrdma_hdr: libFuzzer target for the RPC/RDMA header codec and the
  * RFC 8797 private data decoder. Built by `make fuzz` with clang
  * -fsanitize=fuzzer,address,undefined; run by `make fuzz-run`. Seeds:
- * t/fuzz/corpus/rpcrdma_hdr (written by `t/rpcrdma_hdr_test --write-corpus`).
+ * t/fuzz/corpus/rpcrdma_hdr (written by `t/unit/rpcrdma_hdr_test --write-corpus`).
  *
  * Besides "no crash, no sanitizer report" it checks the codec's promises and
  * aborts when one is broken: a refused input leaves the cursor where it was

@@ -15,10 +15,10 @@
 set -u
 timeout=${LAB_TIMEOUT:-780}
 # One run per line: name, binary, extra environment.
-runs="verbs_conformance t/verbs_conformance
-rdmacore_test t/rdmacore_test
-rdmacore_test_mw1 t/rdmacore_test VB_RDMACORE_MW_TYPE=1
-rdmacore_unit_test t/rdmacore_unit_test"
+runs="verbs_conformance t/system/verbs_conformance
+rdmacore_test t/system/rdmacore_test
+rdmacore_test_mw1 t/system/rdmacore_test VB_RDMACORE_MW_TYPE=1
+rdmacore_unit_test t/unit/rdmacore_unit_test"
 # Cases that fail because of rxe itself (Linux 6.1): reported with a TODO
 # directive (XFAIL, and XPASS once rxe is fixed). One "run: case|reason" a line.
 known_rxe="verbs_conformance: recv_too_small|rxe fails a too-small Receive with LOC_QP_OP_ERR \
@@ -28,8 +28,8 @@ not the window's (rxe_resp.c check_rkey)"
 . "$(dirname "$0")/lab-common.sh"
 
 lab_require
-[ -x "$top_builddir/t/rdmacore_test" ] ||
-	skip_all "t/rdmacore_test not built: configure found no rdma-core or no cmocka"
+[ -x "$top_builddir/t/system/rdmacore_test" ] ||
+	skip_all "t/system/rdmacore_test not built: configure found no rdma-core or no cmocka"
 
 logs=$top_builddir/t/lab/verbs
 rm -rf "$logs"

@@ -1,0 +1,236 @@
+#!/bin/bash
+# bench_compare.sh OUTDIR: make bench-compare (issue 12). In one run: the soft
+# provider's own limits (nfsrdma-vbench), then nfsrdma-server (threads = 4,
+# tmpfs export) measured by `nfsrdma-client bench` over RPC/RDMA read-write,
+# read-read and TCP: the bare NULL-call rate, READ 1 MiB x 4 threads, 4 KiB
+# random READ x 1 and x 16 threads, and the server's CPU time (user + system,
+# /proc/PID/stat, sampled by bench's --hook exactly around the pass) per 4 KiB
+# READ. Each server variant (VARIANTS below) runs as its own daemon; rounds
+# interleave the variants so that they share the machine's load. Prints the
+# median and the spread (min..max) of every figure and the issue's ratios;
+# writes OUTDIR/compare.csv (every sample) and OUTDIR/compare.png (gnuplot).
+# Figures only: nothing here is a timed assertion.
+# Environment: BENCH_ROUNDS (3), BENCH_QUICK=1 (smaller files).
+. "$(dirname "$0")/../system/client_lib.sh"
+[ "$(id -u)" -eq 0 ] || skip_all "needs root (the server opens files by handle)"
+SERVER=$top_builddir/server/nfsrdma-server
+VBENCH=$top_builddir/nfsrdma-vbench
+[ -x "$SERVER" ] && [ -x "$CLIENT" ] && [ -x "$VBENCH" ] || skip_all "needs nfsrdma-server, -client, -vbench"
+out=${1:-bench-compare}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+rounds=${BENCH_ROUNDS:-3}
+[ "$rounds" -ge 3 ] || rounds=3
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+	s_null=8m s_1m=32m s_4k1=8m s_4k16=1m
+else
+	s_null=32m s_1m=128m s_4k1=32m s_4k16=4m
+fi
+# name|lines added to the server section: the variants measured side by side
+# (server.inline_calls: every call through the worker pool, or cheap ones run
+# on the event loop that received them)
+VARIANTS=(
+	"pool|inline_calls = false;"
+	"inline|inline_calls = true;"
+)
+scratch
+T_SCRATCH_EXP=$(mktemp -d /dev/shm/nfsrdma-bc.XXXXXX) || skip_all "no tmpfs at /dev/shm"
+chmod 755 "$T_SCRATCH_EXP"
+trap 'cleanup; rm -rf "$T_SCRATCH_EXP"' EXIT # client_lib's cleanup stops the daemons
+raw=$out/compare.csv
+echo "variant,transport,figure,round,value" > "$raw"
+tick=$(getconf CLK_TCK)
+
+# start_variant I NAME LINES: a daemon of its own; sets PID_I RPORT_I TPORT_I.
+start_variant() {
+	local i=$1 name=$2 lines=$3 rport tport dir=$T_SCRATCH/v$1
+	rport=$(free_port)
+	tport=$(free_port)
+	mkdir -p "$dir" "$T_SCRATCH_EXP/v$i"
+	chmod 755 "$T_SCRATCH_EXP/v$i"
+	cat > "$dir/srv.conf" << CONF
+rdma = { provider = "soft"; };
+server = {
+	listen = ["127.0.0.1"];
+	rdma_port = $rport;
+	tcp_port = $tport;
+	threads = 4;
+	modes = ["read-write", "read-read"];
+	trusted_peers = true; # loopback: the registration cache in read-read too
+	pidfile = "$dir/server.pid";
+	control_socket = "$dir/ctl.sock";
+	handle_key_file = "$dir/handle.key";
+	$lines
+	exports = ( { path = "$T_SCRATCH_EXP/v$i"; clients = ["127.0.0.1"]; access = "rw"; root_squash = false; } );
+};
+CONF
+	"$SERVER" -f "$dir/srv.conf" || return 1
+	T_PIDS="$T_PIDS $(cat "$dir/server.pid")"
+	eval "PID_$i=$(cat "$dir/server.pid") RPORT_$i=$rport TPORT_$i=$tport"
+	echo "# variant $name: nfsrdma-server pid $(cat "$dir/server.pid")${lines:+, $lines}"
+}
+
+# record VARIANT TRANSPORT FIGURE ROUND VALUE
+record() {
+	echo "$1,$2,$3,$4,$5" >> "$raw"
+}
+
+# The hook bench runs around each pass: the server's utime + stime in ticks.
+cat > "$T_SCRATCH/hook.sh" << 'HOOK'
+#!/bin/sh
+# hook.sh PID FILE start|end TEST THREADS RECORD
+set -- "$@"
+t=$(sed 's/.*) //' /proc/$1/stat | awk '{print $12 + $13}')
+echo "$3 $4 $5 $6 $t" >> "$2"
+HOOK
+chmod 755 "$T_SCRATCH/hook.sh"
+
+# bench_one I VARIANT TRANSPORT OPTS ROUND: every client workload against one daemon.
+bench_one() {
+	local i=$1 v=$2 tr=$3 opts=$4 r=$5 pid cpu=$T_SCRATCH/cpu.$$ csv=$T_SCRATCH/b.csv
+	pid=$(eval echo "\$PID_$i")
+	run() { # run FIGURE FIELD bench-args...: FIELD 8 = MB/s, 9 = IOPS
+		local fig=$1 field=$2
+		shift 2
+		rm -f "$csv" "$cpu"
+		if ! "$CLIENT" bench "127.0.0.1:$T_SCRATCH_EXP/v$i" -o "$opts" -q --csv "$csv" \
+			--hook "$T_SCRATCH/hook.sh $pid $cpu" "$@" > "$T_SCRATCH/b.out" 2>&1; then
+			diag "$v $tr $fig: $(tail -3 "$T_SCRATCH/b.out")"
+			return 1
+		fi
+		record "$v" "$tr" "$fig" "$r" "$(awk -F, -v f="$field" 'NR == 2 {print $f}' "$csv")"
+		# server CPU microseconds per call over the timed pass
+		awk -v tick="$tick" -v ops="$(awk -F, 'NR == 2 {print $6}' "$csv")" \
+			'$1 == "start" {s = $5} $1 == "end" {e = $5}
+			END {if (ops > 0) printf "%.1f\n", (e - s) * 1e6 / tick / ops}' "$cpu" > "$cpu.us"
+		record "$v" "$tr" "$fig cpu_us" "$r" "$(cat "$cpu.us")"
+	}
+	run null_rate 9 -t null -r 4k -s $s_null -j 1 &&
+		run read1m_x4_MBps 8 -t read -r 1m -s $s_1m -j 4 &&
+		run rand4k_x1_iops 9 -t randread -r 4k -s $s_4k1 -j 1 &&
+		run rand4k_x16_iops 9 -t randread -r 4k -s $s_4k16 -j 16
+}
+
+plan 2
+echo "# bench-compare: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $rounds rounds"
+# the provider's limits: RDMA Write 1 MiB qd 4 and Send 4 KiB qd 16 (message rate)
+for r in $(seq 1 "$rounds"); do
+	"$VBENCH" --device soft --sizes 4k,1m --depths 4,16 --time 0.3 --reps 1 \
+		--csv "$T_SCRATCH/vb.csv" > /dev/null 2>&1 || continue
+	record raw soft write1m_qd4_MBps "$r" \
+		"$(awk -F, '$2 == "bandwidth" && $3 == "write" && $4 == 1048576 && $5 == 4 {print $6}' "$T_SCRATCH/vb.csv")"
+	record raw soft send4k_qd16_msgps "$r" \
+		"$(awk -F, '$2 == "bandwidth" && $3 == "send" && $4 == 4096 && $5 == 16 {printf "%.0f", $6 * 1e6 / 4096}' "$T_SCRATCH/vb.csv")"
+	record raw soft tcp1m_MBps "$r" \
+		"$(awk -F, '$2 == "bandwidth" && $3 == "tcp" && $4 == 1048576 {print $6}' "$T_SCRATCH/vb.csv")"
+done
+
+nv=${#VARIANTS[@]}
+for i in $(seq 0 $((nv - 1))); do
+	v=${VARIANTS[$i]}
+	start_variant "$i" "${v%%|*}" "${v#*|}" || skip_all "nfsrdma-server does not start"
+done
+failed=0
+for r in $(seq 1 "$rounds"); do
+	for i in $(seq 0 $((nv - 1))); do
+		v=${VARIANTS[$i]%%|*}
+		rport=$(eval echo "\$RPORT_$i") tport=$(eval echo "\$TPORT_$i")
+		bench_one "$i" "$v" rdma-rw "port=$rport,mode=read-write" "$r" || failed=1
+		bench_one "$i" "$v" rdma-rr "port=$rport,mode=read-read" "$r" || failed=1
+		bench_one "$i" "$v" tcp "proto=tcp,port=$tport" "$r" || failed=1
+	done
+	echo "# round $r of $rounds done, load $(cut -d' ' -f1-3 /proc/loadavg)"
+done
+ok $failed "every bench run finished: every sample in $raw"
+# each daemon's own counters after the run: where its calls ran, and that no
+# registration was left reachable by a client (0 in Read-Write)
+for i in $(seq 0 $((nv - 1))); do
+	python3 -c "
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b'stats\\n')
+s.shutdown(socket.SHUT_WR)
+print(s.makefile().read(), end='')
+" "$T_SCRATCH/v$i/ctl.sock" 2>/dev/null |
+		awk -v v="${VARIANTS[$i]%%|*}" '$1 ~ /^rdma\.(calls|calls_inline|inline_declined|remote_regs_now)$/ {
+			printf "%s %s %s", (n++ ? "," : "bench-compare: [" v "] server counters:"), $1, $2}
+			END {print ""}'
+done
+
+# median and spread of every (variant, transport, figure)
+stats=$T_SCRATCH/stats
+tail -n +2 "$raw" | awk -F, '$5 != "" {print $1 "," $2 "," $3}' | sort -u |
+	while IFS=, read -r v tr fig; do
+		awk -F, -v v="$v" -v t="$tr" -v f="$fig" '$1 == v && $2 == t && $3 == f && $5 != "" {print $5}' "$raw" |
+			sort -g | awk -v k="$v,$tr,$fig" '{x[NR] = $1}
+			END {m = NR % 2 ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2
+			     printf "%s,%g,%g,%g,%d\n", k, m, x[1], x[NR], NR}'
+	done > "$stats"
+med() { awk -F, -v k="$1,$2,$3" '$1 "," $2 "," $3 == k {print $4}' "$stats"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a != "" && b > 0) printf "%.2f", a / b; else printf "-"}'; }
+
+echo "bench-compare: figure                      variant    transport    median   (min..max, n)"
+while IFS=, read -r v tr fig m lo hi n; do
+	printf "bench-compare: %-27s %-10s %-10s %9s   (%s..%s, %s)\n" "$fig" "$v" "$tr" "$m" "$lo" "$hi" "$n"
+done < "$stats"
+w=$(med raw soft write1m_qd4_MBps)
+echo "bench-compare: ratios of medians (issue 12's table; goal in brackets)"
+for i in $(seq 0 $((nv - 1))); do
+	v=${VARIANTS[$i]%%|*}
+	printf "bench-compare: [%s] READ 1m x4 rdma-rw / raw Write 1m qd4 (>= 0.9): %s\n" "$v" \
+		"$(ratio "$(med "$v" rdma-rw read1m_x4_MBps)" "$w")"
+	printf "bench-compare: [%s] READ 1m x4 rdma-rw / tcp (>= 1.0): %s\n" "$v" \
+		"$(ratio "$(med "$v" rdma-rw read1m_x4_MBps)" "$(med "$v" tcp read1m_x4_MBps)")"
+	for j in 1 16; do
+		printf "bench-compare: [%s] 4k randread x%s rdma-rw / tcp (>= 1.0): %s   rdma-rr / tcp: %s\n" "$v" $j \
+			"$(ratio "$(med "$v" rdma-rw rand4k_x${j}_iops)" "$(med "$v" tcp rand4k_x${j}_iops)")" \
+			"$(ratio "$(med "$v" rdma-rr rand4k_x${j}_iops)" "$(med "$v" tcp rand4k_x${j}_iops)")"
+	done
+	for tr in rdma-rw rdma-rr tcp; do
+		printf "bench-compare: [%s] %s: 4k READ x1 rate / NULL rate (>= 0.8): %s; server CPU us per 4k READ (x16): %s\n" \
+			"$v" $tr "$(ratio "$(med "$v" $tr rand4k_x1_iops)" "$(med "$v" $tr null_rate)")" \
+			"$(med "$v" $tr "rand4k_x16_iops cpu_us")"
+	done
+done
+if [ "$nv" -gt 1 ]; then
+	echo "bench-compare: variants side by side, ratio of medians to ${VARIANTS[0]%%|*}"
+	for i in $(seq 1 $((nv - 1))); do
+		v=${VARIANTS[$i]%%|*} b=${VARIANTS[0]%%|*}
+		for tr in rdma-rw rdma-rr tcp; do
+			printf "bench-compare: %s / %s, %s: NULL %s, READ 1m x4 %s, 4k x1 %s, 4k x16 %s, CPU/READ %s\n" \
+				"$v" "$b" $tr \
+				"$(ratio "$(med "$v" $tr null_rate)" "$(med "$b" $tr null_rate)")" \
+				"$(ratio "$(med "$v" $tr read1m_x4_MBps)" "$(med "$b" $tr read1m_x4_MBps)")" \
+				"$(ratio "$(med "$v" $tr rand4k_x1_iops)" "$(med "$b" $tr rand4k_x1_iops)")" \
+				"$(ratio "$(med "$v" $tr rand4k_x16_iops)" "$(med "$b" $tr rand4k_x16_iops)")" \
+				"$(ratio "$(med "$v" $tr "rand4k_x16_iops cpu_us")" "$(med "$b" $tr "rand4k_x16_iops cpu_us")")"
+		done
+	done
+fi
+cp "$stats" "$out/compare-medians.csv"
+if command -v gnuplot > /dev/null; then
+	# 4 KiB random READ IOPS (x1, x16) and NULL rate per variant and transport, medians
+	awk -F, '$3 == "null_rate" || $3 == "rand4k_x1_iops" || $3 == "rand4k_x16_iops" {
+		k = $1 " " $2; if (!(k in row)) {row[k] = ++n; name[n] = k}
+		val[k, $3] = $4}
+		END {for (i = 1; i <= n; i++) printf "\"%s\" %s %s %s\n", name[i],
+			val[name[i], "null_rate"], val[name[i], "rand4k_x1_iops"], val[name[i], "rand4k_x16_iops"]}' \
+		"$stats" > "$out/compare.dat"
+	gnuplot << GP > /dev/null 2>&1
+set terminal png size 900,500
+set output "$out/compare.png"
+set title "nfsrdma bench-compare: calls/s, medians of $rounds rounds"
+set style data histograms
+set style histogram clustered
+set style fill solid border -1
+set xtics rotate by -30
+set ylabel "calls/s"
+set yrange [0:*]
+plot "$out/compare.dat" using 2:xtic(1) title "NULL", "" using 3 title "4k READ x1", "" using 4 title "4k READ x16"
+GP
+	check "the chart is a PNG: $out/compare.png" bash -c "head -c 8 '$out/compare.png' | grep -q PNG"
+else
+	skip "no gnuplot"
+fi
+exit 0

@@ -1,5 +1,0 @@
-#!/bin/sh
-# rpcrdma_poll.sh: t/rpcrdma_test again, with the portable poll() backend (common/base/poller.h).
-NFSRDMA_POLLER=poll
-export NFSRDMA_POLLER
-exec "${top_builddir:-.}/t/rpcrdma_test"

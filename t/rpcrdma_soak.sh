@@ -1,3 +1,0 @@
-#!/bin/sh
-# rpcrdma_soak.sh: run the soak (t/rpcrdma_soak) under the TAP driver; `make soak`.
-exec "${top_builddir:-.}/t/rpcrdma_soak"
