@@ -10,7 +10,10 @@
 # median and the spread (min..max) of every figure and the issue's ratios;
 # writes OUTDIR/compare.csv (every sample) and OUTDIR/compare.png (gnuplot).
 # Figures only: nothing here is a timed assertion.
-# Environment: BENCH_ROUNDS (3), BENCH_QUICK=1 (smaller files).
+# Environment: BENCH_ROUNDS (3), BENCH_QUICK=1 (smaller files),
+# BENCH_BASE_SERVER=PATH (another build's nfsrdma-server, e.g. main before a
+# change: measured first, with inline calls, as variant "base", so that the
+# side-by-side ratios are the change's effect).
 . "$(dirname "$0")/../system/client_lib.sh"
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (the server opens files by handle)"
 SERVER=$top_builddir/server/nfsrdma-server
@@ -33,6 +36,12 @@ VARIANTS=(
 	"pool|inline_calls = false;"
 	"inline|inline_calls = true;"
 )
+SERVERS=("$SERVER" "$SERVER") # each variant's daemon
+if [ -n "${BENCH_BASE_SERVER:-}" ]; then
+	[ -x "$BENCH_BASE_SERVER" ] || skip_all "BENCH_BASE_SERVER=$BENCH_BASE_SERVER is not a program"
+	VARIANTS=("base|inline_calls = true;" "${VARIANTS[@]}")
+	SERVERS=("$BENCH_BASE_SERVER" "${SERVERS[@]}")
+fi
 scratch
 T_SCRATCH_EXP=$(mktemp -d /dev/shm/nfsrdma-bc.XXXXXX) || skip_all "no tmpfs at /dev/shm"
 chmod 755 "$T_SCRATCH_EXP"
@@ -64,10 +73,10 @@ server = {
 	exports = ( { path = "$T_SCRATCH_EXP/v$i"; clients = ["127.0.0.1"]; access = "rw"; root_squash = false; } );
 };
 CONF
-	"$SERVER" -f "$dir/srv.conf" || return 1
+	"${SERVERS[$i]}" -f "$dir/srv.conf" || return 1
 	T_PIDS="$T_PIDS $(cat "$dir/server.pid")"
 	eval "PID_$i=$(cat "$dir/server.pid") RPORT_$i=$rport TPORT_$i=$tport"
-	echo "# variant $name: nfsrdma-server pid $(cat "$dir/server.pid")${lines:+, $lines}"
+	echo "# variant $name: ${SERVERS[$i]} pid $(cat "$dir/server.pid")${lines:+, $lines}"
 }
 
 # record VARIANT TRANSPORT FIGURE ROUND VALUE
