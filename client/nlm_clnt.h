@@ -24,6 +24,8 @@ struct nlmc_params {
 	unsigned repoll_s;    /* a blocked request is asked again this often */
 	unsigned max_waiters; /* blocked requests waiting at once */
 	unsigned max_owners;  /* (file, owner) pairs holding locks */
+	int no_rpcbind;	      /* 1: cbport is not registered with this host's rpcbind
+			       * (the tests and t/fuzz: they must not take the slot) */
 };
 
 void nlmc_params_defaults(struct nlmc_params *p);

@@ -4,7 +4,7 @@
  * callbacks and wakes the blocked request each names, forwards a GRANTED whose
  * owner handle names another nfsrdma-client of this host to that client's
  * port, hands SM_NOTIFY to the reclaimer, answers PMAP GETPORT for itself, and
- * registers its port with this host's rpcbind.
+ * registers its port with this host's rpcbind (unless nlmc_params.no_rpcbind).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -140,16 +140,19 @@ static void nsm_notify(struct nlmc *n, XDR *x, const struct sockaddr_in *from)
 	char ip[INET_ADDRSTRLEN] = "?";
 
 	memset(&sc, 0, sizeof(sc));
-	if (!xdr_nsm_stat_chge(x, &sc))
+	if (!xdr_nsm_stat_chge(x, &sc)) {
+		/* mon_name may be decoded before the state is found missing */
+		xdr_free((xdrproc_t)xdr_nsm_stat_chge, (char *)&sc);
 		return;
+	}
 	inet_ntop(AF_INET, &from->sin_addr, ip, sizeof(ip));
 	log_info("locks: '%s' (%s) restarted (state %d): reclaiming", sc.mon_name, ip, sc.state);
 	xdr_free((xdrproc_t)xdr_nsm_stat_chge, (char *)&sc);
 	nlmc_reclaim_want(n);
 }
 
-/* One datagram: a call to NLM, NSM or PMAP GETPORT (for ourselves). */
-static void serve_one(struct nlmc *n, char *buf, size_t len, struct sockaddr_in from)
+/* See nlm_clnt_int.h. */
+void nlmc_serve_datagram(struct nlmc *n, char *buf, size_t len, struct sockaddr_in from)
 {
 	char creds[2 * MAX_AUTH_BYTES];
 	struct rpc_msg m;
@@ -214,7 +217,7 @@ static void *cb_main(void *arg)
 		got = recvfrom(n->cbfd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from,
 			       &flen);
 		if (got > 0 && flen >= sizeof(from) && from.sin_family == AF_INET)
-			serve_one(n, buf, (size_t)got, from);
+			nlmc_serve_datagram(n, buf, (size_t)got, from);
 	}
 	return NULL;
 }
@@ -292,8 +295,8 @@ int nlmc_start(const struct nlmc_params *p, struct nlmc **out, char *err, size_t
 		return -EAGAIN;
 	}
 	n->reclaimer_started = 1;
-	n->registered = pmap_call(n, PMAPPROC_SET);
-	if (!n->registered)
+	n->registered = !p->no_rpcbind && pmap_call(n, PMAPPROC_SET);
+	if (!n->registered && !p->no_rpcbind)
 		log_info("locks: NLM callbacks on UDP port %u are not registered with rpcbind",
 			 n->cbport);
 	*out = n;

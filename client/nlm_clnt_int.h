@@ -68,6 +68,13 @@ void nlmc_set_cookie(struct nlmc *n, uint32_t *c, nlm4_netobj *o);
 /* Fill alock for l (oh, OH_LEN bytes, is the caller's buffer). */
 void nlmc_fill_alock(struct nlmc *n, const struct nlmc_lock *l, char *oh, nlm4_lock *a);
 
+/* The callback service (nlm_clnt_cb.c). */
+/* One datagram of len bytes in buf from from: a call to NLM, NSM or PMAP
+ * GETPORT for ourselves, or a GRANTED another client of this host forwards.
+ * Answered, forwarded or dropped. The service's thread calls it for each
+ * datagram; t/fuzz/fuzz_nlm_cb.c for each input. */
+void nlmc_serve_datagram(struct nlmc *n, char *buf, size_t len, struct sockaddr_in from);
+
 /* Reclaim after the server restarts (nlm_clnt_reclaim.c). */
 /* The server is in its grace period, or told us it restarted: reclaim. */
 void nlmc_reclaim_want(struct nlmc *n);

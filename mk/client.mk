@@ -6,6 +6,12 @@ libnfsrdma_a_SOURCES += \
 	client/nfs3_clnt_mount.c client/nfs3_clnt_attr.c client/nfs3_clnt_ops.c \
 	client/nfs3_clnt_dir.c client/nfs3_clnt_io.c client/nfs3_clnt_stats.c
 
+# The lock manager's client (NLM v4, its callback service, reclaim): only
+# nfsrdma-client has it (with FUSE), and its test; t/fuzz builds it too.
+CLIENT_NLM_SOURCES = client/nlm_clnt.c client/nlm_clnt.h client/nlm_clnt_int.h \
+	client/nlm_clnt_cb.c client/nlm_clnt_reclaim.c client/nlm_clnt_held.c \
+	client/nlm_clnt_held.h
+
 sbin_PROGRAMS += nfsrdma-client
 nfsrdma_client_SOURCES = client/main.c client/client.h client/options.h client/options.c \
 	client/stats.c \
@@ -17,17 +23,13 @@ nfsrdma_client_LDADD = $(LDADD) $(FUSE_LIBS)
 if HAVE_FUSE
 nfsrdma_client_SOURCES += client/mount.c client/fuse_fs.h client/fuse_fs.c \
 	client/fuse_fs_file.c client/fuse_fs_dir.c client/fuse_fs_silly.c \
-	client/fuse_fs_lock.c client/nlm_clnt.c client/nlm_clnt.h \
-	client/nlm_clnt_int.h client/nlm_clnt_cb.c client/nlm_clnt_reclaim.c \
-	client/nlm_clnt_held.c client/nlm_clnt_held.h
+	client/fuse_fs_lock.c $(CLIENT_NLM_SOURCES)
 else
 nfsrdma_client_SOURCES += client/mount_nofuse.c
 endif
 EXTRA_DIST += client/mount.c client/fuse_fs.h client/fuse_fs.c client/fuse_fs_file.c \
 	client/fuse_fs_dir.c client/fuse_fs_silly.c client/mount_nofuse.c \
-	client/fuse_fs_lock.c client/nlm_clnt.c client/nlm_clnt.h \
-	client/nlm_clnt_int.h client/nlm_clnt_cb.c client/nlm_clnt_reclaim.c \
-	client/nlm_clnt_held.c client/nlm_clnt_held.h
+	client/fuse_fs_lock.c $(CLIENT_NLM_SOURCES)
 dist_man_MANS += man/nfsrdma-client.8 man/mount.nfsrdma.8
 
 # mount(8) runs /sbin/mount.TYPE: the same program under that name.
@@ -67,6 +69,12 @@ TESTS += t/system/client_hostile_test
 t_system_client_hostile_test_SOURCES = t/system/client_hostile_test.c $(CLIENT_SRV)
 t_system_client_hostile_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_system_client_hostile_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
+# The callback service over loopback UDP (t/unit/nlm_clnt_cb_test.c).
+check_PROGRAMS += t/unit/nlm_clnt_cb_test
+TESTS += t/unit/nlm_clnt_cb_test
+t_unit_nlm_clnt_cb_test_SOURCES = t/unit/nlm_clnt_cb_test.c $(CLIENT_NLM_SOURCES)
+t_unit_nlm_clnt_cb_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_unit_nlm_clnt_cb_test_LDADD = $(LDADD) $(CMOCKA_LIBS) -lpthread
 endif
 t_system_client_testsrv_SOURCES += $(CLIENT_SRV)
 

@@ -10,9 +10,10 @@
 #   rpc_reply    the client's RPC reply and NFS/MOUNT results (READDIR entries too)
 #   nlm          the server's NLM v4 and NSM calls, through the real lock manager
 #   soft_wire    the soft provider's wire format from a hostile peer, on a real connection
+#   nlm_cb       the client's NLM callback service: GRANTED, SM_NOTIFY, forwards, GETPORT
 FUZZ_RUNS = 1000000
 FUZZ_SECONDS = 200
-FUZZ_NAMES = rpcrdma_hdr rpc_call rpc_reply nlm soft_wire
+FUZZ_NAMES = rpcrdma_hdr rpc_call rpc_reply nlm soft_wire nlm_cb
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer
 FUZZ_CC = $(CLANG) $(FUZZ_CFLAGS) $(WARN_CFLAGS) -Wno-format-nonliteral -I$(top_builddir) \
@@ -33,7 +34,7 @@ FUZZ_TARGETS = $(FUZZ_NAMES:%=t/fuzz/fuzz_%)
 
 EXTRA_DIST += $(FUZZ_NAMES:%=t/fuzz/fuzz_%.c) t/fuzz/corpus
 PHONY_TARGETS += fuzz fuzz-run clean-fuzz
-EXTRA_TARGETS += fuzz-run:1150
+EXTRA_TARGETS += fuzz-run:1370
 
 fuzz: $(FUZZ_TARGETS)
 
@@ -53,9 +54,10 @@ t/fuzz/obj/nfs_xdr.o: $(NFS_XDR_GEN) $(NLM_XDR_GEN) | fuzz-check-clang
 	ld -r -o $@ t/fuzz/obj/nfs3.o t/fuzz/obj/mount.o t/fuzz/obj/nlm.o t/fuzz/obj/nsm.o
 
 # Targets that run the server's own procedures link its libraries, compiled
-# for the fuzzer into one archive (the linker takes only what is used).
+# for the fuzzer into one archive (the linker takes only what is used), with
+# the client's lock manager, which only nfsrdma-client links (mk/client.mk).
 FUZZ_LIB_OBJS = $(patsubst %.c,t/fuzz/obj/%.o,$(filter %.c,$(server_libnfsserver_a_SOURCES) \
-	$(libnfsrdma_a_SOURCES)))
+	$(libnfsrdma_a_SOURCES) $(CLIENT_NLM_SOURCES)))
 FUZZ_LIB_CFLAGS = $(LIBCONFIG_CFLAGS) $(CRYPTO_CFLAGS) $(CEPHFS_CFLAGS)
 FUZZ_LIB_LIBS = $(RDMACORE_LIBS) $(TIRPC_LIBS) $(LIBCONFIG_LIBS) $(CRYPTO_LIBS) $(CEPHFS_LIBS) $(LIBS)
 t/fuzz/obj/%.o: $(srcdir)/%.c | fuzz-check-clang
@@ -84,6 +86,10 @@ t/fuzz/fuzz_nlm: $(srcdir)/t/fuzz/fuzz_nlm.c t/fuzz/obj/libserver.a | fuzz-check
 
 t/fuzz/fuzz_soft_wire: $(srcdir)/t/fuzz/fuzz_soft_wire.c t/fuzz/obj/libserver.a | fuzz-check-clang
 	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) -o $@ $(srcdir)/t/fuzz/fuzz_soft_wire.c \
+		t/fuzz/obj/libserver.a $(FUZZ_LIB_LIBS) -lpthread
+
+t/fuzz/fuzz_nlm_cb: $(srcdir)/t/fuzz/fuzz_nlm_cb.c t/fuzz/obj/libserver.a | fuzz-check-clang
+	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) -o $@ $(srcdir)/t/fuzz/fuzz_nlm_cb.c \
 		t/fuzz/obj/libserver.a $(FUZZ_LIB_LIBS) -lpthread
 
 fuzz-run:

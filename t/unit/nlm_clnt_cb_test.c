@@ -1,0 +1,183 @@
+/*
+ * nlm_clnt_cb_test.c: the client's lock callback service (client/nlm_clnt_cb.c)
+ * over loopback UDP, as a server reaches it: PMAP GETPORT names its own port,
+ * a GRANTED for no request of ours is denied with its cookie, and an
+ * SM_NOTIFY cut short after the host's name is answered and leaves nothing
+ * behind (under the sanitizers, as CI runs the tests, LeakSanitizer fails that
+ * case if the name decoded before the cut is not freed). No server and no
+ * rpcbind: the client holds no locks, so it calls no one, and it does not
+ * register its port.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <rpc/rpc.h>
+#include <rpc/pmap_prot.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "client/nlm_clnt.h"
+#include "common/base/log.h"
+#include "common/nfs/nlm_prog.h"
+#include "common/nfs/nlm_prot.h"
+#include "common/nfs/nsm_prot.h"
+
+struct fx {
+	struct nlmc *n;
+	int fd; /* the server's socket */
+	struct sockaddr_in to;
+};
+
+static int setup(void **state)
+{
+	static struct fx f;
+	struct timeval tv = {.tv_sec = 5, .tv_usec = 0};
+	struct nlmc_params p;
+	char err[256];
+
+	log_set_level(LOG_LVL_ERR);
+	nlmc_params_defaults(&p);
+	p.host = "127.0.0.1";
+	p.port = 9; /* never called: no locks are held */
+	p.no_rpcbind = 1;
+	if (nlmc_start(&p, &f.n, err, sizeof(err)) != 0) {
+		fprintf(stderr, "nlmc_start: %s\n", err);
+		return -1;
+	}
+	f.fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (f.fd < 0 || setsockopt(f.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0)
+		return -1;
+	f.to.sin_family = AF_INET;
+	f.to.sin_port = htons((uint16_t)nlmc_cbport(f.n));
+	f.to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	*state = &f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	nlmc_stop(f->n);
+	close(f->fd);
+	return 0;
+}
+
+/* Call prog/vers/proc with the arguments a (coded by xa) less their last cut
+ * bytes; the answer's accept status, and on success its results in r (by xr). */
+static enum accept_stat call(struct fx *f, uint32_t prog, uint32_t vers, uint32_t proc,
+			     xdrproc_t xa, void *a, unsigned cut, xdrproc_t xr, void *r)
+{
+	static uint32_t xid;
+	struct rpc_msg m = {.rm_xid = ++xid, .rm_direction = CALL};
+	char buf[4096];
+	ssize_t got;
+	u_int len;
+	XDR x;
+
+	m.rm_call.cb_rpcvers = RPC_MSG_VERSION;
+	m.rm_call.cb_prog = prog;
+	m.rm_call.cb_vers = vers;
+	m.rm_call.cb_proc = proc;
+	m.rm_call.cb_cred = m.rm_call.cb_verf = _null_auth;
+	xdrmem_create(&x, buf, sizeof(buf), XDR_ENCODE);
+	assert_true(xdr_callmsg(&x, &m) && xa(&x, a));
+	len = xdr_getpos(&x) - cut;
+	xdr_destroy(&x);
+	assert_int_equal(sendto(f->fd, buf, len, 0, (struct sockaddr *)&f->to, sizeof(f->to)), len);
+	got = recv(f->fd, buf, sizeof(buf), 0);
+	assert_true(got > 0);
+	memset(&m, 0, sizeof(m));
+	m.acpted_rply.ar_results.where = r;
+	m.acpted_rply.ar_results.proc = xr;
+	xdrmem_create(&x, buf, (u_int)got, XDR_DECODE);
+	assert_true(xdr_replymsg(&x, &m));
+	xdr_destroy(&x);
+	assert_int_equal(m.rm_xid, xid);
+	assert_int_equal(m.rm_reply.rp_stat, MSG_ACCEPTED);
+	return m.acpted_rply.ar_stat;
+}
+
+/* GETPORT for NLM v4 over UDP is the service's port; over TCP, none. */
+static void getport_names_itself(void **state)
+{
+	struct fx *f = *state;
+	struct pmap pm = {
+		.pm_prog = NLM_PROGRAM, .pm_vers = NLM_V4, .pm_prot = IPPROTO_UDP, .pm_port = 0};
+	u_int port = 0;
+
+	assert_int_equal(call(f, PMAPPROG, PMAPVERS, PMAPPROC_GETPORT, (xdrproc_t)xdr_pmap, &pm, 0,
+			      (xdrproc_t)xdr_u_int, &port),
+			 SUCCESS);
+	assert_int_equal(port, nlmc_cbport(f->n));
+	pm.pm_prot = IPPROTO_TCP;
+	assert_int_equal(call(f, PMAPPROG, PMAPVERS, PMAPPROC_GETPORT, (xdrproc_t)xdr_pmap, &pm, 0,
+			      (xdrproc_t)xdr_u_int, &port),
+			 SUCCESS);
+	assert_int_equal(port, 0);
+}
+
+/* A GRANTED whose owner handle is another client's (and names no port to
+ * forward to) is denied, with the call's cookie. */
+static void granted_unknown_denied(void **state)
+{
+	struct fx *f = *state;
+	char oh[18] = "another!", fh[8] = "FILEHNDL", cookie[4] = "ck12";
+	nlm4_testargs a = {.cookie = {sizeof(cookie), cookie},
+			   .exclusive = 1,
+			   .alock = {.caller_name = "server",
+				     .fh = {sizeof(fh), fh},
+				     .oh = {sizeof(oh), oh},
+				     .svid = 7,
+				     .l_offset = 0,
+				     .l_len = 100}};
+	nlm4_res r;
+
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(call(f, NLM_PROGRAM, NLM_V4, NLM4_GRANTED_PROC,
+			      (xdrproc_t)xdr_nlm4_testargs, &a, 0, (xdrproc_t)xdr_nlm4_res, &r),
+			 SUCCESS);
+	assert_int_equal(r.stat, NLM4_DENIED);
+	assert_int_equal(r.cookie.nlm4_netobj_len, sizeof(cookie));
+	assert_memory_equal(r.cookie.nlm4_netobj_val, cookie, sizeof(cookie));
+	xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
+}
+
+/* SM_NOTIFY with the longest name and no state: answered, the name freed;
+ * whole, answered too. */
+static void sm_notify_cut_short(void **state)
+{
+	struct fx *f = *state;
+	char name[SM_MAXSTRLEN + 1];
+	nsm_stat_chge sc = {.mon_name = name, .state = 3};
+
+	memset(name, 'n', SM_MAXSTRLEN);
+	name[SM_MAXSTRLEN] = '\0';
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(call(f, NSM_PROGRAM, NSM_V1, NSM_NOTIFY,
+				      (xdrproc_t)xdr_nsm_stat_chge, &sc, 4, (xdrproc_t)xdr_void,
+				      NULL),
+				 SUCCESS);
+	assert_int_equal(call(f, NSM_PROGRAM, NSM_V1, NSM_NOTIFY, (xdrproc_t)xdr_nsm_stat_chge, &sc,
+			      0, (xdrproc_t)xdr_void, NULL),
+			 SUCCESS);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(getport_names_itself),
+		cmocka_unit_test(granted_unknown_denied),
+		cmocka_unit_test(sm_notify_cut_short),
+	};
+
+	return cmocka_run_group_tests_name("nlm_clnt_cb", tests, setup, teardown);
+}
