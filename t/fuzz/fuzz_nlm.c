@@ -17,6 +17,7 @@
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,10 +89,26 @@ static void make_handles(const char *dir)
 	nfs_proc_free_res(&mount3_procs[MOUNTPROC3_MNT], &req, &mres);
 }
 
+static char dir[] = "/tmp/nfsrdma-fuzz-nlm-XXXXXX";
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* At exit: the scratch export goes (the lock manager's descriptors with the process). */
+static void remove_scratch(void)
+{
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 /* The export, the lock manager and a server with NLM and NSM, made once. */
 static void setup(void)
 {
-	static char dir[] = "/tmp/nfsrdma-fuzz-nlm-XXXXXX", sm[PATH_MAX];
+	static char sm[PATH_MAX];
 	static struct nfs_export_conf conf;
 	struct rpc_server_params sp = {.threads = 1};
 	struct nlm_params np = {.grace_s = 0,
@@ -108,6 +125,7 @@ static void setup(void)
 	log_set_level(LOG_LVL_ERR);
 	if (!mkdtemp(dir) || chmod(dir, 0755) != 0)
 		abort();
+	atexit(remove_scratch);
 	snprintf(sm, sizeof(sm), "%s/.sm", dir);
 	np.state_dir = sm;
 	conf.path = dir;

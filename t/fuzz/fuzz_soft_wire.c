@@ -69,6 +69,12 @@ static int readable(int fd, int ms)
 	return poll(&p, 1, ms) == 1;
 }
 
+/* At exit: the listener's socket file goes. */
+static void remove_socket(void)
+{
+	unlink(sun_addr.sun_path);
+}
+
 static void setup(void)
 {
 	char path[64], port[] = "0";
@@ -78,6 +84,7 @@ static void setup(void)
 	unlink(path);
 	sun_addr.sun_family = AF_UNIX;
 	snprintf(sun_addr.sun_path, sizeof(sun_addr.sun_path), "%s", path);
+	atexit(remove_socket);
 	snprintf(path, sizeof(path), "unix:%s", sun_addr.sun_path);
 	remote = aligned_alloc(4096, BUF_LEN);
 	local = aligned_alloc(4096, BUF_LEN);
