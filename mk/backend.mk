@@ -45,7 +45,9 @@ BACKEND_TESTS += t/unit/backend_osdep_test
 endif
 check_PROGRAMS += $(BACKEND_TESTS)
 TESTS += $(BACKEND_TESTS)
-t_unit_nfs3_proc_test_SOURCES = t/unit/nfs3_proc_test.c t/unit/nfs3_testlib.c
+t_unit_nfs3_proc_test_SOURCES = t/unit/nfs3_proc_test.c t/unit/nfs3_proc_test.h \
+	t/unit/nfs3_proc_test_attr.c t/unit/nfs3_proc_test_io.c t/unit/nfs3_proc_test_dir.c \
+	t/unit/nfs3_testlib.c
 t_unit_nfs3_proc_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_unit_nfs3_proc_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
 t_unit_nfs3_security_test_SOURCES = t/unit/nfs3_security_test.c t/unit/nfs3_testlib.c
