@@ -45,7 +45,9 @@ BACKEND_TESTS += t/unit/backend_osdep_test
 endif
 check_PROGRAMS += $(BACKEND_TESTS)
 TESTS += $(BACKEND_TESTS)
-t_unit_nfs3_proc_test_SOURCES = t/unit/nfs3_proc_test.c t/unit/nfs3_testlib.c
+t_unit_nfs3_proc_test_SOURCES = t/unit/nfs3_proc_test.c t/unit/nfs3_proc_test.h \
+	t/unit/nfs3_proc_test_attr.c t/unit/nfs3_proc_test_io.c t/unit/nfs3_proc_test_dir.c \
+	t/unit/nfs3_testlib.c
 t_unit_nfs3_proc_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_unit_nfs3_proc_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
 t_unit_nfs3_security_test_SOURCES = t/unit/nfs3_security_test.c t/unit/nfs3_testlib.c
@@ -66,7 +68,8 @@ t_unit_backend_osdep_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
 # The CephFS backend against a throwaway cluster (t/system/ceph_lib.sh).
 if HAVE_CEPHFS
 check_PROGRAMS += t/system/backend_ceph_test
-t_system_backend_ceph_test_SOURCES = t/system/backend_ceph_test.c t/unit/nfs3_testlib.c
+t_system_backend_ceph_test_SOURCES = t/system/backend_ceph_test.c t/system/backend_ceph_test.h \
+	t/system/backend_ceph_test_procs.c t/system/backend_ceph_test_rules.c t/unit/nfs3_testlib.c
 t_system_backend_ceph_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(CEPHFS_CFLAGS)
 t_system_backend_ceph_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
 endif

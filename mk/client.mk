@@ -61,7 +61,9 @@ t_system_client_testsrv_LDADD = $(SERVER_LDADD)
 if HAVE_CMOCKA
 check_PROGRAMS += t/system/client_nfs3_test
 TESTS += t/system/client_nfs3_test
-t_system_client_nfs3_test_SOURCES = t/system/client_nfs3_test.c $(CLIENT_SRV)
+t_system_client_nfs3_test_SOURCES = t/system/client_nfs3_test.c t/system/client_nfs3_test.h \
+	t/system/client_nfs3_test_ops.c t/system/client_nfs3_test_restart.c \
+	t/system/client_nfs3_test_errors.c $(CLIENT_SRV)
 t_system_client_nfs3_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_system_client_nfs3_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
 check_PROGRAMS += t/system/client_hostile_test

@@ -8,6 +8,9 @@ check_PROGRAMS += t/unit/cursor_test t/unit/rpcrdma_hdr_test
 TESTS += t/unit/cursor_test t/unit/rpcrdma_hdr_test
 t_unit_cursor_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_unit_cursor_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+t_unit_rpcrdma_hdr_test_SOURCES = t/unit/rpcrdma_hdr_test.c t/unit/rpcrdma_hdr_test.h \
+	t/unit/rpcrdma_hdr_test_vectors.c t/unit/rpcrdma_hdr_test_rules.c \
+	t/unit/rpcrdma_hdr_test_random.c
 t_unit_rpcrdma_hdr_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_unit_rpcrdma_hdr_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
 endif

@@ -11,6 +11,8 @@ dist_man_MANS += man/nfsrdma.conf.5 man/nfsrdma.exports.5
 if HAVE_CMOCKA
 check_PROGRAMS += t/unit/config_test
 TESTS += t/unit/config_test
+t_unit_config_test_SOURCES = t/unit/config_test.c t/unit/config_test.h t/unit/config_test_values.c \
+	t/unit/config_test_errors.c t/unit/config_test_files.c t/unit/config_test_clients.c
 t_unit_config_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_unit_config_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
 endif

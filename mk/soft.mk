@@ -9,6 +9,9 @@ libnfsrdma_a_SOURCES += platform/providers.c \
 if HAVE_CMOCKA
 check_PROGRAMS += t/system/verbs_conformance
 TESTS += t/system/verbs_conformance
+t_system_verbs_conformance_SOURCES = t/system/verbs_conformance.c t/system/verbs_conformance.h \
+	t/system/verbs_conformance_conn.c t/system/verbs_conformance_data.c \
+	t/system/verbs_conformance_access.c t/system/verbs_conformance_hostile.c
 t_system_verbs_conformance_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_system_verbs_conformance_LDADD = $(LDADD) $(CMOCKA_LIBS)
 endif

@@ -1,0 +1,31 @@
+/*
+ * backend_ceph_test.h: what the parts of t/system/backend_ceph_test share:
+ * the state each case gets from the set-up (backend_ceph_test.c) and the
+ * cases, one file per topic (backend_ceph_test_procs.c, _rules.c).
+ */
+#ifndef NFSRDMA_T_BACKEND_CEPH_TEST_H
+#define NFSRDMA_T_BACKEND_CEPH_TEST_H
+
+#include "t/unit/nfs3_testlib.h"
+
+/* A test's state: the backend on the cluster and the test's own directory. */
+struct cenv {
+	struct tenv t;
+	nfs_fh3 dir;
+};
+
+/* The cases, with a struct cenv as *state (but unreachable_cluster), in
+ * backend_ceph_test_procs.c ... */
+void root_and_fs_info(void **state);
+void write_read_commit(void **state);
+void lookup_cases(void **state);
+void setattr_cases(void **state);
+void namespace_ops(void **state);
+void create_modes(void **state);
+void readdir_pages(void **state);
+/* ... and backend_ceph_test_rules.c. */
+void handles_across_restart(void **state);
+void identity_and_rules(void **state);
+void unreachable_cluster(void **state);
+
+#endif

@@ -1,0 +1,211 @@
+/*
+ * backend_ceph_test_rules.c: handles across a restart, damaged handles, the
+ * caller's identity after squashing and the export's rules, and a cluster
+ * that does not answer.
+ * Part of t/system/backend_ceph_test (see backend_ceph_test.c).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "t/unit/nfs3_testlib.h"
+#include "backend_ceph_test.h"
+
+/* Handles: still good after a restart (the inode found again with
+ * ceph_ll_lookup_inode), a flipped MAC byte is STALE, a cut one BADHANDLE. */
+void handles_across_restart(void **state)
+{
+	struct cenv *c = *state;
+	struct tenv *t = &c->t;
+	nfs_fh3 fh, bad;
+	fattr3 fa;
+	char buf[16];
+	size_t got;
+
+	assert_int_equal(t_create(t, &c->dir, "keep", 0644, &fh), NFS3_OK);
+	assert_int_equal(t_write(t, &fh, 0, "kept", 4, UNSTABLE), NFS3_OK);
+	assert_int_equal(tenv_restart(t), 0);
+	assert_int_equal(t_getattr(t, &fh, &fa), NFS3_OK);
+	assert_int_equal(fa.size, 4);
+	assert_int_equal(t_read(t, &fh, 0, buf, sizeof(buf), &got), NFS3_OK);
+	assert_int_equal(got, 4);
+	assert_memory_equal(buf, "kept", 4);
+	fh_copy(&bad, &fh);
+	bad.data.data_val[bad.data.data_len - 1] ^= 1;
+	assert_int_equal(t_getattr(t, &bad, &fa), NFS3ERR_STALE);
+	bad.data.data_len -= 3;
+	assert_int_equal(t_getattr(t, &bad, &fa), NFS3ERR_BADHANDLE);
+	fh_free(&bad);
+	fh_free(&fh);
+}
+
+/* The caller's identity after squashing decides: root squashed creates as
+ * 65534; uid 1000 cannot create in a 0755 directory of root's, and ACCESS
+ * says what it may do; a read-only export refuses changes. */
+void identity_and_rules(void **state)
+{
+	struct cenv *c = *state;
+	struct tenv *t = &c->t;
+	ACCESS3args aa;
+	ACCESS3res ar;
+	nfs_fh3 fh;
+	fattr3 fa;
+
+	assert_int_equal(t_create(t, &c->dir, "rootfile", 0644, &fh), NFS3_OK);
+	t->req.cred.uid = t->req.cred.gid = 1000;
+	assert_int_equal(t_create(t, &c->dir, "userfile", 0644, NULL), NFS3ERR_ACCES);
+	aa.object = fh;
+	aa.access = ACCESS3_READ | ACCESS3_MODIFY | ACCESS3_EXECUTE;
+	tcall(t, NFSPROC3_ACCESS, &aa, &ar);
+	assert_int_equal(ar.status, NFS3_OK);
+	assert_int_equal(ar.ACCESS3res_u.resok.access, ACCESS3_READ);
+	tfree(NFSPROC3_ACCESS, &ar);
+	assert_int_equal(t_write(t, &fh, 0, "no", 2, FILE_SYNC), NFS3ERR_ACCES);
+	t->req.cred.uid = t->req.cred.gid = 0;
+	/* root, squashed */
+	t->conf.root_squash = 1;
+	assert_int_equal(tenv_restart(t), 0);
+	{
+		SETATTR3args sa;
+		SETATTR3res sr;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.object = c->dir;
+		sa.new_attributes.mode.set_it = TRUE;
+		sa.new_attributes.mode.set_mode3_u.mode = 0777;
+		tcall(t, NFSPROC3_SETATTR, &sa, &sr);
+		assert_int_equal(sr.status, NFS3ERR_PERM); /* not the owner any more */
+		tfree(NFSPROC3_SETATTR, &sr);
+	}
+	t->conf.root_squash = 0;
+	assert_int_equal(tenv_restart(t), 0);
+	{
+		SETATTR3args sa;
+		SETATTR3res sr;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.object = c->dir;
+		sa.new_attributes.mode.set_it = TRUE;
+		sa.new_attributes.mode.set_mode3_u.mode = 0777;
+		tcall(t, NFSPROC3_SETATTR, &sa, &sr);
+		assert_int_equal(sr.status, NFS3_OK);
+		tfree(NFSPROC3_SETATTR, &sr);
+	}
+	t->conf.root_squash = 1;
+	assert_int_equal(tenv_restart(t), 0);
+	fh_free(&fh);
+	assert_int_equal(t_create(t, &c->dir, "squashed", 0644, &fh), NFS3_OK);
+	assert_int_equal(t_getattr(t, &fh, &fa), NFS3_OK);
+	assert_int_equal(fa.uid, 65534);
+	assert_int_equal(fa.gid, 65534);
+	fh_free(&fh);
+	/* the owner may truncate a file of mode 0 (pjdfstest ftruncate/00.t) */
+	t->conf.root_squash = 0;
+	assert_int_equal(tenv_restart(t), 0);
+	t->req.cred.uid = t->req.cred.gid = 1000;
+	assert_int_equal(t_create(t, &c->dir, "mode0", 0, &fh), NFS3_OK);
+	assert_int_equal(t_write(t, &fh, 0, "x", 1, FILE_SYNC), NFS3_OK);
+	{
+		SETATTR3args sa;
+		SETATTR3res sr;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.object = fh;
+		sa.new_attributes.size.set_it = TRUE;
+		tcall(t, NFSPROC3_SETATTR, &sa, &sr);
+		assert_int_equal(sr.status, NFS3_OK);
+		tfree(NFSPROC3_SETATTR, &sr);
+	}
+	assert_int_equal(t_getattr(t, &fh, &fa), NFS3_OK);
+	assert_int_equal(fa.size, 0);
+	assert_int_equal(fa.uid, 1000);
+	fh_free(&fh);
+	/* times set to now by a user who may write a file it does not own
+	 * (pjdfstest utimensat/06.t), not by one who may not */
+	t->req.cred.uid = t->req.cred.gid = 0;
+	assert_int_equal(t_create(t, &c->dir, "shared", 0666, &fh), NFS3_OK);
+	{
+		SETATTR3args sa;
+		SETATTR3res sr;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.object = fh;
+		sa.new_attributes.mtime.set_it = SET_TO_CLIENT_TIME;
+		sa.new_attributes.mtime.set_mtime_u.mtime.seconds = 1000000000;
+		tcall(t, NFSPROC3_SETATTR, &sa, &sr);
+		assert_int_equal(sr.status, NFS3_OK);
+		tfree(NFSPROC3_SETATTR, &sr);
+		t->req.cred.uid = t->req.cred.gid = 1000;
+		tcall(t, NFSPROC3_SETATTR, &sa, &sr);
+		assert_int_equal(sr.status, NFS3ERR_PERM); /* a given time: owner only */
+		tfree(NFSPROC3_SETATTR, &sr);
+		sa.new_attributes.mtime.set_it = SET_TO_SERVER_TIME;
+		tcall(t, NFSPROC3_SETATTR, &sa, &sr);
+		assert_int_equal(sr.status, NFS3_OK);
+		tfree(NFSPROC3_SETATTR, &sr);
+		assert_int_equal(t_getattr(t, &fh, &fa), NFS3_OK);
+		assert_true(fa.mtime.seconds + 60 > (uint32)time(NULL));
+		t->req.cred.uid = t->req.cred.gid = 0;
+		sa.new_attributes.mode.set_it = TRUE;
+		sa.new_attributes.mode.set_mode3_u.mode = 0644;
+		sa.new_attributes.mtime.set_it = DONT_CHANGE;
+		tcall(t, NFSPROC3_SETATTR, &sa, &sr);
+		assert_int_equal(sr.status, NFS3_OK);
+		tfree(NFSPROC3_SETATTR, &sr);
+		t->req.cred.uid = t->req.cred.gid = 1000;
+		sa.new_attributes.mode.set_it = FALSE;
+		sa.new_attributes.mtime.set_it = SET_TO_SERVER_TIME;
+		tcall(t, NFSPROC3_SETATTR, &sa, &sr);
+		assert_true(sr.status == NFS3ERR_PERM || sr.status == NFS3ERR_ACCES);
+		tfree(NFSPROC3_SETATTR, &sr);
+	}
+	fh_free(&fh);
+	t->req.cred.uid = t->req.cred.gid = 0;
+	t->conf.ro = 1;
+	assert_int_equal(tenv_restart(t), 0);
+	assert_int_equal(t_create(t, &c->dir, "ro", 0644, NULL), NFS3ERR_ROFS);
+	assert_int_equal(t_lookup(t, &c->dir, "squashed", NULL), NFS3_OK);
+}
+
+/* A cluster that does not answer: create fails within the timeout. */
+void unreachable_cluster(void **state)
+{
+	char path[PATH_MAX], line[512];
+	const char *conf = getenv("CEPH_CONF");
+	struct nfs_export_conf e;
+	struct nfs_backend *be;
+	FILE *in, *out;
+	time_t t0;
+	int r;
+
+	snprintf(path, sizeof(path), "%s.unreachable", conf);
+	in = fopen(conf, "r");
+	out = fopen(path, "w");
+	assert_non_null(in);
+	assert_non_null(out);
+	while (fgets(line, sizeof(line), in))
+		fputs(strncmp(line, "mon_host", 8) == 0 ? "mon_host = v2:127.0.0.1:9\n" : line,
+		      out);
+	fclose(in);
+	fclose(out);
+	memset(&e, 0, sizeof(e));
+	e.path = "/nowhere";
+	e.backend = NFS_BACKEND_CEPHFS;
+	e.ceph.conf_file = path;
+	e.ceph.client_id = getenv("CEPH_CLIENT_ID");
+	e.ceph.keyring = getenv("CEPH_KEYRING");
+	e.ceph.mount_timeout_s = 2;
+	t0 = time(NULL);
+	r = nfs_backend_create(&e, 1, 1 << 20, &be);
+	assert_true(r < 0);
+	assert_true(time(NULL) - t0 < 15);
+	unlink(path);
+}

@@ -1,0 +1,310 @@
+/*
+ * verbs_conformance_conn.c: opening the device, connecting (private data,
+ * reject, nobody listening), disconnecting, 64 connections at once and
+ * connections torn down while data moves.
+ * Part of t/system/verbs_conformance (the helpers: verbs_conformance.c).
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "common/verbs.h"
+#include "verbs_conformance.h"
+
+/* ---- device and connection management ---- */
+
+void open_names(void **state)
+{
+	struct vb_device *d = NULL;
+
+	assert_int_equal(vb_open("no-such-device-xyz", &d), -ENODEV);
+	assert_null(d);
+	assert_true(attr.max_sge >= 1 && attr.max_qp_wr >= 64 && attr.max_cqe >= 256);
+	assert_true(attr.max_qp_rd_atom >= 1 && attr.max_qp_init_rd_atom >= 1);
+	assert_true(attr.max_mr_size >= (1u << 20));
+}
+
+/* Private data travels both ways; IRD/ORD are negotiated down. */
+void connect_private_data(void **state)
+{
+	struct pair pr = {0};
+	struct pair_opts o = {.req_pdata = "hello from the active side",
+			      .acc_pdata = "welcome, says passive",
+			      .a_ord = 16,
+			      .a_ird = 16,
+			      .p_ird = 4,
+			      .p_ord = 2};
+
+	pair_open_opts(&pr, &o);
+	assert_true(pr.a->ord >= 1 && pr.a->ord <= 4); /* min(16, peer IRD 4) */
+	assert_true(pr.p->ord >= 1 && pr.p->ord <= 2); /* its own ORD 2 */
+	assert_true(pr.p->ird >= pr.a->ord);	       /* the peer cannot exceed us */
+	assert_true(pr.a->ird >= pr.p->ord);
+	pair_close(&pr);
+}
+
+/* A reject reaches the active side with its private data. */
+void connect_rejected(void **state)
+{
+	struct pair pr = {0};
+	struct pair_opts o = {.req_pdata = "may I?", .cap = default_cap()};
+	struct vb_cm_event ev;
+
+	pair_res(&pr);
+	pr.a = start_active(&pr, &o);
+	expect_request(&ev);
+	pr.p = ev.conn;
+	assert_int_equal(vb_reject(pr.p, "no: full", 8), 0);
+	expect_event(pr.a, VB_CM_REJECTED, &ev);
+	assert_true(ev.private_data_len >= 8);
+	assert_memory_equal(ev.private_data, "no: full", 8);
+	pair_close(&pr);
+}
+
+/* Nobody listening: UNREACHABLE with an error status. */
+void connect_unreachable(void **state)
+{
+	struct pair pr = {0};
+	struct pair_opts o = {.cap = default_cap()};
+	struct vb_cm_event ev;
+	struct vb_conn *c;
+	char bad[300];
+
+	pair_res(&pr);
+	if (strncmp(addr, "unix:", 5) == 0) {
+		snprintf(bad, sizeof(bad), "%s.nobody", addr);
+		assert_int_equal(vb_resolve(dev, bad, NULL, TMO_MS, &c), 0);
+	} else {
+		assert_int_equal(vb_resolve(dev, addr, "1", TMO_MS, &c), 0); /* nothing on port 1 */
+	}
+	assert_int_equal(vb_create_qp(c, pr.apd, pr.ascq, pr.arcq, &o.cap), 0);
+	assert_int_equal(vb_connect(c, NULL), 0);
+	if (is_soft) {
+		expect_event(c, VB_CM_UNREACHABLE, &ev);
+		assert_true(ev.status < 0);
+	} else { /* IB CM answers "no such service" with a reject */
+		long long end = now_ms() + TMO_MS;
+
+		while (vb_conn_get_event(c, &ev) == -EAGAIN && now_ms() < end)
+			wait_fd(vb_conn_fd(c), 100);
+		assert_true(ev.type == VB_CM_UNREACHABLE || ev.type == VB_CM_REJECTED);
+	}
+	pr.a = c;
+	pair_close(&pr);
+}
+
+/* ---- disconnect ---- */
+
+void disconnect_flushes(void **state)
+{
+	struct pair pr = {0};
+	struct buf a, p;
+	struct vb_cm_event ev;
+
+	pair_open(&pr);
+	buf_new(&a, pr.apd, 8192, VB_ACCESS_LOCAL_WRITE, 39);
+	buf_new(&p, pr.ppd, 8192, VB_ACCESS_LOCAL_WRITE, 40);
+	for (int i = 0; i < 3; i++) {
+		post_recv1(pr.a, 10 + i, &a, 0, 8192);
+		post_recv1(pr.p, 20 + i, &p, 0, 8192);
+	}
+	assert_int_equal(vb_disconnect(pr.a), 0);
+	for (int i = 0; i < 3; i++)
+		expect_wc(pr.arcq, 10 + i, VB_WC_WR_FLUSH_ERR);
+	expect_event(pr.a, VB_CM_DISCONNECTED, &ev);
+	expect_event(pr.p, VB_CM_DISCONNECTED, &ev);
+	for (int i = 0; i < 3; i++)
+		expect_wc(pr.prcq, 20 + i, VB_WC_WR_FLUSH_ERR);
+	buf_free(&a);
+	buf_free(&p);
+	pair_close(&pr);
+}
+
+/* The peer destroying its conn is a disconnect here, with flushes. */
+void peer_vanishes(void **state)
+{
+	struct pair pr = {0};
+	struct buf a;
+	struct vb_cm_event ev;
+
+	pair_open(&pr);
+	buf_new(&a, pr.apd, 8192, VB_ACCESS_LOCAL_WRITE, 41);
+	post_recv1(pr.a, 7, &a, 0, 8192);
+	assert_int_equal(vb_conn_destroy(pr.p), 0); /* the socket / QP just goes away */
+	pr.p = NULL;
+	expect_event(pr.a, VB_CM_DISCONNECTED, &ev);
+	expect_wc(pr.arcq, 7, VB_WC_WR_FLUSH_ERR);
+	buf_free(&a);
+	pair_close(&pr);
+}
+
+/* ---- many connections at once ---- */
+
+enum { NCONN = 64, MSGS = 8, MSZ = 4096, WSZ = 65536 };
+
+struct many {
+	struct pair pr[NCONN];
+	struct buf src[NCONN], dst[NCONN], wdst[NCONN];
+	int recvd[NCONN], sent[NCONN];
+};
+
+/* Which pair a completion belongs to. */
+static int pair_of(struct many *m, struct vb_conn *c)
+{
+	for (int i = 0; i < NCONN; i++)
+		if (m->pr[i].a == c || m->pr[i].p == c)
+			return i;
+	fail_msg("completion for an unknown conn");
+	return -1;
+}
+
+/* Receives, a Write and Sends for pair i. */
+static void many_post(struct many *m, int i)
+{
+	struct pair *pr = &m->pr[i];
+
+	for (int k = 0; k < MSGS; k++)
+		post_recv1(pr->p, (uint64_t)k, &m->dst[i], (size_t)k * MSZ, MSZ);
+	post1(pr->a, 100, VB_WR_RDMA_WRITE, &m->src[i], 0, WSZ, raddr(&m->wdst[i], 0),
+	      m->wdst[i].mr->rkey, 0);
+	for (int k = 0; k < MSGS; k++)
+		post1(pr->a, (uint64_t)k, VB_WR_SEND, &m->src[i], (size_t)k * MSZ, MSZ, 0, 0,
+		      VB_SEND_SIGNALED);
+}
+
+/* Every Receive and every Send completed, in order per conn, data intact. */
+static void many_check(struct many *m, struct vb_cq *prcq, struct vb_cq *scq)
+{
+	struct vb_wc wc;
+
+	for (int n = 0; n < NCONN * MSGS; n++) {
+		assert_true(get_wc(prcq, &wc, TMO_MS));
+		assert_int_equal(wc.status, VB_WC_SUCCESS);
+		int i = pair_of(m, wc.conn);
+		assert_int_equal(wc.wr_id, m->recvd[i]++); /* in order per conn */
+		assert_memory_equal(m->dst[i].p + wc.wr_id * MSZ, m->src[i].p + wc.wr_id * MSZ,
+				    MSZ);
+		if (m->recvd[i] == MSGS) /* Write before Send: landed */
+			assert_memory_equal(m->wdst[i].p, m->src[i].p, WSZ);
+	}
+	for (int n = 0; n < NCONN * MSGS; n++) {
+		assert_true(get_wc(scq, &wc, TMO_MS));
+		assert_int_equal(wc.status, VB_WC_SUCCESS);
+		int i = pair_of(m, wc.conn);
+		assert_int_equal(wc.wr_id, m->sent[i]++);
+	}
+}
+
+/* 64 connections move data at once; per-conn order holds, data intact. */
+void many_connections(void **state)
+{
+	struct many *m = calloc(1, sizeof(*m));
+	struct vb_pd *apd, *ppd;
+	struct vb_cq *scq, *rcq, *pscq, *prcq;
+
+	assert_non_null(m);
+	assert_int_equal(vb_alloc_pd(dev, &apd), 0);
+	assert_int_equal(vb_alloc_pd(dev, &ppd), 0);
+	assert_int_equal(vb_create_cq(dev, NCONN * MSGS * 2, &scq), 0);
+	assert_int_equal(vb_create_cq(dev, NCONN * MSGS * 2, &rcq), 0);
+	assert_int_equal(vb_create_cq(dev, NCONN * MSGS * 2, &pscq), 0);
+	assert_int_equal(vb_create_cq(dev, NCONN * MSGS * 2, &prcq), 0);
+	for (int i = 0; i < NCONN; i++) {
+		struct pair *pr = &m->pr[i];
+		struct pair_opts o = {.cap = {.max_send_wr = 16,
+					      .max_recv_wr = 16,
+					      .max_send_sge = 1,
+					      .max_recv_sge = 1}};
+
+		*pr = (struct pair){.shared = true,
+				    .apd = apd,
+				    .ppd = ppd,
+				    .ascq = scq,
+				    .arcq = rcq,
+				    .pscq = pscq,
+				    .prcq = prcq};
+		pair_open_opts(pr, &o);
+		buf_new(&m->src[i], apd, WSZ > MSGS * MSZ ? WSZ : MSGS * MSZ, 0, 100 + (unsigned)i);
+		buf_new(&m->dst[i], ppd, MSGS * MSZ, VB_ACCESS_LOCAL_WRITE, 0);
+		buf_new(&m->wdst[i], ppd, WSZ, VB_ACCESS_LOCAL_WRITE | VB_ACCESS_REMOTE_WRITE, 0);
+	}
+	for (int i = 0; i < NCONN; i++) /* everything in flight on all conns at once */
+		many_post(m, i);
+	many_check(m, prcq, scq);
+	for (int i = 0; i < NCONN; i++) {
+		pair_close(&m->pr[i]);
+		buf_free(&m->src[i]);
+		buf_free(&m->dst[i]);
+		buf_free(&m->wdst[i]);
+	}
+	assert_int_equal(vb_destroy_cq(scq), 0);
+	assert_int_equal(vb_destroy_cq(rcq), 0);
+	assert_int_equal(vb_destroy_cq(pscq), 0);
+	assert_int_equal(vb_destroy_cq(prcq), 0);
+	assert_int_equal(vb_dealloc_pd(apd), 0);
+	assert_int_equal(vb_dealloc_pd(ppd), 0);
+	free(m);
+}
+
+/* ---- churn: connections torn down while data moves ---- */
+
+/* One short-lived pair with Writes and Sends in flight, ended the way k says. */
+static void churn_one(int k)
+{
+	struct pair pr = {0};
+	struct buf src, dst;
+	struct vb_cm_event ev;
+	struct vb_wc wc;
+
+	pair_open(&pr);
+	buf_new(&src, pr.apd, 1 << 20, 0, 60);
+	buf_new(&dst, pr.ppd, 1 << 20, VB_ACCESS_LOCAL_WRITE | VB_ACCESS_REMOTE_WRITE, 61);
+	for (int i = 0; i < 4; i++)
+		post_recv1(pr.p, (uint64_t)i, &dst, (size_t)i * 4096, 4096);
+	for (int i = 0; i < 8; i++)
+		post1(pr.a, (uint64_t)i, i % 2 ? VB_WR_SEND : VB_WR_RDMA_WRITE, &src, 0,
+		      i % 2 ? 4096 : 1 << 20, raddr(&dst, 0), dst.mr->rkey, VB_SEND_SIGNALED);
+	switch (k % 4) {
+	case 0: /* the active side disconnects at once */
+		assert_int_equal(vb_disconnect(pr.a), 0);
+		expect_event(pr.p, VB_CM_DISCONNECTED, &ev);
+		break;
+	case 1: /* the passive side disconnects at once */
+		assert_int_equal(vb_disconnect(pr.p), 0);
+		expect_event(pr.a, VB_CM_DISCONNECTED, &ev);
+		break;
+	case 2: /* the passive side just goes away */
+		assert_int_equal(vb_conn_destroy(pr.p), 0);
+		pr.p = NULL;
+		expect_event(pr.a, VB_CM_DISCONNECTED, &ev);
+		break;
+	default: /* the active side goes away with everything in flight */
+		break;
+	}
+	/* every send WR completes, one way or the other, exactly once */
+	if (k % 4 != 3)
+		for (int i = 0; i < 8; i++) {
+			assert_true(get_wc(pr.ascq, &wc, TMO_MS));
+			assert_int_equal(wc.wr_id, i);
+			assert_true(wc.status == VB_WC_SUCCESS || wc.status == VB_WC_WR_FLUSH_ERR);
+		}
+	if (pr.a) /* with its MRs still registered: destroy flushes first */
+		assert_int_equal(vb_conn_destroy(pr.a), 0);
+	pr.a = NULL;
+	buf_free(&src);
+	buf_free(&dst);
+	pair_close(&pr);
+}
+
+void churn(void **state)
+{
+	for (int k = 0; k < 40; k++)
+		churn_one(k);
+}

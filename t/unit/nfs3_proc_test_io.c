@@ -1,0 +1,201 @@
+/*
+ * nfs3_proc_test_io.c: WRITE, READ and COMMIT, a READ into a buffer the
+ * transport gives, and a READ that must not wait.
+ * Part of t/unit/nfs3_proc_test (see nfs3_proc_test.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <sys/stat.h>
+
+#include "t/unit/nfs3_testlib.h"
+#include "nfs3_proc_test.h"
+
+/* WRITE returning the result for inspection. */
+static void write3(struct tenv *t, const nfs_fh3 *fh, uint64_t off, const char *data, count3 count,
+		   stable_how how, WRITE3res *r)
+{
+	WRITE3args a = {*fh, off, count, how, {(u_int)strlen(data), (char *)data}};
+
+	tcall(t, NFSPROC3_WRITE, &a, r);
+}
+
+/* WRITE at each stability level, READ back, COMMIT with the write verifier, errors. */
+void read_write_commit(void **state)
+{
+	struct tenv *t = *state;
+	unsigned char verf[8];
+	char buf[64];
+	nfs_fh3 fh = {{0}};
+	COMMIT3args ca;
+	COMMIT3res cr;
+	WRITE3res r;
+	size_t got;
+
+	nfs_backend_write_verf(t->be, verf);
+	assert_int_equal(t_create(t, &t->root, "rw", 0644, &fh), NFS3_OK);
+	for (int how = UNSTABLE; how <= FILE_SYNC; how++) {
+		write3(t, &fh, (uint64_t)how * 4, "abcd", 4, (stable_how)how, &r);
+		assert_int_equal(r.status, NFS3_OK);
+		assert_int_equal(r.WRITE3res_u.resok.committed, how);
+		assert_memory_equal(r.WRITE3res_u.resok.verf, verf, 8);
+		assert_true(r.WRITE3res_u.resok.file_wcc.before.attributes_follow);
+		assert_int_equal(r.WRITE3res_u.resok.file_wcc.after.post_op_attr_u.attributes.size,
+				 (uint64_t)how * 4 + 4);
+		tfree(NFSPROC3_WRITE, &r);
+	}
+	assert_int_equal(t_read(t, &fh, 2, buf, sizeof(buf), &got), NFS3_OK);
+	assert_int_equal(got, 10);
+	assert_memory_equal(buf, "cdabcdabcd", 10);
+	assert_int_equal(t_read(t, &fh, 100, buf, sizeof(buf), &got), NFS3_OK);
+	assert_int_equal(got, 0);
+	/* count larger than the data sent */
+	write3(t, &fh, 0, "ab", 10, UNSTABLE, &r);
+	assert_int_equal(r.status, NFS3ERR_INVAL);
+	tfree(NFSPROC3_WRITE, &r);
+	assert_int_equal(t_read(t, &t->root, 0, buf, 8, &got), NFS3ERR_ISDIR);
+	assert_int_equal(t_write(t, &t->root, 0, "x", 1, UNSTABLE), NFS3ERR_ISDIR);
+	ca.file = fh;
+	ca.offset = 0;
+	ca.count = 0;
+	tcall(t, NFSPROC3_COMMIT, &ca, &cr);
+	assert_int_equal(cr.status, NFS3_OK);
+	assert_memory_equal(cr.COMMIT3res_u.resok.verf, verf, 8);
+	tfree(NFSPROC3_COMMIT, &cr);
+	ca.file = t->root;
+	tcall(t, NFSPROC3_COMMIT, &ca, &cr);
+	assert_int_equal(cr.status, NFS3ERR_ISDIR);
+	tfree(NFSPROC3_COMMIT, &cr);
+	if (geteuid() == 0) {
+		/* a caller who may not write root's 0644 file may not commit it either */
+		ca.file = fh;
+		t->req.cred.uid = t->req.cred.gid = 1000;
+		tcall(t, NFSPROC3_COMMIT, &ca, &cr);
+		assert_int_equal(cr.status, NFS3ERR_ACCES);
+		tfree(NFSPROC3_COMMIT, &cr);
+		t->req.cred.uid = t->req.cred.gid = 0;
+	}
+	fh_free(&fh);
+}
+
+/* A transport-owned READ buffer. */
+struct tbuf {
+	char data[256];
+	int calls;
+};
+
+/* get_buf for read_into_transport_buffer. */
+static void *give_buf(void *opaque, size_t len)
+{
+	struct tbuf *b = opaque;
+
+	b->calls++;
+	return len <= sizeof(b->data) ? b->data : NULL;
+}
+
+/* READ into a buffer from get_buf, which free_res leaves alone; none: JUKEBOX. */
+void read_into_transport_buffer(void **state)
+{
+	struct tenv *t = *state;
+	const struct nfs_proc *d = &nfs3_procs[NFSPROC3_READ];
+	struct nfs_req req = t->req;
+	struct tbuf b = {.calls = 0};
+	nfs_fh3 fh = {{0}};
+	READ3args a;
+	READ3res r;
+
+	put_file(t, "tb", "transport");
+	assert_int_equal(t_lookup(t, &t->root, "tb", &fh), NFS3_OK);
+	req.get_buf = give_buf;
+	req.buf_opaque = &b;
+	a.file = fh;
+	a.offset = 0;
+	a.count = 100;
+	memset(&r, 0, sizeof(r));
+	d->fn(&req, &a, &r);
+	assert_int_equal(r.status, NFS3_OK);
+	assert_int_equal(b.calls, 1);
+	assert_ptr_equal(r.READ3res_u.resok.data.data_val, b.data);
+	assert_int_equal(r.READ3res_u.resok.count, 9);
+	assert_true(r.READ3res_u.resok.eof);
+	assert_memory_equal(b.data, "transport", 9);
+	/* freeing leaves the transport's buffer alone (ASan would see a bad free) */
+	nfs_proc_free_res(d, &req, &r);
+	/* no buffer from the transport: JUKEBOX, the client retries */
+	a.count = 1000;
+	memset(&r, 0, sizeof(r));
+	d->fn(&req, &a, &r);
+	assert_int_equal(r.status, NFS3ERR_JUKEBOX);
+	nfs_proc_free_res(d, &req, &r);
+	fh_free(&fh);
+}
+
+/* READ on an event loop (nowait, server.inline_calls): served there only when
+ * nothing waits; a large READ or a caller who needs an identity switch gives
+ * up (would_block) and is run again by a worker. */
+void read_nowait(void **state)
+{
+	struct tenv *t = *state;
+	const struct nfs_proc *d = &nfs3_procs[NFSPROC3_READ];
+	struct nfs_req req = t->req;
+	struct tbuf b = {.calls = 0};
+	nfs_fh3 fh = {{0}};
+	READ3args a;
+	READ3res r;
+
+	put_file(t, "nw", "no waiting");
+	assert_int_equal(t_lookup(t, &t->root, "nw", &fh), NFS3_OK);
+	req.get_buf = give_buf;
+	req.buf_opaque = &b;
+	req.nowait = 1;
+	a.file = fh;
+	a.offset = 0;
+	a.count = 100;
+	/* no READ descriptor cached yet: opening by handle is a worker's */
+	memset(&r, 0, sizeof(r));
+	d->fn(&req, &a, &r);
+	assert_true(req.would_block);
+	assert_int_equal(b.calls, 0);
+	nfs_proc_free_res(d, &req, &r);
+	req.nowait = req.would_block = 0; /* the worker's run caches it */
+	memset(&r, 0, sizeof(r));
+	d->fn(&req, &a, &r);
+	assert_int_equal(r.status, NFS3_OK);
+	nfs_proc_free_res(d, &req, &r);
+	req.nowait = 1;
+	/* root: from the page cache, or (a file system without RWF_NOWAIT) given up */
+	memset(&r, 0, sizeof(r));
+	d->fn(&req, &a, &r);
+	if (!req.would_block) {
+		assert_int_equal(r.status, NFS3_OK);
+		assert_int_equal(r.READ3res_u.resok.count, 10);
+		assert_memory_equal(b.data, "no waiting", 10);
+	}
+	nfs_proc_free_res(d, &req, &r);
+	/* more than 64 KiB is never a loop's */
+	req.would_block = 0;
+	a.count = 128 * 1024;
+	memset(&r, 0, sizeof(r));
+	d->fn(&req, &a, &r);
+	assert_true(req.would_block);
+	nfs_proc_free_res(d, &req, &r);
+	/* a caller who is not root: the loop never takes on an identity */
+	req.would_block = 0;
+	req.cred.uid = 1000;
+	req.cred.gid = 1000;
+	a.count = 100;
+	b.calls = 0;
+	memset(&r, 0, sizeof(r));
+	d->fn(&req, &a, &r);
+	assert_true(req.would_block);
+	assert_int_equal(b.calls, 0); /* before any buffer was taken */
+	nfs_proc_free_res(d, &req, &r);
+	fh_free(&fh);
+}
