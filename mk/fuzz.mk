@@ -11,9 +11,10 @@
 #   nlm          the server's NLM v4 and NSM calls, through the real lock manager
 #   soft_wire    the soft provider's wire format from a hostile peer, on a real connection
 #   nlm_cb       the client's NLM callback service: GRANTED, SM_NOTIFY, forwards, GETPORT
+#   rpc_tcp      RPC over TCP from a hostile client: record marking and the calls, on loopback
 FUZZ_RUNS = 1000000
 FUZZ_SECONDS = 200
-FUZZ_NAMES = rpcrdma_hdr rpc_call rpc_reply nlm soft_wire nlm_cb
+FUZZ_NAMES = rpcrdma_hdr rpc_call rpc_reply nlm soft_wire nlm_cb rpc_tcp
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer
 FUZZ_CC = $(CLANG) $(FUZZ_CFLAGS) $(WARN_CFLAGS) -Wno-format-nonliteral -I$(top_builddir) \
@@ -34,7 +35,7 @@ FUZZ_TARGETS = $(FUZZ_NAMES:%=t/fuzz/fuzz_%)
 
 EXTRA_DIST += $(FUZZ_NAMES:%=t/fuzz/fuzz_%.c) t/fuzz/corpus
 PHONY_TARGETS += fuzz fuzz-run clean-fuzz
-EXTRA_TARGETS += fuzz-run:1370
+EXTRA_TARGETS += fuzz-run:1590
 
 fuzz: $(FUZZ_TARGETS)
 
@@ -90,6 +91,10 @@ t/fuzz/fuzz_soft_wire: $(srcdir)/t/fuzz/fuzz_soft_wire.c t/fuzz/obj/libserver.a 
 
 t/fuzz/fuzz_nlm_cb: $(srcdir)/t/fuzz/fuzz_nlm_cb.c t/fuzz/obj/libserver.a | fuzz-check-clang
 	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) -o $@ $(srcdir)/t/fuzz/fuzz_nlm_cb.c \
+		t/fuzz/obj/libserver.a $(FUZZ_LIB_LIBS) -lpthread
+
+t/fuzz/fuzz_rpc_tcp: $(srcdir)/t/fuzz/fuzz_rpc_tcp.c t/fuzz/obj/libserver.a | fuzz-check-clang
+	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) -o $@ $(srcdir)/t/fuzz/fuzz_rpc_tcp.c \
 		t/fuzz/obj/libserver.a $(FUZZ_LIB_LIBS) -lpthread
 
 fuzz-run:

@@ -9,6 +9,10 @@
  * answer). Whatever the input, the connection must end (DISCONNECTED) and tear
  * down without a sanitizer report, and nothing may land outside the buffers.
  *
+ * An input that starts with "RAW!" skips the handshake: the rest is the
+ * connection's first bytes, so HELLO itself (magic, private data, IRD/ORD)
+ * and whatever follows it before ACCEPT are fuzzed too.
+ *
  * Keys: a header whose key is "KEY!" (0x4b455921) names the registered buffer:
  * its key is put there and its address added to the header's, so the seeds in
  * t/fuzz/corpus/soft_wire reach real memory whatever this run's keys are.
@@ -150,11 +154,20 @@ static int conn_event(struct vb_conn *c)
 	return -1;
 }
 
+/* Turn a connection request down and forget it. */
+static void refuse(struct vb_conn *c)
+{
+	(void)vb_reject(c, NULL, 0);
+	if (vb_conn_destroy(c) != 0)
+		die("conn_destroy of a rejected request");
+}
+
 /* A raw socket's handshake with a passive soft connection, which posts its
  * Receives, a Read and a Send. */
 static struct vb_conn *establish(int fd)
 {
-	static const uint8_t pdata[4] = "fuzz";
+	static uint32_t serial;
+	uint8_t pdata[4];
 	struct vb_qp_cap cap = {.max_send_wr = 16,
 				.max_recv_wr = 16,
 				.max_send_sge = 4,
@@ -167,14 +180,23 @@ static struct vb_conn *establish(int fd)
 	long long end = now_ms() + WAIT_MS;
 	struct vb_conn *c;
 
+	serial++;
+	memcpy(pdata, &serial, sizeof(pdata)); /* ours, not a "RAW!" input's request */
 	soft_hdr_encode(&h, b);
 	if (!put(fd, b, sizeof(b)) || !put(fd, pdata, sizeof(pdata)))
 		die("HELLO not sent");
-	while (vb_listener_get_event(lst, &ev) == -EAGAIN)
-		if (now_ms() > end)
-			die("no CONNECT_REQUEST for a HELLO");
-		else
+	for (;;) {
+		if (vb_listener_get_event(lst, &ev) == -EAGAIN) {
+			if (now_ms() > end)
+				die("no CONNECT_REQUEST for a HELLO");
 			readable(vb_listener_fd(lst), 50);
+			continue;
+		}
+		if (ev.private_data_len >= sizeof(pdata) &&
+		    memcmp(ev.private_data, pdata, sizeof(pdata)) == 0)
+			break;
+		refuse(ev.conn); /* an earlier input's handshake */
+	}
 	c = ev.conn;
 	if (vb_create_qp(c, pd, scq, rcq, &cap) != 0)
 		die("create_qp");
@@ -260,6 +282,38 @@ static void feed(int fd, const uint8_t *b, size_t n)
 	}
 }
 
+/* "RAW!" inputs: the rest is the connection's very first bytes, HELLO and
+ * all. The listener must turn a good HELLO into a connection request (turned
+ * down here) and drop anything else, at the latest at our EOF. */
+static void handshake_only(int fd, const uint8_t *b, size_t n)
+{
+	long long end = now_ms() + WAIT_MS;
+	struct vb_cm_event ev;
+	uint8_t sink[4096];
+
+	if (fcntl(fd, F_SETFL, O_NONBLOCK) != 0)
+		die("O_NONBLOCK");
+	feed(fd, b, n);
+	shutdown(fd, SHUT_WR);
+	for (;;) {
+		struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
+				      {.fd = vb_listener_fd(lst), .events = POLLIN}};
+		ssize_t r;
+
+		if (vb_listener_get_event(lst, &ev) == 0) {
+			refuse(ev.conn);
+			return;
+		}
+		while ((r = read(fd, sink, sizeof(sink))) > 0)
+			;
+		if (r == 0)
+			return; /* dropped */
+		if (now_ms() > end)
+			die("the listener kept a broken handshake past the peer's EOF");
+		poll(p, 2, 20);
+	}
+}
+
 /* Until the connection ends: drain what it sends us and its completions. */
 static void until_disconnected(struct vb_conn *c, int fd)
 {
@@ -299,6 +353,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sun_addr, sizeof(sun_addr)) != 0)
 		die("cannot connect to the listener");
+	if (size >= 4 && memcmp(data, "RAW!", 4) == 0) {
+		handshake_only(fd, data + 4, size - 4);
+		close(fd);
+		return 0;
+	}
 	c = establish(fd);
 	if (fcntl(fd, F_SETFL, O_NONBLOCK) != 0)
 		die("O_NONBLOCK");
