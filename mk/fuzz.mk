@@ -13,7 +13,7 @@
 #   nlm_cb       the client's NLM callback service: GRANTED, SM_NOTIFY, forwards, GETPORT
 #   rpc_tcp      RPC over TCP from a hostile client: record marking and the calls, on loopback
 FUZZ_RUNS = 1000000
-FUZZ_SECONDS = 150
+FUZZ_SECONDS = 100
 FUZZ_NAMES = rpcrdma_hdr rpc_call rpc_reply nlm soft_wire nlm_cb rpc_tcp
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer
@@ -35,7 +35,7 @@ FUZZ_TARGETS = $(FUZZ_NAMES:%=t/fuzz/fuzz_%)
 
 EXTRA_DIST += $(FUZZ_NAMES:%=t/fuzz/fuzz_%.c) t/fuzz/corpus
 PHONY_TARGETS += fuzz fuzz-run clean-fuzz
-EXTRA_TARGETS += fuzz-run:1250
+EXTRA_TARGETS += fuzz-run:900
 
 fuzz: $(FUZZ_TARGETS)
 
