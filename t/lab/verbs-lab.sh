@@ -85,9 +85,12 @@ while read -r b bin envs; do
 		continue
 	fi
 	echo "# $b: exit $(cat "$logs/$b.rc"), $(cat "$logs/$b.secs") s in the guest"
-	results=0 failed=0
+	results=0 failed=0 why=""
 	while IFS= read -r line; do
 		case $line in
+		"# skip because: "*) # the reason for the next case's skip (verbs_conformance.h)
+			why=${line#\# skip because: }
+			;;
 		"1..0"*"# SKIP"*)
 			emit ok "$b # SKIP ${line#*# SKIP }"
 			results=$((results + 1))
@@ -97,7 +100,8 @@ while read -r b bin envs; do
 			[ "${line#not ok}" != "$line" ] && status="not ok"
 			rest=$(echo "$line" | sed -E 's/^(not )?ok [0-9]+( -)? ?//')
 			# cmocka 1.1 prints a skipped case as "not ok N # SKIP name": a skip
-			case $rest in "# SKIP "*) status=ok rest="${rest#\# SKIP } # SKIP cmocka skip()" ;; esac
+			case $rest in "# SKIP "*) status=ok rest="${rest#\# SKIP } # SKIP ${why:-no reason given}" ;; esac
+			why=""
 			case $rest in *"#"*) ;; *) rest="$rest$(known "$b: ${rest%% *}")" ;; esac
 			case $status$rest in "not ok"*) failed=$((failed + 1)) ;; esac
 			emit "$status" "$b: $rest"

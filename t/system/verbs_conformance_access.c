@@ -71,7 +71,7 @@ static void run_acase(const struct acase *c)
 	buf_free(&dst);
 	pair_close(&pr);
 	if (same_keys)
-		skip(); /* the provider gives an MR one key for both uses (rxe does) */
+		skip_because("the provider gives an MR one key for both uses (rxe does)");
 }
 
 #define RW_ALL (VB_ACCESS_LOCAL_WRITE | VB_ACCESS_REMOTE)
@@ -236,7 +236,7 @@ void recv_too_small(void **state)
 static void mw_skip_unless(void)
 {
 	if (!attr.has_mw)
-		skip(); /* the provider has no memory windows */
+		skip_because("the provider has no memory windows");
 }
 
 /* A bound window works with its key; rebinding retires the old key. */

@@ -174,7 +174,7 @@ void full_send_queue(void **state)
 	/* a device may give a queue more slots than asked (rxe does; verbs allows it)
 	 * and verbs.h does not say how many: only soft's exact capacity is testable */
 	if (!is_soft)
-		skip();
+		skip_because("only the soft provider's exact queue capacity is testable");
 	pair_open_opts(&pr, &o);
 	buf_new(&src, pr.apd, 4096, 0, 68);
 	buf_new(&dst, pr.ppd, DEPTH * 4096, VB_ACCESS_LOCAL_WRITE, 69);
@@ -352,7 +352,8 @@ void ird_enforced(void **state)
 	int refused = 0;
 
 	if (!is_soft)
-		skip(); /* needs a way to exceed ORD at the initiator: soft's test knob */
+		skip_because("needs a way to exceed ORD at the initiator: the soft provider's test "
+			     "knob");
 	setenv("VB_SOFT_NO_ORD_THROTTLE", "1", 1);
 	pair_open_opts(&pr, &o);
 	unsetenv("VB_SOFT_NO_ORD_THROTTLE");
@@ -418,7 +419,7 @@ void cq_overflow_reported(void **state)
 	int got = 0, rc;
 
 	if (!is_soft)
-		skip(); /* hardware reports overflow as an asynchronous event instead */
+		skip_because("hardware reports a CQ overflow as an asynchronous event instead");
 	assert_int_equal(vb_alloc_pd(dev, &pr.apd), 0);
 	assert_int_equal(vb_alloc_pd(dev, &pr.ppd), 0);
 	assert_int_equal(vb_create_cq(dev, 4, &pr.ascq), 0);

@@ -117,7 +117,7 @@ void hostile_handshake(void **state)
 	int fd;
 
 	if (!is_soft)
-		skip();	    /* speaks the soft provider's wire format */
+		skip_because("speaks the soft provider's wire format");
 	fd = raw_connect(); /* not our protocol at all */
 	static const char http[] = "GET / HTTP/1.0\r\n\r\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
 	(void)!send(fd, http, sizeof(http) - 1, MSG_NOSIGNAL); /* it may hang up early */
@@ -143,7 +143,8 @@ void hostile_silent_peer(void **state)
 	int fd;
 
 	if (!is_soft)
-		skip(); /* the deadline is the soft provider's (VB_SOFT_HELLO_TIMEOUT_MS) */
+		skip_because(
+			"the HELLO deadline is the soft provider's (VB_SOFT_HELLO_TIMEOUT_MS)");
 	fd = raw_connect();
 	assert_true(wait_fd(fd, 8000)); /* EOF, well within the deadline + slack */
 	assert_int_equal(read(fd, &b, 1), 0);
@@ -172,7 +173,7 @@ void hostile_out_of_descriptors(void **state)
 	int fd;
 
 	if (!is_soft)
-		skip();				  /* the listener is the soft provider's */
+		skip_because("the listener is the soft provider's");
 	assert_int_equal(test_fds_fill(&fds), 0); /* room for the peer's socket only */
 	fd = raw_connect();
 	assert_true(wait_fd(fd, 3000));
@@ -244,7 +245,7 @@ void hostile_requests(void **state)
 	struct soft_hdr h, r;
 
 	if (!is_soft)
-		skip(); /* speaks the soft provider's wire format */
+		skip_because("speaks the soft provider's wire format");
 	/* a Write with a made-up key: NAK REM_ACCESS_ERR */
 	raw_established(&rp);
 	h = (struct soft_hdr){.op = SOFT_OP_WRITE, .len = 64, .key = 0x12345678, .addr = 4096};
@@ -282,7 +283,7 @@ void hostile_unanswered(void **state)
 	long ms;
 
 	if (!is_soft)
-		skip();				     /* speaks the soft provider's wire format */
+		skip_because("speaks the soft provider's wire format");
 	setenv("VB_SOFT_ACK_TIMEOUT_MS", "1500", 1); /* read when the QP is created */
 	raw_established(&rp);
 	unsetenv("VB_SOFT_ACK_TIMEOUT_MS");
