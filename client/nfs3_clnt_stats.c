@@ -29,10 +29,11 @@ static void print_xprt(struct nfs3c *c, FILE *out)
 	nfs3c_get_xprt_stats(c, &x);
 	fprintf(out,
 		"transport: rdma port %s provider %s mode %s credits %u (granted %" PRIu64
-		") inline %" PRIu32 "/%" PRIu32 " registration %s\n",
+		") inline %" PRIu32 "/%" PRIu32 " (sends up to %" PRIu64 ") registration %s\n",
 		c->port, rr->provider ? rr->provider : "auto",
 		rr->modes & RR_MODE_READ_READ ? "read-read" : "read-write", rr->credits,
-		x.credits_granted, rr->inline_send, rr->inline_recv, rr_reg_name(rr->reg));
+		x.credits_granted, rr->inline_send, rr->inline_recv, x.inline_send_now,
+		rr_reg_name(rr->reg));
 	fprintf(out,
 		"rdma: calls %" PRIu64 " replies %" PRIu64 " inline_out %" PRIu64
 		" inline_in %" PRIu64 " rdma_read %" PRIu64 " rdma_write %" PRIu64

@@ -105,6 +105,8 @@ struct rr_stats {
 	uint64_t idle_closed;	/* closed after idle_ms without a call */
 	uint64_t pulls_refused; /* calls whose chunks were not pulled: refused from the header */
 	uint64_t nomsg_waits;	/* RDMA_NOMSG calls that waited for another's pull */
+	uint64_t inline_send_now; /* client: the longest message its connection may Send
+				     (RFC 8797: the peer's receive size, at most ours) */
 };
 
 struct rr_server;

@@ -428,4 +428,5 @@ void rr_clnt_get_stats(struct rpc_clnt *base, struct rr_stats *out)
 	memset(out, 0, sizeof(*out));
 	rr_stats_add(out, &cl->ep->st);
 	rr_stats_add(out, &cl->conn->st);
+	out->inline_send_now = cl->conn->send_max;
 }

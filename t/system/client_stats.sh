@@ -5,13 +5,17 @@
 . "$(dirname "$0")/client_lib.sh"
 need_fuse
 scratch
-E=$T_SCRATCH/exp M=$T_SCRATCH/mnt N=$T_SCRATCH/tcp
-mkdir -p "$E" "$M" "$N"
+E=$T_SCRATCH/exp M=$T_SCRATCH/mnt N=$T_SCRATCH/tcp B=$T_SCRATCH/big
+mkdir -p "$E" "$M" "$N" "$B"
 start_server S -d "$E" -g cache || skip_all "the test server does not start"
 do_mount "port=$S_RDMA,credits=16" "127.0.0.1:$E" "$M" || skip_all "cannot mount over RPC/RDMA"
 do_mount "proto=tcp,port=$S_TCP" "127.0.0.1:$E" "$N" || skip_all "cannot mount over TCP"
+# a client that would send 8 KiB inline, to a server that receives 4 KiB
+printf 'rdma = { provider = "soft"; inline_send = "8K"; };\n' > "$T_SCRATCH/big.conf"
+do_mount "port=$S_RDMA,config=$T_SCRATCH/big.conf" "127.0.0.1:$E" "$B" ||
+	skip_all "cannot mount over RPC/RDMA with a configuration file"
 
-plan 12
+plan 14
 head -c 300000 /dev/urandom > "$M/f"
 cat "$N/f" > /dev/null
 ls "$M" > /dev/null
@@ -20,6 +24,10 @@ ok $? "stats on an RPC/RDMA mount"
 sed 's/^/# /' "$T_SCRATCH/out-rdma"
 check "names the mount and its server" grep -q "^server: 127.0.0.1:$E\$" "$T_SCRATCH/out-rdma"
 check "the transport, mode and credits" grep -q "^transport: rdma .* mode read-write credits 16 " "$T_SCRATCH/out-rdma"
+check "the inline sizes asked, and what the server lets it send" grep -q "^transport: rdma .* inline 4096/4096 (sends up to 4096) " "$T_SCRATCH/out-rdma"
+"$CLIENT" stats "$B" > "$T_SCRATCH/out-big" 2>&1
+sed 's/^/# /' "$T_SCRATCH/out-big" | head -n 2
+check "8 KiB asked, 4 KiB negotiated (the server's receive size)" grep -q "^transport: rdma .* inline 8192/4096 (sends up to 4096) " "$T_SCRATCH/out-big"
 check "the registration strategy's counters" grep -q "^registration: regs [0-9]" "$T_SCRATCH/out-rdma"
 check "300000 bytes written" grep -q "^bytes read [0-9]* written 300000 " "$T_SCRATCH/out-rdma"
 check "a WRITE line with calls" awk '$1 == "WRITE" && $2 > 0 {f = 1} END {exit !f}' "$T_SCRATCH/out-rdma"
