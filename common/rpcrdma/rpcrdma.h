@@ -100,11 +100,11 @@ struct rr_stats {
 	uint64_t registered_now;  /* bytes registered right now */
 	uint64_t cached_now;	  /* of which idle in the registration cache */
 	uint64_t conns;
-	uint64_t conns_refused; /* new connections rejected at a limit */
-	uint64_t conns_shed;	/* idle connections closed to make room */
-	uint64_t idle_closed;	/* closed after idle_ms without a call */
-	uint64_t pulls_refused; /* calls whose chunks were not pulled: refused from the header */
-	uint64_t nomsg_waits;	/* RDMA_NOMSG calls that waited for another's pull */
+	uint64_t conns_refused;	  /* new connections rejected at a limit */
+	uint64_t conns_shed;	  /* idle connections closed to make room */
+	uint64_t idle_closed;	  /* closed after idle_ms without a call */
+	uint64_t pulls_refused;	  /* calls whose chunks were not pulled: refused from the header */
+	uint64_t nomsg_waits;	  /* RDMA_NOMSG calls that waited for another's pull */
 	uint64_t inline_send_now; /* client: the longest message its connection may Send
 				     (RFC 8797: the peer's receive size, at most ours) */
 };
