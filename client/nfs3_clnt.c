@@ -31,7 +31,6 @@ int nfs3c_connect_timeout_ms(const struct nfs3c_params *p)
 void nfs3c_params_from_config(const struct nfsrdma_config *c, struct nfs3c_params *p)
 {
 	p->proto = c->client.proto == CFG_PROTO_TCP ? NFS3C_PROTO_TCP : NFS3C_PROTO_RDMA;
-	rr_params_from_config(c, RR_ROLE_CLIENT, &p->rr);
 	p->rsize = (uint32_t)c->client.rsize;
 	p->wsize = (uint32_t)c->client.wsize;
 	p->acregmin = c->client.acregmin;
@@ -43,7 +42,8 @@ void nfs3c_params_from_config(const struct nfsrdma_config *c, struct nfs3c_param
 }
 
 /* See nfs3_clnt.h. The settings of the file have their defaults in one
- * place, the configuration table: they come from there. */
+ * place, the configuration table: they come from there (the transport's
+ * through rr_params_defaults). */
 void nfs3c_params_defaults(struct nfs3c_params *p)
 {
 	struct nfsrdma_config c;
@@ -59,7 +59,6 @@ void nfs3c_params_defaults(struct nfs3c_params *p)
 	if (config_defaults(&c) != 0)
 		return; /* out of memory: zero sizes and times, which nfs3c_mount refuses */
 	nfs3c_params_from_config(&c, p);
-	p->rr.provider = "auto"; /* c's strings go with it; the file's default */
 	config_free(&c);
 }
 

@@ -70,8 +70,9 @@ struct nfsrdma_config;
 /* Fill p with the defaults: those of the configuration file's settings
  * (nfsrdma.conf(5): RDMA, provider "auto", 30 s calls, hard), and the rest. */
 void nfs3c_params_defaults(struct nfs3c_params *p);
-/* Set what the configuration's client and rdma sections say (the transport,
- * sizes, attribute cache, timeo, dir_max); p->rr.provider points into c. */
+/* Set what the configuration's client section says of NFS (protocol, sizes,
+ * attribute cache, timeo, dir_max); the RPC/RDMA transport's settings are
+ * rr_params_from_config's. */
 void nfs3c_params_from_config(const struct nfsrdma_config *c, struct nfs3c_params *p);
 /* How long one connection attempt waits: connect_timeout_ms, or else timeo
  * (as the Linux client derives it) but at most 5 s, so that stopping never

@@ -19,9 +19,9 @@
 #endif
 #define DEFAULT_CONFIG SYSCONFDIR "/nfsrdma.conf"
 
-/* The rdma section and the client section's NFS settings (transport, sizes,
- * attribute cache, timeo): nfs3c_params_from_config, the same that gives a
- * mount without a file its defaults. */
+/* The rdma section and the client section's transport and NFS settings:
+ * rr_params_from_config and nfs3c_params_from_config, which also give a mount
+ * without a file its defaults. */
 static int apply_nfs(struct client_opts *o, const struct nfsrdma_config *cfg)
 {
 	struct rr_params *rr = &o->nfs.rr;
@@ -29,6 +29,7 @@ static int apply_nfs(struct client_opts *o, const struct nfsrdma_config *cfg)
 	free(o->provider);
 	if (!(o->provider = strdup(cfg->rdma.provider ? cfg->rdma.provider : "auto")))
 		return -ENOMEM;
+	rr_params_from_config(cfg, RR_ROLE_CLIENT, rr);
 	nfs3c_params_from_config(cfg, &o->nfs);
 	rr->provider = o->provider; /* cfg's own string goes with cfg */
 	return 0;
