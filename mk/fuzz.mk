@@ -32,8 +32,9 @@ FUZZ_rpc_call_SRCS = $(FUZZ_RPC_SRCS) common/rpc/rpc_svc.c common/rpc/rpc_drc.c 
 FUZZ_rpc_reply_SRCS = $(FUZZ_RPC_SRCS)
 FUZZ_RPC_LIBS = $(TIRPC_LIBS) $(CRYPTO_LIBS)
 FUZZ_TARGETS = $(FUZZ_NAMES:%=t/fuzz/fuzz_%)
+$(FUZZ_TARGETS): $(srcdir)/t/fuzz/fuzz_common.h
 
-EXTRA_DIST += $(FUZZ_NAMES:%=t/fuzz/fuzz_%.c) t/fuzz/corpus
+EXTRA_DIST += $(FUZZ_NAMES:%=t/fuzz/fuzz_%.c) t/fuzz/fuzz_common.h t/fuzz/corpus
 PHONY_TARGETS += fuzz fuzz-run clean-fuzz
 EXTRA_TARGETS += fuzz-run:900
 

@@ -3,8 +3,8 @@
  * it: record marking (RFC 5531: fragment headers, last-fragment bits, records
  * cut anywhere, records over the limit) and the calls inside, through the
  * server's own TCP transport (common/rpc/rpc_tcp_conn.c) on loopback, with the
- * NFSv3 and MOUNT programs of fuzz_rpc_call (procedures that do nothing) and
- * the reply cache. Each input is one connection: its bytes are written as
+ * NFSv3 and MOUNT programs of fuzz_common.h (procedures that do nothing) and the
+ * reply cache. Each input is one connection: its bytes are written as
  * they are, replies are read and dropped, then the write side is shut. The
  * server must close the connection (at the latest at that EOF) without a
  * crash or a sanitizer report. An input that starts with "CLNT" is the other
@@ -31,6 +31,7 @@
 #include "common/nfs/nfs_prog.h"
 #include "common/rpc/rpc.h"
 #include "common/rpc/rpc_tcp.h"
+#include "t/fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -39,41 +40,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct sockaddr_in addr;
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "fuzz_rpc_tcp: %s\n", what);
-	abort();
-}
-
-/* An I/O error answer: well formed results, as in fuzz_rpc_call. */
-static void nothing(struct rpc_req *req, void *args, void *res)
-{
-	(void)args;
-	if ((req->prog == NFS_PROGRAM && req->proc > 0) ||
-	    (req->prog == MOUNT_PROGRAM && req->proc == MOUNTPROC3_MNT))
-		*(uint32_t *)res = NFS3ERR_IO;
-}
-
-static void describe(struct rpc_proc_desc *out, const struct rpc_proc_desc *in, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++) {
-		out[i] = in[i];
-		out[i].fn = nothing;
-	}
-}
-
 /* A server with both programs on a loopback TCP port, made once. */
 static void setup(void)
 {
-	static struct rpc_proc_desc nfs[NFS3_NPROCS], mnt[MOUNT3_NPROCS];
 	struct rpc_server_params sp = {.threads = 2, .drc_entries = 64, .inline_calls = 1};
 	struct rpc_tcp_params tp = {.max_record = MAX_RECORD,
 				    .max_reply = 1u << 20,
@@ -86,19 +55,9 @@ static void setup(void)
 	struct rpc_server *srv;
 
 	log_set_level(LOG_LVL_ERR);
-	describe(nfs, nfs3_xdr_procs, NFS3_NPROCS);
-	describe(mnt, mount3_xdr_procs, MOUNT3_NPROCS);
-	if (rpc_server_create(&sp, &srv) != 0 ||
-	    rpc_server_add_program(srv, &(struct rpc_program){.prog = NFS_PROGRAM,
-							      .vers = NFS_V3,
-							      .procs = nfs,
-							      .nprocs = NFS3_NPROCS}) != 0 ||
-	    rpc_server_add_program(srv, &(struct rpc_program){.prog = MOUNT_PROGRAM,
-							      .vers = MOUNT_V3,
-							      .procs = mnt,
-							      .nprocs = MOUNT3_NPROCS}) != 0 ||
+	if (rpc_server_create(&sp, &srv) != 0 || fuzz_add_nfs_programs(srv) != 0 ||
 	    rpc_tcp_listen(srv, "127.0.0.1", "0", &tp, &l) != 0)
-		die("cannot start the server");
+		fuzz_die("fuzz_rpc_tcp", "cannot start the server");
 	addr.sin_family = AF_INET;
 	addr.sin_port = htons((uint16_t)rpc_tcp_port(l));
 	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -125,7 +84,7 @@ static void client_side(const uint8_t *data, size_t size)
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
 	    fcntl(sv[0], F_SETFL, O_NONBLOCK) != 0)
-		die("socketpair");
+		fuzz_die("fuzz_rpc_tcp", "socketpair");
 	while (size) { /* what the socket holds (more than -max_len) */
 		ssize_t w = send(sv[0], data, size, MSG_NOSIGNAL);
 
@@ -157,10 +116,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0 ||
 	    fcntl(fd, F_SETFL, O_NONBLOCK) != 0)
-		die("cannot connect to the server");
+		fuzz_die("fuzz_rpc_tcp", "cannot connect to the server");
 	/* write it all while reading the replies, so neither side waits for the other */
-	end = now_ms() + WAIT_MS;
-	while (size && !at_end && now_ms() < end) {
+	end = fuzz_now_ms() + WAIT_MS;
+	while (size && !at_end && fuzz_now_ms() < end) {
 		struct pollfd p = {.fd = fd, .events = POLLIN | POLLOUT};
 		ssize_t w;
 
@@ -180,12 +139,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	shutdown(fd, SHUT_WR);
 	/* the server closes the connection at our EOF at the latest */
-	end = now_ms() + WAIT_MS;
+	end = fuzz_now_ms() + WAIT_MS;
 	while (!at_end) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
 
-		if (now_ms() > end)
-			die("the connection was not closed after the client's EOF");
+		if (fuzz_now_ms() > end)
+			fuzz_die("fuzz_rpc_tcp",
+				 "the connection was not closed after the client's EOF");
 		if (poll(&p, 1, 50) > 0)
 			at_end = drain(fd);
 	}

@@ -33,6 +33,7 @@
 #include "common/base/log.h"
 #include "common/verbs.h"
 #include "platform/soft/soft_wire.h"
+#include "t/fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -50,20 +51,6 @@ static struct vb_cq *scq, *rcq;
 static struct vb_mr *mr, *lmr;
 static uint8_t *remote, *local; /* the peer's to read and write; our Receives' and Read's */
 static struct sockaddr_un sun_addr;
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "fuzz_soft_wire: %s\n", what);
-	abort();
-}
 
 /* Wait for fd to be readable, at most ms; 1 if it is. */
 static int readable(int fd, int ms)
@@ -97,7 +84,7 @@ static void setup(void)
 	    vb_create_cq(dev, 256, &scq) != 0 || vb_create_cq(dev, 256, &rcq) != 0 ||
 	    vb_reg_mr(pd, remote, BUF_LEN, VB_ACCESS_LOCAL_WRITE | VB_ACCESS_REMOTE, &mr) != 0 ||
 	    vb_reg_mr(pd, local, BUF_LEN, VB_ACCESS_LOCAL_WRITE, &lmr) != 0)
-		die("cannot set up the soft device");
+		fuzz_die("fuzz_soft_wire", "cannot set up the soft device");
 }
 
 /* Write all of b to fd; 0 once the peer stopped reading (that is allowed). */
@@ -143,10 +130,10 @@ static int get_hdr(int fd, struct soft_hdr *h)
 /* The next event of the connection, at most WAIT_MS; -1 if none came. */
 static int conn_event(struct vb_conn *c)
 {
-	long long end = now_ms() + WAIT_MS;
+	long long end = fuzz_now_ms() + WAIT_MS;
 	struct vb_cm_event ev;
 
-	while (now_ms() < end) {
+	while (fuzz_now_ms() < end) {
 		if (vb_conn_get_event(c, &ev) == 0)
 			return (int)ev.type;
 		readable(vb_conn_fd(c), 50);
@@ -159,7 +146,7 @@ static void refuse(struct vb_conn *c)
 {
 	(void)vb_reject(c, NULL, 0);
 	if (vb_conn_destroy(c) != 0)
-		die("conn_destroy of a rejected request");
+		fuzz_die("fuzz_soft_wire", "conn_destroy of a rejected request");
 }
 
 /* A raw socket's handshake with a passive soft connection, which posts its
@@ -177,18 +164,18 @@ static struct vb_conn *establish(int fd)
 		.op = SOFT_OP_HELLO, .len = 4, .addr = SOFT_WIRE_MAGIC, .aux = 8 << 8 | 8};
 	uint8_t b[SOFT_HDR_LEN];
 	struct vb_cm_event ev;
-	long long end = now_ms() + WAIT_MS;
+	long long end = fuzz_now_ms() + WAIT_MS;
 	struct vb_conn *c;
 
 	serial++;
 	memcpy(pdata, &serial, sizeof(pdata)); /* ours, not a "RAW!" input's request */
 	soft_hdr_encode(&h, b);
 	if (!put(fd, b, sizeof(b)) || !put(fd, pdata, sizeof(pdata)))
-		die("HELLO not sent");
+		fuzz_die("fuzz_soft_wire", "HELLO not sent");
 	for (;;) {
 		if (vb_listener_get_event(lst, &ev) == -EAGAIN) {
-			if (now_ms() > end)
-				die("no CONNECT_REQUEST for a HELLO");
+			if (fuzz_now_ms() > end)
+				fuzz_die("fuzz_soft_wire", "no CONNECT_REQUEST for a HELLO");
 			readable(vb_listener_fd(lst), 50);
 			continue;
 		}
@@ -199,20 +186,20 @@ static struct vb_conn *establish(int fd)
 	}
 	c = ev.conn;
 	if (vb_create_qp(c, pd, scq, rcq, &cap) != 0)
-		die("create_qp");
+		fuzz_die("fuzz_soft_wire", "create_qp");
 	for (int i = 0; i < NRECV; i++) {
 		struct vb_sge s = {(uintptr_t)local + (size_t)i * RECV_LEN, RECV_LEN, lmr->lkey};
 		struct vb_recv_wr wr = {.wr_id = (uint64_t)i, .sg_list = &s, .num_sge = 1};
 
 		if (vb_post_recv(c, &wr, NULL) != 0)
-			die("post_recv");
+			fuzz_die("fuzz_soft_wire", "post_recv");
 	}
 	if (vb_accept(c, NULL) != 0 || !get_hdr(fd, &h) || h.op != SOFT_OP_ACCEPT)
-		die("no ACCEPT");
+		fuzz_die("fuzz_soft_wire", "no ACCEPT");
 	h = (struct soft_hdr){.op = SOFT_OP_RTU};
 	soft_hdr_encode(&h, b);
 	if (!put(fd, b, sizeof(b)) || conn_event(c) != VB_CM_ESTABLISHED)
-		die("not ESTABLISHED after RTU");
+		fuzz_die("fuzz_soft_wire", "not ESTABLISHED after RTU");
 	struct vb_sge rs = {(uintptr_t)local + 8192, 64, lmr->lkey};
 	struct vb_sge ss = {(uintptr_t)local + 16384, 16, lmr->lkey};
 	struct vb_send_wr send = {.wr_id = 101,
@@ -229,7 +216,7 @@ static struct vb_conn *establish(int fd)
 				.remote_addr = 4096,
 				.rkey = 0x1234};
 	if (vb_post_send(c, &rd, NULL) != 0)
-		die("post_send");
+		fuzz_die("fuzz_soft_wire", "post_send");
 	return c;
 }
 
@@ -258,10 +245,10 @@ static size_t with_keys(const uint8_t *in, size_t len, uint8_t *out)
  * after WAIT_MS or once the peer stopped reading. */
 static void feed(int fd, const uint8_t *b, size_t n)
 {
-	long long end = now_ms() + WAIT_MS;
+	long long end = fuzz_now_ms() + WAIT_MS;
 	uint8_t sink[4096];
 
-	while (n && now_ms() < end) {
+	while (n && fuzz_now_ms() < end) {
 		struct pollfd p = {.fd = fd, .events = POLLIN | POLLOUT};
 		ssize_t w;
 
@@ -287,12 +274,12 @@ static void feed(int fd, const uint8_t *b, size_t n)
  * down here) and drop anything else, at the latest at our EOF. */
 static void handshake_only(int fd, const uint8_t *b, size_t n)
 {
-	long long end = now_ms() + WAIT_MS;
+	long long end = fuzz_now_ms() + WAIT_MS;
 	struct vb_cm_event ev;
 	uint8_t sink[4096];
 
 	if (fcntl(fd, F_SETFL, O_NONBLOCK) != 0)
-		die("O_NONBLOCK");
+		fuzz_die("fuzz_soft_wire", "O_NONBLOCK");
 	feed(fd, b, n);
 	shutdown(fd, SHUT_WR);
 	for (;;) {
@@ -308,8 +295,9 @@ static void handshake_only(int fd, const uint8_t *b, size_t n)
 			;
 		if (r == 0)
 			return; /* dropped */
-		if (now_ms() > end)
-			die("the listener kept a broken handshake past the peer's EOF");
+		if (fuzz_now_ms() > end)
+			fuzz_die("fuzz_soft_wire",
+				 "the listener kept a broken handshake past the peer's EOF");
 		poll(p, 2, 20);
 	}
 }
@@ -317,7 +305,7 @@ static void handshake_only(int fd, const uint8_t *b, size_t n)
 /* Until the connection ends: drain what it sends us and its completions. */
 static void until_disconnected(struct vb_conn *c, int fd)
 {
-	long long end = now_ms() + WAIT_MS;
+	long long end = fuzz_now_ms() + WAIT_MS;
 	struct vb_cm_event ev;
 	struct vb_wc wc[16];
 	uint8_t sink[4096];
@@ -331,8 +319,9 @@ static void until_disconnected(struct vb_conn *c, int fd)
 			;
 		while (vb_poll_cq(scq, 16, wc) > 0 || vb_poll_cq(rcq, 16, wc) > 0)
 			;
-		if (now_ms() > end)
-			die("the connection did not end after the peer's EOF");
+		if (fuzz_now_ms() > end)
+			fuzz_die("fuzz_soft_wire",
+				 "the connection did not end after the peer's EOF");
 		readable(vb_conn_fd(c), 20);
 	}
 }
@@ -352,7 +341,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sun_addr, sizeof(sun_addr)) != 0)
-		die("cannot connect to the listener");
+		fuzz_die("fuzz_soft_wire", "cannot connect to the listener");
 	if (size >= 4 && memcmp(data, "RAW!", 4) == 0) {
 		handshake_only(fd, data + 4, size - 4);
 		close(fd);
@@ -360,12 +349,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	c = establish(fd);
 	if (fcntl(fd, F_SETFL, O_NONBLOCK) != 0)
-		die("O_NONBLOCK");
+		fuzz_die("fuzz_soft_wire", "O_NONBLOCK");
 	feed(fd, buf, with_keys(data, size, buf));
 	shutdown(fd, SHUT_WR);
 	until_disconnected(c, fd);
 	if (vb_conn_destroy(c) != 0)
-		die("conn_destroy");
+		fuzz_die("fuzz_soft_wire", "conn_destroy");
 	close(fd);
 	while (vb_poll_cq(scq, 16, wc) > 0 || vb_poll_cq(rcq, 16, wc) > 0)
 		;
