@@ -103,7 +103,8 @@ struct nfs3c_stats {
 	uint64_t calls, retries, reconnects, jukebox;
 	uint64_t writes_resent, commits, verf_changes;
 	uint64_t attr_hits, attr_misses;
-	uint64_t attr_stale; /* replies whose attributes were older than the cache's */
+	uint64_t
+		attr_stale; /* replies whose attributes were older than the cache's, or unordered */
 	uint64_t dirty_now, dirty_peak;
 	uint64_t bytes_read, bytes_written; /* READ and WRITE data */
 	struct nfs3c_op_stats op[NFS3_NPROCS];

@@ -9,13 +9,19 @@
  * traditionally do. The cache is a hash table whose chains are capped, so its
  * memory is bounded; the oldest entry of a full chain goes.
  *
- * Attributes never go back in time (the Linux client's attr_gencount): every
- * call takes a generation from a counter when it is first sent, an entry keeps
- * the generation of the reply that filled it, and a reply from an older call
- * (one that overtook a later call on the way back, such as a READ's post-op
- * attributes arriving after a truncating SETATTR's) is not taken. A forgotten
- * entry leaves no generation behind, so after a forget only calls sent after
- * it may fill the cache again: in doubt, the next GETATTR asks the server.
+ * Attributes never go back in time (the Linux client's attr_gencount, and its
+ * change-time check): every call takes a generation from a counter when it is
+ * first sent, and an entry keeps the counter's value when it was filled. A
+ * reply to a call sent after that ran on the server after what the entry
+ * holds, and is taken. A reply to a call that was on the way at the same time
+ * may have run before or after it (the server runs calls in parallel: a READ
+ * sent after a WRITE may run first, and a READ's post-op attributes may arrive
+ * after a truncating SETATTR's); the server's change time orders the two: a
+ * newer ctime is taken, an older one is not, and two different sets of
+ * attributes with one ctime (a coarse clock) cannot be ordered, so the entry
+ * is forgotten. A forgotten entry leaves no generation behind, so after a
+ * forget only calls sent after it may fill the cache again: in doubt, the next
+ * GETATTR asks the server.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +88,41 @@ static int same_attrs(const fattr3 *a, const fattr3 *b)
 	       a->ctime.nseconds == b->ctime.nseconds;
 }
 
+/* Whether the server changed the file later (> 0), earlier (< 0) or at the
+ * same time (0) in b than in a, by the change time. */
+static int ctime_cmp(const fattr3 *a, const fattr3 *b)
+{
+	if (a->ctime.seconds != b->ctime.seconds)
+		return a->ctime.seconds < b->ctime.seconds ? 1 : -1;
+	if (a->ctime.nseconds != b->ctime.nseconds)
+		return a->ctime.nseconds < b->ctime.nseconds ? 1 : -1;
+	return 0;
+}
+
+/* Whether the reply of a call first sent at gen, bringing a, is newer (> 0)
+ * than e (NULL: no entry), older (< 0), or cannot be told (0). */
+static int reply_order(const struct nfs3c *c, const struct attr_ent *e, uint64_t gen,
+		       const fattr3 *a)
+{
+	int by_ctime;
+
+	if (!e)
+		return gen < c->attr_forgot_gen ? -1 : 1;
+	if (gen > e->gen)
+		return 1; /* sent after e was filled: it ran after e's call */
+	if ((by_ctime = ctime_cmp(&e->a, a)) != 0)
+		return by_ctime;
+	return same_attrs(&e->a, a) ? 1 : 0;
+}
+
+/* Forget fh's entry (unlinked, or NULL): replies to calls sent so far may
+ * carry what was just found stale; lock held. */
+static void forget_locked(struct nfs3c *c, struct attr_ent *e)
+{
+	c->attr_forgot_gen = __atomic_load_n(&c->attr_gen, __ATOMIC_RELAXED) + 1;
+	free(e);
+}
+
 /* See nfs3_clnt_int.h: cache a for fh, growing or resetting its timeout. */
 void nfs3c_attr_update(struct nfs3c *c, uint64_t gen, const struct nfs3c_fh *fh, const fattr3 *a)
 {
@@ -89,17 +130,20 @@ void nfs3c_attr_update(struct nfs3c *c, uint64_t gen, const struct nfs3c_fh *fh,
 	uint32_t lo = (dir ? c->p.acdirmin : c->p.acregmin) * 1000u;
 	uint32_t hi = (dir ? c->p.acdirmax : c->p.acregmax) * 1000u;
 	struct attr_ent *e, **head;
+	int order;
 
 	if (c->p.noac)
 		return;
 	pthread_mutex_lock(&c->attr_lock);
 	e = take(c, fh, &len);
 	head = &c->attrs[nfs3c_fh_hash(fh) % NFS3C_ATTR_BUCKETS];
-	if (e ? gen < e->gen : gen < c->attr_forgot_gen) {
-		nfs3c_stat_add(&c->st.attr_stale, 1); /* older than what is known */
-		if (e) {
+	if ((order = reply_order(c, e, gen, a)) <= 0) {
+		nfs3c_stat_add(&c->st.attr_stale, 1);
+		if (order < 0 && e) { /* older than what is known: kept */
 			e->next = *head;
 			*head = e;
+		} else if (e) { /* in doubt: the next GETATTR asks */
+			forget_locked(c, e);
 		}
 		pthread_mutex_unlock(&c->attr_lock);
 		return;
@@ -116,7 +160,7 @@ void nfs3c_attr_update(struct nfs3c *c, uint64_t gen, const struct nfs3c_fh *fh,
 		e->timeout_ms = lo;
 	e->fh = *fh;
 	e->a = *a;
-	e->gen = gen;
+	e->gen = __atomic_load_n(&c->attr_gen, __ATOMIC_RELAXED);
 	e->when_ms = nfs3c_now_ms();
 	e->next = *head;
 	*head = e;
@@ -162,14 +206,10 @@ unsigned nfs3c_attr_valid_ms(struct nfs3c *c, const struct nfs3c_fh *fh)
 void nfs3c_attr_forget(struct nfs3c *c, const struct nfs3c_fh *fh)
 {
 	unsigned len;
-	struct attr_ent *e;
 
 	pthread_mutex_lock(&c->attr_lock);
-	e = take(c, fh, &len);
-	/* replies to calls sent so far may carry what was just found stale */
-	c->attr_forgot_gen = __atomic_load_n(&c->attr_gen, __ATOMIC_RELAXED) + 1;
+	forget_locked(c, take(c, fh, &len));
 	pthread_mutex_unlock(&c->attr_lock);
-	free(e);
 }
 
 /* Post-operation attributes: cache them, or forget stale ones. */

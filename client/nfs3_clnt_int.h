@@ -30,7 +30,7 @@ struct attr_ent {
 	struct attr_ent *next;
 	struct nfs3c_fh fh;
 	fattr3 a;
-	uint64_t gen;	     /* of the call whose reply brought them */
+	uint64_t gen;	     /* the call generation when they came: later calls are newer */
 	uint64_t when_ms;    /* fetched at (monotonic) */
 	uint32_t timeout_ms; /* valid this long after when_ms */
 };

@@ -178,6 +178,7 @@ int main(void)
 		cmocka_unit_test(test_big_dir),
 		cmocka_unit_test(test_attr_cache),
 		cmocka_unit_test(test_attrs_never_go_back),
+		cmocka_unit_test(test_attrs_ordered_by_ctime),
 		cmocka_unit_test(test_long_names),
 		cmocka_unit_test(test_dirty_bounded),
 		cmocka_unit_test(test_resend_tcp),

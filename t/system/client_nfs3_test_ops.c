@@ -235,6 +235,59 @@ void test_attrs_never_go_back(void **state)
 	fx_free(f);
 }
 
+/* A WRITE that extends the file, in a thread. */
+struct slow_write {
+	struct fx *f;
+	struct nfs3c_file *wf;
+	int rc;
+};
+
+static void *slow_write_main(void *arg)
+{
+	struct slow_write *sw = arg;
+	uint8_t buf[4000];
+
+	memset(buf, 'w', sizeof(buf));
+	sw->rc = nfs3c_write(sw->f->c, NULL, sw->wf, 1000, buf, sizeof(buf), UNSTABLE);
+	return NULL;
+}
+
+/* Calls on the way together run in either order on the server: a WRITE is
+ * sent first but runs late, a READ sent after it runs at once and its reply
+ * (the size before the WRITE) comes first; the WRITE's reply, though its call
+ * is older, is newer by the server's change time, and the cache takes it. */
+void test_attrs_ordered_by_ctime(void **state)
+{
+	struct fx *f = fx_new_slow(NFSPROC3_WRITE, 500, 0);
+	struct slow_write sw = {.f = f};
+	struct nfs3c_params p;
+	struct nfs3c_fh fh;
+	uint8_t buf[100];
+	size_t got = 0;
+	pthread_t t;
+	int eof = 0;
+	fattr3 a;
+
+	params(f, &p, NFS3C_PROTO_TCP, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY);
+	p.acregmin = p.acregmax = 60;
+	mount_with(f, &p);
+	assert_int_equal(nfs3c_create(f->c, NULL, nfs3c_root(f->c), "f", 0644, 0, &fh, &a), 0);
+	assert_int_equal(truncate(path_in(f, "f"), 1000), 0);
+	assert_int_equal(nfs3c_getattr(f->c, NULL, &fh, NFS3C_NOCACHE, &a), 0);
+	assert_non_null(sw.wf = nfs3c_file_get(f->c, &fh));
+	assert_int_equal(pthread_create(&t, NULL, slow_write_main, &sw), 0);
+	usleep(200000); /* the WRITE waits on the server */
+	assert_int_equal(nfs3c_read(f->c, NULL, &fh, 0, buf, sizeof(buf), &got, &eof), 0);
+	assert_int_equal(nfs3c_getattr(f->c, NULL, &fh, 0, &a), 0);
+	assert_int_equal(a.size, 1000); /* the READ ran before the WRITE */
+	pthread_join(t, NULL);
+	assert_int_equal(sw.rc, 0);
+	assert_int_equal(nfs3c_getattr(f->c, NULL, &fh, 0, &a), 0);
+	assert_int_equal(a.size, 5000);
+	assert_int_equal(nfs3c_file_put(f->c, sw.wf, NULL), 0);
+	fx_free(f);
+}
+
 /* Names NFSv3 cannot carry are ENAMETOOLONG, said by the client before it
  * sends anything (not ENOSPC from an encoder); the longest that fit work. */
 void test_long_names(void **state)
