@@ -19,6 +19,10 @@
  *                            connect request (default 10000), read by listen
  *   VB_SOFT_DIRECT_TX        1 (default): post_send starts transmitting from the
  *                            caller's thread; 0: the engine thread sends everything
+ *   VB_SOFT_ACK_DELAY_MS     how long the acknowledgement of a lone Send waits for
+ *                            something going the other way to carry it (default
+ *                            1; 0: acknowledge at once); a second request, a
+ *                            Write or a Read is acknowledged at once
  *   VB_SOFT_NO_ORD_THROTTLE  test only: 1 lets a QP created while it is set put
  *                            more Reads on the wire than its ORD, so a test can
  *                            see the responder refuse them (REM_INV_REQ_ERR)
@@ -154,6 +158,7 @@ static int soft_open(const char *name, struct vb_device **out)
 	dev->base.provider = "soft";
 	dev->sockbuf = (int)soft_env_uint("VB_SOFT_SOCKBUF", 0, 0, 1u << 30);
 	dev->direct_tx = soft_env_uint("VB_SOFT_DIRECT_TX", 1, 0, 1);
+	dev->ack_delay_ms = soft_env_uint("VB_SOFT_ACK_DELAY_MS", 1, 0, 1000);
 	dev->no_mw = soft_env_uint("VB_SOFT_NO_MW", 0, 0, 1);
 	dev->cred_epoch = osdep_cred_epoch();
 	fail_post_parse(dev);

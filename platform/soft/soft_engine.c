@@ -10,7 +10,9 @@
  * posted while a Send was stalled, tx left over by post_send), fires expired
  * deadlines, and finally runs commands (fn, arg) that other threads must not
  * race with, such as freeing a connection: those run only here, between
- * rounds, when the engine holds no pointer to anything. See soft.h for locks.
+ * rounds, when the engine holds no pointer to anything. It sleeps at most
+ * ENGINE_TICK_MS, so that only a deadline nearer than its next round wakes
+ * it. See soft.h for locks.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,10 @@
 #include "soft.h"
 
 #define ENGINE_BATCH 64
+/* The longest the engine sleeps: a deadline at least this far away is armed
+ * without waking it (it looks again within a tick), so a connection's send
+ * queue that fills and empties at every call costs the engine no wake-up. */
+#define ENGINE_TICK_MS 1000
 
 struct soft_cmd {
 	struct soft_list node;
@@ -36,10 +42,11 @@ struct soft_engine {
 	struct poller *poller;
 	struct wakefd wake;
 	struct soft_pollobj wake_po;
-	pthread_mutex_t lock; /* ready, timers, cmds, woken, stop */
+	pthread_mutex_t lock; /* ready, timers, cmds, woken, stop, wake_at */
 	pthread_cond_t cmd_done;
 	struct soft_list ready, timers, cmds;
 	bool woken, stop;
+	uint64_t wake_at; /* the engine's poller_wait returns by then (ms) */
 };
 
 /* Monotonic milliseconds, for deadlines. */
@@ -134,7 +141,8 @@ void soft_engine_timer(struct soft_engine *e, struct soft_conn *c, unsigned ms)
 	if (ms) {
 		c->deadline_ms = soft_now_ms() + ms;
 		soft_list_add_tail(&e->timers, &c->timer_node);
-		wake(e);
+		if (c->deadline_ms < e->wake_at)
+			wake(e);
 	}
 	pthread_mutex_unlock(&e->lock);
 }
@@ -247,7 +255,7 @@ static void run_ready(struct soft_engine *e)
 	pthread_mutex_unlock(&e->lock);
 }
 
-/* Fire expired deadlines; returns ms until the next one (-1: none, 0: work pending). */
+/* Fire expired deadlines; returns ms until the next one or the tick (0: work pending). */
 static int run_timers(struct soft_engine *e)
 {
 	uint64_t now = soft_now_ms(), next = UINT64_MAX;
@@ -263,8 +271,6 @@ static int run_timers(struct soft_engine *e)
 		if (c->deadline_ms <= now) {
 			soft_list_del(&c->timer_node);
 			soft_list_add_tail(&fired, &c->timer_node);
-		} else if (c->deadline_ms < next) {
-			next = c->deadline_ms;
 		}
 	}
 	while ((n = soft_list_pop(&fired)) != NULL) {
@@ -279,9 +285,17 @@ static int run_timers(struct soft_engine *e)
 			soft_cm_reap(c); /* never said HELLO */
 		pthread_mutex_lock(&e->lock);
 	}
-	ms = next == UINT64_MAX ? -1 : (int)(next - now);
+	/* the nearest deadline, those the fired conns armed again included */
+	for (n = e->timers.next; n != &e->timers; n = n->next) {
+		struct soft_conn *c = soft_container_of(n, struct soft_conn, timer_node);
+
+		if (c->deadline_ms < next)
+			next = c->deadline_ms;
+	}
+	ms = next <= now ? 0 : next - now < ENGINE_TICK_MS ? (int)(next - now) : ENGINE_TICK_MS;
 	if (!soft_list_empty(&e->ready))
 		ms = 0;
+	e->wake_at = now + (uint64_t)ms;
 	pthread_mutex_unlock(&e->lock);
 	return ms;
 }

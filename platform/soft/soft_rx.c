@@ -100,14 +100,23 @@ static bool seq_ok(struct soft_conn *c, const struct soft_hdr *h)
 	return false;
 }
 
-/* A request is done: acknowledge it with the next ACK. */
-static void request_done(struct soft_conn *c, const struct soft_hdr *h)
+/* A request is done: acknowledge it with the next ACK. The ACK that ends with
+ * a lone Send (the Writes before it aside) waits up to ack_delay_ms for a
+ * message the other way to carry it, such as the reply that Send asked for:
+ * the peer then gets one message, not an ACK and the reply, and wakes once. */
+static void request_done(struct soft_conn *c, const struct soft_hdr *h, bool send)
 {
 	c->rx_expect = h->seq + 1;
 	if (c->dev->silent_acks)
 		return; /* VB_SOFT_SILENT: a peer that never acknowledges */
 	c->ack_seq = h->seq;
 	c->ack_pending = true;
+	if (send && c->sends_owed++ == 0 && c->dev->ack_delay_ms) {
+		c->ack_hold_ms = soft_now_ms() + c->dev->ack_delay_ms;
+		soft_conn_arm(c);
+	} else {
+		c->ack_hold_ms = 0;
+	}
 }
 
 /* Handshake messages land in the private-data buffer. */
@@ -186,7 +195,7 @@ static void send_done(struct soft_conn *c, const struct soft_hdr *h)
 	soft_mr_put(c->dev, c->rx.mrs, c->rx.nmr);
 	c->rx.nmr = 0;
 	soft_rq_complete(c, VB_WC_SUCCESS, h->len, inv ? VB_WC_WITH_INV : 0, inv ? h->key : 0);
-	request_done(c, h);
+	request_done(c, h, true);
 }
 
 /* A Write: check key, PD, right and bounds; land it in place. */
@@ -215,7 +224,7 @@ static void write_done(struct soft_conn *c, const struct soft_hdr *h)
 {
 	soft_mr_put(c->dev, c->rx.mrs, c->rx.nmr);
 	c->rx.nmr = 0;
-	request_done(c, h);
+	request_done(c, h, false);
 }
 
 /* A Read request: check IRD, key and bounds, then owe the peer a response. */
@@ -244,7 +253,7 @@ static enum rx_verdict read_start(struct soft_conn *c, const struct soft_hdr *h)
 	r = &c->resp[(c->resp_head + c->resp_count++) % SOFT_MAX_RD_ATOM];
 	*r = (struct soft_resp){.seq = h->seq, .len = h->aux, .addr = h->addr, .mr = mr};
 	c->reads_in++;
-	request_done(c, h);
+	request_done(c, h, false);
 	return RX_GO;
 }
 

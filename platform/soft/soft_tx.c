@@ -45,6 +45,14 @@ static void tx_small(struct soft_txmsg *m, const void *data, uint32_t len)
 	m->niov = 1;
 }
 
+/* Whether the pending ACK is held back: nothing else is going out now to carry
+ * it, and its hold (request_done) has not ended. */
+static bool ack_held(const struct soft_conn *c)
+{
+	return c->ack_hold_ms && c->tx_count == 0 && c->sq_unpicked == 0 && c->resp_count == 0 &&
+	       c->final_op == SOFT_OP_NONE && soft_now_ms() < c->ack_hold_ms;
+}
+
 /* Pick the connection-manager message, ACK, Read responses and final message. */
 static void fill_ctrl(struct soft_conn *c)
 {
@@ -57,10 +65,12 @@ static void fill_ctrl(struct soft_conn *c)
 		tx_small(tx_add(c, &h, SOFT_TX_CTRL), c->cm_pdata, c->cm_pdata_len);
 		c->cm_op = SOFT_OP_NONE;
 	}
-	if (c->ack_pending && c->tx_count < SOFT_TX_RING) {
+	if (c->ack_pending && c->tx_count < SOFT_TX_RING && !ack_held(c)) {
 		h = (struct soft_hdr){.op = SOFT_OP_ACK, .seq = c->ack_seq};
 		tx_add(c, &h, SOFT_TX_CTRL);
 		c->ack_pending = false;
+		c->ack_hold_ms = 0;
+		c->sends_owed = 0;
 	}
 	while (c->resp_count && c->tx_count < SOFT_TX_RING) {
 		struct soft_resp *r = &c->resp[c->resp_head];
