@@ -166,19 +166,15 @@ static void *ce_unmount_main(void *arg)
 	return NULL;
 }
 
-/* See export.h (be_ceph_ops.close). A stop never waits longer than
- * ceph.mount_timeout_s for the cluster: past it, the unmount is left to
- * finish (or not) on its own thread. */
-static void ce_close(struct export *e)
+/* Unmount and free ce (what: the export, for the log). A stop never waits
+ * longer than ceph.mount_timeout_s for the cluster: past it, the unmount is
+ * left to finish (or not) on its own thread. */
+static void ce_unmount(struct ceph_export *ce, const char *what)
 {
-	struct ceph_export *ce = e->priv;
 	struct timespec until;
 	pthread_t t;
 	int done;
 
-	e->priv = NULL;
-	if (ce == NULL)
-		return;
 	if (ce->cm == NULL || pthread_create(&t, NULL, ce_unmount_main, ce) != 0) {
 		if (ce->cm)
 			ceph_shutdown(ce->cm);
@@ -198,9 +194,50 @@ static void ce_close(struct export *e)
 		ce_free(ce);
 	} else {
 		log_warn("export '%s': the cluster did not answer the unmount in %u s: left behind",
-			 e->path, ce->timeout_s);
+			 what, ce->timeout_s);
 		pthread_detach(t);
 	}
+}
+
+/* See export.h (be_ceph_ops.close): the mount goes now, or with the last
+ * lock file that still uses it. */
+static void ce_close(struct export *e)
+{
+	struct ceph_export *ce = e->priv;
+	unsigned busy;
+
+	e->priv = NULL;
+	if (ce == NULL)
+		return;
+	pthread_mutex_lock(&ce->lock);
+	ce->retired = 1;
+	busy = ce->lock_files;
+	pthread_mutex_unlock(&ce->lock);
+	if (busy)
+		log_info("export '%s': its CephFS mount stays until its %u lock owners are gone",
+			 e->path, busy);
+	else
+		ce_unmount(ce, e->path);
+}
+
+/* See backend_ceph.h. */
+void ce_lock_files_get(struct ceph_export *ce)
+{
+	pthread_mutex_lock(&ce->lock);
+	ce->lock_files++;
+	pthread_mutex_unlock(&ce->lock);
+}
+
+/* See backend_ceph.h. */
+void ce_lock_files_put(struct ceph_export *ce)
+{
+	int last;
+
+	pthread_mutex_lock(&ce->lock);
+	last = --ce->lock_files == 0 && ce->retired;
+	pthread_mutex_unlock(&ce->lock);
+	if (last)
+		ce_unmount(ce, "(closed before its last lock owner)");
 }
 
 /* See backend_ceph.h. */
@@ -390,4 +427,5 @@ const struct be_ops be_ceph_ops = {
 			[NFSPROC3_PATHCONF] = ce_proc_pathconf,
 			[NFSPROC3_COMMIT] = ce_proc_commit,
 		},
+	.open_locked = ce_open_locked,
 };

@@ -29,6 +29,8 @@ struct ceph_export {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int unmounted, abandoned;
+	unsigned lock_files; /* under lock: the lock manager's open files */
+	int retired;	     /* under lock: closed; the last lock file unmounts */
 };
 
 /* An object a handle resolved to, with the caller's identity on its export. */
@@ -56,6 +58,13 @@ void ce_release(struct ce_obj *o);
 int ce_refresh(struct ce_obj *o);
 /* Whether o is the export's root. */
 int ce_is_root(const struct ce_obj *o);
+
+/* Lock files (backend_ceph_lock.c): open one for a lock owner
+ * (be_ceph_ops.open_locked); count them on their export, whose mount the
+ * last one unmounts if the export was closed meanwhile. */
+int ce_open_locked(struct nfs_req *req, const nfs_fh3 *fh, struct nfs_lock_file *out);
+void ce_lock_files_get(struct ceph_export *ce);
+void ce_lock_files_put(struct ceph_export *ce);
 
 /* struct stat from what ceph_statx gives. */
 void ce_stat_from(const struct ceph_statx *stx, struct stat *st);

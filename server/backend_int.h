@@ -86,6 +86,8 @@ void be_dispatch(struct nfs_req *req, unsigned proc, void *args, void *res);
 /* The export a handle's header names, without checking its MAC; NULL if
  * malformed or unknown. */
 struct export *be_export_of_fh(struct nfs_backend *be, const nfs_fh3 *fh);
+/* The errno backend_lock.h says for an NFS status of a lock file's open. */
+int be_lock_errno(nfsstat3 st);
 /* Check a handle's header and MAC and split it into export id and the
  * backend's part (ofh). NFS3_OK, BADHANDLE, STALE (a wrong MAC) or JUKEBOX. */
 nfsstat3 be_fh_parse(const struct integrity_key *k, const nfs_fh3 *fh, uint32_t *id,

@@ -1,8 +1,10 @@
 /*
- * backend_lock.c: the lock manager's hook into the backend (backend_lock.h):
- * the handle is checked by be_resolve (MAC, export, client rules) and the
- * platform handle inside it opened again, so that the lock owner gets an open
- * file description of its own.
+ * backend_lock.c: the lock manager's hook into the backend (backend_lock.h).
+ * On a POSIX export the handle is checked by be_resolve (MAC, export, client
+ * rules) and the platform handle inside it opened again, so that the lock
+ * owner gets an open file description of its own and its locks are the
+ * kernel's (F_OFD_SETLK). Other backends open it their own way
+ * (be_ops.open_locked).
  */
 #include <errno.h>
 #include <string.h>
@@ -19,8 +21,8 @@ static void platform_fh(const unsigned char *fh, struct osdep_fh *ofh)
 	memcpy(ofh->data, fh + BE_FH_HDR, ofh->len);
 }
 
-/* The errno an NFS status stands for, as backend_lock.h promises. */
-static int stat_errno(nfsstat3 st)
+/* See backend_int.h: the errno an NFS status stands for, as backend_lock.h promises. */
+int be_lock_errno(nfsstat3 st)
 {
 	switch (st) {
 	case NFS3ERR_ACCES:
@@ -35,6 +37,29 @@ static int stat_errno(nfsstat3 st)
 		return -ESTALE;
 	}
 }
+
+/* Kernel locks on the open file description. */
+static int posix_set(struct nfs_lock_file *f, const struct osdep_lock *l)
+{
+	return osdep_lock_set(f->fd, l);
+}
+
+static int posix_test(struct nfs_lock_file *f, struct osdep_lock *l)
+{
+	return osdep_lock_test(f->fd, l);
+}
+
+static void posix_close(struct nfs_lock_file *f)
+{
+	close(f->fd);
+	f->fd = -1;
+}
+
+static const struct nfs_lock_ops posix_lock_ops = {
+	.set = posix_set,
+	.test = posix_test,
+	.close = posix_close,
+};
 
 /* See backend_lock.h. */
 int nfs_backend_open_locked(struct nfs_backend *be, const struct sockaddr *client,
@@ -53,10 +78,14 @@ int nfs_backend_open_locked(struct nfs_backend *be, const struct sockaddr *clien
 		return -ESTALE;
 	nfs_backend_enter(be);
 	{
-		/* locks are kernel locks on local files: not on other backends'
-		 * exports yet (CephFS: ceph_ll_setlk, issue 16) */
 		const struct export *e = be_export_of_fh(be, &h);
+		int r;
 
+		if (e != NULL && e->ops->open_locked) {
+			r = e->ops->open_locked(&req, &h, out);
+			nfs_backend_leave(be);
+			return r;
+		}
 		if (e != NULL && e->ops != &be_posix_ops) {
 			nfs_backend_leave(be);
 			return -EOPNOTSUPP;
@@ -80,10 +109,12 @@ int nfs_backend_open_locked(struct nfs_backend *be, const struct sockaddr *clien
 	}
 	nfs_backend_leave(be);
 	if (st != NFS3_OK)
-		return stat_errno(st);
+		return be_lock_errno(st);
 	if (fd < 0)
 		return fd == -ENOENT ? -ESTALE : fd;
+	out->ops = &posix_lock_ops;
 	out->fd = fd;
+	out->priv = NULL;
 	out->writable = !ro;
 	return 0;
 }

@@ -12,27 +12,63 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-struct nfs_backend;
+#include "common/base/osdep_lock.h"
 
-/* What nfs_backend_open_locked found. */
+struct nfs_backend;
+struct nfs_lock_file;
+
+/* How locks are taken on a lock file: the kernel's (POSIX exports) or the
+ * cluster's (CephFS). */
+struct nfs_lock_ops {
+	int (*set)(struct nfs_lock_file *f, const struct osdep_lock *l);
+	int (*test)(struct nfs_lock_file *f, struct osdep_lock *l);
+	void (*close)(struct nfs_lock_file *f);
+};
+
+/* What nfs_backend_open_locked opened: the file, as one lock owner's own. */
 struct nfs_lock_file {
-	int fd;	      /* a new open file description (the caller closes it) */
+	const struct nfs_lock_ops *ops;
+	int fd;	      /* POSIX: a new open file description */
+	void *priv;   /* CephFS: the owner's open file on the cluster */
 	int writable; /* opened read-write; else read-only */
 	dev_t dev;    /* the file's identity, to find other owners' locks on it */
 	ino_t ino;
 };
 
 /*
- * Open the regular file that the NFS handle fh names for a lock owner, as a
- * new open file description (never a cached or shared one: each owner's locks
- * belong to its own). The export's rules for client apply as for an NFS call
- * (client list; read-write if the export and file allow, else read-only).
- * 0, or -ESTALE (unknown, forged or vanished handle), -EOPNOTSUPP (an export
- * whose backend has no locks yet: CephFS), -EACCES (client not
+ * Open the regular file that the NFS handle fh names for a lock owner, as an
+ * open file of its own (never a cached or shared one: each owner's locks
+ * belong to it, and go when it is closed). The export's rules for client
+ * apply as for an NFS call (client list; read-write if the export and file
+ * allow, else read-only). On a CephFS export the locks are the cluster's, so
+ * that the clients of every head exporting it exclude each other.
+ * 0, or -ESTALE (unknown, forged or vanished handle), -EACCES (client not
  * allowed), -EINVAL (not a regular file), -EMFILE/-ENFILE, other -errno.
+ * Blocks (CephFS: on the cluster): never called on an event loop.
  */
 int nfs_backend_open_locked(struct nfs_backend *be, const struct sockaddr *client,
 			    socklen_t client_len, const void *fh, size_t fhlen,
 			    struct nfs_lock_file *out);
+
+/* Take (UNLOCK: release) a range for f's owner, without waiting: 0, -EAGAIN
+ * when another owner (here, a local process, or for CephFS a client of
+ * another head) holds a conflicting lock, other -errno. */
+static inline int nfs_lock_set(struct nfs_lock_file *f, const struct osdep_lock *l)
+{
+	return f->ops->set(f, l);
+}
+
+/* Whether l would conflict with another owner's lock: 0 with l->type UNLOCK
+ * when not, else the first conflicting lock in *l. */
+static inline int nfs_lock_test(struct nfs_lock_file *f, struct osdep_lock *l)
+{
+	return f->ops->test(f, l);
+}
+
+/* Close f: its owner's locks go. */
+static inline void nfs_lock_close(struct nfs_lock_file *f)
+{
+	f->ops->close(f);
+}
 
 #endif

@@ -24,6 +24,8 @@ struct nfs_req;
  * procedures in nfs3_proc*.c; each other backend fills its own table. A call
  * goes to the table of the export its handle names (be_dispatch).
  */
+struct nfs_lock_file;
+
 struct be_ops {
 	const char *name;
 	/* Open the export's root (its id, root handle and backend state); 0 or a
@@ -36,6 +38,9 @@ struct be_ops {
 	int never_inline;
 	/* The NFSv3 procedures by number; NFSPROC3_NULL is never called. */
 	void (*nfs3[NFS3_NPROCS])(struct nfs_req *req, void *args, void *res);
+	/* Open a regular file for a lock owner, with the backend's own locks
+	 * (server/backend_lock.h); NULL: kernel locks on a local file. */
+	int (*open_locked)(struct nfs_req *req, const nfs_fh3 *fh, struct nfs_lock_file *out);
 };
 
 extern const struct be_ops be_posix_ops;

@@ -17,6 +17,11 @@
  * would, while a classic POSIX lock, owned by the process, would let every
  * client's locks merge into the server's own. Local processes see the
  * clients' locks (F_GETLK reports them, with pid -1) and clients see theirs.
+ * On a CephFS export the owner's file is an open file on the cluster instead,
+ * and its locks are the cluster's (ceph_ll_setlk, owned by that open file),
+ * which the MDS arbitrates with the same POSIX rules between every client of
+ * the filesystem: the lock managers of all heads exporting it, and CephFS
+ * mounts elsewhere (backend_lock.h).
  *
  * What it costs: one descriptor per owner that holds or waits for a lock.
  * The Linux client makes one owner per process and file, so a client holds as
@@ -134,7 +139,7 @@ static struct nlm_owner *owner_get(struct nlm *n, struct nlm_host *h, const nlm4
 	if ((o = calloc(1, sizeof(*o))) == NULL ||
 	    (l->oh.nlm4_netobj_len && (o->oh = malloc(l->oh.nlm4_netobj_len)) == NULL)) {
 		free(o);
-		close(lf.fd);
+		nfs_lock_close(&lf);
 		*st = NLM4_DENIED_NOLOCKS;
 		return NULL;
 	}
@@ -145,10 +150,7 @@ static struct nlm_owner *owner_get(struct nlm *n, struct nlm_host *h, const nlm4
 	if (o->ohlen)
 		memcpy(o->oh, l->oh.nlm4_netobj_val, o->ohlen);
 	o->svid = l->svid;
-	o->fd = lf.fd;
-	o->writable = lf.writable;
-	o->dev = lf.dev;
-	o->ino = lf.ino;
+	o->lf = lf;
 	o->next = n->owners;
 	n->owners = o;
 	n->nowners++;
@@ -171,7 +173,7 @@ void nlm_owner_maybe_free(struct nlm *n, struct nlm_owner *o)
 	for (struct nlm_grant *g = n->grants; g; g = g->next)
 		if (g->owner == o)
 			g->owner = NULL;
-	close(o->fd);
+	nfs_lock_close(&o->lf);
 	n->nowners--;
 	o->host->nowners--;
 	nlm_host_touch(o->host);
@@ -194,7 +196,7 @@ int nlm_owner_apply(struct nlm *n, struct nlm_owner *o, int64_t start, int64_t e
 		free(next.v);
 		return -ENOSPC;
 	}
-	if ((rc = osdep_lock_set(o->fd, &l)) != 0) {
+	if ((rc = nfs_lock_set(&o->lf, &l)) != 0) {
 		free(next.v);
 		return rc;
 	}
@@ -231,7 +233,7 @@ static void find_holder(struct nlm *n, const struct nlm_owner *self, dev_t dev, 
 	out->oh.nlm4_netobj_len = 0;
 	out->oh.nlm4_netobj_val = NULL;
 	for (struct nlm_owner *o = n->owners; o; o = o->next) {
-		if (o == self || o->dev != dev || o->ino != ino ||
+		if (o == self || o->lf.dev != dev || o->lf.ino != ino ||
 		    !nlm_ranges_find(&o->ranges, c->start, end, out->exclusive, &hit))
 			continue;
 		out->svid = o->svid;
@@ -247,11 +249,11 @@ static void find_holder(struct nlm *n, const struct nlm_owner *self, dev_t dev, 
 nlm4_stats nlm_do_test(struct nlm *n, const struct sockaddr *peer, socklen_t plen,
 		       const nlm4_testargs *a, nlm4_holder *holder)
 {
-	struct nfs_lock_file lf;
+	struct nfs_lock_file lf, *f;
 	struct osdep_lock l;
 	int64_t start, end;
 	nlm4_stats st;
-	int rc, fd;
+	int rc;
 
 	if ((st = lock_args_ok(&a->alock, &start, &end)) != NLM4_GRANTED)
 		return st;
@@ -264,7 +266,7 @@ nlm4_stats nlm_do_test(struct nlm *n, const struct sockaddr *peer, socklen_t ple
 	struct nlm_owner *o = h ? owner_find(n, h, &a->alock) : NULL;
 
 	if (o) {
-		fd = o->fd;
+		f = &o->lf;
 	} else {
 		rc = nfs_backend_open_locked(n->be, peer, plen, a->alock.fh.nlm4_netobj_val,
 					     a->alock.fh.nlm4_netobj_len, &lf);
@@ -272,15 +274,15 @@ nlm4_stats nlm_do_test(struct nlm *n, const struct sockaddr *peer, socklen_t ple
 			pthread_mutex_unlock(&n->lock);
 			return nlm_open_stat(rc);
 		}
-		fd = lf.fd;
+		f = &lf;
 	}
 	l = to_osdep(a->exclusive ? 2 : 1, start, end);
-	rc = osdep_lock_test(fd, &l);
+	rc = nfs_lock_test(f, &l);
 	if (rc == 0 && l.type != OSDEP_LOCK_UNLOCK)
-		find_holder(n, o, o ? o->dev : lf.dev, o ? o->ino : lf.ino, &l, holder);
+		find_holder(n, o, f->dev, f->ino, &l, holder);
 	pthread_mutex_unlock(&n->lock);
 	if (o == NULL)
-		close(fd);
+		nfs_lock_close(&lf);
 	if (rc)
 		return NLM4_FAILED;
 	return l.type == OSDEP_LOCK_UNLOCK ? NLM4_GRANTED : NLM4_DENIED;
@@ -292,7 +294,7 @@ static nlm4_stats lock_owner(struct nlm *n, struct nlm_owner *o, const nlm4_lock
 {
 	int rc;
 
-	if (a->exclusive && !o->writable)
+	if (a->exclusive && !o->lf.writable)
 		return NLM4_ROFS;
 	rc = nlm_owner_apply(n, o, start, end, a->exclusive ? 2 : 1);
 	if (rc == 0) {
@@ -385,8 +387,8 @@ nlm4_stats nlm_do_unlock(struct nlm *n, const struct sockaddr *peer, const nlm4_
 	pthread_mutex_lock(&n->lock);
 	if ((h = nlm_host_find(n, a->alock.caller_name, peer)) != NULL &&
 	    (o = owner_find(n, h, &a->alock)) != NULL) {
-		dev = o->dev;
-		ino = o->ino;
+		dev = o->lf.dev;
+		ino = o->lf.ino;
 		if (nlm_owner_apply(n, o, start, end, 0) != 0)
 			st = NLM4_FAILED;
 		/* as on Linux, an unlock also cancels the owner's waits on the range */

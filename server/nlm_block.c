@@ -207,7 +207,7 @@ void nlm_blocked_retry(struct nlm *n, int all, dev_t dev, ino_t ino)
 
 	for (; b; b = next) {
 		next = b->next;
-		if (!all && (b->owner->dev != dev || b->owner->ino != ino))
+		if (!all && (b->owner->lf.dev != dev || b->owner->lf.ino != ino))
 			continue;
 		if (now >= b->deadline_ms) {
 			log_info("NLM: a blocked lock of '%s' waited %u s: dropped",

@@ -18,6 +18,7 @@
 #include "common/rpc/rpc.h"
 #include "common/nfs/nlm_prot.h"
 #include "common/nfs/nsm_prot.h"
+#include "server/backend_lock.h"
 #include "server/nlm.h"
 
 #define NLM_FH_MAX   64	       /* NFSv3 handles */
@@ -66,9 +67,7 @@ struct nlm_owner {
 	char *oh;
 	size_t ohlen;
 	int32_t svid;
-	int fd, writable;
-	dev_t dev;
-	ino_t ino;
+	struct nfs_lock_file lf; /* its own open file: its locks go when it is closed */
 	struct nlm_ranges ranges;
 	unsigned nblocked; /* blocked requests that will use it */
 };

@@ -99,7 +99,7 @@ nlm4_stats nlm_do_share(struct nlm *n, const struct sockaddr *peer, socklen_t pl
 				     sh->fh.nlm4_netobj_len, &lf);
 	if (rc)
 		return nlm_open_stat(rc);
-	close(lf.fd);
+	nfs_lock_close(&lf);
 	pthread_mutex_lock(&n->lock);
 	if (unshare) {
 		if ((h = nlm_host_find(n, sh->caller_name, peer)) != NULL) {

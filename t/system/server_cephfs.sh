@@ -5,13 +5,15 @@
 # RPC/RDMA: a file written and committed through head A reads back byte for
 # byte through head B, a handle from A works on B (and on B after a restart),
 # each head start has its own write verifier, squashing reaches the cluster,
-# the configuration and start-up errors name what is wrong, and a client
-# mounted with both heads (heads=) carries on through B when A is killed
-# during its writes. TAP output.
+# the configuration and start-up errors name what is wrong, NLM locks taken
+# through one head are the cluster's and exclude the clients of the other, and
+# a client mounted with both heads (heads=) carries on through B when A is
+# killed during its writes. TAP output.
 set -u
 B=${top_builddir:-.}
 S=$B/server/nfsrdma-server
 CLIENT=$B/nfsrdma-client
+LP=$B/t/system/lockprog
 . "$(dirname "$0")/../test-lib.sh"
 . "$(dirname "$0")/ceph_lib.sh"
 
@@ -36,7 +38,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-plan 23
+plan 29
 if ! ceph_start; then
 	echo "not ok 1 - the mini cluster starts"
 	exit 1
@@ -44,10 +46,11 @@ fi
 ok 0 "a throwaway CephFS started ($CEPH_DIR)"
 
 # write_conf HEAD [CONF_FILE]: head HEAD's configuration; the heads share the
-# handle key file, each has its own ports, pidfile and control socket.
+# handle key file, each has its own ports, pidfile and control socket, and its
+# lock manager calls back to the port of the mount that uses it (CB_HEAD).
 write_conf() {
 	local h=$1 conf=${2:-$CEPH_CONF}
-	eval "local tcp=\$TCP_$h rdma=\$RDMA_$h"
+	eval "local tcp=\$TCP_$h rdma=\$RDMA_$h cb=\$CB_$h"
 	cat >"$T/$h.conf" <<EOF
 log = { level = "info"; };
 rdma = { provider = "${PROVIDER:-soft}"; };
@@ -58,6 +61,8 @@ server = {
 	pidfile = "$T/$h.pid";
 	control_socket = "$T/$h.sock";
 	handle_key_file = "$T/handle.key";
+	nlm = { enable = true; grace_s = 0; client_rpcbind_port = $cb; };
+	nsm = { state_dir = "$T/sm-$h"; };
 	exports = (
 		{ path = "/ceph"; clients = ["127.0.0.1"]; access = "rw"; root_squash = false;
 		  backend = "cephfs";
@@ -76,7 +81,7 @@ EOF
 start_head() {
 	local h=$1 attempt rc
 	for attempt in 1 2 3; do
-		eval "TCP_$h=$(free_port) RDMA_$h=$(free_port)"
+		eval "TCP_$h=$(free_port) RDMA_$h=$(free_port) CB_$h=$(free_port)"
 		write_conf "$h"
 		"$S" -f "$T/$h.conf" 2>"$T/$h.log"
 		rc=$?
@@ -95,7 +100,7 @@ stop_head() {
 
 url() { eval "echo \"nfs://127.0.0.1$2?version=3&nfsport=\$TCP_$1&mountport=\$TCP_$1\""; }
 
-TCP_A=$(free_port) RDMA_A=$(free_port)
+TCP_A=$(free_port) RDMA_A=$(free_port) CB_A=$(free_port)
 write_conf A
 "$S" -t -f "$T/A.conf" >"$T/t.log" 2>&1
 check "-t accepts a cephfs export with its ceph group" grep -q "configuration ok" "$T/t.log"
@@ -144,9 +149,44 @@ nfs-cp "$T/small.txt" "$(url A /ceph/unsquashed.txt)" >/dev/null 2>&1
 check "a squashed root cannot create in root's directory, an unsquashed one can" \
 	bash -c "[ $squash_rc -ne 0 ] && [ $? -eq 0 ] && ! nfs-ls '$(url A /ceph/)' | grep -q ' squashed.txt\$'"
 
+# lock_tests: NLM through both heads (mounts over RPC/RDMA, NLM over TCP, each
+# head's GRANTED callbacks to its own mount): a range one client locks
+# through head A is the cluster's, so head B refuses it to another client,
+# names it in F_GETLK, and grants it once A's client unlocks.
+lock_tests() {
+	local f out got t0 ms
+	mkdir -p "$T/la" "$T/lb"
+	MOUNTS+=("$T/la" "$T/lb")
+	"$CLIENT" mount -o "port=$RDMA_A,lockport=$TCP_A,lockcbport=$CB_A" 127.0.0.1:/ceph \
+		"$T/la" 2>"$T/la.log" &&
+		"$CLIENT" mount -o "port=$RDMA_B,lockport=$TCP_B,lockcbport=$CB_B" 127.0.0.1:/ceph \
+			"$T/lb" 2>"$T/lb.log"
+	check "two mounts with locks, one through each head" [ $? -eq 0 ]
+	: >"$T/la/locked"
+	out() { "$LP" "$@" 2>&1 | tr '\n' ' ' | sed 's/ $//'; }
+	"$LP" "$T/la/locked" w 0 100 s 4000 u 0 100 >"$T/lock-a.out" 2>&1 &
+	local apid=$!
+	for f in $(seq 100); do [ -s "$T/lock-a.out" ] && break; sleep 0.1; done
+	check "a write lock through head A" [ "$(head -1 "$T/lock-a.out")" = ok ]
+	got=$(out "$T/lb/locked" w 50 10)
+	check "head B refuses the range to its client ($got)" [ "$got" = busy ]
+	check "and grants another range" [ "$(out "$T/lb/locked" w 200 100)" = ok ]
+	got=$(out "$T/lb/locked" t 0 0)
+	check "head B's F_GETLK names the lock taken through A ($got)" \
+		bash -c "[[ '$got' == 'locked w 0 100 '* ]]"
+	t0=$(date +%s%N)
+	got=$(out "$T/lb/locked" W 10 10)
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	wait "$apid"
+	check "head B's F_SETLKW is granted once A's client unlocks ($got after $ms ms)" \
+		[ "$got" = ok ] && [ $ms -ge 1500 ] && [ $ms -lt 20000 ]
+	umount "$T/la" 2>/dev/null
+	umount "$T/lb" 2>/dev/null
+}
+
 # RPC/RDMA and FUSE: nfsrdma-client mounts of both heads
 have_fuse=no
-[ -c /dev/fuse ] && grep -qw fuse /proc/filesystems && [ -x "$CLIENT" ] &&
+[ -c /dev/fuse ] && grep -qw fuse /proc/filesystems && [ -x "$CLIENT" ] && [ -x "$LP" ] &&
 	! "$CLIENT" mount -h 2>&1 | grep -q 'built without libfuse3' && have_fuse=yes
 if [ $have_fuse = yes ]; then
 	mkdir -p "$T/ma" "$T/mb"
@@ -160,14 +200,16 @@ if [ $have_fuse = yes ]; then
 		cmp -s "$T/fuse.bin" "$T/mb/fuse.bin"
 	umount "$T/ma" 2>/dev/null
 	umount "$T/mb" 2>/dev/null
+	lock_tests
 else
 	skip "no FUSE here: the RPC/RDMA mounts are not tried"
 	skip "no FUSE here"
+	for i in 1 2 3 4 5 6; do skip "no FUSE here: locks are not tried"; done
 fi
 
 # a cluster that does not answer: start-up says so and fails
 sed -e 's/^mon_host.*/mon_host = v2:127.0.0.1:9/' "$CEPH_CONF" >"$T/dead.conf"
-TCP_C=$(free_port) RDMA_C=$(free_port)
+TCP_C=$(free_port) RDMA_C=$(free_port) CB_C=$(free_port)
 write_conf C "$T/dead.conf"
 "$S" -F -f "$T/C.conf" >"$T/C.log" 2>&1
 check "a head whose cluster does not answer does not start, and says why" \
