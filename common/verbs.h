@@ -121,6 +121,10 @@ enum vb_send_flags {
 	VB_SEND_SIGNALED = 1 << 0, /* produce a completion on success */
 	VB_SEND_FENCE = 1 << 1,	   /* wait for earlier RDMA Reads to finish first */
 	VB_SEND_INLINE = 1 << 2,   /* copy the data at post time (length <= max_inline_data) */
+	/* a Send that the peer answers (an RPC call or reply): the peer may hold
+	 * its acknowledgement for the answer to carry (the soft provider, see
+	 * VB_SOFT_ACK_DELAY_MS; others ignore it) */
+	VB_SEND_ANSWERED = 1 << 3,
 };
 
 struct vb_send_wr {

@@ -156,12 +156,14 @@ static void wait_send(struct cslot *s)
 	rrc_slot_wait(s, &s->send_busy, "a Send was never acknowledged");
 }
 
-/* Post a Send of the header (and payload) in the slot's buffer. */
-static int post_send(struct cslot *s, struct vb_sge *sge, int nsge)
+/* Post a Send of the header (and payload) in the slot's buffer; answered: a
+ * call (the reply answers it), not RDMA_DONE (nothing does, and we wait for
+ * its completion). */
+static int post_send(struct cslot *s, struct vb_sge *sge, int nsge, int answered)
 {
 	struct rr_batch b = {.n = 0};
 
-	rr_batch_send(&b, sge, nsge);
+	rr_batch_send(&b, sge, nsge, answered);
 	s->send_busy = 1; /* until its completion, if only as a flush */
 	return rr_post(s->cl->conn, &b, &s->send_wr);
 }
@@ -177,7 +179,7 @@ static int send_done_msg(struct cslot *s)
 	if (rpcrdma_encode_done(&w, s->xid, s->cl->ep->p.credits) != 0)
 		return -EINVAL;
 	sge = (struct vb_sge){(uintptr_t)s->send->buf, (uint32_t)w.pos, c->send_mr->lkey};
-	return post_send(s, &sge, 1);
+	return post_send(s, &sge, 1, 0);
 }
 
 /* Give everything of the call back: receive, registrations, Send buffer, credit. */
@@ -286,7 +288,7 @@ static int rr_call(struct rpc_clnt *base, struct rpc_call *call)
 	pthread_mutex_unlock(&cl->lock);
 	rr_stat_add(&c->st.calls, 1);
 	rr_stat_add(&c->st.bytes_inline_out, (int64_t)(w.pos + (size_t)len));
-	rc = post_send(s, sge, s->h->proc == RPCRDMA_MSG ? 2 : 1);
+	rc = post_send(s, sge, s->h->proc == RPCRDMA_MSG ? 2 : 1, 1);
 	if (rc == 0)
 		rc = wait_reply(s, call->timeout_ms ? call->timeout_ms : cl->ep->p.call_timeout_ms);
 	else

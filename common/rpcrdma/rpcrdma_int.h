@@ -180,7 +180,9 @@ void rr_send_put(struct rr_conn *c, struct rr_send *s);
 /* Build chains. Each returns 0 or -E2BIG when the batch is full. */
 int rr_batch_rdma(struct rr_batch *b, enum vb_wr_opcode op, void *addr, uint32_t len, uint32_t lkey,
 		  uint64_t raddr, uint32_t rkey);
-int rr_batch_send(struct rr_batch *b, struct vb_sge *sge, int nsge);
+/* answered: the peer answers this Send (a call, a reply: the next call), so
+ * it may hold its acknowledgement for the answer (VB_SEND_ANSWERED) */
+int rr_batch_send(struct rr_batch *b, struct vb_sge *sge, int nsge, int answered);
 /* Add RDMA Writes that move len bytes at addr into the segments of a chunk, in
  * order; written[i] gets the bytes that went into segment i. -ENOSPC if the
  * chunk is too small. */

@@ -60,11 +60,14 @@ int rr_batch_rdma(struct rr_batch *b, enum vb_wr_opcode op, void *addr, uint32_t
 	return 0;
 }
 
-int rr_batch_send(struct rr_batch *b, struct vb_sge *sge, int nsge)
+int rr_batch_send(struct rr_batch *b, struct vb_sge *sge, int nsge, int answered)
 {
 	if (b->n == RR_BATCH_MAX)
 		return -E2BIG;
-	b->wr[b->n] = (struct vb_send_wr){.sg_list = sge, .num_sge = nsge, .opcode = VB_WR_SEND};
+	b->wr[b->n] = (struct vb_send_wr){.sg_list = sge,
+					  .num_sge = nsge,
+					  .opcode = VB_WR_SEND,
+					  .send_flags = answered ? VB_SEND_ANSWERED : 0};
 	b->n++;
 	return 0;
 }

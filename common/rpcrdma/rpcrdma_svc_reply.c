@@ -94,7 +94,7 @@ static void send_error(struct rr_sreq *rq)
 			      .length = (uint32_t)w.pos,
 			      .lkey = c->send_mr->lkey};
 	b.n = 0;
-	rr_batch_send(&b, &sge, 1);
+	rr_batch_send(&b, &sge, 1, 1);
 	give_back_credit(rq, 0);
 	rq->pending = 1;
 	rrs_dev_wait(rq);
@@ -329,7 +329,7 @@ int rrs_post_reply(struct rr_sreq *rq)
 	sge[1] = (struct vb_sge){(uintptr_t)rq->send->buf + rq->reserve, (uint32_t)rq->x.reply_len,
 				 c->send_mr->lkey};
 	if (rc == 0)
-		rc = rr_batch_send(&b, sge, long_reply ? 1 : 2);
+		rc = rr_batch_send(&b, sge, long_reply ? 1 : 2, 1);
 	if (rc)
 		return rc; /* rrs_release undoes the exposure */
 	rr_stat_add(&c->st.bytes_inline_out, (int64_t)(w.pos + (long_reply ? 0 : rq->x.reply_len)));

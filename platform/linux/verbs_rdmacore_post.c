@@ -109,7 +109,8 @@ int rdmacore_send_wr_to_ibv(const struct vb_send_wr *wr, struct ibv_send_wr *out
 		[VB_WR_RDMA_WRITE] = IBV_WR_RDMA_WRITE,
 		[VB_WR_RDMA_READ] = IBV_WR_RDMA_READ,
 	};
-	const unsigned flags = VB_SEND_SIGNALED | VB_SEND_FENCE | VB_SEND_INLINE;
+	/* VB_SEND_ANSWERED is for the soft provider: a NIC acknowledges at once */
+	const unsigned flags = VB_SEND_SIGNALED | VB_SEND_FENCE | VB_SEND_INLINE | VB_SEND_ANSWERED;
 
 	if ((unsigned)wr->opcode >= sizeof(op) / sizeof(op[0]) || (wr->send_flags & ~flags) ||
 	    wr->num_sge < 0 || (wr->num_sge > 0 && wr->sg_list == NULL))

@@ -223,7 +223,7 @@ struct soft_swqe {
 	uint8_t opcode; /* enum vb_wr_opcode, or SOFT_WR_BIND */
 	uint8_t state;	/* enum soft_wqe_state */
 	uint8_t status; /* enum vb_wc_status when FAILED */
-	bool signaled, fence, is_inline;
+	bool signaled, fence, is_inline, answered;
 	int num_sge;
 	struct vb_sge *sge;   /* max_send_sge entries */
 	uint8_t *inline_data; /* max_inline_data bytes */

@@ -19,10 +19,11 @@
  *                            connect request (default 10000), read by listen
  *   VB_SOFT_DIRECT_TX        1 (default): post_send starts transmitting from the
  *                            caller's thread; 0: the engine thread sends everything
- *   VB_SOFT_ACK_DELAY_MS     how long the acknowledgement of a lone Send waits for
- *                            something going the other way to carry it (default
- *                            1; 0: acknowledge at once); a second request, a
- *                            Write or a Read is acknowledged at once
+ *   VB_SOFT_ACK_DELAY_MS     how long the acknowledgement of a lone Send whose
+ *                            sender expects an answer (VB_SEND_ANSWERED) waits
+ *                            for that answer to carry it (default 1; 0:
+ *                            acknowledge at once); anything else, and a second
+ *                            such Send, is acknowledged at once
  *   VB_SOFT_NO_ORD_THROTTLE  test only: 1 lets a QP created while it is set put
  *                            more Reads on the wire than its ORD, so a test can
  *                            see the responder refuse them (REM_INV_REQ_ERR)

@@ -328,6 +328,7 @@ static void enqueue_send(struct soft_conn *c, const struct vb_send_wr *wr, uint3
 	w->signaled = wr->send_flags & VB_SEND_SIGNALED;
 	w->fence = wr->send_flags & VB_SEND_FENCE;
 	w->is_inline = (wr->send_flags & VB_SEND_INLINE) && wr->opcode != VB_WR_RDMA_READ;
+	w->answered = (wr->send_flags & VB_SEND_ANSWERED) != 0;
 	w->remote_addr = wr->remote_addr;
 	w->rkey = wr->rkey;
 	w->inv_rkey = wr->invalidate_rkey;

@@ -101,17 +101,18 @@ static bool seq_ok(struct soft_conn *c, const struct soft_hdr *h)
 }
 
 /* A request is done: acknowledge it with the next ACK. The ACK that ends with
- * a lone Send (the Writes before it aside) waits up to ack_delay_ms for a
- * message the other way to carry it, such as the reply that Send asked for:
- * the peer then gets one message, not an ACK and the reply, and wakes once. */
-static void request_done(struct soft_conn *c, const struct soft_hdr *h, bool send)
+ * a lone Send that its sender says will be answered (SOFT_FLAG_ANSWERED; the
+ * Writes before it aside) waits up to ack_delay_ms for the answer to carry
+ * it: the peer then gets one message, not an ACK and the answer, and wakes
+ * once. Anything else is acknowledged at once, as a NIC does. */
+static void request_done(struct soft_conn *c, const struct soft_hdr *h, bool answered)
 {
 	c->rx_expect = h->seq + 1;
 	if (c->dev->silent_acks)
 		return; /* VB_SOFT_SILENT: a peer that never acknowledges */
 	c->ack_seq = h->seq;
 	c->ack_pending = true;
-	if (send && c->sends_owed++ == 0 && c->dev->ack_delay_ms) {
+	if (answered && c->sends_owed++ == 0 && c->dev->ack_delay_ms) {
 		c->ack_hold_ms = soft_now_ms() + c->dev->ack_delay_ms;
 		soft_conn_arm(c);
 	} else {
@@ -195,7 +196,7 @@ static void send_done(struct soft_conn *c, const struct soft_hdr *h)
 	soft_mr_put(c->dev, c->rx.mrs, c->rx.nmr);
 	c->rx.nmr = 0;
 	soft_rq_complete(c, VB_WC_SUCCESS, h->len, inv ? VB_WC_WITH_INV : 0, inv ? h->key : 0);
-	request_done(c, h, true);
+	request_done(c, h, (h->flags & SOFT_FLAG_ANSWERED) != 0);
 }
 
 /* A Write: check key, PD, right and bounds; land it in place. */

@@ -108,6 +108,9 @@ static struct soft_hdr wqe_hdr(const struct soft_swqe *w)
 	};
 	struct soft_hdr h = {.op = ops[w->opcode], .seq = w->seq, .key = w->rkey};
 
+	if (w->answered && (w->opcode == VB_WR_SEND || w->opcode == VB_WR_SEND_WITH_INV))
+		h.flags = SOFT_FLAG_ANSWERED;
+
 	if (w->opcode == VB_WR_RDMA_READ) {
 		h.aux = w->len;
 	} else {

@@ -47,6 +47,10 @@ struct soft_hdr {
 	uint32_t resv;
 };
 
+/* flags of a SEND or SEND_INV: the sender will get an answer, which may carry
+ * the acknowledgement (VB_SEND_ANSWERED) */
+#define SOFT_FLAG_ANSWERED 0x1
+
 void soft_hdr_encode(const struct soft_hdr *h, uint8_t out[SOFT_HDR_LEN]);
 void soft_hdr_decode(const uint8_t in[SOFT_HDR_LEN], struct soft_hdr *h);
 
