@@ -25,9 +25,9 @@ out=$(cd "$out" && pwd)
 rounds=${BENCH_ROUNDS:-3}
 [ "$rounds" -ge 3 ] || rounds=3
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
-	s_null=8m s_1m=32m s_4k1=8m s_4k16=1m
+	s_null=8m s_1m=32m s_4k1=8m s_4k16=8m
 else
-	s_null=32m s_1m=128m s_4k1=32m s_4k16=4m
+	s_null=32m s_1m=128m s_4k1=32m s_4k16=32m
 fi
 # name|lines added to the server section: the variants measured side by side
 # (server.inline_calls: every call through the worker pool, or cheap ones run
