@@ -85,8 +85,8 @@ struct soft_device {
 	struct soft_engine *eng;
 	int sockbuf;	/* SO_SNDBUF/SO_RCVBUF (VB_SOFT_SOCKBUF); 0: the default */
 	bool direct_tx; /* post_send transmits from the caller's thread (VB_SOFT_DIRECT_TX) */
-	unsigned ack_delay_ms; /* an ACK for one Send waits this long for a reply
-				  (VB_SOFT_ACK_DELAY_MS) */
+	unsigned ack_delay_ms; /* the ACK of an answered Send waits this long for
+				  the answer (VB_SOFT_ACK_DELAY_MS) */
 	bool no_mw;	       /* test only: no memory windows, like some devices (VB_SOFT_NO_MW) */
 	unsigned long cred_epoch; /* the opener's credentials (osdep_cred_epoch) */
 	/* test only (VB_SOFT_SILENT): as responder, never answer RDMA Reads, or
@@ -320,8 +320,8 @@ struct soft_conn {
 	uint32_t rx_expect; /* seq of the next request from the peer */
 	uint32_t ack_seq;
 	bool ack_pending;
-	uint64_t ack_hold_ms; /* the pending ACK waits for a reply to carry it until then; 0: no */
-	uint32_t sends_owed;  /* Sends the pending ACK covers */
+	uint64_t ack_hold_ms; /* the pending ACK waits for an answer to carry it until then; 0: no */
+	uint32_t sends_owed;  /* answered Sends the pending ACK covers */
 	struct soft_resp *resp; /* Reads owed, ring of SOFT_MAX_RD_ATOM */
 	uint32_t resp_head, resp_count;
 	unsigned reads_in; /* Reads accepted and not fully answered */
