@@ -320,8 +320,8 @@ struct soft_conn {
 	uint32_t rx_expect; /* seq of the next request from the peer */
 	uint32_t ack_seq;
 	bool ack_pending;
-	uint64_t ack_hold_ms; /* the pending ACK waits for an answer to carry it until then; 0: no */
-	uint32_t sends_owed;  /* answered Sends the pending ACK covers */
+	uint64_t ack_hold_ms;	/* the pending ACK waits for an answer until then; 0: no */
+	uint32_t sends_owed;	/* answered Sends the pending ACK covers */
 	struct soft_resp *resp; /* Reads owed, ring of SOFT_MAX_RD_ATOM */
 	uint32_t resp_head, resp_count;
 	unsigned reads_in; /* Reads accepted and not fully answered */
