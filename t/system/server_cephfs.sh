@@ -184,7 +184,7 @@ lock_tests() {
 	# mount, which goes with its last owner (the unlock uses it: under ASan
 	# a freed mount would end the daemon); the new one serves new locks
 	: >"$T/lock-a2.out"
-	"$LP" "$T/la/locked" w 0 100 s 3000 u 0 100 >"$T/lock-a2.out" 2>&1 &
+	"$LP" "$T/la/locked" w 0 100 s 6000 u 0 100 >"$T/lock-a2.out" 2>&1 &
 	apid=$!
 	for f in $(seq 100); do [ -s "$T/lock-a2.out" ] && break; sleep 0.1; done
 	"$S" -r -f "$T/A.conf" >"$T/reload.out" 2>&1
