@@ -3,8 +3,8 @@
  * On a POSIX export the handle is checked by be_resolve (MAC, export, client
  * rules) and the platform handle inside it opened again, so that the lock
  * owner gets an open file description of its own and its locks are the
- * kernel's (F_OFD_SETLK). Other backends open it their own way
- * (be_ops.open_locked).
+ * kernel's (F_OFD_SETLK). Each backend opens it its own way
+ * (be_ops.open_locked: be_posix_open_locked here, ce_open_locked for CephFS).
  */
 #include <errno.h>
 #include <string.h>
@@ -61,41 +61,20 @@ static const struct nfs_lock_ops posix_lock_ops = {
 	.close = posix_close,
 };
 
-/* See backend_lock.h. */
-int nfs_backend_open_locked(struct nfs_backend *be, const struct sockaddr *client,
-			    socklen_t client_len, const void *fh, size_t fhlen,
-			    struct nfs_lock_file *out)
+/* See backend_int.h (be_posix_ops.open_locked): the platform handle opened
+ * again, read-write where the export and the file allow. */
+int be_posix_open_locked(struct nfs_req *req, const nfs_fh3 *h, struct nfs_lock_file *out)
 {
-	struct nfs_req req = {.be = be, .client = client, .client_len = client_len};
-	nfs_fh3 h = {.data = {.data_len = (u_int)fhlen, .data_val = (char *)fh}};
 	struct osdep_fh ofh;
 	struct be_obj o;
 	nfsstat3 st;
-	int fd = -1, ro;
+	int fd = -1, ro = 1;
 
-	req.cred.flavor = NFS_AUTH_SYS; /* uid 0: the export's squashing decides nothing here */
-	if (fhlen == 0 || fhlen > NFS3_FHSIZE)
-		return -ESTALE;
-	nfs_backend_enter(be);
-	{
-		const struct export *e = be_export_of_fh(be, &h);
-		int r;
-
-		if (e != NULL && e->ops->open_locked) {
-			r = e->ops->open_locked(&req, &h, out);
-			nfs_backend_leave(be);
-			return r;
-		}
-		if (e != NULL && e->ops != &be_posix_ops) {
-			nfs_backend_leave(be);
-			return -EOPNOTSUPP;
-		}
-	}
-	st = be_resolve(&req, &h, OSDEP_OPEN_PATH, 0, &o);
+	st = be_resolve(req, h, OSDEP_OPEN_PATH, 0, &o);
 	if (st == NFS3_OK && !S_ISREG(o.st.st_mode))
 		st = NFS3ERR_INVAL;
 	if (st == NFS3_OK) {
-		ro = be_export_check(&req, o.exp, BE_MODIFY) != NFS3_OK;
+		ro = be_export_check(req, o.exp, BE_MODIFY) != NFS3_OK;
 		platform_fh(o.fh, &ofh);
 		if (!ro)
 			fd = osdep_fh_open(o.exp->root_fd, &ofh, OSDEP_OPEN_RDWR);
@@ -105,9 +84,8 @@ int nfs_backend_open_locked(struct nfs_backend *be, const struct sockaddr *clien
 		}
 		out->dev = o.st.st_dev;
 		out->ino = o.st.st_ino;
-		be_release(&req, &o);
+		be_release(req, &o);
 	}
-	nfs_backend_leave(be);
 	if (st != NFS3_OK)
 		return be_lock_errno(st);
 	if (fd < 0)
@@ -117,4 +95,26 @@ int nfs_backend_open_locked(struct nfs_backend *be, const struct sockaddr *clien
 	out->priv = NULL;
 	out->writable = !ro;
 	return 0;
+}
+
+/* See backend_lock.h: the export's backend opens it its own way. */
+int nfs_backend_open_locked(struct nfs_backend *be, const struct sockaddr *client,
+			    socklen_t client_len, const void *fh, size_t fhlen,
+			    struct nfs_lock_file *out)
+{
+	struct nfs_req req = {.be = be, .client = client, .client_len = client_len};
+	nfs_fh3 h = {.data = {.data_len = (u_int)fhlen, .data_val = (char *)fh}};
+	const struct export *e;
+	int r;
+
+	req.cred.flavor = NFS_AUTH_SYS; /* uid 0: the export's squashing decides nothing here */
+	if (fhlen == 0 || fhlen > NFS3_FHSIZE)
+		return -ESTALE;
+	nfs_backend_enter(be);
+	e = be_export_of_fh(be, &h);
+	r = e == NULL		  ? -ESTALE
+	    : e->ops->open_locked ? e->ops->open_locked(&req, &h, out)
+				  : -EOPNOTSUPP;
+	nfs_backend_leave(be);
+	return r;
 }

@@ -39,7 +39,7 @@ struct be_ops {
 	/* The NFSv3 procedures by number; NFSPROC3_NULL is never called. */
 	void (*nfs3[NFS3_NPROCS])(struct nfs_req *req, void *args, void *res);
 	/* Open a regular file for a lock owner, with the backend's own locks
-	 * (server/backend_lock.h); NULL: kernel locks on a local file. */
+	 * (server/backend_lock.h); NULL: the backend has no locks. */
 	int (*open_locked)(struct nfs_req *req, const nfs_fh3 *fh, struct nfs_lock_file *out);
 };
 

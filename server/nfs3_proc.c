@@ -340,6 +340,7 @@ const struct be_ops be_posix_ops = {
 			[NFSPROC3_PATHCONF] = nfs3_proc_pathconf,
 			[NFSPROC3_COMMIT] = nfs3_proc_commit,
 		},
+	.open_locked = be_posix_open_locked,
 };
 
 /* One entry point per procedure: every NFSv3 procedure's arguments begin
