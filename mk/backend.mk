@@ -19,6 +19,7 @@ server_libnfsserver_a_SOURCES = \
 	server/backend.c server/backend.h server/backend_int.h \
 	server/backend_attr.c server/backend_fh.c \
 	server/export.c server/export.h \
+	server/fh_index.c server/fh_index.h \
 	server/fhcache.c server/fhcache.h \
 	server/nfs3.h server/nfs3_proc.h server/nfs3_proc.c server/nfs3_proc_dir.c \
 	server/nfs3_proc_io.c server/nfs3_proc_readdir.c \
@@ -27,25 +28,37 @@ server_libnfsserver_a_SOURCES = \
 # a 64-bit off_t, hence CEPHFS_CFLAGS on the whole library.
 EXTRA_DIST += server/backend_ceph.c server/backend_ceph_attr.c server/backend_ceph_io.c \
 	server/backend_ceph_dir.c server/backend_ceph_lock.c server/backend_ceph.h
-server_libnfsserver_a_CFLAGS = $(AM_CFLAGS) $(CEPHFS_CFLAGS)
+server_libnfsserver_a_CFLAGS = $(AM_CFLAGS) $(CEPHFS_CFLAGS) $(LMDB_CFLAGS)
 if HAVE_CEPHFS
 server_libnfsserver_a_SOURCES += server/backend_ceph.c server/backend_ceph_attr.c \
 	server/backend_ceph_io.c server/backend_ceph_dir.c server/backend_ceph_lock.c \
 	server/backend_ceph.h
 endif
 # What links the server's procedures: the daemon and the tests that serve.
-SERVER_LDADD = server/libnfsserver.a $(LDADD) $(CEPHFS_LIBS)
+SERVER_LDADD = server/libnfsserver.a $(LDADD) $(CEPHFS_LIBS) $(LMDB_LIBS)
 
 # Tests: cmocka, over scratch exports under $TMPDIR.
 EXTRA_DIST += t/unit/nfs3_testlib.h
+dist_check_SCRIPTS += t/unit/fh_index_stamps.sh t/unit/fh_index_reuse.sh \
+	t/unit/nfs3_proc_portable.sh t/unit/backend_fh_portable.sh \
+	t/unit/nfs3_security_portable.sh t/unit/nfs3_stress_portable.sh
 if HAVE_CMOCKA
 BACKEND_TESTS = t/unit/nfs3_proc_test t/unit/nfs3_security_test t/unit/backend_fh_test \
 	t/unit/nfs3_stress_test t/unit/mount3_test t/unit/nfs3_xdr_test
 if PLATFORM_LINUX
 BACKEND_TESTS += t/unit/backend_osdep_test
 endif
+BACKEND_TESTS += t/unit/fh_index_test
 check_PROGRAMS += $(BACKEND_TESTS)
 TESTS += $(BACKEND_TESTS)
+# Portable handles: the index's tests that need birth times and inode
+# re-use, and the backend's tests again with portable handles.
+BACKEND_PORTABLE = t/unit/fh_index_stamps.sh t/unit/fh_index_reuse.sh \
+	t/unit/nfs3_proc_portable.sh t/unit/backend_fh_portable.sh \
+	t/unit/nfs3_security_portable.sh t/unit/nfs3_stress_portable.sh
+TESTS += $(BACKEND_PORTABLE)
+t_unit_fh_index_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_unit_fh_index_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
 t_unit_nfs3_proc_test_SOURCES = t/unit/nfs3_proc_test.c t/unit/nfs3_proc_test.h \
 	t/unit/nfs3_proc_test_attr.c t/unit/nfs3_proc_test_io.c t/unit/nfs3_proc_test_dir.c \
 	t/unit/nfs3_testlib.c

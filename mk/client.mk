@@ -96,6 +96,15 @@ check-posix: nfsrdma-client$(EXEEXT) server/nfsrdma-server$(EXEEXT) t/system/fse
 PHONY_TARGETS += check-posix
 EXTRA_TARGETS += check-posix:1800
 CLEANFILES += t/posix-suites.log
+# The same suites over RPC/RDMA with the server's portable file handles
+# (server.handles = "portable"): the results must be the native run's.
+check-posix-portable: nfsrdma-client$(EXEEXT) server/nfsrdma-server$(EXEEXT) t/system/fsexer$(EXEEXT)
+	POSIX_HANDLES=portable POSIX_TRANSPORTS=rdma-rw POSIX_LOGS=$(abs_top_builddir)/t/posix-portable-run \
+		$(MAKE) $(AM_MAKEFLAGS) check TESTS=t/system/posix_suites.sh \
+		TEST_SUITE_LOG=t/posix-suites-portable.log
+PHONY_TARGETS += check-posix-portable
+EXTRA_TARGETS += check-posix-portable:900
+CLEANFILES += t/posix-suites-portable.log
 
 # The Linux kernel's nfsd and nfsrdma-server inside the Soft-RoCE lab
 # (../shared/rdmalab), over TCP and over RPC/RDMA on rxe0.

@@ -60,8 +60,8 @@ t/fuzz/obj/nfs_xdr.o: $(NFS_XDR_GEN) $(NLM_XDR_GEN) | fuzz-check-clang
 # the client's lock manager, which only nfsrdma-client links (mk/client.mk).
 FUZZ_LIB_OBJS = $(patsubst %.c,t/fuzz/obj/%.o,$(filter %.c,$(server_libnfsserver_a_SOURCES) \
 	$(libnfsrdma_a_SOURCES) $(CLIENT_NLM_SOURCES)))
-FUZZ_LIB_CFLAGS = $(LIBCONFIG_CFLAGS) $(CRYPTO_CFLAGS) $(CEPHFS_CFLAGS)
-FUZZ_LIB_LIBS = $(RDMACORE_LIBS) $(TIRPC_LIBS) $(LIBCONFIG_LIBS) $(CRYPTO_LIBS) $(CEPHFS_LIBS) $(LIBS)
+FUZZ_LIB_CFLAGS = $(LIBCONFIG_CFLAGS) $(CRYPTO_CFLAGS) $(CEPHFS_CFLAGS) $(LMDB_CFLAGS)
+FUZZ_LIB_LIBS = $(RDMACORE_LIBS) $(TIRPC_LIBS) $(LIBCONFIG_LIBS) $(CRYPTO_LIBS) $(CEPHFS_LIBS) $(LMDB_LIBS) $(LIBS)
 t/fuzz/obj/%.o: $(srcdir)/%.c | fuzz-check-clang
 	@$(MKDIR_P) $(@D)
 	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<

@@ -59,5 +59,8 @@ t_unit_poller_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
 TESTS += t/unit/evloop_poll.sh t/unit/poller_poll.sh t/system/rpcrdma_poll.sh
 endif
 TESTS += t/system/server_daemon_poll.sh
+# Once more with portable file handles (server.handles = "portable").
+TESTS += t/system/server_daemon_portable.sh
+dist_check_SCRIPTS += t/system/server_daemon_portable.sh
 dist_check_SCRIPTS += t/unit/evloop_poll.sh t/unit/poller_poll.sh t/system/rpcrdma_poll.sh \
 	t/system/server_daemon_poll.sh

@@ -10,22 +10,22 @@
 # nfsrdma-vbench. Exit 0 and a list of what was built, or the first failure.
 # Exit 77 (and why) when clang or ld.lld is missing.
 #
-# OpenSSL (libcrypto) and libconfig are shipped by illumos distributions
-# (OmniOS, OpenIndiana) but are not in the sysroot. The code is compiled
+# OpenSSL (libcrypto), libconfig and LMDB are shipped by illumos distributions
+# (OmniOS, OpenIndiana, pkgsrc) but are not in the sysroot. The code is compiled
 # against Debian's headers of the same libraries (copied alone into the build
 # directory, so no other Debian header is seen; OpenSSL's generated
 # configuration.h is Debian's x86_64 one, which is LP64 as amd64 illumos is),
 # and linked against stub libraries made here: after a first build that
-# compiles everything (its links fail for want of these two libraries), the
+# compiles everything (its links fail for want of these three libraries), the
 # symbols the objects leave undefined are intersected with the dynamic symbols
-# that Debian's real libcrypto.so.3 and libconfig.so.9 export, and each stub
+# that Debian's real libcrypto.so.3, libconfig.so.9 and liblmdb.so.0 export, and each stub
 # defines exactly those. That is sound as a check because a stub never
 # defines a name the real library lacks: a call to a function that is not in
 # the library (a typo, an API from a newer release, a macro taken for a
 # function) stays undefined and fails the second, real link, exactly as it
 # would on illumos; and every call was type-checked against the library's
 # real header. What it cannot show is that an illumos distribution ships the
-# same release of those libraries (OpenSSL 3, libconfig 1.7 here).
+# same release of those libraries (OpenSSL 3, libconfig 1.7, LMDB 0.9 here).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 B=${1:-$top/build/illumos}
@@ -37,8 +37,9 @@ say() { echo "check-illumos: $*"; }
 for t in clang ld.lld nm readelf; do
 	command -v "$t" > /dev/null || { say "SKIP: $t is not installed (Debian: clang lld binutils)"; exit 77; }
 done
-for f in /usr/include/openssl/evp.h /usr/include/libconfig.h $LIBDIR/libcrypto.so.3 $LIBDIR/libconfig.so.9; do
-	[ -e "$f" ] || { say "SKIP: $f is missing (Debian: libssl-dev libconfig-dev)"; exit 77; }
+for f in /usr/include/openssl/evp.h /usr/include/libconfig.h /usr/include/lmdb.h \
+	$LIBDIR/libcrypto.so.3 $LIBDIR/libconfig.so.9 $LIBDIR/liblmdb.so.0; do
+	[ -e "$f" ] || { say "SKIP: $f is missing (Debian: libssl-dev libconfig-dev liblmdb-dev)"; exit 77; }
 done
 
 cd "$top"
@@ -47,21 +48,22 @@ rm -rf "$B"
 mkdir -p "$B/third/include" "$B/third/lib"
 cp -r /usr/include/openssl "$B/third/include/"
 cp /usr/include/x86_64-linux-gnu/openssl/*.h "$B/third/include/openssl/"
-cp /usr/include/libconfig.h "$B/third/include/"
+cp /usr/include/libconfig.h /usr/include/lmdb.h "$B/third/include/"
 inc="-I$B/third/include"
 cd "$B"
 
 # No pkg-config: nothing of Debian's may be found by accident (fuse3, cmocka,
-# rdma-core); the two libraries are given outright.
+# rdma-core); the three libraries are given outright.
 say "configure --host=x86_64-pc-solaris2.11 CC=$ICC"
 "$top/configure" --host=x86_64-pc-solaris2.11 CC="$ICC" PKG_CONFIG=/bin/false \
 	--enable-werror --disable-dependency-tracking \
 	LIBCONFIG_CFLAGS="$inc" LIBCONFIG_LIBS="-L$B/third/lib -lconfig" \
-	CRYPTO_CFLAGS="$inc" CRYPTO_LIBS="-L$B/third/lib -lcrypto" > configure.log 2>&1 ||
+	CRYPTO_CFLAGS="$inc" CRYPTO_LIBS="-L$B/third/lib -lcrypto" \
+	LMDB_CFLAGS="$inc" LMDB_LIBS="-L$B/third/lib -llmdb" > configure.log 2>&1 ||
 	{ tail -n 30 configure.log; say "configure failed (see $B/configure.log)"; exit 1; }
 sed -n '/configured$/,$p' configure.log
 
-# Build 1: compile everything; the links fail for want of the two libraries.
+# Build 1: compile everything; the links fail for want of the three libraries.
 say "compiling"
 make -k -j"$(nproc)" > build1.log 2>&1 || true
 diag='^[^ ]+:[0-9]+:[0-9]+: (warning|error):'
@@ -72,7 +74,7 @@ fi
 
 # Stubs: what the objects leave undefined and the real library exports.
 find . -name '*.o' -print0 | xargs -0 nm -u --format=just-symbols | sort -u > undefined.txt
-for lib in crypto:libcrypto.so.3 config:libconfig.so.9; do
+for lib in crypto:libcrypto.so.3 config:libconfig.so.9 lmdb:liblmdb.so.0; do
 	name=${lib%%:*} real=$LIBDIR/${lib#*:}
 	nm -D --defined-only --format=posix "$real" | awk '{sub(/@.*/, "", $1); print $1, $2}' |
 		sort -u > "exports-$name.txt"

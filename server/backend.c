@@ -14,6 +14,7 @@
 
 #include "common/base/log.h"
 #include "server/backend_int.h"
+#include "server/fh_index.h"
 
 /* Whether this thread took on a caller's identity (be_cred_leave undoes it),
  * and whether undoing it failed. */
@@ -169,6 +170,25 @@ int nfs_backend_set_handle_key(struct nfs_backend *be, const void *key, size_t l
 	integrity_key_clear(&be->fh_key);
 	be->fh_key = k; /* same place: the exports' pointers stay good */
 	return 0;
+}
+
+/* See backend.h. */
+void nfs_backend_handle_stats(struct nfs_backend *be, struct nfs_handle_stats *out)
+{
+	struct fh_index_stats one;
+
+	memset(out, 0, sizeof(*out));
+	nfs_backend_enter(be);
+	for (size_t i = 0; i < be->nexports; i++) {
+		if (be->exports[i].fhx == NULL)
+			continue;
+		fh_index_stats(be->exports[i].fhx, &one);
+		out->exports++;
+		out->entries += one.entries;
+		out->walks += one.walks;
+		out->found += one.found;
+	}
+	nfs_backend_leave(be);
 }
 
 /* See backend.h. */

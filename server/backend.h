@@ -34,6 +34,13 @@ enum nfs_backend_kind {
 	NFS_BACKEND_CEPHFS, /* ceph.root of a CephFS, through libcephfs */
 };
 
+/* How a POSIX export makes file handles (server/fh_index.h). */
+enum nfs_fh_scheme {
+	NFS_FH_AUTO,	 /* native where the OS has them, else portable */
+	NFS_FH_NATIVE,	 /* osdep_fh_get/osdep_fh_open */
+	NFS_FH_PORTABLE, /* fh_index: inode, generation, stamp */
+};
+
 /* What an export grants one client. */
 struct nfs_client_rule {
 	int ro;		 /* refuse every modifying procedure with NFS3ERR_ROFS */
@@ -67,6 +74,8 @@ struct nfs_export_conf {
 	const char *const *clients;
 	size_t nclients;
 	enum nfs_backend_kind backend;
+	enum nfs_fh_scheme handles;   /* for NFS_BACKEND_POSIX */
+	const char *handle_index_dir; /* where portable handles' indexes are */
 	struct {
 		const char *conf_file, *client_id, *keyring; /* keyring NULL: conf_file's */
 		const char *root;			     /* the directory in the CephFS */
@@ -87,6 +96,14 @@ int nfs_backend_create(const struct nfs_export_conf *exports, size_t n, uint32_t
 int nfs_backend_set_handle_key(struct nfs_backend *be, const void *key, size_t len);
 /* Close everything; no procedure may be running. NULL is fine. */
 void nfs_backend_destroy(struct nfs_backend *be);
+/* Portable handles (server/fh_index.h), summed over the exports that use
+ * them: how many do, the objects their indexes hold, the searches of an
+ * export for an object whose entry was lost or out of date, and those that
+ * found it. */
+struct nfs_handle_stats {
+	uint64_t exports, entries, walks, found;
+};
+void nfs_backend_handle_stats(struct nfs_backend *be, struct nfs_handle_stats *out);
 /* Replace the exports (SIGHUP): calls in flight finish under the old rules,
  * later ones see the new. Exports keep their ids, so handles stay valid. On
  * error the old exports stay. */

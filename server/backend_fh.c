@@ -18,6 +18,33 @@
 
 #include "common/base/log.h"
 #include "server/backend_int.h"
+#include "server/fh_index.h"
+
+/* See backend_int.h. */
+int be_fh_get(const struct export *e, int dirfd, const char *name, struct osdep_fh *ofh)
+{
+	return e->fhx ? fh_index_get(e->fhx, dirfd, name, ofh) : osdep_fh_get(dirfd, name, ofh);
+}
+
+/* See backend_int.h. */
+int be_fh_open(const struct export *e, const struct osdep_fh *ofh, enum osdep_open_mode mode)
+{
+	return e->fhx ? fh_index_open_fh(e->fhx, ofh, mode) : osdep_fh_open(e->root_fd, ofh, mode);
+}
+
+/* See backend_int.h. */
+void be_fh_removed(const struct export *e, const struct stat *st)
+{
+	if (e->fhx && (S_ISDIR(st->st_mode) || st->st_nlink <= 1))
+		fh_index_removed(e->fhx, st);
+}
+
+/* See backend_int.h. */
+void be_fh_moved(const struct export *e, const struct stat *st, int todir, const char *name)
+{
+	if (e->fhx)
+		fh_index_moved(e->fhx, st, todir, name);
+}
 
 /* The MAC of a handle's first len bytes. */
 static int fh_mac(const struct integrity_key *k, const unsigned char *fh, size_t len,
@@ -108,7 +135,7 @@ static nfsstat3 open_kind(struct nfs_req *req, struct be_obj *o, const struct os
 		req->would_block = 1;
 		return NFS3ERR_JUKEBOX;
 	}
-	fd = osdep_fh_open(o->exp->root_fd, ofh, kind);
+	fd = be_fh_open(o->exp, ofh, kind);
 	if (fd < 0) {
 		if (fd == -EINVAL || fd == -EOVERFLOW)
 			return NFS3ERR_BADHANDLE;
@@ -198,7 +225,7 @@ nfsstat3 be_fh_make(const struct export *e, int dirfd, const char *name, nfs_fh3
 	size_t len;
 	int r;
 
-	if ((r = osdep_fh_get(dirfd, name, &ofh)) < 0 || (r = be_fh_encode(e, &ofh, buf, &len)) < 0)
+	if ((r = be_fh_get(e, dirfd, name, &ofh)) < 0 || (r = be_fh_encode(e, &ofh, buf, &len)) < 0)
 		return r == -EOVERFLOW ? NFS3ERR_SERVERFAULT : nfs3_errno_to_stat(-r);
 	if ((out->data.data_val = malloc(len)) == NULL)
 		return NFS3ERR_JUKEBOX;

@@ -102,6 +102,16 @@ nfsstat3 be_fh_parse(const struct integrity_key *k, const nfs_fh3 *fh, uint32_t 
 nfsstat3 be_cred_enter(struct nfs_req *req, const struct export *e);
 void be_cred_leave(struct nfs_req *req);
 
+/* The export's handle scheme (native, or portable through its index): the
+ * platform handle of dirfd/name, and an fd of the object one names (as
+ * osdep_fh_get/osdep_fh_open). */
+int be_fh_get(const struct export *e, int dirfd, const char *name, struct osdep_fh *ofh);
+int be_fh_open(const struct export *e, const struct osdep_fh *ofh, enum osdep_open_mode mode);
+/* Tell the scheme what the server did to a name: st (as it was before) lost
+ * one (a REMOVE, RMDIR, or a RENAME over it), or was renamed to todir/name. */
+void be_fh_removed(const struct export *e, const struct stat *st);
+void be_fh_moved(const struct export *e, const struct stat *st, int todir, const char *name);
+
 /* Encode our handle for a platform handle; 0 or -EOVERFLOW. */
 int be_fh_encode(const struct export *e, const struct osdep_fh *ofh, unsigned char *buf,
 		 size_t *len);

@@ -77,10 +77,10 @@ int be_posix_open_locked(struct nfs_req *req, const nfs_fh3 *h, struct nfs_lock_
 		ro = be_export_check(req, o.exp, BE_MODIFY) != NFS3_OK;
 		platform_fh(o.fh, &ofh);
 		if (!ro)
-			fd = osdep_fh_open(o.exp->root_fd, &ofh, OSDEP_OPEN_RDWR);
+			fd = be_fh_open(o.exp, &ofh, OSDEP_OPEN_RDWR);
 		if (ro || fd == -EACCES || fd == -EROFS || fd == -EPERM) {
 			ro = 1;
-			fd = osdep_fh_open(o.exp->root_fd, &ofh, OSDEP_OPEN_READ);
+			fd = be_fh_open(o.exp, &ofh, OSDEP_OPEN_READ);
 		}
 		out->dev = o.st.st_dev;
 		out->ino = o.st.st_ino;

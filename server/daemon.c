@@ -1,5 +1,6 @@
 /* daemon.c: starting, reloading and stopping the server's parts (see daemon.h). */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,9 +54,32 @@ static int client_rule(const void *acl, const struct sockaddr *sa, struct nfs_cl
 	return 1;
 }
 
-/* The backend's view of the exports; the access lists point into c. */
-static struct nfs_export_conf *export_confs(const struct nfsrdma_config *c)
+/* A state directory: set if the configuration sets it, else leaf beside the
+ * handle key file (in buf). */
+static const char *state_dir(const struct nfsrdma_config *c, const char *set, const char *leaf,
+			     char *buf, size_t len)
 {
+	const char *key = c->server.handle_key_file, *slash = strrchr(key, '/');
+
+	if (set != NULL && set[0] != '\0')
+		return set;
+	snprintf(buf, len, "%.*s/%s", slash ? (int)(slash - key) : 1, slash ? key : ".", leaf);
+	return buf;
+}
+
+/* The backend's view of c's exports, with the running server's (srv's)
+ * handle settings; the access lists point into c, the handle index directory
+ * into buf. */
+static struct nfs_export_conf *export_confs(const struct nfsrdma_config *c,
+					    const struct nfsrdma_config *srv, char *buf, size_t len)
+{
+	static const enum nfs_fh_scheme schemes[] = {
+		[CFG_HANDLES_AUTO] = NFS_FH_AUTO,
+		[CFG_HANDLES_NATIVE] = NFS_FH_NATIVE,
+		[CFG_HANDLES_PORTABLE] = NFS_FH_PORTABLE,
+	};
+	const char *index_dir = state_dir(srv, srv->server.handle_index_dir, "handles", buf, len);
+
 	struct nfs_export_conf *e = calloc(c->server.n_exports + 1, sizeof(*e));
 
 	for (size_t i = 0; e && i < c->server.n_exports; i++) {
@@ -76,6 +100,8 @@ static struct nfs_export_conf *export_confs(const struct nfsrdma_config *c)
 			.nclients = x->clients.n,
 			.backend = x->backend == CFG_BACKEND_CEPHFS ? NFS_BACKEND_CEPHFS
 								    : NFS_BACKEND_POSIX,
+			.handles = schemes[srv->server.handles],
+			.handle_index_dir = index_dir,
 			.ceph = {.conf_file = x->ceph.conf_file,
 				 .client_id = x->ceph.client_id,
 				 .keyring = x->ceph.keyring,
@@ -251,13 +277,7 @@ static int start_nlm(struct nfsrdma_server *s)
 
 	if (!c->server.nlm.enable)
 		return 0;
-	if (p.state_dir == NULL || p.state_dir[0] == '\0') {
-		const char *key = c->server.handle_key_file, *slash = strrchr(key, '/');
-
-		snprintf(dir, sizeof(dir), "%.*s/sm", slash ? (int)(slash - key) : 1,
-			 slash ? key : ".");
-		p.state_dir = dir;
-	}
+	p.state_dir = state_dir(c, p.state_dir, "sm", dir, sizeof(dir));
 	if ((rc = nlm_create(&p, s->be, &s->nlm)) != 0)
 		return rc;
 	return nlm_register(s->rpc, s->nlm);
@@ -268,7 +288,7 @@ int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg)
 	const struct nfsrdma_config *c = &s->cfg;
 	struct rpc_server_params sp;
 	struct nfs_export_conf *ec;
-	char err[256];
+	char err[256], index_dir[PATH_MAX];
 	int rc;
 
 	memset(s, 0, sizeof(*s));
@@ -286,7 +306,7 @@ int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg)
 		}
 		s->have_key = 1;
 	}
-	if (!(ec = export_confs(c))) {
+	if (!(ec = export_confs(c, c, index_dir, sizeof(index_dir)))) {
 		rc = -ENOMEM;
 		goto fail;
 	}
@@ -348,6 +368,8 @@ static int transport_changed(const struct nfsrdma_config *a, const struct nfsrdm
 	       a->server.threads != b->server.threads ||
 	       a->server.inline_calls != b->server.inline_calls ||
 	       a->server.integrity.mode != b->server.integrity.mode ||
+	       a->server.handles != b->server.handles ||
+	       !same_string(a->server.handle_index_dir, b->server.handle_index_dir) ||
 	       !same_string(a->server.metrics.listen, b->server.metrics.listen);
 }
 
@@ -408,11 +430,12 @@ static int reload_locked(struct nfsrdma_server *s, const char *path, FILE *repor
 {
 	struct nfsrdma_config fresh;
 	struct nfs_export_conf *ec;
+	char index_dir[PATH_MAX];
 	int rc;
 
 	if ((rc = reload_load(path, &fresh, report)) != 0)
 		return rc;
-	if (!(ec = export_confs(&fresh))) {
+	if (!(ec = export_confs(&fresh, &s->cfg, index_dir, sizeof(index_dir)))) {
 		config_free(&fresh);
 		return -ENOMEM;
 	}
@@ -498,6 +521,7 @@ void daemon_print_stats(struct nfsrdma_server *s, FILE *f)
 	size_t mem_used, mem_peak, mem_budget;
 	struct rpc_replay_stats replay;
 	struct rpc_drc_stats drc;
+	struct nfs_handle_stats hs;
 	unsigned udp_peak = 0;
 
 	for (unsigned i = 0; i < s->ntcp; i++) {
@@ -532,6 +556,12 @@ void daemon_print_stats(struct nfsrdma_server *s, FILE *f)
 		"integrity.contexts %llu\n",
 		(unsigned long long)replay.replays, (unsigned long long)replay.off_clock,
 		(unsigned long long)replay.full, (unsigned long long)replay.contexts);
+	nfs_backend_handle_stats(s->be, &hs);
+	fprintf(f,
+		"handles.portable_exports %llu\nhandles.entries %llu\nhandles.searches %llu\n"
+		"handles.searches_found %llu\n",
+		(unsigned long long)hs.exports, (unsigned long long)hs.entries,
+		(unsigned long long)hs.walks, (unsigned long long)hs.found);
 	rpc_server_get_drc_stats(s->rpc, &drc);
 	fprintf(f,
 		"reply_cache.hits %llu\nreply_cache.drops %llu\nreply_cache.misses %llu\n"

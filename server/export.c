@@ -13,6 +13,7 @@
 
 #include "common/base/log.h"
 #include "server/export.h"
+#include "server/fh_index.h"
 
 /* See export.h. */
 uint32_t export_id_for_path(const char *path)
@@ -57,25 +58,33 @@ static int copy_path(struct export *e, const char *path)
 	return e->path ? 0 : -ENOMEM;
 }
 
-/* See export.h: the POSIX backend's root is a local directory. */
-int export_posix_open(struct export *e)
+/* The export's id: the configured fsid, or a hash of its real path. */
+static int set_id(struct export *e)
 {
 	char real[PATH_MAX];
-	struct stat st;
-	int r;
 
-	e->root_fd = open(e->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (e->root_fd < 0 || fstat(e->root_fd, &st) < 0) {
-		r = -errno;
-		log_err("export '%s': cannot open the directory: %s", e->path, strerror(-r));
-		return r;
+	if (e->conf.fsid != 0) {
+		e->id = e->conf.fsid;
+		return 0;
 	}
-	e->dev = st.st_dev;
-	e->ino = st.st_ino;
-	r = osdep_fh_get(e->root_fd, "", &e->root_fh);
+	if (realpath(e->path, real) == NULL)
+		return -errno;
+	e->id = export_id_for_path(real);
+	return 0;
+}
+
+/* The OS's own handles: 0, or -ENOTSUP where it has none. */
+static int native_handles(struct export *e)
+{
+	int r = osdep_fh_get(e->root_fd, "", &e->root_fh);
+
+	if (r == -ENOTSUP && e->conf.handles == NFS_FH_AUTO)
+		return r;
 	if (r < 0) {
-		log_err("export '%s': the file system gives no persistent file handles: %s",
-			e->path, strerror(-r));
+		log_err("export '%s': the file system gives no persistent file handles: %s%s",
+			e->path, strerror(-r),
+			r == -ENOTSUP || r == -EOPNOTSUPP ? " (try server.handles = \"portable\")"
+							  : "");
 		return r;
 	}
 	/* open_by_handle_at needs CAP_DAC_READ_SEARCH: say so now, not as
@@ -87,14 +96,43 @@ int export_posix_open(struct export *e)
 		return r;
 	}
 	close(r);
-	if (e->conf.fsid == 0) {
-		if (realpath(e->path, real) == NULL)
-			return -errno;
-		e->id = export_id_for_path(real);
-	} else {
-		e->id = e->conf.fsid;
-	}
 	return 0;
+}
+
+/* Portable handles, through the export's index. */
+static int portable_handles(struct export *e)
+{
+	struct fh_index_params p = {.dir = e->conf.handle_index_dir,
+				    .export_id = e->id,
+				    .root_fd = e->root_fd,
+				    .stamps = 1};
+	int r = fh_index_open(&p, &e->fhx);
+
+	if (r < 0)
+		return r;
+	if ((r = fh_index_get(e->fhx, e->root_fd, "", &e->root_fh)) < 0)
+		log_err("export '%s': no handle for the root: %s", e->path, strerror(-r));
+	return r;
+}
+
+/* See export.h: the POSIX backend's root is a local directory. */
+int export_posix_open(struct export *e)
+{
+	struct stat st;
+	int r;
+
+	e->root_fd = open(e->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (e->root_fd < 0 || fstat(e->root_fd, &st) < 0) {
+		r = -errno;
+		log_err("export '%s': cannot open the directory: %s", e->path, strerror(-r));
+		return r;
+	}
+	e->dev = st.st_dev;
+	e->ino = st.st_ino;
+	if ((r = set_id(e)) < 0)
+		return r;
+	r = e->conf.handles == NFS_FH_PORTABLE ? -ENOTSUP : native_handles(e);
+	return r == -ENOTSUP ? portable_handles(e) : r;
 }
 
 /* See export.h. */
@@ -120,8 +158,9 @@ int export_open(struct export *e, const struct nfs_export_conf *conf)
 		return r;
 	e->conf.path = e->path;
 	memset(&e->conf.ceph, 0, sizeof(e->conf.ceph)); /* the configuration's: not kept */
-	log_info("export '%s': %s, id %08x%s%s%s", e->path, e->ops->name, e->id,
-		 e->conf.ro ? ", read-only" : "", e->conf.root_squash ? ", root_squash" : "",
+	log_info("export '%s': %s, id %08x%s%s%s%s", e->path, e->ops->name, e->id,
+		 e->fhx ? ", portable handles" : "", e->conf.ro ? ", read-only" : "",
+		 e->conf.root_squash ? ", root_squash" : "",
 		 e->conf.integrity_required ? ", integrity required" : "");
 	return 0;
 }
@@ -144,6 +183,8 @@ void export_close(struct export *e)
 /* See export.h. */
 void export_posix_close(struct export *e)
 {
+	fh_index_close(e->fhx);
+	e->fhx = NULL;
 	if (e->root_fd >= 0)
 		close(e->root_fd);
 	e->root_fd = -1;

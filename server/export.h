@@ -16,6 +16,7 @@
 #include "server/backend.h"
 
 struct export;
+struct fh_index;
 struct nfs_req;
 
 /*
@@ -54,6 +55,7 @@ struct export
 	dev_t dev;   /* its file system: handles elsewhere are refused */
 	ino_t ino;
 	struct osdep_fh root_fh;
+	struct fh_index *fhx;		    /* portable handles' index; NULL: the OS's handles */
 	const struct integrity_key *fh_key; /* the backend's: signs our handles */
 	struct nfs_export_conf conf;	    /* path and clients point at our copies */
 	char **clients;

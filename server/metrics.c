@@ -22,6 +22,7 @@
 #include "common/rpc/rpc_tcp.h"
 #include "common/rpc/rpc_udp.h"
 #include "common/rpcrdma/rpcrdma.h"
+#include "server/backend.h"
 #include "server/daemon.h"
 #include "server/metrics.h"
 #include "server/nlm.h"
@@ -253,6 +254,7 @@ static void print_memory(struct nfsrdma_server *s, FILE *f)
 	size_t used, peak, budget;
 	struct rpc_replay_stats rp;
 	struct rpc_drc_stats drc;
+	struct nfs_handle_stats hs;
 
 	rpc_server_get_mem(s->rpc, &used, &peak, &budget);
 	single(f, "nfsrdma_memory_used_bytes", "gauge",
@@ -279,6 +281,17 @@ static void print_memory(struct nfsrdma_server *s, FILE *f)
 	single(f, "nfsrdma_reply_cache_entries", "gauge", "Replies kept now.", (double)drc.entries);
 	single(f, "nfsrdma_reply_cache_capacity", "gauge", "Replies the cache may keep.",
 	       (double)drc.capacity);
+	nfs_backend_handle_stats(s->be, &hs);
+	single(f, "nfsrdma_handles_portable_exports", "gauge",
+	       "Exports with portable file handles (server.handles).", (double)hs.exports);
+	single(f, "nfsrdma_handles_entries", "gauge", "Objects the portable handles' indexes hold.",
+	       (double)hs.entries);
+	single(f, "nfsrdma_handles_searches_total", "counter",
+	       "Searches of an export for an object renamed outside the server or whose index "
+	       "entry was lost.",
+	       (double)hs.walks);
+	single(f, "nfsrdma_handles_searches_found_total", "counter",
+	       "Searches of an export that found the object.", (double)hs.found);
 	rpc_server_get_replay_stats(s->rpc, &rp);
 	single(f, "nfsrdma_integrity_replays_total", "counter",
 	       "Integrity-protected calls refused as replays.", (double)rp.replays);

@@ -247,14 +247,20 @@ void nfs3_proc_mknod(struct nfs_req *req, void *argp, void *resp)
 	dirop_end(req, &d, r->status == NFS3_OK ? &ok->dir_wcc : &r->MKNOD3res_u.resfail.dir_wcc);
 }
 
-/* Forget cached fds of dirfd/name, which is about to lose a link. */
-static void forget_name(struct nfs_req *req, const struct be_obj *d, const char *name)
+/* Forget cached fds of d/name, which is about to lose a link; *was gets what
+ * it is (st_nlink 0: nothing is there), for be_fh_removed. */
+static void forget_name(struct nfs_req *req, const struct be_obj *d, const char *name,
+			struct stat *was)
 {
 	unsigned char buf[NFS3_FHSIZE];
 	struct osdep_fh ofh;
 	size_t len;
 
-	if (osdep_fh_get(d->fd, name, &ofh) == 0 && be_fh_encode(d->exp, &ofh, buf, &len) == 0)
+	if (fstatat(d->fd, name, was, AT_SYMLINK_NOFOLLOW) < 0) {
+		memset(was, 0, sizeof(*was));
+		return;
+	}
+	if (be_fh_get(d->exp, d->fd, name, &ofh) == 0 && be_fh_encode(d->exp, &ofh, buf, &len) == 0)
 		fhcache_forget(req->be->fds, buf, len);
 }
 
@@ -264,13 +270,16 @@ void nfs3_proc_remove(struct nfs_req *req, void *argp, void *resp)
 	REMOVE3args *a = argp;
 	REMOVE3res *r = resp;
 	struct be_obj d;
+	struct stat was;
 
 	if ((r->status = dirop_begin(req, &a->object, &d, &r->REMOVE3res_u.resok.dir_wcc)) !=
 	    NFS3_OK)
 		return;
-	forget_name(req, &d, a->object.name);
+	forget_name(req, &d, a->object.name, &was);
 	if (unlinkat(d.fd, a->object.name, 0) < 0)
 		r->status = nfs3_errno_to_stat(errno);
+	else if (was.st_nlink)
+		be_fh_removed(d.exp, &was);
 	dirop_end(req, &d, &r->REMOVE3res_u.resok.dir_wcc);
 }
 
@@ -280,6 +289,7 @@ void nfs3_proc_rmdir(struct nfs_req *req, void *argp, void *resp)
 	RMDIR3args *a = argp;
 	RMDIR3res *r = resp;
 	struct be_obj d;
+	struct stat was;
 
 	if ((r->status = dirop_begin(req, &a->object, &d, &r->RMDIR3res_u.resok.dir_wcc)) !=
 	    NFS3_OK)
@@ -288,8 +298,12 @@ void nfs3_proc_rmdir(struct nfs_req *req, void *argp, void *resp)
 		r->status = NFS3ERR_INVAL;
 	else if (strcmp(a->object.name, "..") == 0)
 		r->status = NFS3ERR_NOTEMPTY;
+	else if (fstatat(d.fd, a->object.name, &was, AT_SYMLINK_NOFOLLOW) < 0)
+		r->status = nfs3_errno_to_stat(errno);
 	else if (unlinkat(d.fd, a->object.name, AT_REMOVEDIR) < 0)
 		r->status = errno == EEXIST ? NFS3ERR_NOTEMPTY : nfs3_errno_to_stat(errno);
+	else
+		be_fh_removed(d.exp, &was);
 	dirop_end(req, &d, &r->RMDIR3res_u.resok.dir_wcc);
 }
 
@@ -313,6 +327,16 @@ static nfsstat3 resolve_pair(struct nfs_req *req, const nfs_fh3 *fa, const nfs_f
 	return st;
 }
 
+/* Tell the handle scheme about a RENAME of moved over victim (st_nlink 0:
+ * there was none) to todir/name. */
+static void note_rename(const struct export *e, const struct stat *moved, const struct stat *victim,
+			int todir, const char *name)
+{
+	be_fh_moved(e, moved, todir, name);
+	if (victim->st_nlink)
+		be_fh_removed(e, victim);
+}
+
 /* See nfs3_proc.h. RENAME: from.dir/from.name -> to.dir/to.name. */
 void nfs3_proc_rename(struct nfs_req *req, void *argp, void *resp)
 {
@@ -320,6 +344,7 @@ void nfs3_proc_rename(struct nfs_req *req, void *argp, void *resp)
 	RENAME3res *r = resp;
 	RENAME3resok *ok = &r->RENAME3res_u.resok;
 	struct be_obj from, to;
+	struct stat moved, victim;
 
 	r->status = resolve_pair(req, &a->from.dir, &a->to.dir, &from, &to, 1);
 	if (r->status != NFS3_OK)
@@ -327,9 +352,13 @@ void nfs3_proc_rename(struct nfs_req *req, void *argp, void *resp)
 	if ((r->status = be_name_check(a->from.name)) == NFS3_OK &&
 	    (r->status = be_name_check(a->to.name)) == NFS3_OK &&
 	    (r->status = be_cred_enter(req, from.exp)) == NFS3_OK) {
-		forget_name(req, &to, a->to.name); /* it may be replaced */
-		if (renameat(from.fd, a->from.name, to.fd, a->to.name) < 0)
+		forget_name(req, &to, a->to.name, &victim); /* it may be replaced */
+		if (fstatat(from.fd, a->from.name, &moved, AT_SYMLINK_NOFOLLOW) < 0)
 			r->status = nfs3_errno_to_stat(errno);
+		else if (renameat(from.fd, a->from.name, to.fd, a->to.name) < 0)
+			r->status = nfs3_errno_to_stat(errno);
+		else if (victim.st_nlink == 0 || victim.st_ino != moved.st_ino)
+			note_rename(from.exp, &moved, &victim, to.fd, a->to.name);
 		be_cred_leave(req);
 	}
 	be_wcc(from.exp, from.fd, &from.st, &ok->fromdir_wcc);

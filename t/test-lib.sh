@@ -28,7 +28,8 @@ skip() { T_NUM=$((T_NUM + 1)); echo "ok $T_NUM # SKIP $*"; }
 # daemon_conf FILE DIR SERVER-SETTINGS: an nfsrdma-server configuration for a
 # test: the soft provider (or $PROVIDER), log level $LOG_LEVEL (info), 127.0.0.1
 # on ports $RDMA and $TCP, pidfile, control socket and handle key in DIR, then
-# SERVER-SETTINGS (lines inside server = { }: exports, limits...).
+# $DAEMON_EXTRA_CONF and SERVER-SETTINGS (lines inside server = { }: exports,
+# limits...).
 daemon_conf() {
 	cat >"$1" <<EOF
 log = { level = "${LOG_LEVEL:-info}"; };
@@ -39,7 +40,7 @@ server = {
 	tcp_port = $TCP;
 	pidfile = "$2/server.pid";
 	control_socket = "$2/ctl.sock";
-	handle_key_file = "$2/handle.key";
+	handle_key_file = "$2/handle.key";${DAEMON_EXTRA_CONF:-}
 $3
 };
 EOF

@@ -113,6 +113,13 @@ enum cfg_backend {
 	CFG_BACKEND_CEPHFS, /* a directory of a CephFS, through libcephfs */
 };
 
+/* server.handles: how the POSIX backend makes file handles. */
+enum cfg_handles {
+	CFG_HANDLES_AUTO,     /* native where the OS has them, else portable */
+	CFG_HANDLES_NATIVE,   /* the OS's (name_to_handle_at on Linux) */
+	CFG_HANDLES_PORTABLE, /* inode, generation and stamp, through an index */
+};
+
 /* One element of server.exports. */
 struct cfg_export {
 	char *path;		       /* absolute, normalised: no "//", no trailing "/" */
@@ -182,9 +189,12 @@ struct nfsrdma_config {
 		bool inline_calls;     /* cheap calls run on the event loop */
 		unsigned reply_cache;  /* duplicate request cache entries; 0: none */
 		char *handle_key_file; /* absolute path of the key signing handles */
-		char *pidfile;	       /* absolute path; NULL: write none */
-		char *control_socket;  /* absolute path of the stats socket */
-		char *exports_file;    /* exports(5) file read after exports; NULL: none */
+		enum cfg_handles handles;
+		char *handle_index_dir; /* portable handles' index; NULL: "handles" beside
+					   handle_key_file */
+		char *pidfile;		/* absolute path; NULL: write none */
+		char *control_socket;	/* absolute path of the stats socket */
+		char *exports_file;	/* exports(5) file read after exports; NULL: none */
 		struct {
 			char *listen; /* "ADDR:PORT" serving /metrics; NULL: off */
 		} metrics;

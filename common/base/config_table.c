@@ -25,6 +25,7 @@ static const char *const integrity_names[] = {"none", "hmac-sha256", NULL};
 static const char *const access_names[] = {"ro", "rw", NULL};
 static const char *const proto_names[] = {"rdma", "tcp", NULL};
 static const char *const backend_names[] = {"posix", "cephfs", NULL};
+static const char *const handles_names[] = {"auto", "native", "portable", NULL};
 
 /* Index of name in a NULL-terminated list, or -1. */
 int config_name_index(const char *const *names, const char *name)
@@ -239,6 +240,13 @@ const struct cfg_entry config_main_table[] = {
 	      false, check_abs_path,
 	      "Secret key that signs file handles, made at the first start if missing; "
 	      "handles outlive a restart only with the same key."),
+	E_ENUM("server.handles", C, server.handles, handles_names, CFG_HANDLES_AUTO,
+	       "File handles of POSIX exports: native (the OS's own, name_to_handle_at on Linux), "
+	       "portable (inode number, a generation and the birth time, found through an index "
+	       "in server.handle_index_dir), or auto: native where the OS has them."),
+	E_STR("server.handle_index_dir", C, server.handle_index_dir, NULL, false, check_abs_path,
+	      "Directory of the portable handles' index, one file per export; unset: handles "
+	      "beside server.handle_key_file."),
 	E_INT("server.reply_cache", C, server.reply_cache, 0, 1048576, 4096,
 	      "Replies of non-idempotent calls kept for retransmissions; 0: no cache."),
 	E_STR("server.pidfile", C, server.pidfile, NULL, false, check_abs_path,

@@ -38,6 +38,12 @@ int osdep_fh_get(int dirfd, const char *name, struct osdep_fh *fh);
  * server's own privileges: call it before osdep_cred_set. Returns an fd, or
  * -ESTALE when the object is gone, -EINVAL when fh is malformed. */
 int osdep_fh_open(int mount_fd, const struct osdep_fh *fh, enum osdep_open_mode mode);
+/* A number that tells apart two objects that had the same inode number on
+ * one file system one after the other (the birth time where the file system
+ * records one), for the portable handles of server/fh_index.h; a final
+ * symlink is not followed, name "" means dirfd itself. 0 and a nonzero stamp,
+ * or -ENOTSUP when the OS or the file system gives none. */
+int osdep_fh_stamp(int dirfd, const char *name, uint64_t *stamp);
 
 /* Whether this process can take on a caller's identity per thread (it is
  * root): 1 yes, 0 no (everything then runs as the server's own user). */

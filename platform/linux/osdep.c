@@ -89,6 +89,21 @@ int osdep_fh_open(int mount_fd, const struct osdep_fh *fh, enum osdep_open_mode 
 	return -errno;
 }
 
+/* See osdep.h: statx's birth time (ext4, XFS, Btrfs, tmpfs and others). */
+int osdep_fh_stamp(int dirfd, const char *name, uint64_t *stamp)
+{
+	struct statx stx;
+
+	if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW | (name[0] ? 0 : AT_EMPTY_PATH), STATX_BTIME,
+		  &stx) < 0)
+		return -errno;
+	if (!(stx.stx_mask & STATX_BTIME))
+		return -ENOTSUP;
+	*stamp = (uint64_t)stx.stx_btime.tv_sec * 1000000000u + stx.stx_btime.tv_nsec;
+	*stamp |= *stamp == 0; /* 0 means "none" in a handle */
+	return 0;
+}
+
 /* See osdep.h. */
 int osdep_cred_available(void)
 {

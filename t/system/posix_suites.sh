@@ -18,7 +18,8 @@
 # (globs under pjdfstest/tests, default "*/*.t"), POSIX_SUITES (default
 # "cthon pjd exer"), POSIX_LOGS (default t/posix-run in the build tree),
 # POSIX_BACKEND (posix, the default: a tmpfs; cephfs: a throwaway CephFS
-# started with t/system/ceph_lib.sh).
+# started with t/system/ceph_lib.sh), POSIX_HANDLES (the server's
+# server.handles for a POSIX export: native, the default, or portable).
 # TAP output; the whole run: nfsrdma-test-deadline: 2700
 set -u
 : "${top_builddir:=$(pwd)}"
@@ -61,6 +62,10 @@ cephfs)
 	EXPECTED=$(printf '%s\n%s' "$EXPECTED" "$EXPECTED_CEPHFS")
 	;;
 *) skip_all "POSIX_BACKEND=$BACKEND: posix or cephfs" ;;
+esac
+case ${POSIX_HANDLES:=native} in
+native | portable) DAEMON_EXTRA_CONF=" handles = \"$POSIX_HANDLES\";" ;;
+*) skip_all "POSIX_HANDLES=$POSIX_HANDLES: native or portable" ;;
 esac
 
 L=${POSIX_LOGS:-$top_builddir/t/posix-run}
@@ -106,7 +111,8 @@ start_server() {
 		TCP=$(free_port)
 		RDMA=$(free_port)
 		# fastreg: cache would let read-read clients read each other's replies
-		LOG_LEVEL=warning PROVIDER=soft daemon_conf "$T/srv.conf" "$T" "	modes = [\"read-write\", \"read-read\"];
+		DAEMON_EXTRA_CONF=$DAEMON_EXTRA_CONF LOG_LEVEL=warning PROVIDER=soft \
+			daemon_conf "$T/srv.conf" "$T" "	modes = [\"read-write\", \"read-read\"];
 	registration = \"fastreg\";
 	exports = ( { path = \"$T/export\"; clients = [\"127.0.0.1\"]; access = \"rw\"; root_squash = false; $EXPORT_EXTRA } );"
 		"$S" -f "$T/srv.conf" 2> "$L/server-start.log" && return 0

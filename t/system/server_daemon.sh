@@ -38,7 +38,7 @@ write_conf() { # write_conf FILE ACCESS [EXTRA-EXPORT]
 URL="nfs://127.0.0.1$T/export"
 Q="?version=3&nfsport=$TCP&mountport=$TCP"
 
-plan 25
+plan 26
 write_conf "$T/srv.conf" rw ""
 # a port may be taken between choosing and binding it: choose again then
 for attempt in 1 2 3; do
@@ -59,6 +59,13 @@ check "and its reply cache (4096 entries by default)" grep -q "^reply_cache.capa
 check "and the poller its event loops wait in (NFSRDMA_POLLER)" \
 	grep -q "^server.poller ${NFSRDMA_POLLER:-epoll}\$" "$T/stats"
 check "made its file handle key, readable by its owner only" [ "$(stat -c %a "$T/handle.key" 2>/dev/null)" = 600 ]
+if [[ ${DAEMON_EXTRA_CONF:-} == *portable* ]]; then
+	check "keeps portable handles' indexes beside the key (server.handles = portable)" \
+		bash -c "ls '$T'/handles/*.lmdb >/dev/null 2>&1 && grep -q '^handles.portable_exports 2\$' '$T/stats'"
+else
+	check "keeps no portable handles' index with native handles" \
+		bash -c "test ! -e '$T/handles' && grep -q '^handles.portable_exports 0\$' '$T/stats'"
+fi
 
 echo "hello over nfsrdma" >"$T/export/hello.txt"
 check "nfs-ls lists the export" bash -c "nfs-ls '$URL/$Q' | grep -q hello.txt"
@@ -68,6 +75,8 @@ nfs-cp "$T/up.bin" "$URL/up.bin$Q" >/dev/null 2>&1
 check "nfs-cp uploads 5 MB and the server's copy matches" cmp -s "$T/up.bin" "$T/export/up.bin"
 nfs-cp "$URL/up.bin$Q" "$T/down.bin" >/dev/null 2>&1
 check "nfs-cp downloads it back intact" cmp -s "$T/up.bin" "$T/down.bin"
+"$S" -s -f "$T/srv.conf" >"$T/stats2" 2>&1
+diag "$(grep '^handles\.' "$T/stats2" | tr '\n' ' ')"
 check "an export whose client list leaves us out refuses us" \
 	bash -c "! nfs-ls 'nfs://127.0.0.1$T/locked/$Q' >/dev/null 2>&1"
 

@@ -59,6 +59,13 @@ void tenv_init(struct tenv *t)
 	assert_int_equal(chmod(t->dir, 0755), 0);
 	t->conf.path = t->dir;
 	t->conf.anon_uid = t->conf.anon_gid = 65534;
+	assert_true(strlen(t->dir) + 7 <= sizeof(t->index_dir));
+	memcpy(t->index_dir, t->dir, strlen(t->dir));
+	strcpy(t->index_dir + strlen(t->dir), ".index");
+	t->conf.handle_index_dir = t->index_dir;
+	if (getenv("NFSRDMA_TEST_HANDLES") &&
+	    strcmp(getenv("NFSRDMA_TEST_HANDLES"), "portable") == 0)
+		t->conf.handles = NFS_FH_PORTABLE;
 	memcpy(t->fh_key, "nfs3 test handle key, 32 bytes..", 32);
 	t->client.sin_family = AF_INET;
 	t->client.sin_port = htons(700);
@@ -130,6 +137,7 @@ void tenv_fini(struct tenv *t)
 	kept = NULL;
 	fh_free(&t->root);
 	nftw(t->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	nftw(t->index_dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* Encode obj with proc into a fresh buffer and decode it into out. READ and

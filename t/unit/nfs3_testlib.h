@@ -14,7 +14,8 @@
 #include "server/nfs3.h"
 
 struct tenv {
-	char dir[PATH_MAX]; /* the scratch export */
+	char dir[PATH_MAX];	  /* the scratch export */
+	char index_dir[PATH_MAX]; /* its portable handles' index, beside it */
 	struct nfs_export_conf conf;
 	struct nfs_backend *be;
 	struct nfs_req req;
@@ -31,7 +32,9 @@ struct tenv {
 void tenv_require_root(void);
 
 /* A fresh scratch directory, conf defaults (rw, no squash, anon 65534), the
- * caller root over AUTH_SYS from 192.0.2.1. Call tenv_start after tweaking. */
+ * caller root over AUTH_SYS from 192.0.2.1. Call tenv_start after tweaking.
+ * NFSRDMA_TEST_HANDLES=portable in the environment gives the export portable
+ * handles (server/fh_index.h), so that a test runs again with them. */
 void tenv_init(struct tenv *t);
 /* Create the backend with t->fh_key and MNT the export's root handle; 0 or a
  * negative errno. */
