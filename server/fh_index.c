@@ -330,10 +330,9 @@ struct walk {
  * directory. Nothing else is changed. */
 static void note_dir(struct fh_index *x, int dir, uint64_t dir_ino, const char *name, uint64_t ino)
 {
-	struct fhx_rec r;
 	uint64_t s = stamp_of(x, dir, name);
-
 	enum fhx_expect e = FHX_ABSENT;
+	struct fhx_rec r;
 
 	if (rec_get(x, ino, &r) == 0) {
 		if (r.parent == dir_ino && strcmp(r.name, name) == 0)

@@ -210,11 +210,16 @@ for tr in $TRANSPORTS; do
 	case " $SUITES " in *" pjd "*) n=$((n + 3)) ;; esac
 	case " $SUITES " in *" exer "*) n=$((n + 1)) ;; esac
 done
-plan $((n + 1))
+plan $((n + 2))
 start_server
 rc=$?
 ok $rc "nfsrdma-server starts"
 [ $rc -eq 0 ] || { sed 's/^/# /' "$L/server-start.log"; exit 1; }
+# the handles asked for are the handles served (a CephFS export has its own)
+want=$([ "$POSIX_HANDLES" = portable ] && [ "$BACKEND" = posix ] && echo 1 || echo 0)
+"$S" -s -f "$T/srv.conf" > "$L/stats-start" 2>&1
+check "the export's handles are $POSIX_HANDLES ones" \
+	grep -qx "handles.portable_exports $want" "$L/stats-start"
 for tr in $TRANSPORTS; do
 	mkdir -p "$L/$tr"
 	mount_on "$tr"
@@ -227,4 +232,6 @@ for tr in $TRANSPORTS; do
 	case " $SUITES " in *" exer "*) run_exer "$tr" ;; esac
 	"$C" umount "$M" 2> /dev/null || umount -l "$M"
 done
+"$S" -s -f "$T/srv.conf" 2> /dev/null | grep '^handles\.' | tr '\n' ' ' | sed 's/^/# /'
+echo
 exit $T_FAILED

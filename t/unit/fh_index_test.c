@@ -116,8 +116,9 @@ static int opens_to(struct fx *f, const struct osdep_fh *fh, const char *path)
 
 /* Handles of files, directories and symlinks open to them, read and
  * read-write too, and after a restart; the root's handle is the same twice. */
-static void round_trip(int stamps)
+static void round_trip(void **state)
 {
+	int stamps = *(const int *)*state;
 	struct osdep_fh root1, root2, d, file, link;
 	struct fx f;
 	char buf[4];
@@ -164,20 +165,11 @@ static void round_trip(int stamps)
 	fx_fini(&f);
 }
 
-static void round_trip_stamps(void **state)
-{
-	round_trip(1);
-}
-
-static void round_trip_plain(void **state)
-{
-	round_trip(0);
-}
-
 /* Renames the server makes (it tells the index) keep handles, of the object
  * and of what is below a renamed directory, with or without stamps. */
-static void renames_through_server(int stamps)
+static void renames_through_server(void **state)
 {
+	int stamps = *(const int *)*state;
 	struct osdep_fh file, dir;
 	struct stat st;
 	struct fx f;
@@ -207,21 +199,12 @@ static void renames_through_server(int stamps)
 	fx_fini(&f);
 }
 
-static void renames_server_stamps(void **state)
-{
-	renames_through_server(1);
-}
-
-static void renames_server_plain(void **state)
-{
-	renames_through_server(0);
-}
-
 /* A rename the server did not make: with stamps the export is searched and
  * the object found again (once: the index learns its place); without stamps
  * the handle is stale. A handle repeated while stale does not search again. */
-static void renames_outside(int stamps)
+static void renames_outside(void **state)
 {
+	int stamps = *(const int *)*state;
 	struct fh_index_stats s0, s1;
 	struct osdep_fh file, gone;
 	struct fx f;
@@ -258,94 +241,68 @@ static void renames_outside(int stamps)
 	fx_fini(&f);
 }
 
-static void renames_outside_stamps(void **state)
+/* Make file "victim" and take its handle (*old); remove it (telling the
+ * index when server) and make a new file, named "victim" again (same_name) or
+ * "new"; until the new file gets the removed one's inode number (*name then
+ * says which it is), at most 200 times, each with a fresh victim: other
+ * processes making files may take a freed number first. */
+static void victim_reused(struct fx *f, int server, int same_name, struct osdep_fh *old, char *name,
+			  size_t len)
 {
-	renames_outside(1);
-}
+	struct stat was, now;
+	char away[32];
 
-static void renames_outside_plain(void **state)
-{
-	renames_outside(0);
-}
-
-/* Remove a file and create others in its directory until one gets the same
- * inode number; 1 when one did (name says which), 0 when none in 200 tries. */
-static int reuse_inode(struct fx *f, const char *old, ino_t ino, char *name, size_t len)
-{
-	struct stat st;
-
-	assert_int_equal(unlinkat(f->root, old, 0), 0);
 	for (int i = 0; i < 200; i++) {
-		snprintf(name, len, "new%d", i);
+		mkfile(f, "victim");
+		handle_of(f, "victim", old);
+		assert_int_equal(fstatat(f->root, "victim", &was, 0), 0);
+		if (server)
+			fh_index_removed(f->x, &was);
+		assert_int_equal(unlinkat(f->root, "victim", 0), 0);
+		usleep(1000); /* a later birth time, on clocks of coarse steps */
+		snprintf(name, len, "%s", same_name ? "victim" : "new");
 		mkfile(f, name);
-		assert_int_equal(fstatat(f->root, name, &st, 0), 0);
-		if (st.st_ino == ino)
-			return 1;
+		assert_int_equal(fstatat(f->root, name, &now, 0), 0);
+		if (now.st_ino == was.st_ino)
+			return;
+		snprintf(away, sizeof(away), "away%d", i);
+		assert_int_equal(renameat(f->root, name, f->root, away), 0);
 	}
-	return 0;
+	fail_msg("no inode number was re-used in 200 tries");
 }
 
-/* A file removed through the server (it tells the index) and its inode
- * number re-used: the old handle is stale and the new file's handle differs,
- * whatever the name, with or without stamps. */
-static void reused_after_server_remove(int stamps)
+/* A file removed, through the server (which tells the index) or outside it,
+ * and its inode number re-used: the old handle is stale, never the new file,
+ * with or without stamps. Through the server that holds even under the same
+ * name, and the new file's handle differs and opens to it; outside it, under
+ * another name (the same name can only be told apart by stamps: see
+ * stamps_tell_same_name_apart). */
+static void reused_after_remove(int stamps, int server)
 {
 	struct osdep_fh old, fresh;
-	struct stat st;
 	char name[32];
 	struct fx f;
 
 	fx_init(&f, stamps);
-	mkfile(&f, "victim");
-	handle_of(&f, "victim", &old);
-	assert_int_equal(fstatat(f.root, "victim", &st, 0), 0);
-	fh_index_removed(f.x, &st);
-	assert_true(reuse_inode(&f, "victim", st.st_ino, name, sizeof(name)));
+	victim_reused(&f, server, server, &old, name, sizeof(name));
 	assert_int_equal(opens_to(&f, &old, name), -ESTALE);
-	handle_of(&f, name, &fresh);
-	assert_memory_not_equal(old.data, fresh.data, old.len);
-	assert_int_equal(opens_to(&f, &fresh, name), 1);
-	assert_int_equal(opens_to(&f, &old, name), -ESTALE);
+	if (server) {
+		handle_of(&f, name, &fresh);
+		assert_memory_not_equal(old.data, fresh.data, old.len);
+		assert_int_equal(opens_to(&f, &fresh, name), 1);
+		assert_int_equal(opens_to(&f, &old, name), -ESTALE);
+	}
 	fx_fini(&f);
 }
 
-static void reused_server_stamps(void **state)
+static void reused_after_server_remove(void **state)
 {
-	reused_after_server_remove(1);
+	reused_after_remove(*(const int *)*state, 1);
 }
 
-static void reused_server_plain(void **state)
+static void reused_after_outside_remove(void **state)
 {
-	reused_after_server_remove(0);
-}
-
-/* A file removed outside the server and its inode number re-used under
- * another name: the old handle is stale, never the new file, with or
- * without stamps (the old name no longer leads to it). */
-static void reused_after_outside_remove(int stamps)
-{
-	struct osdep_fh old;
-	struct stat st;
-	char name[32];
-	struct fx f;
-
-	fx_init(&f, stamps);
-	mkfile(&f, "victim");
-	handle_of(&f, "victim", &old);
-	assert_int_equal(fstatat(f.root, "victim", &st, 0), 0);
-	assert_true(reuse_inode(&f, "victim", st.st_ino, name, sizeof(name)));
-	assert_int_equal(opens_to(&f, &old, name), -ESTALE);
-	fx_fini(&f);
-}
-
-static void reused_outside_stamps(void **state)
-{
-	reused_after_outside_remove(1);
-}
-
-static void reused_outside_plain(void **state)
-{
-	reused_after_outside_remove(0);
+	reused_after_remove(*(const int *)*state, 0);
 }
 
 /* With stamps, a re-used inode number under the SAME name is told apart by
@@ -354,39 +311,25 @@ static void reused_outside_plain(void **state)
 static void stamps_tell_same_name_apart(void **state)
 {
 	struct osdep_fh old, forged;
-	struct stat st;
+	char name[32];
 	struct fx f;
-	int fd;
 
 	fx_init(&f, 1);
-	mkfile(&f, "victim");
-	handle_of(&f, "victim", &old);
+	mkfile(&f, "file");
+	handle_of(&f, "file", &old);
 	forged = old;
 	forged.data[old.len - 1] ^= 1;
-	assert_int_equal(opens_to(&f, &forged, "victim"), -ESTALE);
-	assert_int_equal(fstatat(f.root, "victim", &st, 0), 0);
-	for (int i = 0; i < 200; i++) {
-		struct stat now;
-
-		assert_int_equal(unlinkat(f.root, "victim", 0), 0);
-		usleep(1000); /* a later birth time, on clocks of coarse steps */
-		fd = openat(f.root, "victim", O_CREAT | O_EXCL | O_WRONLY, 0644);
-		assert_true(fd >= 0);
-		close(fd);
-		assert_int_equal(fstatat(f.root, "victim", &now, 0), 0);
-		if (now.st_ino == st.st_ino) {
-			assert_int_equal(opens_to(&f, &old, "victim"), -ESTALE);
-			fx_fini(&f);
-			return;
-		}
-	}
-	fail_msg("the inode number of victim was not re-used in 200 tries");
+	assert_int_equal(opens_to(&f, &forged, "file"), -ESTALE);
+	victim_reused(&f, 0, 1, &old, name, sizeof(name));
+	assert_int_equal(opens_to(&f, &old, name), -ESTALE);
+	fx_fini(&f);
 }
 
 /* An index entry lost (as a crash may lose the last writes): with stamps the
  * object is found again by a search, without them the handle is stale. */
-static void lost_entry(int stamps)
+static void lost_entry(void **state)
 {
+	int stamps = *(const int *)*state;
 	struct osdep_fh file;
 	struct stat st;
 	struct fx f;
@@ -400,16 +343,6 @@ static void lost_entry(int stamps)
 	fx_restart(&f);
 	assert_int_equal(opens_to(&f, &file, "d/file"), stamps ? 1 : -ESTALE);
 	fx_fini(&f);
-}
-
-static void lost_entry_stamps(void **state)
-{
-	lost_entry(1);
-}
-
-static void lost_entry_plain(void **state)
-{
-	lost_entry(0);
 }
 
 /* Malformed handles are EINVAL; an index made for another directory (the
@@ -500,26 +433,38 @@ static int inode_reuse_seen(const char *tmp)
 	return seen;
 }
 
+/* Each test runs with the birth times the file system gives (stamps) and
+ * without (as where the OS gives none): its state says which. */
+static const int stamps_on = 1, stamps_off = 0;
+#define WITH(f, on)                                                                                \
+	{                                                                                          \
+#f "_" #on, f, NULL, NULL, (void *)&stamps_##on                                    \
+	}
+
 /* fh_index_test [stamps|reuse]: the tests that need neither; those that need
  * birth times; those that need a file system that re-uses inode numbers.
  * Where the need is not met the program skips as a whole (one TAP plan). */
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest plain[] = {
-		cmocka_unit_test(round_trip_stamps),	    cmocka_unit_test(round_trip_plain),
-		cmocka_unit_test(renames_server_stamps),    cmocka_unit_test(renames_server_plain),
-		cmocka_unit_test(renames_outside_plain),    cmocka_unit_test(lost_entry_plain),
-		cmocka_unit_test(malformed_and_other_root), cmocka_unit_test(shared_by_reload),
+		WITH(round_trip, on),
+		WITH(round_trip, off),
+		WITH(renames_through_server, on),
+		WITH(renames_through_server, off),
+		WITH(renames_outside, off),
+		WITH(lost_entry, off),
+		cmocka_unit_test(malformed_and_other_root),
+		cmocka_unit_test(shared_by_reload),
 	};
 	const struct CMUnitTest stamps[] = {
-		cmocka_unit_test(renames_outside_stamps),
-		cmocka_unit_test(lost_entry_stamps),
+		WITH(renames_outside, on),
+		WITH(lost_entry, on),
 	};
 	const struct CMUnitTest reuse[] = {
-		cmocka_unit_test(reused_server_stamps),
-		cmocka_unit_test(reused_server_plain),
-		cmocka_unit_test(reused_outside_stamps),
-		cmocka_unit_test(reused_outside_plain),
+		WITH(reused_after_server_remove, on),
+		WITH(reused_after_server_remove, off),
+		WITH(reused_after_outside_remove, on),
+		WITH(reused_after_outside_remove, off),
 		cmocka_unit_test(stamps_tell_same_name_apart),
 	};
 	const char *tmp = getenv("TMPDIR"), *what = argc > 1 ? argv[1] : "";
