@@ -37,6 +37,21 @@ int vb_open(const char *spec, struct vb_device **out)
 	return -ENODEV;
 }
 
+/* See verbs.h: a provider's name means it alone; "auto" or a device name,
+ * any of them. */
+const struct vb_ops *vb_windowless_provider(const struct vb_ops *const *list, const char *spec)
+{
+	int named = 0;
+
+	list = list ? list : vb_providers;
+	for (size_t i = 0; spec && list[i]; i++)
+		named |= strcmp(spec, list[i]->name) == 0;
+	for (size_t i = 0; list[i]; i++)
+		if ((!named || strcmp(spec, list[i]->name) == 0) && list[i]->alloc_mw == NULL)
+			return list[i];
+	return NULL;
+}
+
 void vb_close(struct vb_device *dev)
 {
 	if (dev)

@@ -284,6 +284,10 @@ extern const struct vb_ops *const vb_providers[];
  */
 int vb_open(const char *spec, struct vb_device **out);
 void vb_close(struct vb_device *dev);
+/* A provider of list (NULL: vb_providers) that spec may open a device of
+ * (as vb_open reads it) and that has no memory-window ops, so that
+ * registration = fastreg cannot work there; NULL when there is none. */
+const struct vb_ops *vb_windowless_provider(const struct vb_ops *const *list, const char *spec);
 
 const char *vb_wc_status_str(enum vb_wc_status status);
 const char *vb_cm_event_str(enum vb_cm_event_type type);

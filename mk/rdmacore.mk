@@ -1,16 +1,24 @@
-# rdmacore: the rdma-core provider (libibverbs + librdmacm) and its tests.
-# Built only when configure found rdma-core; the tests skip without a device.
+# rdmacore: the verbs provider (libibverbs + librdmacm: rdma-core on Linux,
+# OFED 1.1.8 on illumos) and its tests. Built only when configure found the
+# libraries; the tests skip without a device.
+EXTRA_DIST += platform/ibverbs/verbs_rdmacore_mw.c platform/ibverbs/verbs_rdmacore_nomw.c
 
 
 if HAVE_RDMACORE
 libnfsrdma_a_SOURCES += \
-	platform/linux/verbs_rdmacore.h \
-	platform/linux/verbs_rdmacore.c \
-	platform/linux/verbs_rdmacore_cm.c \
-	platform/linux/verbs_rdmacore_event.c \
-	platform/linux/verbs_rdmacore_listen.c \
-	platform/linux/verbs_rdmacore_post.c \
-	platform/linux/verbs_rdmacore_map.c
+	platform/ibverbs/verbs_rdmacore.h \
+	platform/ibverbs/verbs_rdmacore.c \
+	platform/ibverbs/verbs_rdmacore_cm.c \
+	platform/ibverbs/verbs_rdmacore_event.c \
+	platform/ibverbs/verbs_rdmacore_listen.c \
+	platform/ibverbs/verbs_rdmacore_post.c \
+	platform/ibverbs/verbs_rdmacore_map.c
+# Memory windows and Send with Invalidate where the verbs API has them.
+if HAVE_IBV_MW
+libnfsrdma_a_SOURCES += platform/ibverbs/verbs_rdmacore_mw.c
+else
+libnfsrdma_a_SOURCES += platform/ibverbs/verbs_rdmacore_nomw.c
+endif
 
 if HAVE_CMOCKA
 check_PROGRAMS += t/unit/rdmacore_unit_test t/system/rdmacore_test

@@ -14,6 +14,10 @@ t_system_verbs_conformance_SOURCES = t/system/verbs_conformance.c t/system/verbs
 	t/system/verbs_conformance_access.c t/system/verbs_conformance_hostile.c
 t_system_verbs_conformance_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_system_verbs_conformance_LDADD = $(LDADD) $(CMOCKA_LIBS)
+check_PROGRAMS += t/unit/verbs_registry_test
+TESTS += t/unit/verbs_registry_test
+t_unit_verbs_registry_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_unit_verbs_registry_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
 endif
 TESTS += t/system/verbs_soft_unix.sh
 dist_check_SCRIPTS += t/system/verbs_soft_unix.sh

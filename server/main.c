@@ -19,6 +19,7 @@
 #include "common/base/config.h"
 #include "common/base/log.h"
 #include "common/base/ctl.h"
+#include "common/verbs.h"
 #include "server/daemon.h"
 #include "server/notify.h"
 
@@ -116,6 +117,23 @@ static int parse_args(int argc, char **argv, struct server_opts *o)
 	return 0;
 }
 
+/* What the configuration file cannot know: whether the providers built into
+ * this program can do its registration strategy. fastreg binds memory
+ * windows, which the verbs provider lacks where its libibverbs has none
+ * (illumos's OFED 1.1.8). 0, or -1 after saying why. */
+static int check_registration(const char *path, const struct nfsrdma_config *cfg)
+{
+	const struct vb_ops *p = vb_windowless_provider(NULL, cfg->rdma.provider);
+
+	if (cfg->server.registration != CFG_SREG_FASTREG || p == NULL)
+		return 0;
+	fprintf(stderr,
+		"%s: server.registration: \"fastreg\" needs memory windows, which provider '%s' "
+		"of this build lacks (rdma.provider \"%s\" may open it): use dynamic or cache\n",
+		path, p->name, cfg->rdma.provider);
+	return -1;
+}
+
 /* Load the file into *cfg, printing every problem. Returns 0 if it is valid. */
 static int server_load_config(const char *path, struct nfsrdma_config *cfg)
 {
@@ -126,6 +144,8 @@ static int server_load_config(const char *path, struct nfsrdma_config *cfg)
 	r = config_load(path, cfg, &errs);
 	config_errors_print(&errs, stderr);
 	config_errors_free(&errs);
+	if (r == 0 && (r = check_registration(path, cfg)) < 0)
+		config_free(cfg);
 	return r;
 }
 

@@ -29,7 +29,7 @@ allowed() {
 	esac
 }
 
-folders="common/base common common/rpc common/rpcrdma common/nfs platform platform/linux
+folders="common/base common common/rpc common/rpcrdma common/nfs platform platform/ibverbs platform/linux
 platform/illumos platform/posix platform/soft server client"
 echo "1..$(($(echo $folders | wc -w) + 1))"
 n=0

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "t/system/rdmacore_util.h"
-#include "platform/linux/verbs_rdmacore.h"
+#include "platform/ibverbs/verbs_rdmacore.h"
 
 /* A completion status by name, for diagnostics (vb_wc_status_str lives in the registry). */
 static const char *status_name(enum vb_wc_status s)

@@ -9,7 +9,7 @@
 
 #include "common/base/log.h"
 #include "t/system/rdmacore_util.h"
-#include "platform/linux/verbs_rdmacore.h"
+#include "platform/ibverbs/verbs_rdmacore.h"
 
 const char *t_device;
 const char *t_addr;

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "platform/linux/verbs_rdmacore.h"
+#include "platform/ibverbs/verbs_rdmacore.h"
 
 /* Registration rights translate one to one; remote write brings local write. */
 static void access_flags(void **state)

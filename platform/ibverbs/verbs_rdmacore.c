@@ -28,40 +28,6 @@ int rdmacore_set_nonblock(int fd)
 	return 0;
 }
 
-/*
- * The memory-window type to use: type 2 (remote-invalidatable, bound by a
- * work request) when offered, else type 1. VB_RDMACORE_MW_TYPE=1|2 forces one
- * the device has, so that tests can run both paths on one device.
- */
-static enum ibv_mw_type pick_mw_type(const struct ibv_device_attr *attr)
-{
-	int has2 = (attr->device_cap_flags &
-		    (IBV_DEVICE_MEM_WINDOW_TYPE_2A | IBV_DEVICE_MEM_WINDOW_TYPE_2B)) != 0;
-	int has1 = (attr->device_cap_flags & IBV_DEVICE_MEM_WINDOW) != 0;
-	const char *force = getenv("VB_RDMACORE_MW_TYPE");
-
-	if (force && strcmp(force, "1") == 0 && has1)
-		return IBV_MW_TYPE_1;
-	if (force && strcmp(force, "2") == 0 && has2)
-		return IBV_MW_TYPE_2;
-	if (force)
-		log_warn("VB_RDMACORE_MW_TYPE=%s: not a window type this device has", force);
-	return has2 ? IBV_MW_TYPE_2 : has1 ? IBV_MW_TYPE_1 : 0;
-}
-
-/*
- * Which wc_flags bits mark a receive that invalidated a key. Linux rxe (6.1,
- * still in later kernels) stores the kernel's IB_WC_WITH_INVALIDATE (1 << 2)
- * in user CQEs, which libibverbs reads as IBV_WC_IP_CSUM_OK; that flag never
- * applies to the RC QPs we make, so on rxe it is read as "invalidated" too.
- */
-static unsigned wc_inv_flags(const struct ibv_device_attr *attr)
-{
-	const uint32_t rxe_vendor_id = 0xffffff; /* drivers/infiniband/sw/rxe/rxe_param.h */
-
-	return IBV_WC_WITH_INV | (attr->vendor_id == rxe_vendor_id ? IBV_WC_IP_CSUM_OK : 0);
-}
-
 /* Find name (NULL: the first device) in librdmacm's list. */
 static struct ibv_context *find_ctx(struct ibv_context **list, const char *name)
 {
@@ -107,8 +73,8 @@ static int rc_open(const char *name, struct vb_device **out)
 		rdmacore_map_destroy(&d->qpmap);
 		goto fail;
 	}
-	d->mw_type = pick_mw_type(&d->attr);
-	d->wc_inv_flags = wc_inv_flags(&d->attr);
+	d->mw_type = rdmacore_mw_type(&d->attr);
+	d->wc_inv_flags = rdmacore_wc_inv_flags(&d->attr);
 	d->base.ops = &vb_rdmacore_ops;
 	d->base.provider = vb_rdmacore_ops.name;
 	snprintf(d->base.name, sizeof(d->base.name), "%s", ibv_get_device_name(d->ctx->device));
@@ -313,46 +279,6 @@ static int rc_dereg_mr(struct vb_mr *mr)
 	return 0;
 }
 
-/* A memory window, unbound; -EOPNOTSUPP when the device has none. */
-static int rc_alloc_mw(struct vb_pd *pd, struct vb_mw **out)
-{
-	struct rdmacore_mw *w;
-	enum ibv_mw_type type;
-	int rc;
-
-	if (pd == NULL || !rdmacore_is_ours(pd->dev) || out == NULL)
-		return -EINVAL;
-	if ((type = rdmacore_device_of(pd->dev)->mw_type) == 0)
-		return -EOPNOTSUPP;
-	if ((w = calloc(1, sizeof(*w))) == NULL)
-		return -ENOMEM;
-	if ((w->mw = ibv_alloc_mw(((struct rdmacore_pd *)pd)->pd, type)) == NULL) {
-		rc = errno ? -errno : -ENOMEM;
-		log_err("ibv_alloc_mw(type %d) on %s: %s", (int)type, pd->dev->name, strerror(-rc));
-		free(w);
-		return rc;
-	}
-	w->base.pd = pd;
-	w->node.obj = w;
-	*out = &w->base;
-	return 0;
-}
-
-/* Free a window (bound or not). */
-static int rc_dealloc_mw(struct vb_mw *mw)
-{
-	struct rdmacore_mw *w = (struct rdmacore_mw *)mw;
-	int rc;
-
-	if (mw == NULL || mw->pd == NULL || !rdmacore_is_ours(mw->pd->dev))
-		return -EINVAL;
-	if ((rc = ibv_dealloc_mw(w->mw)) != 0)
-		return -rc;
-	rdmacore_map_remove(&rdmacore_device_of(mw->pd->dev)->mwmap, &w->node);
-	free(w);
-	return 0;
-}
-
 const struct vb_ops vb_rdmacore_ops = {
 	.name = "rdma-core",
 	.open = rc_open,
@@ -368,9 +294,7 @@ const struct vb_ops vb_rdmacore_ops = {
 	.poll_cq = rdmacore_poll_cq,
 	.reg_mr = rc_reg_mr,
 	.dereg_mr = rc_dereg_mr,
-	.alloc_mw = rc_alloc_mw,
-	.bind_mw = rdmacore_bind_mw,
-	.dealloc_mw = rc_dealloc_mw,
+	RDMACORE_WINDOW_OPS,
 	.listen = rdmacore_listen,
 	.listener_fd = rdmacore_listener_fd,
 	.listener_get_event = rdmacore_listener_get_event,

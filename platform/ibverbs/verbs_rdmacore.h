@@ -1,9 +1,16 @@
 /*
  * verbs_rdmacore.h: the rdma-core provider's private types, shared by its
- * files (verbs_rdmacore.c: device, PD, CQ, MR, MW; verbs_rdmacore_cm.c:
+ * files (verbs_rdmacore.c: device, PD, CQ, MR; verbs_rdmacore_cm.c:
  * resolve, QP, connect/accept/disconnect; verbs_rdmacore_event.c: conn
  * events; verbs_rdmacore_listen.c: listeners; verbs_rdmacore_post.c: post,
- * poll, bind; verbs_rdmacore_map.c: the key -> object maps).
+ * poll; verbs_rdmacore_mw.c: memory windows, bind, invalidation;
+ * verbs_rdmacore_map.c: the key -> object maps).
+ *
+ * The provider speaks the libibverbs/librdmacm API: rdma-core's on Linux, and
+ * the OFED libibverbs 1.1.8 / librdmacm 1.0.21 that illumos ships over
+ * sol_uverbs (compiled and link-checked only: scripts/check-illumos.sh). That
+ * older API has no memory windows or Send with Invalidate; configure builds
+ * verbs_rdmacore_nomw.c in place of verbs_rdmacore_mw.c there.
  *
  * Every vb object is the first member of its rdma-core struct, so a vb pointer
  * downcasts with a plain cast (see the rdmacore_*_of helpers).
@@ -66,7 +73,7 @@ struct rdmacore_device {
 	struct ibv_context **list; /* rdma_get_devices(): kept so ctx stays librdmacm's */
 	struct ibv_context *ctx;   /* the same context rdma_cm ids on this device carry */
 	struct ibv_device_attr attr;
-	enum ibv_mw_type mw_type;  /* 0: no memory windows */
+	int mw_type;		   /* enum ibv_mw_type; 0: no memory windows */
 	unsigned wc_inv_flags;	   /* wc_flags bits meaning "with invalidate" (see rc_open) */
 	struct rdmacore_map qpmap; /* qp_num -> struct vb_conn */
 	struct rdmacore_map mwmap; /* rkey of a bound window -> struct rdmacore_mw */
@@ -141,8 +148,6 @@ static inline int rdmacore_is_ours(const struct vb_device *dev)
 
 /* vb access bits -> IBV_ACCESS_*; -EINVAL for unknown bits. */
 int rdmacore_access_to_ibv(unsigned access, int *out);
-/* vb window access (remote rights only) -> IBV_ACCESS_*; -EINVAL otherwise. */
-int rdmacore_mw_access_to_ibv(unsigned access, int *out);
 enum vb_wc_status rdmacore_wc_status(enum ibv_wc_status status);
 enum vb_wc_opcode rdmacore_wc_opcode(enum ibv_wc_opcode opcode);
 /* One vb send WR -> ibv WR (SGEs shared, not copied); -EINVAL for a bad WR. */
@@ -152,16 +157,51 @@ int rdmacore_send_wr_to_ibv(const struct vb_send_wr *wr, struct ibv_send_wr *out
 void rdmacore_wc_from_ibv(const struct ibv_wc *in, struct vb_conn *conn, unsigned inv_flags,
 			  struct vb_wc *out);
 
-/* ---- ops implemented in the other files ---- */
+/* The conn's QP, or NULL when conn is not ours or has no QP yet. */
+static inline struct ibv_qp *rdmacore_conn_qp(struct vb_conn *conn)
+{
+	if (conn == NULL || !rdmacore_is_ours(conn->dev))
+		return NULL;
+	return rdmacore_conn_of(conn)->qp;
+}
 
+/* ---- memory windows and invalidation: verbs_rdmacore_mw.c where the API
+ * has them, verbs_rdmacore_nomw.c (each says it has none) where not ---- */
+
+/* The window type the device offers (enum ibv_mw_type), 0 for none. */
+int rdmacore_mw_type(const struct ibv_device_attr *attr);
+/* Which wc_flags bits mean that a receive invalidated a key; 0: none can. */
+unsigned rdmacore_wc_inv_flags(const struct ibv_device_attr *attr);
+/* vb window access (remote rights only) -> IBV_ACCESS_*; -EINVAL otherwise
+ * (verbs_rdmacore_mw.c only). */
+int rdmacore_mw_access_to_ibv(unsigned access, int *out);
+/* The window ops (verbs_rdmacore_mw.c only): in the ops table where the API
+ * has windows and Send with Invalidate, else left out (NULL). */
+int rdmacore_alloc_mw(struct vb_pd *pd, struct vb_mw **out);
+int rdmacore_dealloc_mw(struct vb_mw *mw);
+int rdmacore_bind_mw(struct vb_conn *conn, struct vb_mw *mw, struct vb_mr *mr, void *addr,
+		     size_t len, unsigned access, uint64_t wr_id, int signaled);
+#if HAVE_DECL_IBV_ALLOC_MW && HAVE_DECL_IBV_WR_SEND_WITH_INV
+#define RDMACORE_WINDOW_OPS                                                                        \
+	.alloc_mw = rdmacore_alloc_mw, .bind_mw = rdmacore_bind_mw,                                \
+	.dealloc_mw = rdmacore_dealloc_mw
+#else
+#define RDMACORE_WINDOW_OPS .alloc_mw = NULL, .bind_mw = NULL, .dealloc_mw = NULL
+#endif
 /* A received Send with Invalidate named rkey: if it is one of our windows, it is unbound. */
 void rdmacore_mw_invalidated(struct rdmacore_device *d, uint32_t rkey);
+/* Make out a Send with Invalidate of rkey: 0, or -EOPNOTSUPP. */
+int rdmacore_send_inv(uint32_t rkey, struct ibv_send_wr *out);
+/* The key a receive with invalidate invalidated. */
+uint32_t rdmacore_wc_invalidated_rkey(const struct ibv_wc *wc);
+/* Whether opcode is the completion of a Local Invalidate. */
+int rdmacore_wc_is_local_inv(enum ibv_wc_opcode opcode);
+
+/* ---- ops implemented in the other files ---- */
 
 int rdmacore_poll_cq(struct vb_cq *cq, int n, struct vb_wc *wc);
 int rdmacore_post_send(struct vb_conn *conn, struct vb_send_wr *wr, struct vb_send_wr **bad);
 int rdmacore_post_recv(struct vb_conn *conn, struct vb_recv_wr *wr, struct vb_recv_wr **bad);
-int rdmacore_bind_mw(struct vb_conn *conn, struct vb_mw *mw, struct vb_mr *mr, void *addr,
-		     size_t len, unsigned access, uint64_t wr_id, int signaled);
 
 int rdmacore_listen(struct vb_device *dev, const char *host, const char *port, int backlog,
 		    struct vb_listener **out);

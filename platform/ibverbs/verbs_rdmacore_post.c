@@ -42,21 +42,6 @@ int rdmacore_access_to_ibv(unsigned access, int *out)
 	return 0;
 }
 
-/* Window rights: only remote read/write make sense for a window. */
-int rdmacore_mw_access_to_ibv(unsigned access, int *out)
-{
-	int f = 0;
-
-	if (access & ~(unsigned)VB_ACCESS_REMOTE)
-		return -EINVAL;
-	if (access & VB_ACCESS_REMOTE_READ)
-		f |= IBV_ACCESS_REMOTE_READ;
-	if (access & VB_ACCESS_REMOTE_WRITE)
-		f |= IBV_ACCESS_REMOTE_WRITE;
-	*out = f;
-	return 0;
-}
-
 /* ibv completion status -> vb status; the many rarer ibv errors become GENERAL_ERR. */
 enum vb_wc_status rdmacore_wc_status(enum ibv_wc_status status)
 {
@@ -93,9 +78,9 @@ enum vb_wc_opcode rdmacore_wc_opcode(enum ibv_wc_opcode opcode)
 		return VB_WC_RDMA_READ;
 	case IBV_WC_BIND_MW:
 		return VB_WC_BIND_MW;
-	case IBV_WC_LOCAL_INV:
-		return VB_WC_LOCAL_INV;
 	default:
+		if (rdmacore_wc_is_local_inv(opcode))
+			return VB_WC_LOCAL_INV;
 		return (opcode & IBV_WC_RECV) ? VB_WC_RECV : VB_WC_SEND;
 	}
 }
@@ -105,7 +90,7 @@ int rdmacore_send_wr_to_ibv(const struct vb_send_wr *wr, struct ibv_send_wr *out
 {
 	static const enum ibv_wr_opcode op[] = {
 		[VB_WR_SEND] = IBV_WR_SEND,
-		[VB_WR_SEND_WITH_INV] = IBV_WR_SEND_WITH_INV,
+		[VB_WR_SEND_WITH_INV] = IBV_WR_SEND, /* made so by rdmacore_send_inv */
 		[VB_WR_RDMA_WRITE] = IBV_WR_RDMA_WRITE,
 		[VB_WR_RDMA_READ] = IBV_WR_RDMA_READ,
 	};
@@ -127,7 +112,7 @@ int rdmacore_send_wr_to_ibv(const struct vb_send_wr *wr, struct ibv_send_wr *out
 		out->wr.rdma.remote_addr = wr->remote_addr;
 		out->wr.rdma.rkey = wr->rkey;
 	} else if (wr->opcode == VB_WR_SEND_WITH_INV) {
-		out->invalidate_rkey = wr->invalidate_rkey;
+		return rdmacore_send_inv(wr->invalidate_rkey, out);
 	}
 	return 0;
 }
@@ -146,16 +131,8 @@ void rdmacore_wc_from_ibv(const struct ibv_wc *in, struct vb_conn *conn, unsigne
 	if (in->status == IBV_WC_SUCCESS && (in->opcode & IBV_WC_RECV) &&
 	    (in->wc_flags & inv_flags)) {
 		out->wc_flags |= VB_WC_WITH_INV;
-		out->invalidated_rkey = in->invalidated_rkey;
+		out->invalidated_rkey = rdmacore_wc_invalidated_rkey(in);
 	}
-}
-
-/* The conn's QP, or NULL when conn is not ours or has no QP yet. */
-static struct ibv_qp *conn_qp(struct vb_conn *conn)
-{
-	if (conn == NULL || !rdmacore_is_ours(conn->dev))
-		return NULL;
-	return rdmacore_conn_of(conn)->qp;
 }
 
 /* Post up to POST_BATCH WRs from *wrp; advances *wrp past those posted. */
@@ -186,7 +163,7 @@ static int post_send_batch(struct ibv_qp *qp, struct vb_send_wr **wrp, struct vb
 int rdmacore_post_send(struct vb_conn *conn, struct vb_send_wr *wr, struct vb_send_wr **bad)
 {
 	struct vb_send_wr *dummy;
-	struct ibv_qp *qp = conn_qp(conn);
+	struct ibv_qp *qp = rdmacore_conn_qp(conn);
 	int rc;
 
 	if (bad == NULL)
@@ -233,7 +210,7 @@ static int post_recv_batch(struct ibv_qp *qp, struct vb_recv_wr **wrp, struct vb
 int rdmacore_post_recv(struct vb_conn *conn, struct vb_recv_wr *wr, struct vb_recv_wr **bad)
 {
 	struct vb_recv_wr *dummy;
-	struct ibv_qp *qp = conn_qp(conn);
+	struct ibv_qp *qp = rdmacore_conn_qp(conn);
 	int rc;
 
 	if (bad == NULL)
@@ -300,138 +277,4 @@ int rdmacore_poll_cq(struct vb_cq *cq, int n, struct vb_wc *wc)
 			break;
 	}
 	return got;
-}
-
-/* The peer invalidated rkey: a window of ours bound under it is now unbound. */
-void rdmacore_mw_invalidated(struct rdmacore_device *d, uint32_t rkey)
-{
-	struct rdmacore_map_node *node;
-
-	rdmacore_map_wrlock(&d->mwmap);
-	if ((node = rdmacore_map_find_locked(&d->mwmap, rkey)) != NULL) {
-		((struct rdmacore_mw *)node->obj)->base.rkey = 0;
-		rdmacore_map_remove_locked(&d->mwmap, node);
-	}
-	rdmacore_map_unlock(&d->mwmap);
-}
-
-/* Record the window's key after a bind (key != 0) or an unbind (key 0). */
-static void mw_set_key(struct rdmacore_mw *w, uint32_t key)
-{
-	struct rdmacore_map *map = &rdmacore_device_of(w->base.pd->dev)->mwmap;
-
-	rdmacore_map_wrlock(map);
-	rdmacore_map_remove_locked(map, &w->node);
-	w->base.rkey = key;
-	w->node.key = key;
-	if (key && rdmacore_map_insert_locked(map, &w->node) != 0)
-		log_warn("window key 0x%x mapped twice", key);
-	rdmacore_map_unlock(map);
-}
-
-/* Checks common to both window types; fills the ibv bind description. */
-static int bind_info_of(struct vb_mw *mw, struct vb_mr *mr, void *addr, size_t len, unsigned access,
-			struct ibv_mw_bind_info *bi)
-{
-	int flags, rc;
-
-	memset(bi, 0, sizeof(*bi));
-	if (len == 0)
-		return 0;
-	if (mr == NULL || mr->pd != mw->pd || addr == NULL)
-		return -EINVAL;
-	if (!(mr->access & VB_ACCESS_MW_BIND) || (char *)addr < (char *)mr->addr ||
-	    len > mr->length || (size_t)((char *)addr - (char *)mr->addr) > mr->length - len)
-		return -EINVAL;
-	if ((rc = rdmacore_mw_access_to_ibv(access, &flags)) != 0)
-		return rc;
-	bi->mr = ((struct rdmacore_mr *)mr)->mr;
-	bi->addr = (uint64_t)(uintptr_t)addr;
-	bi->length = len;
-	bi->mw_access_flags = flags;
-	return 0;
-}
-
-/*
- * Type 2: a bound window must be invalidated before it is bound again, so a
- * rebind is LOCAL_INV + BIND_MW in one post; an unbind is the LOCAL_INV alone.
- * The key of a bind is the window's key with the next 8-bit tag.
- */
-static int bind_type2(struct ibv_qp *qp, struct rdmacore_mw *w, const struct ibv_mw_bind_info *bi,
-		      uint64_t wr_id, int signaled)
-{
-	struct ibv_send_wr wr[2], *first = &wr[1], *bad;
-	uint32_t key = bi->length ? ibv_inc_rkey(w->mw->rkey) : 0;
-	int rc;
-
-	memset(wr, 0, sizeof(wr));
-	wr[0].opcode = IBV_WR_LOCAL_INV;
-	wr[0].invalidate_rkey = w->mw->rkey;
-	wr[0].wr_id = wr_id;
-	if (bi->length == 0 || w->base.rkey != 0) { /* unbind, or rebind of a bound window */
-		first = &wr[0];
-		wr[0].next = bi->length ? &wr[1] : NULL;
-	}
-	if (bi->length) {
-		wr[1].wr_id = wr_id;
-		wr[1].opcode = IBV_WR_BIND_MW;
-		wr[1].bind_mw.mw = w->mw;
-		wr[1].bind_mw.rkey = key;
-		wr[1].bind_mw.bind_info = *bi;
-	}
-	(bi->length ? &wr[1] : &wr[0])->send_flags = signaled ? IBV_SEND_SIGNALED : 0;
-	if ((rc = ibv_post_send(qp, first, &bad)) != 0)
-		return -rc;
-	if (bi->length)
-		w->mw->rkey = key;
-	mw_set_key(w, key);
-	return 0;
-}
-
-/*
- * Type 1: ibv_bind_mw, which gives the window a fresh key. An unbind names the
- * MR of the current binding with length 0: librxe (rdma-core 44) reads the MR
- * of every bind and crashes on the NULL that ibv_bind_mw(3) allows.
- */
-static int bind_type1(struct ibv_qp *qp, struct rdmacore_mw *w, struct ibv_mw_bind *b,
-		      uint64_t wr_id, int signaled)
-{
-	int rc;
-
-	b->wr_id = wr_id;
-	b->send_flags = signaled ? IBV_SEND_SIGNALED : 0;
-	if (b->bind_info.length == 0)
-		b->bind_info.mr = w->bound_mr;
-	if ((rc = ibv_bind_mw(qp, w->mw, b)) != 0)
-		return -rc;
-	mw_set_key(w, b->bind_info.length ? w->mw->rkey : 0);
-	return 0;
-}
-
-/* Bind mw over [addr, addr+len) of mr with a fresh rkey, or unbind when len is 0. */
-int rdmacore_bind_mw(struct vb_conn *conn, struct vb_mw *mw, struct vb_mr *mr, void *addr,
-		     size_t len, unsigned access, uint64_t wr_id, int signaled)
-{
-	struct rdmacore_mw *w = (struct rdmacore_mw *)mw;
-	struct ibv_qp *qp = conn_qp(conn);
-	struct ibv_mw_bind b;
-	int rc;
-
-	if (qp == NULL || mw == NULL || mw->pd == NULL || mw->pd->dev != conn->dev)
-		return -EINVAL;
-	if ((rc = bind_info_of(mw, mr, addr, len, access, &b.bind_info)) != 0)
-		return rc;
-	if (len == 0 && mw->rkey == 0) {
-		/* Unbound already (here, or by the peer's Send with Invalidate). Invalidating a
-		 * free window is an error on hardware and oopses Linux 6.1 rxe: refuse it. */
-		log_debug("window is not bound");
-		return -EINVAL;
-	}
-	if (w->mw->type == IBV_MW_TYPE_2)
-		rc = bind_type2(qp, w, &b.bind_info, wr_id, signaled);
-	else
-		rc = bind_type1(qp, w, &b, wr_id, signaled);
-	if (rc == 0)
-		w->bound_mr = b.bind_info.mr;
-	return rc;
 }
