@@ -33,17 +33,18 @@ int be_fh_open(const struct export *e, const struct osdep_fh *ofh, enum osdep_op
 }
 
 /* See backend_int.h. */
-void be_fh_removed(const struct export *e, const struct stat *st)
+void be_fh_removed(const struct export *e, const struct stat *st, int dir, const char *name)
 {
-	if (e->fhx && (S_ISDIR(st->st_mode) || st->st_nlink <= 1))
-		fh_index_removed(e->fhx, st);
+	if (e->fhx)
+		fh_index_removed(e->fhx, st, dir, name);
 }
 
 /* See backend_int.h. */
-void be_fh_moved(const struct export *e, const struct stat *st, int todir, const char *name)
+void be_fh_moved(const struct export *e, const struct stat *st, int fromdir, const char *from,
+		 int todir, const char *to)
 {
 	if (e->fhx)
-		fh_index_moved(e->fhx, st, todir, name);
+		fh_index_moved(e->fhx, st, fromdir, from, todir, to);
 }
 
 /* The MAC of a handle's first len bytes. */

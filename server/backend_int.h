@@ -107,10 +107,12 @@ void be_cred_leave(struct nfs_req *req);
  * osdep_fh_get/osdep_fh_open). */
 int be_fh_get(const struct export *e, int dirfd, const char *name, struct osdep_fh *ofh);
 int be_fh_open(const struct export *e, const struct osdep_fh *ofh, enum osdep_open_mode mode);
-/* Tell the scheme what the server did to a name: st (as it was before) lost
- * one (a REMOVE, RMDIR, or a RENAME over it), or was renamed to todir/name. */
-void be_fh_removed(const struct export *e, const struct stat *st);
-void be_fh_moved(const struct export *e, const struct stat *st, int todir, const char *name);
+/* Tell the scheme what the server did to a name: dir/name, which was st (as
+ * it was before), went (a REMOVE, RMDIR, or a RENAME over it), or st was
+ * renamed from fromdir/from (or, from NULL, linked) to todir/to. */
+void be_fh_removed(const struct export *e, const struct stat *st, int dir, const char *name);
+void be_fh_moved(const struct export *e, const struct stat *st, int fromdir, const char *from,
+		 int todir, const char *to);
 
 /* Encode our handle for a platform handle; 0 or -EOVERFLOW. */
 int be_fh_encode(const struct export *e, const struct osdep_fh *ofh, unsigned char *buf,

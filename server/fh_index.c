@@ -1,7 +1,9 @@
 /*
  * fh_index.c: portable file handles (fh_index.h) over an LMDB index per
  * export. Keys are inode numbers (8 bytes, big endian); each value is the
- * object's generation, stamp, parent directory's inode number and name. The
+ * object's generation, stamp, and the names it was last seen under (up to
+ * FHX_NAMES hard links, newest first), each its parent directory's inode
+ * number and its name in it. The
  * key "root" holds the export root's inode number and generation; an index
  * made for another directory (the export's path changed, its id did not) is
  * emptied when opened.
@@ -37,16 +39,63 @@
 #define FHX_MAP_SIZE ((size_t)1 << 30)
 /* Directories between an object and the root that are followed. */
 #define FHX_DEPTH_MAX 1024
+/* Names (hard links) of one object the index keeps. */
+#define FHX_NAMES 4
 /* Searches that found nothing, remembered so that a client repeating a
  * stale handle does not walk the export each time. */
 #define FHX_MISSES	 16
 #define FHX_MISS_SECONDS 30
 
-struct fhx_rec {
-	uint32_t gen;
-	uint64_t stamp, parent;
+struct fhx_name {
+	uint64_t parent; /* the directory's inode number */
 	char name[NAME_MAX + 1];
 };
+
+struct fhx_rec {
+	uint32_t gen;
+	uint64_t stamp;
+	unsigned n; /* names, newest first; 0: none known now */
+	struct fhx_name names[FHX_NAMES];
+};
+
+/* The index of parent/name among r's names, or -1. */
+static int rec_find(const struct fhx_rec *r, uint64_t parent, const char *name)
+{
+	for (unsigned i = 0; i < r->n; i++)
+		if (r->names[i].parent == parent && strcmp(r->names[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Forget parent/name among r's names (if there). */
+static void rec_drop(struct fhx_rec *r, uint64_t parent, const char *name)
+{
+	int i = rec_find(r, parent, name);
+
+	if (i < 0)
+		return;
+	memmove(&r->names[i], &r->names[i + 1], (r->n - (unsigned)i - 1) * sizeof(r->names[0]));
+	r->n--;
+}
+
+/* Make parent/name r's newest name (the oldest goes when all are taken). */
+static void rec_add(struct fhx_rec *r, uint64_t parent, const char *name)
+{
+	rec_drop(r, parent, name);
+	if (r->n == FHX_NAMES)
+		r->n--;
+	memmove(&r->names[1], &r->names[0], r->n * sizeof(r->names[0]));
+	r->names[0].parent = parent;
+	snprintf(r->names[0].name, sizeof(r->names[0].name), "%s", name);
+	r->n++;
+}
+
+/* Make parent/name r's only name. */
+static void rec_only(struct fhx_rec *r, uint64_t parent, const char *name)
+{
+	r->n = 0;
+	rec_add(r, parent, name);
+}
 
 struct fh_index {
 	struct fh_index *next; /* in the open list */
@@ -124,29 +173,60 @@ static int mdb_errno(int rc)
 	return rc > 0 ? -rc : -EIO;
 }
 
+/* Decode an entry's value into r: 0, or -1 when it is malformed. */
+static int rec_decode(const unsigned char *v, size_t len, struct fhx_rec *r)
+{
+	size_t off = 13, n;
+
+	if (len < 13 || v[12] > FHX_NAMES)
+		return -1;
+	r->gen = get32(v);
+	r->stamp = get64(v + 4);
+	r->n = v[12];
+	for (unsigned i = 0; i < r->n; i++) {
+		if (len - off < 9 || (n = v[off + 8]) == 0 || n > NAME_MAX || len - off - 9 < n)
+			return -1;
+		r->names[i].parent = get64(v + off);
+		memcpy(r->names[i].name, v + off + 9, n);
+		r->names[i].name[n] = '\0';
+		off += 9 + n;
+	}
+	return off == len ? 0 : -1;
+}
+
+/* Encode r into v (room for FHX_VALUE_MAX bytes); its length. */
+#define FHX_VALUE_MAX (13 + FHX_NAMES * (9 + NAME_MAX))
+static size_t rec_encode(const struct fhx_rec *r, unsigned char *v)
+{
+	size_t off = 13, n;
+
+	put32(v, r->gen);
+	put64(v + 4, r->stamp);
+	v[12] = (unsigned char)r->n;
+	for (unsigned i = 0; i < r->n; i++) {
+		n = strlen(r->names[i].name);
+		put64(v + off, r->names[i].parent);
+		v[off + 8] = (unsigned char)n;
+		memcpy(v + off + 9, r->names[i].name, n);
+		off += 9 + n;
+	}
+	return off;
+}
+
 /* The entry of ino: 0, -ENOENT or another -errno. */
 static int rec_get(struct fh_index *x, uint64_t ino, struct fhx_rec *r)
 {
 	unsigned char k[8];
 	MDB_val key = {sizeof(k), k}, val;
 	MDB_txn *txn;
-	const unsigned char *v;
 	int rc;
 
 	put64(k, ino);
 	if ((rc = mdb_txn_begin(x->env, NULL, MDB_RDONLY, &txn)) != 0)
 		return mdb_errno(rc);
 	rc = mdb_get(txn, x->dbi, &key, &val);
-	if (rc == 0 && (val.mv_size <= 20 || val.mv_size > 20 + NAME_MAX))
+	if (rc == 0 && rec_decode(val.mv_data, val.mv_size, r) < 0)
 		rc = MDB_CORRUPTED;
-	if (rc == 0) {
-		v = val.mv_data;
-		r->gen = get32(v);
-		r->stamp = get64(v + 4);
-		r->parent = get64(v + 12);
-		memcpy(r->name, v + 20, val.mv_size - 20);
-		r->name[val.mv_size - 20] = '\0';
-	}
 	mdb_txn_abort(txn);
 	return rc == 0 ? 0 : mdb_errno(rc);
 }
@@ -180,19 +260,12 @@ enum fhx_expect {
 static int rec_put(struct fh_index *x, uint64_t ino, enum fhx_expect expect, uint32_t gen,
 		   const struct fhx_rec *r)
 {
-	unsigned char k[8], v[20 + NAME_MAX];
-	size_t n = r ? strlen(r->name) : 0;
-	MDB_val key = {sizeof(k), k}, val = {20 + n, v}, cur;
+	unsigned char k[8], v[FHX_VALUE_MAX];
+	MDB_val key = {sizeof(k), k}, val = {r ? rec_encode(r, v) : 0, v}, cur;
 	MDB_txn *txn;
 	int rc;
 
 	put64(k, ino);
-	if (r) {
-		put32(v, r->gen);
-		put64(v + 4, r->stamp);
-		put64(v + 12, r->parent);
-		memcpy(v + 20, r->name, n);
-	}
 	if ((rc = mdb_txn_begin(x->env, NULL, 0, &txn)) != 0)
 		return mdb_errno(rc);
 	if (expect != FHX_ANY) {
@@ -281,38 +354,84 @@ static int open_checked(struct fh_index *x, int dirfd, const char *name, uint64_
 	return fd;
 }
 
-/* An fd of the directory ino, by the names the index holds. */
-static int open_dir(struct fh_index *x, uint64_t ino, int depth)
+/* An fd of the directory ino, by the names the index holds: its ancestors'
+ * entries are read up to the root, then opened down from it, each checked.
+ * (A directory has one name; files, the leaves, may have several.) */
+static int open_dir(struct fh_index *x, uint64_t ino)
 {
+	struct step {
+		uint64_t ino, stamp;
+		char name[NAME_MAX + 1];
+	} *chain = NULL, *grown;
+	size_t n = 0, cap = 0;
 	struct fhx_rec r;
-	int pfd, fd;
+	int fd, next, rc = 0;
 
-	if (ino == x->root_ino) {
-		fd = openat(x->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		return fd < 0 ? -errno : fd;
+	for (uint64_t cur = ino; cur != x->root_ino && rc == 0; cur = r.names[0].parent) {
+		if (n == FHX_DEPTH_MAX || (rc = rec_get(x, cur, &r)) < 0 || r.n == 0) {
+			rc = rc < 0 && rc != -ENOENT ? rc : -ESTALE;
+			break;
+		}
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			if ((grown = realloc(chain, cap * sizeof(*chain))) == NULL) {
+				rc = -ENOMEM;
+				break;
+			}
+			chain = grown;
+		}
+		chain[n].ino = cur;
+		chain[n].stamp = r.stamp;
+		memcpy(chain[n].name, r.names[0].name, sizeof(chain[n].name));
+		n++;
 	}
-	if (depth > FHX_DEPTH_MAX)
-		return -ESTALE;
-	if ((fd = rec_get(x, ino, &r)) < 0)
-		return fd == -ENOENT ? -ESTALE : fd;
-	if ((pfd = open_dir(x, r.parent, depth + 1)) < 0)
-		return pfd;
-	fd = open_checked(x, pfd, r.name, ino, r.stamp, OSDEP_OPEN_READ, 1);
-	close(pfd);
+	fd = rc < 0 ? rc : openat(x->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd == -1)
+		fd = -errno;
+	while (fd >= 0 && n > 0) {
+		n--;
+		next = open_checked(x, fd, chain[n].name, chain[n].ino, chain[n].stamp,
+				    OSDEP_OPEN_READ, 1);
+		close(fd);
+		fd = next;
+	}
+	free(chain);
 	return fd;
 }
 
-/* Whether the names the index holds for r still lead to object ino. */
+/* Open object ino (a handle's stamp: 0, not checked) as mode by the names r
+ * holds, newest first: an fd, or -ESTALE when none leads to it now. */
+static int open_by_names(struct fh_index *x, const struct fhx_rec *r, uint64_t ino, uint64_t stamp,
+			 enum osdep_open_mode mode)
+{
+	int pfd, fd;
+
+	for (unsigned i = 0; i < r->n; i++) {
+		if ((pfd = open_dir(x, r->names[i].parent)) == -ESTALE)
+			continue;
+		if (pfd < 0)
+			return pfd;
+		fd = open_checked(x, pfd, r->names[i].name, ino, stamp, mode, 0);
+		close(pfd);
+		if (fd != -ESTALE)
+			return fd;
+	}
+	return -ESTALE;
+}
+
+/* Whether a name r holds still leads to object ino. */
 static int rec_leads_to(struct fh_index *x, const struct fhx_rec *r, uint64_t ino)
 {
 	struct stat st;
-	int pfd = open_dir(x, r->parent, 1), ok;
+	int pfd, ok = 0;
 
-	if (pfd < 0)
-		return 0;
-	ok = fstatat(pfd, r->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == x->dev &&
-	     (uint64_t)st.st_ino == ino;
-	close(pfd);
+	for (unsigned i = 0; i < r->n && !ok; i++) {
+		if ((pfd = open_dir(x, r->names[i].parent)) < 0)
+			continue;
+		ok = fstatat(pfd, r->names[i].name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		     st.st_dev == x->dev && (uint64_t)st.st_ino == ino;
+		close(pfd);
+	}
 	return ok;
 }
 
@@ -335,7 +454,7 @@ static void note_dir(struct fh_index *x, int dir, uint64_t dir_ino, const char *
 	struct fhx_rec r;
 
 	if (rec_get(x, ino, &r) == 0) {
-		if (r.parent == dir_ino && strcmp(r.name, name) == 0)
+		if (rec_find(&r, dir_ino, name) >= 0)
 			return;
 		if (r.stamp == 0 || r.stamp != s)
 			return;
@@ -344,8 +463,7 @@ static void note_dir(struct fh_index *x, int dir, uint64_t dir_ino, const char *
 		return;
 	}
 	r.stamp = s;
-	r.parent = dir_ino;
-	snprintf(r.name, sizeof(r.name), "%s", name);
+	rec_only(&r, dir_ino, name);
 	rec_put(x, ino, e, r.gen, &r); /* lost to another writer: theirs stands */
 }
 
@@ -460,6 +578,7 @@ static int name_in_parent(const struct fh_index *x, int pdir, uint64_t ino, char
  * or whose entry was lost): each missing one is found by name in "..". */
 static int ensure_dir(struct fh_index *x, int dir, int depth)
 {
+	char name[NAME_MAX + 1];
 	struct stat st, pst;
 	struct fhx_rec r;
 	int pdir, rc;
@@ -476,11 +595,11 @@ static int ensure_dir(struct fh_index *x, int dir, int depth)
 		return -errno;
 	if (fstat(pdir, &pst) < 0)
 		rc = -errno;
-	else if ((rc = name_in_parent(x, pdir, (uint64_t)st.st_ino, r.name, sizeof(r.name))) == 0 &&
+	else if ((rc = name_in_parent(x, pdir, (uint64_t)st.st_ino, name, sizeof(name))) == 0 &&
 		 (rc = ensure_dir(x, pdir, depth + 1)) == 0 &&
 		 (rc = getentropy(&r.gen, sizeof(r.gen)) != 0 ? -errno : 0) == 0) {
-		r.stamp = stamp_of(x, pdir, r.name);
-		r.parent = (uint64_t)pst.st_ino;
+		r.stamp = stamp_of(x, pdir, name);
+		rec_only(&r, (uint64_t)pst.st_ino, name);
 		rc = rec_put(x, (uint64_t)st.st_ino, FHX_ABSENT, 0, &r);
 		rc = rc == -EAGAIN ? 0 : rc; /* another thread made it */
 	}
@@ -498,10 +617,11 @@ static void encode(struct osdep_fh *fh, uint64_t ino, uint32_t gen, uint64_t sta
 	fh->len = FHX_LEN;
 }
 
-/* The entry object ino (now parent/name, with stamp) gets, given the one it
- * has (*r, if have): kept, moved (the stamp proves it the same object), or a
- * new one with a new generation (a new object, or one nothing can prove the
- * same). *r is what it ends with; -EAGAIN when another thread wrote first. */
+/* The entry object ino (seen now as parent/name, with stamp) gets, given
+ * the one it has (*r, if have): kept (with this name added: a hard link),
+ * moved (the stamp proves it the same object), or a new one with a new
+ * generation (a new object, or one nothing can prove the same). *r is what
+ * it ends with; -EAGAIN when another thread wrote first. */
 static int decide(struct fh_index *x, struct fhx_rec *r, int have, uint64_t ino, uint64_t parent,
 		  const char *name, uint64_t stamp)
 {
@@ -510,21 +630,19 @@ static int decide(struct fh_index *x, struct fhx_rec *r, int have, uint64_t ino,
 
 	if (have && r->stamp && stamp && r->stamp != stamp) {
 		have = 0; /* the inode number was re-used */
-	} else if (have && (r->parent != parent || strcmp(r->name, name) != 0)) {
-		if (rec_leads_to(x, r, ino))
-			return 0; /* another name of it: keep the one known */
-		if (r->stamp && r->stamp == stamp)
-			; /* renamed outside the server: the stamp proves it */
-		else
-			have = 0; /* cannot tell: a new generation, old handles stale */
-	} else if (have) {
+	} else if (have && rec_find(r, parent, name) >= 0) {
 		return 0;
+	} else if (have && rec_leads_to(x, r, ino)) {
+		rec_add(r, parent, name); /* another name of it */
+		return rec_put(x, ino, FHX_GEN, old, r);
+	} else if (have && !(r->stamp && r->stamp == stamp)) {
+		have = 0; /* cannot tell: a new generation, old handles stale */
 	}
+	/* else: renamed outside the server, which the stamp proves */
 	if (!have && getentropy(&r->gen, sizeof(r->gen)) != 0)
 		return -errno;
 	r->stamp = stamp;
-	r->parent = parent;
-	snprintf(r->name, sizeof(r->name), "%s", name);
+	rec_only(r, parent, name);
 	return rec_put(x, ino, had ? FHX_GEN : FHX_ABSENT, old, r);
 }
 
@@ -584,7 +702,7 @@ int fh_index_open_fh(struct fh_index *x, const struct osdep_fh *fh, enum osdep_o
 	struct fhx_rec r;
 	struct walk w;
 	uint32_t gen;
-	int fd, pfd, rc;
+	int fd, rc;
 
 	if (fh->len != FHX_LEN || fh->data[0] != FHX_SCHEME || fh->data[1] != 0 ||
 	    (unsigned)mode > OSDEP_OPEN_RDWR)
@@ -599,50 +717,66 @@ int fh_index_open_fh(struct fh_index *x, const struct osdep_fh *fh, enum osdep_o
 		return rc;
 	if (rc == 0 && r.gen != gen)
 		return -ESTALE; /* the entry is of another object now */
-	if (rc == 0 && (pfd = open_dir(x, r.parent, 1)) >= 0) {
-		fd = open_checked(x, pfd, r.name, ino, stamp, mode, 0);
-		close(pfd);
-		if (fd != -ESTALE)
-			return fd;
-	}
+	if (rc == 0 && (fd = open_by_names(x, &r, ino, stamp, mode)) != -ESTALE)
+		return fd;
 	/* moved outside the server, or its entry lost: only a stamp can show
 	 * that what a search finds is the same object */
 	if (stamp == 0 || !x->stamps || walk_export(x, ino, gen, stamp, &w) < 0)
 		return -ESTALE;
 	r.gen = gen;
 	r.stamp = stamp;
-	r.parent = w.parent;
-	snprintf(r.name, sizeof(r.name), "%s", w.name);
+	rec_only(&r, w.parent, w.name);
 	rc = rec_put(x, ino, rc == 0 ? FHX_GEN : FHX_ABSENT, gen, &r);
 	if (rc == -EAGAIN && (rc = rec_get(x, ino, &r)) == 0 && r.gen != gen)
 		return -ESTALE; /* another thread gave the number to another object */
 	if (rc < 0)
 		return rc == -ENOENT ? -ESTALE : rc;
-	if ((pfd = open_dir(x, r.parent, 1)) < 0)
-		return pfd;
-	fd = open_checked(x, pfd, r.name, ino, stamp, mode, 0);
-	close(pfd);
-	return fd;
+	return open_by_names(x, &r, ino, stamp, mode);
 }
 
 /* See fh_index.h. */
-void fh_index_removed(struct fh_index *x, const struct stat *st)
+void fh_index_removed(struct fh_index *x, const struct stat *st, int dir, const char *name)
 {
-	if (st->st_dev == x->dev && (uint64_t)st->st_ino != x->root_ino)
-		rec_put(x, (uint64_t)st->st_ino, FHX_ANY, 0, NULL);
+	uint64_t ino = (uint64_t)st->st_ino;
+	struct stat dst;
+	struct fhx_rec r;
+	struct walk w;
+
+	if (st->st_dev != x->dev || ino == x->root_ino)
+		return;
+	if (S_ISDIR(st->st_mode) || st->st_nlink <= 1) {
+		rec_put(x, ino, FHX_ANY, 0, NULL);
+		return;
+	}
+	/* one name of several: forget it; if it was the last one known (the
+	 * others were made outside the server, or more than FHX_NAMES), find
+	 * another now, while the object lives and its number is no other's */
+	if (rec_get(x, ino, &r) < 0 || fstat(dir, &dst) < 0 ||
+	    rec_find(&r, (uint64_t)dst.st_ino, name) < 0)
+		return;
+	rec_drop(&r, (uint64_t)dst.st_ino, name);
+	if (r.n == 0 && walk_export(x, ino, r.gen, 0, &w) == 0)
+		rec_only(&r, w.parent, w.name);
+	rec_put(x, ino, FHX_GEN, r.gen, &r);
 }
 
 /* See fh_index.h. */
-void fh_index_moved(struct fh_index *x, const struct stat *st, int todir, const char *name)
+void fh_index_moved(struct fh_index *x, const struct stat *st, int fromdir, const char *from,
+		    int todir, const char *to)
 {
 	struct stat dst;
 	struct fhx_rec r;
 
 	if (st->st_dev != x->dev || rec_get(x, (uint64_t)st->st_ino, &r) < 0 ||
-	    fstat(todir, &dst) < 0 || strlen(name) > NAME_MAX || ensure_dir(x, todir, 0) < 0)
+	    fstat(todir, &dst) < 0 || strlen(to) > NAME_MAX || ensure_dir(x, todir, 0) < 0)
 		return;
-	r.parent = (uint64_t)dst.st_ino;
-	snprintf(r.name, sizeof(r.name), "%s", name);
+	if (from != NULL) {
+		struct stat fst;
+
+		if (fstat(fromdir, &fst) == 0)
+			rec_drop(&r, (uint64_t)fst.st_ino, from);
+	}
+	rec_add(&r, (uint64_t)dst.st_ino, to);
 	rec_put(x, (uint64_t)st->st_ino, FHX_GEN, r.gen, &r);
 }
 

@@ -13,8 +13,9 @@
  * that the object found has the inode number (and the stamp) the handle
  * names. What survives what:
  *  - a restart of the server: everything (the index is on disk);
- *  - a rename or remove through the server: the index follows it (a removed
- *    object's entry goes, so a re-used inode number gets a new generation);
+ *  - a rename, link or remove through the server: the index follows it (it
+ *    keeps up to four names of a file with hard links; a removed object's
+ *    entry goes, so a re-used inode number gets a new generation);
  *  - a rename outside the server: with stamps, the export is walked to find
  *    the inode number again and the stamp proves it is the same object; without
  *    stamps the handle is stale;
@@ -59,10 +60,15 @@ int fh_index_get(struct fh_index *x, int dirfd, const char *name, struct osdep_f
  * cannot be proved to be the same object, -EINVAL when fh is malformed. */
 int fh_index_open_fh(struct fh_index *x, const struct osdep_fh *fh, enum osdep_open_mode mode);
 
-/* The server removed the last name of st (or a directory): forget it. */
-void fh_index_removed(struct fh_index *x, const struct stat *st);
-/* The server renamed st to todir/name: it is found there now. */
-void fh_index_moved(struct fh_index *x, const struct stat *st, int todir, const char *name);
+/* The server removed dir/name, which was st (as it was before): its last name
+ * (or a directory) is forgotten with its entry; of a file with other names,
+ * that name only (and when it was the last one known, another is found by a
+ * search). */
+void fh_index_removed(struct fh_index *x, const struct stat *st, int dir, const char *name);
+/* The server renamed st from fromdir/from to todir/to, or (from NULL) made
+ * todir/to another name of it (a hard link): it is found there now. */
+void fh_index_moved(struct fh_index *x, const struct stat *st, int fromdir, const char *from,
+		    int todir, const char *to);
 
 struct fh_index_stats {
 	uint64_t entries; /* objects in the index */

@@ -279,7 +279,7 @@ void nfs3_proc_remove(struct nfs_req *req, void *argp, void *resp)
 	if (unlinkat(d.fd, a->object.name, 0) < 0)
 		r->status = nfs3_errno_to_stat(errno);
 	else if (was.st_nlink)
-		be_fh_removed(d.exp, &was);
+		be_fh_removed(d.exp, &was, d.fd, a->object.name);
 	dirop_end(req, &d, &r->REMOVE3res_u.resok.dir_wcc);
 }
 
@@ -303,7 +303,7 @@ void nfs3_proc_rmdir(struct nfs_req *req, void *argp, void *resp)
 	else if (unlinkat(d.fd, a->object.name, AT_REMOVEDIR) < 0)
 		r->status = errno == EEXIST ? NFS3ERR_NOTEMPTY : nfs3_errno_to_stat(errno);
 	else
-		be_fh_removed(d.exp, &was);
+		be_fh_removed(d.exp, &was, d.fd, a->object.name);
 	dirop_end(req, &d, &r->RMDIR3res_u.resok.dir_wcc);
 }
 
@@ -327,14 +327,14 @@ static nfsstat3 resolve_pair(struct nfs_req *req, const nfs_fh3 *fa, const nfs_f
 	return st;
 }
 
-/* Tell the handle scheme about a RENAME of moved over victim (st_nlink 0:
- * there was none) to todir/name. */
+/* Tell the handle scheme about a RENAME of moved from fromdir/from over
+ * victim (st_nlink 0: there was none) at todir/to. */
 static void note_rename(const struct export *e, const struct stat *moved, const struct stat *victim,
-			int todir, const char *name)
+			int fromdir, const char *from, int todir, const char *to)
 {
-	be_fh_moved(e, moved, todir, name);
 	if (victim->st_nlink)
-		be_fh_removed(e, victim);
+		be_fh_removed(e, victim, todir, to);
+	be_fh_moved(e, moved, fromdir, from, todir, to);
 }
 
 /* See nfs3_proc.h. RENAME: from.dir/from.name -> to.dir/to.name. */
@@ -358,7 +358,8 @@ void nfs3_proc_rename(struct nfs_req *req, void *argp, void *resp)
 		else if (renameat(from.fd, a->from.name, to.fd, a->to.name) < 0)
 			r->status = nfs3_errno_to_stat(errno);
 		else if (victim.st_nlink == 0 || victim.st_ino != moved.st_ino)
-			note_rename(from.exp, &moved, &victim, to.fd, a->to.name);
+			note_rename(from.exp, &moved, &victim, from.fd, a->from.name, to.fd,
+				    a->to.name);
 		be_cred_leave(req);
 	}
 	be_wcc(from.exp, from.fd, &from.st, &ok->fromdir_wcc);
@@ -385,6 +386,8 @@ void nfs3_proc_link(struct nfs_req *req, void *argp, void *resp)
 		 (r->status = be_cred_enter(req, file.exp)) == NFS3_OK) {
 		if ((e = osdep_link_fd(file.fd, dir.fd, a->link.name)) < 0)
 			r->status = nfs3_errno_to_stat(-e);
+		else
+			be_fh_moved(file.exp, &file.st, -1, NULL, dir.fd, a->link.name);
 		be_cred_leave(req);
 	}
 	be_post_attr_fd(file.exp, file.fd, &ok->file_attributes);

@@ -182,20 +182,54 @@ static void renames_through_server(void **state)
 	/* the directory, renamed and told */
 	assert_int_equal(fstatat(f.root, "d", &st, AT_SYMLINK_NOFOLLOW), 0);
 	assert_int_equal(renameat(f.root, "d", f.root, "e"), 0);
-	fh_index_moved(f.x, &st, f.root, "e");
+	fh_index_moved(f.x, &st, f.root, "d", f.root, "e");
 	/* the file, moved to another directory and told */
 	assert_int_equal(mkdirat(f.root, "g", 0755), 0);
 	assert_int_equal(fstatat(f.root, "e/file", &st, AT_SYMLINK_NOFOLLOW), 0);
 	assert_int_equal(renameat(f.root, "e/file", f.root, "g/moved"), 0);
 	{
+		int e = openat(f.root, "e", O_RDONLY | O_DIRECTORY);
 		int g = openat(f.root, "g", O_RDONLY | O_DIRECTORY);
 
-		fh_index_moved(f.x, &st, g, "moved");
+		fh_index_moved(f.x, &st, e, "file", g, "moved");
 		close(g);
+		close(e);
 	}
 	fx_restart(&f);
 	assert_int_equal(opens_to(&f, &dir, "e"), 1);
 	assert_int_equal(opens_to(&f, &file, "g/moved"), 1);
+	fx_fini(&f);
+}
+
+/* Hard links through the server: a handle survives the removal of any of
+ * its names while one stays, with or without stamps (the newest name is
+ * kept; removing the one kept finds another while the file is alive). */
+static void hard_links(void **state)
+{
+	int stamps = *(const int *)*state;
+	struct stat st;
+	struct osdep_fh h;
+	struct fx f;
+
+	fx_init(&f, stamps);
+	mkfile(&f, "a");
+	handle_of(&f, "a", &h);
+	/* LINK a -> b, then REMOVE a: as nfs3_proc_link and _remove tell it */
+	assert_int_equal(linkat(f.root, "a", f.root, "b", 0), 0);
+	assert_int_equal(fstatat(f.root, "a", &st, 0), 0);
+	fh_index_moved(f.x, &st, -1, NULL, f.root, "b");
+	assert_int_equal(fstatat(f.root, "a", &st, 0), 0);
+	assert_int_equal(unlinkat(f.root, "a", 0), 0);
+	fh_index_removed(f.x, &st, f.root, "a");
+	assert_int_equal(opens_to(&f, &h, "b"), 1);
+	/* a name made outside the server, then the known one removed through it */
+	assert_int_equal(mkdirat(f.root, "sub", 0755), 0);
+	assert_int_equal(linkat(f.root, "b", f.root, "sub/c", 0), 0);
+	assert_int_equal(fstatat(f.root, "b", &st, 0), 0);
+	assert_int_equal(unlinkat(f.root, "b", 0), 0);
+	fh_index_removed(f.x, &st, f.root, "b");
+	fx_restart(&f);
+	assert_int_equal(opens_to(&f, &h, "sub/c"), 1);
 	fx_fini(&f);
 }
 
@@ -257,7 +291,7 @@ static void victim_reused(struct fx *f, int server, int same_name, struct osdep_
 		handle_of(f, "victim", old);
 		assert_int_equal(fstatat(f->root, "victim", &was, 0), 0);
 		if (server)
-			fh_index_removed(f->x, &was);
+			fh_index_removed(f->x, &was, f->root, "victim");
 		assert_int_equal(unlinkat(f->root, "victim", 0), 0);
 		usleep(1000); /* a later birth time, on clocks of coarse steps */
 		snprintf(name, len, "%s", same_name ? "victim" : "new");
@@ -339,7 +373,7 @@ static void lost_entry(void **state)
 	mkfile(&f, "d/file");
 	handle_of(&f, "d/file", &file);
 	assert_int_equal(fstatat(f.root, "d/file", &st, 0), 0);
-	fh_index_removed(f.x, &st); /* the entry goes; the file stays */
+	fh_index_removed(f.x, &st, f.root, "d/file"); /* the entry goes; the file stays */
 	fx_restart(&f);
 	assert_int_equal(opens_to(&f, &file, "d/file"), stamps ? 1 : -ESTALE);
 	fx_fini(&f);
@@ -451,6 +485,8 @@ int main(int argc, char **argv)
 		WITH(round_trip, off),
 		WITH(renames_through_server, on),
 		WITH(renames_through_server, off),
+		WITH(hard_links, on),
+		WITH(hard_links, off),
 		WITH(renames_outside, off),
 		WITH(lost_entry, off),
 		cmocka_unit_test(malformed_and_other_root),
