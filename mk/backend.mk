@@ -19,7 +19,7 @@ server_libnfsserver_a_SOURCES = \
 	server/backend.c server/backend.h server/backend_int.h \
 	server/backend_attr.c server/backend_fh.c \
 	server/export.c server/export.h \
-	server/fh_index.c server/fh_index.h \
+	server/fh_index.c server/fh_index.h server/fh_index_int.h server/fh_index_store.c \
 	server/fhcache.c server/fhcache.h \
 	server/nfs3.h server/nfs3_proc.h server/nfs3_proc.c server/nfs3_proc_dir.c \
 	server/nfs3_proc_io.c server/nfs3_proc_readdir.c \

@@ -1,302 +1,20 @@
 /*
- * fh_index.c: portable file handles (fh_index.h) over an LMDB index per
- * export. Keys are inode numbers (8 bytes, big endian); each value is the
- * object's generation, stamp, and the names it was last seen under (up to
- * FHX_NAMES hard links, newest first), each its parent directory's inode
- * number and its name in it. The
- * key "root" holds the export root's inode number and generation; an index
- * made for another directory (the export's path changed, its id did not) is
- * emptied when opened.
- *
- * The index is written without waiting for the disk (MDB_NOSYNC), and synced
- * at most once a second by a writer and when it is closed: a lost entry costs
- * a walk of the export (with stamps) or a stale handle (without), never a
- * wrong object, so the server does not pay an fsync per handle it hands out.
+ * fh_index.c: portable file handles (fh_index.h): handing out a handle for a
+ * name, opening the object a handle names by the names its entry holds
+ * (fh_index_store.c keeps the entries), and searching the export for an
+ * object whose names no longer lead to it.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include <lmdb.h>
-
 #include "common/base/log.h"
-#include "server/fh_index.h"
-
-/* Handle bytes: scheme, flags (0), inode number, generation, stamp. */
-#define FHX_SCHEME 'P'
-#define FHX_LEN	   (2 + 8 + 4 + 8)
-/* Address space the index file may grow to (sparse: only what is used is
- * on disk); at about 40 bytes of overhead and the name per entry, some
- * millions of objects. Past it fh_index_get says -ENOSPC. */
-#define FHX_MAP_SIZE ((size_t)1 << 30)
-/* Directories between an object and the root that are followed. */
-#define FHX_DEPTH_MAX 1024
-/* Names (hard links) of one object the index keeps. */
-#define FHX_NAMES 4
-/* Searches that found nothing, remembered so that a client repeating a
- * stale handle does not walk the export each time. */
-#define FHX_MISSES	 16
-#define FHX_MISS_SECONDS 30
-
-struct fhx_name {
-	uint64_t parent; /* the directory's inode number */
-	char name[NAME_MAX + 1];
-};
-
-struct fhx_rec {
-	uint32_t gen;
-	uint64_t stamp;
-	unsigned n; /* names, newest first; 0: none known now */
-	struct fhx_name names[FHX_NAMES];
-};
-
-/* The index of parent/name among r's names, or -1. */
-static int rec_find(const struct fhx_rec *r, uint64_t parent, const char *name)
-{
-	for (unsigned i = 0; i < r->n; i++)
-		if (r->names[i].parent == parent && strcmp(r->names[i].name, name) == 0)
-			return (int)i;
-	return -1;
-}
-
-/* Forget parent/name among r's names (if there). */
-static void rec_drop(struct fhx_rec *r, uint64_t parent, const char *name)
-{
-	int i = rec_find(r, parent, name);
-
-	if (i < 0)
-		return;
-	memmove(&r->names[i], &r->names[i + 1], (r->n - (unsigned)i - 1) * sizeof(r->names[0]));
-	r->n--;
-}
-
-/* Make parent/name r's newest name (the oldest goes when all are taken). */
-static void rec_add(struct fhx_rec *r, uint64_t parent, const char *name)
-{
-	rec_drop(r, parent, name);
-	if (r->n == FHX_NAMES)
-		r->n--;
-	memmove(&r->names[1], &r->names[0], r->n * sizeof(r->names[0]));
-	r->names[0].parent = parent;
-	snprintf(r->names[0].name, sizeof(r->names[0].name), "%s", name);
-	r->n++;
-}
-
-/* Make parent/name r's only name. */
-static void rec_only(struct fhx_rec *r, uint64_t parent, const char *name)
-{
-	r->n = 0;
-	rec_add(r, parent, name);
-}
-
-struct fh_index {
-	struct fh_index *next; /* in the open list */
-	char *path;
-	unsigned refs;
-	MDB_env *env;
-	MDB_dbi dbi;
-	int root_fd;
-	dev_t dev;
-	uint64_t root_ino;
-	uint32_t root_gen;
-	int stamps;
-	uint64_t walk_max;
-	pthread_mutex_t walk_lock; /* one walk at a time; misses */
-	pthread_mutex_t lock;	   /* stats, last_sync */
-	struct {
-		uint64_t ino;
-		uint32_t gen;
-		time_t when;
-	} misses[FHX_MISSES];
-	unsigned next_miss;
-	time_t last_sync;
-	uint64_t walks, found;
-	int full_logged;
-};
-
-/* Open indexes: a reload opens the new exports before it closes the old, and
- * LMDB forbids opening one file twice in a process. */
-static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct fh_index *open_list;
-
-static void put64(unsigned char *p, uint64_t v)
-{
-	for (int i = 7; i >= 0; i--, v >>= 8)
-		p[i] = (unsigned char)v;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static void put32(unsigned char *p, uint32_t v)
-{
-	for (int i = 3; i >= 0; i--, v >>= 8)
-		p[i] = (unsigned char)v;
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static time_t now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec;
-}
-
-/* An LMDB error as a negative errno (LMDB's own codes are below -30000). */
-static int mdb_errno(int rc)
-{
-	if (rc == 0)
-		return 0;
-	if (rc == MDB_MAP_FULL || rc == MDB_TXN_FULL)
-		return -ENOSPC;
-	if (rc == MDB_NOTFOUND)
-		return -ENOENT;
-	return rc > 0 ? -rc : -EIO;
-}
-
-/* Decode an entry's value into r: 0, or -1 when it is malformed. */
-static int rec_decode(const unsigned char *v, size_t len, struct fhx_rec *r)
-{
-	size_t off = 13, n;
-
-	if (len < 13 || v[12] > FHX_NAMES)
-		return -1;
-	r->gen = get32(v);
-	r->stamp = get64(v + 4);
-	r->n = v[12];
-	for (unsigned i = 0; i < r->n; i++) {
-		if (len - off < 9 || (n = v[off + 8]) == 0 || n > NAME_MAX || len - off - 9 < n)
-			return -1;
-		r->names[i].parent = get64(v + off);
-		memcpy(r->names[i].name, v + off + 9, n);
-		r->names[i].name[n] = '\0';
-		off += 9 + n;
-	}
-	return off == len ? 0 : -1;
-}
-
-/* Encode r into v (room for FHX_VALUE_MAX bytes); its length. */
-#define FHX_VALUE_MAX (13 + FHX_NAMES * (9 + NAME_MAX))
-static size_t rec_encode(const struct fhx_rec *r, unsigned char *v)
-{
-	size_t off = 13, n;
-
-	put32(v, r->gen);
-	put64(v + 4, r->stamp);
-	v[12] = (unsigned char)r->n;
-	for (unsigned i = 0; i < r->n; i++) {
-		n = strlen(r->names[i].name);
-		put64(v + off, r->names[i].parent);
-		v[off + 8] = (unsigned char)n;
-		memcpy(v + off + 9, r->names[i].name, n);
-		off += 9 + n;
-	}
-	return off;
-}
-
-/* The entry of ino: 0, -ENOENT or another -errno. */
-static int rec_get(struct fh_index *x, uint64_t ino, struct fhx_rec *r)
-{
-	unsigned char k[8];
-	MDB_val key = {sizeof(k), k}, val;
-	MDB_txn *txn;
-	int rc;
-
-	put64(k, ino);
-	if ((rc = mdb_txn_begin(x->env, NULL, MDB_RDONLY, &txn)) != 0)
-		return mdb_errno(rc);
-	rc = mdb_get(txn, x->dbi, &key, &val);
-	if (rc == 0 && rec_decode(val.mv_data, val.mv_size, r) < 0)
-		rc = MDB_CORRUPTED;
-	mdb_txn_abort(txn);
-	return rc == 0 ? 0 : mdb_errno(rc);
-}
-
-/* Write out what was committed, at most once a second. */
-static void maybe_sync(struct fh_index *x)
-{
-	time_t now = now_s(), last;
-
-	pthread_mutex_lock(&x->lock);
-	last = x->last_sync;
-	if (now != last)
-		x->last_sync = now;
-	pthread_mutex_unlock(&x->lock);
-	if (now != last)
-		mdb_env_sync(x->env, 1);
-}
-
-/* What a write of an entry expects to find there: nothing, an entry of a
- * given generation, or anything. Writers are serialised by LMDB, so checking
- * inside the write makes it a compare-and-swap: two threads handing out the
- * first handle of one object cannot give it two generations. */
-enum fhx_expect {
-	FHX_ABSENT,
-	FHX_GEN,
-	FHX_ANY,
-};
-
-/* Put (r != NULL) or delete the entry of ino, if what is there is what
- * expect (and gen) say; else -EAGAIN and nothing written. */
-static int rec_put(struct fh_index *x, uint64_t ino, enum fhx_expect expect, uint32_t gen,
-		   const struct fhx_rec *r)
-{
-	unsigned char k[8], v[FHX_VALUE_MAX];
-	MDB_val key = {sizeof(k), k}, val = {r ? rec_encode(r, v) : 0, v}, cur;
-	MDB_txn *txn;
-	int rc;
-
-	put64(k, ino);
-	if ((rc = mdb_txn_begin(x->env, NULL, 0, &txn)) != 0)
-		return mdb_errno(rc);
-	if (expect != FHX_ANY) {
-		rc = mdb_get(txn, x->dbi, &key, &cur);
-		if (rc != 0 && rc != MDB_NOTFOUND) {
-			mdb_txn_abort(txn);
-			return mdb_errno(rc);
-		}
-		if (expect == FHX_ABSENT
-			    ? rc == 0
-			    : rc != 0 || cur.mv_size < 4 || get32(cur.mv_data) != gen) {
-			mdb_txn_abort(txn);
-			return -EAGAIN;
-		}
-	}
-	rc = r ? mdb_put(txn, x->dbi, &key, &val, 0) : mdb_del(txn, x->dbi, &key, NULL);
-	if (rc == MDB_NOTFOUND && r == NULL)
-		rc = 0;
-	if (rc != 0)
-		mdb_txn_abort(txn);
-	else
-		rc = mdb_txn_commit(txn);
-	if (rc == MDB_MAP_FULL && !x->full_logged) {
-		x->full_logged = 1;
-		log_err("file handle index %s is full (%zu MiB): new objects get no handle",
-			x->path, FHX_MAP_SIZE >> 20);
-	}
-	if (rc == 0)
-		maybe_sync(x);
-	return rc == 0 ? 0 : mdb_errno(rc);
-}
+#include "server/fh_index_int.h"
 
 /* The stamp of dirfd/name, or 0 when there is none (or stamps are off). */
 static uint64_t stamp_of(const struct fh_index *x, int dirfd, const char *name)
@@ -573,21 +291,19 @@ static int name_in_parent(const struct fh_index *x, int pdir, uint64_t ino, char
 	return found ? 0 : -ESTALE;
 }
 
-/* Make sure directory dir and those above it up to the root have entries
- * (a handle of a directory the server met through a path it did not hand out,
- * or whose entry was lost): each missing one is found by name in "..". */
-static int ensure_dir(struct fh_index *x, int dir, int depth)
+/* Make sure directory dir (st: its stat) and those above it up to the root
+ * have entries (a directory the server met through a path it did not hand
+ * out, or whose entry was lost): each missing one is found by name in "..". */
+static int ensure_dir(struct fh_index *x, int dir, const struct stat *st, int depth)
 {
 	char name[NAME_MAX + 1];
-	struct stat st, pst;
+	struct stat pst;
 	struct fhx_rec r;
 	int pdir, rc;
 
-	if (fstat(dir, &st) < 0)
-		return -errno;
-	if ((uint64_t)st.st_ino == x->root_ino || st.st_dev != x->dev)
-		return st.st_dev == x->dev ? 0 : -EXDEV;
-	if ((rc = rec_get(x, (uint64_t)st.st_ino, &r)) != -ENOENT)
+	if ((uint64_t)st->st_ino == x->root_ino || st->st_dev != x->dev)
+		return st->st_dev == x->dev ? 0 : -EXDEV;
+	if ((rc = rec_get(x, (uint64_t)st->st_ino, &r)) != -ENOENT)
 		return rc;
 	if (depth > FHX_DEPTH_MAX)
 		return -ELOOP;
@@ -595,12 +311,12 @@ static int ensure_dir(struct fh_index *x, int dir, int depth)
 		return -errno;
 	if (fstat(pdir, &pst) < 0)
 		rc = -errno;
-	else if ((rc = name_in_parent(x, pdir, (uint64_t)st.st_ino, name, sizeof(name))) == 0 &&
-		 (rc = ensure_dir(x, pdir, depth + 1)) == 0 &&
+	else if ((rc = name_in_parent(x, pdir, (uint64_t)st->st_ino, name, sizeof(name))) == 0 &&
+		 (rc = ensure_dir(x, pdir, &pst, depth + 1)) == 0 &&
 		 (rc = getentropy(&r.gen, sizeof(r.gen)) != 0 ? -errno : 0) == 0) {
 		r.stamp = stamp_of(x, pdir, name);
 		rec_only(&r, (uint64_t)pst.st_ino, name);
-		rc = rec_put(x, (uint64_t)st.st_ino, FHX_ABSENT, 0, &r);
+		rc = rec_put(x, (uint64_t)st->st_ino, FHX_ABSENT, 0, &r);
 		rc = rc == -EAGAIN ? 0 : rc; /* another thread made it */
 	}
 	close(pdir);
@@ -666,11 +382,12 @@ int fh_index_get(struct fh_index *x, int dirfd, const char *name, struct osdep_f
 		/* a directory named by "", "." or "..": found in its parent */
 		fd = strcmp(name, "..") == 0
 			     ? openat(dirfd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-			     : fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+			     : dirfd;
 		if (fd < 0)
 			return -errno;
-		rc = ensure_dir(x, fd, 0);
-		close(fd);
+		rc = ensure_dir(x, fd, &st, 0);
+		if (fd != dirfd)
+			close(fd);
 		if (rc < 0 || (rc = rec_get(x, ino, &r)) < 0)
 			return rc == -ENOENT ? -ESTALE : rc;
 		encode(fh, ino, r.gen, r.stamp);
@@ -680,7 +397,7 @@ int fh_index_get(struct fh_index *x, int dirfd, const char *name, struct osdep_f
 		return -ENAMETOOLONG;
 	if (fstat(dirfd, &dst) < 0)
 		return -errno;
-	if ((rc = ensure_dir(x, dirfd, 0)) < 0)
+	if ((rc = ensure_dir(x, dirfd, &dst, 0)) < 0)
 		return rc;
 	stamp = stamp_of(x, dirfd, name);
 	for (int tries = 0; tries < 8; tries++) {
@@ -768,7 +485,7 @@ void fh_index_moved(struct fh_index *x, const struct stat *st, int fromdir, cons
 	struct fhx_rec r;
 
 	if (st->st_dev != x->dev || rec_get(x, (uint64_t)st->st_ino, &r) < 0 ||
-	    fstat(todir, &dst) < 0 || strlen(to) > NAME_MAX || ensure_dir(x, todir, 0) < 0)
+	    fstat(todir, &dst) < 0 || strlen(to) > NAME_MAX || ensure_dir(x, todir, &dst, 0) < 0)
 		return;
 	if (from != NULL) {
 		struct stat fst;
@@ -778,208 +495,4 @@ void fh_index_moved(struct fh_index *x, const struct stat *st, int fromdir, cons
 	}
 	rec_add(&r, (uint64_t)dst.st_ino, to);
 	rec_put(x, (uint64_t)st->st_ino, FHX_GEN, r.gen, &r);
-}
-
-/* See fh_index.h. */
-void fh_index_stats(struct fh_index *x, struct fh_index_stats *out)
-{
-	MDB_stat ms;
-	MDB_txn *txn;
-
-	memset(out, 0, sizeof(*out));
-	if (mdb_txn_begin(x->env, NULL, MDB_RDONLY, &txn) == 0) {
-		if (mdb_stat(txn, x->dbi, &ms) == 0 && ms.ms_entries > 0)
-			out->entries = ms.ms_entries - 1; /* not the root's */
-		mdb_txn_abort(txn);
-	}
-	pthread_mutex_lock(&x->lock);
-	out->walks = x->walks;
-	out->found = x->found;
-	pthread_mutex_unlock(&x->lock);
-}
-
-/* Read the root's entry, or (re)start the index for this root. */
-static int load_root(struct fh_index *x)
-{
-	static const char rk[] = "root";
-	MDB_val key = {sizeof(rk) - 1, (void *)rk}, val;
-	unsigned char v[12];
-	MDB_txn *txn;
-	int rc;
-
-	if ((rc = mdb_txn_begin(x->env, NULL, 0, &txn)) != 0)
-		return mdb_errno(rc);
-	if ((rc = mdb_dbi_open(txn, NULL, 0, &x->dbi)) != 0)
-		goto fail;
-	rc = mdb_get(txn, x->dbi, &key, &val);
-	if (rc == 0 && val.mv_size == sizeof(v) && get64(val.mv_data) == x->root_ino) {
-		x->root_gen = get32((const unsigned char *)val.mv_data + 8);
-		mdb_txn_abort(txn);
-		return 0;
-	}
-	if (rc == 0) {
-		log_notice("file handle index %s was made for another directory: starting afresh "
-			   "(handles of the old one are stale)",
-			   x->path);
-		if ((rc = mdb_drop(txn, x->dbi, 0)) != 0)
-			goto fail;
-	} else if (rc != MDB_NOTFOUND) {
-		goto fail;
-	}
-	if (getentropy(&x->root_gen, sizeof(x->root_gen)) != 0) {
-		rc = errno;
-		goto fail;
-	}
-	put64(v, x->root_ino);
-	put32(v + 8, x->root_gen);
-	val.mv_size = sizeof(v);
-	val.mv_data = v;
-	if ((rc = mdb_put(txn, x->dbi, &key, &val, 0)) != 0)
-		goto fail;
-	return mdb_errno(mdb_txn_commit(txn));
-fail:
-	mdb_txn_abort(txn);
-	return mdb_errno(rc);
-}
-
-/* mkdir -p dir, mode 0700 for what is made. */
-static int make_dir(const char *dir)
-{
-	char buf[PATH_MAX];
-	size_t n = strlen(dir);
-
-	if (n == 0 || n >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, dir, n + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	return mkdir(buf, 0700) < 0 && errno != EEXIST ? -errno : 0;
-}
-
-static void index_free(struct fh_index *x)
-{
-	if (x->env) {
-		mdb_env_sync(x->env, 1);
-		mdb_env_close(x->env);
-	}
-	if (x->root_fd >= 0)
-		close(x->root_fd);
-	pthread_mutex_destroy(&x->lock);
-	pthread_mutex_destroy(&x->walk_lock);
-	free(x->path);
-	free(x);
-}
-
-/* A new index for p at path. */
-static int index_new(const struct fh_index_params *p, const char *path, const struct stat *root,
-		     struct fh_index **out)
-{
-	struct fh_index *x = calloc(1, sizeof(*x));
-	int rc;
-
-	if (x == NULL)
-		return -ENOMEM;
-	pthread_mutex_init(&x->lock, NULL);
-	pthread_mutex_init(&x->walk_lock, NULL);
-	x->refs = 1;
-	x->dev = root->st_dev;
-	x->root_ino = (uint64_t)root->st_ino;
-	x->stamps = p->stamps;
-	x->walk_max = p->walk_max ? p->walk_max : 1000000;
-	x->root_fd = fcntl(p->root_fd, F_DUPFD_CLOEXEC, 0);
-	if (x->root_fd < 0 || (x->path = strdup(path)) == NULL) {
-		rc = x->root_fd < 0 ? -errno : -ENOMEM;
-		goto fail;
-	}
-	if ((rc = mdb_env_create(&x->env)) != 0) {
-		x->env = NULL;
-		rc = mdb_errno(rc);
-		goto fail;
-	}
-	if ((rc = mdb_env_set_mapsize(x->env, FHX_MAP_SIZE)) != 0 ||
-	    (rc = mdb_env_set_maxreaders(x->env, 1024)) != 0 ||
-	    (rc = mdb_env_open(x->env, path, MDB_NOSUBDIR | MDB_NOTLS | MDB_NOSYNC, 0600)) != 0) {
-		log_err("file handle index %s: %s", path, mdb_strerror(rc));
-		rc = mdb_errno(rc);
-		goto fail;
-	}
-	if ((rc = load_root(x)) < 0) {
-		log_err("file handle index %s: %s", path, strerror(-rc));
-		goto fail;
-	}
-	*out = x;
-	return 0;
-fail:
-	index_free(x);
-	return rc;
-}
-
-/* See fh_index.h. */
-int fh_index_open(const struct fh_index_params *p, struct fh_index **out)
-{
-	char path[PATH_MAX];
-	struct fh_index *x;
-	struct stat root;
-	int rc;
-
-	*out = NULL;
-	if (p->dir == NULL || p->dir[0] != '/') {
-		log_err("portable file handles need an absolute index directory "
-			"(server.handle_index_dir)");
-		return -EINVAL;
-	}
-	if (fstat(p->root_fd, &root) < 0)
-		return -errno;
-	if ((size_t)snprintf(path, sizeof(path), "%s/%08x.lmdb", p->dir, p->export_id) >=
-	    sizeof(path))
-		return -ENAMETOOLONG;
-	if ((rc = make_dir(p->dir)) < 0) {
-		log_err("file handle index directory %s: %s", p->dir, strerror(-rc));
-		return rc;
-	}
-	pthread_mutex_lock(&open_lock);
-	for (x = open_list; x; x = x->next)
-		if (strcmp(x->path, path) == 0)
-			break;
-	if (x && x->root_ino != (uint64_t)root.st_ino) {
-		log_err("file handle index %s is in use for another directory", path);
-		rc = -EBUSY;
-	} else if (x) {
-		x->refs++;
-		rc = 0;
-	} else if ((rc = index_new(p, path, &root, &x)) == 0) {
-		x->next = open_list;
-		open_list = x;
-	}
-	pthread_mutex_unlock(&open_lock);
-	if (rc == 0)
-		*out = x;
-	return rc;
-}
-
-/* See fh_index.h. */
-void fh_index_close(struct fh_index *x)
-{
-	struct fh_index **pp;
-
-	if (x == NULL)
-		return;
-	pthread_mutex_lock(&open_lock);
-	if (--x->refs > 0) {
-		pthread_mutex_unlock(&open_lock);
-		return;
-	}
-	for (pp = &open_list; *pp; pp = &(*pp)->next)
-		if (*pp == x) {
-			*pp = x->next;
-			break;
-		}
-	pthread_mutex_unlock(&open_lock);
-	index_free(x);
 }
