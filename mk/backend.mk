@@ -5,19 +5,23 @@
 # The per-OS hooks: one file per OS, chosen by configure. The illumos file is
 # not compiled on Linux, but ships in the tarball.
 EXTRA_DIST += platform/linux/osdep.c platform/illumos/osdep.c \
-	platform/linux/osdep_mount.c platform/illumos/osdep_mount.c
-libnfsrdma_a_SOURCES += common/base/osdep.h common/base/osdep_mount.h
+	platform/linux/osdep_mount.c platform/illumos/osdep_mount.c \
+	platform/linux/osdep_acl.c platform/illumos/osdep_acl.c
+libnfsrdma_a_SOURCES += common/base/osdep.h common/base/osdep_mount.h \
+	common/base/perm.c common/base/perm.h
 if PLATFORM_LINUX
-libnfsrdma_a_SOURCES += platform/linux/osdep.c platform/linux/osdep_mount.c
+libnfsrdma_a_SOURCES += platform/linux/osdep.c platform/linux/osdep_mount.c \
+	platform/linux/osdep_acl.c
 endif
 if PLATFORM_ILLUMOS
-libnfsrdma_a_SOURCES += platform/illumos/osdep.c platform/illumos/osdep_mount.c
+libnfsrdma_a_SOURCES += platform/illumos/osdep.c platform/illumos/osdep_mount.c \
+	platform/illumos/osdep_acl.c
 endif
 
 noinst_LIBRARIES += server/libnfsserver.a
 server_libnfsserver_a_SOURCES = \
 	server/backend.c server/backend.h server/backend_int.h \
-	server/backend_attr.c server/backend_fh.c \
+	server/backend_attr.c server/backend_fh.c server/backend_ident.c \
 	server/export.c server/export.h \
 	server/fh_index.c server/fh_index.h server/fh_index_int.h server/fh_index_store.c \
 	server/fhcache.c server/fhcache.h \
@@ -41,7 +45,9 @@ SERVER_LDADD = server/libnfsserver.a $(LDADD) $(CEPHFS_LIBS) $(LMDB_LIBS)
 EXTRA_DIST += t/unit/nfs3_testlib.h
 dist_check_SCRIPTS += t/unit/fh_index_stamps.sh t/unit/fh_index_reuse.sh \
 	t/unit/nfs3_proc_portable.sh t/unit/backend_fh_portable.sh \
-	t/unit/nfs3_security_portable.sh t/unit/nfs3_stress_portable.sh
+	t/unit/nfs3_security_portable.sh t/unit/nfs3_stress_portable.sh \
+	t/unit/nfs3_proc_userspace.sh t/unit/nfs3_security_userspace.sh \
+	t/unit/nfs3_stress_userspace.sh
 if HAVE_CMOCKA
 BACKEND_TESTS = t/unit/nfs3_proc_test t/unit/nfs3_security_test t/unit/backend_fh_test \
 	t/unit/nfs3_stress_test t/unit/mount3_test t/unit/nfs3_xdr_test
@@ -57,6 +63,14 @@ BACKEND_PORTABLE = t/unit/fh_index_stamps.sh t/unit/fh_index_reuse.sh \
 	t/unit/nfs3_proc_portable.sh t/unit/backend_fh_portable.sh \
 	t/unit/nfs3_security_portable.sh t/unit/nfs3_stress_portable.sh
 TESTS += $(BACKEND_PORTABLE)
+# User-space identity checks: their rules, and the backend's tests again with
+# them (server.identity = "userspace").
+check_PROGRAMS += t/unit/perm_test
+BACKEND_USERSPACE = t/unit/perm_test t/unit/nfs3_proc_userspace.sh \
+	t/unit/nfs3_security_userspace.sh t/unit/nfs3_stress_userspace.sh
+TESTS += $(BACKEND_USERSPACE)
+t_unit_perm_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_unit_perm_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
 t_unit_fh_index_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_unit_fh_index_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
 t_unit_nfs3_proc_test_SOURCES = t/unit/nfs3_proc_test.c t/unit/nfs3_proc_test.h \

@@ -96,10 +96,12 @@ check-posix: nfsrdma-client$(EXEEXT) server/nfsrdma-server$(EXEEXT) t/system/fse
 PHONY_TARGETS += check-posix
 EXTRA_TARGETS += check-posix:1800
 CLEANFILES += t/posix-suites.log
-# The same suites over RPC/RDMA with the server's portable file handles
-# (server.handles = "portable"): the results must be the native run's.
+# The same suites over RPC/RDMA on the portable paths an illumos server takes:
+# portable file handles (server.handles = "portable"), permissions checked in
+# user space (server.identity = "userspace") and the poll() event loop. The
+# results must be the native run's.
 check-posix-portable: nfsrdma-client$(EXEEXT) server/nfsrdma-server$(EXEEXT) t/system/fsexer$(EXEEXT)
-	POSIX_HANDLES=portable POSIX_TRANSPORTS=rdma-rw POSIX_LOGS=$(abs_top_builddir)/t/posix-portable-run \
+	POSIX_HANDLES=portable POSIX_IDENTITY=userspace NFSRDMA_POLLER=poll POSIX_TRANSPORTS=rdma-rw POSIX_LOGS=$(abs_top_builddir)/t/posix-portable-run \
 		$(MAKE) $(AM_MAKEFLAGS) check TESTS=t/system/posix_suites.sh \
 		TEST_SUITE_LOG=t/posix-suites-portable.log
 PHONY_TARGETS += check-posix-portable

@@ -62,5 +62,9 @@ TESTS += t/system/server_daemon_poll.sh
 # Once more with portable file handles (server.handles = "portable").
 TESTS += t/system/server_daemon_portable.sh
 dist_check_SCRIPTS += t/system/server_daemon_portable.sh
+# And as an illumos server runs: userspace identity checks, portable handles,
+# the poll() event loop.
+TESTS += t/system/server_daemon_userspace.sh
+dist_check_SCRIPTS += t/system/server_daemon_userspace.sh
 dist_check_SCRIPTS += t/unit/evloop_poll.sh t/unit/poller_poll.sh t/system/rpcrdma_poll.sh \
 	t/system/server_daemon_poll.sh

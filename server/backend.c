@@ -16,11 +16,6 @@
 #include "server/backend_int.h"
 #include "server/fh_index.h"
 
-/* Whether this thread took on a caller's identity (be_cred_leave undoes it),
- * and whether undoing it failed. */
-static _Thread_local int cred_switched, identity_lost;
-static int be_identity_ok(void);
-
 /* Idle fds the cache keeps at most; less if RLIMIT_NOFILE is low. */
 #define BE_FDCACHE_MAX 1024
 
@@ -124,7 +119,7 @@ int nfs_backend_create(const struct nfs_export_conf *exports, size_t n, uint32_t
 		nfs_backend_destroy(be);
 		return r;
 	}
-	be->cred_ok = osdep_cred_available();
+	be->cred_ok = geteuid() == 0;
 	if (!be->cred_ok)
 		log_warn("not running as root: every call runs as this process's own user");
 	be->fds = fhcache_create(fdcache_size());
@@ -180,6 +175,7 @@ void nfs_backend_handle_stats(struct nfs_backend *be, struct nfs_handle_stats *o
 	memset(out, 0, sizeof(*out));
 	nfs_backend_enter(be);
 	for (size_t i = 0; i < be->nexports; i++) {
+		out->userspace_identity += be->exports[i].user_ident != 0;
 		if (be->exports[i].fhx == NULL)
 			continue;
 		fh_index_stats(be->exports[i].fhx, &one);
@@ -380,67 +376,4 @@ uid_t be_req_uid(const struct nfs_req *req, const struct export *e)
 	be_req_rule(req, e, &rule);
 	export_map_cred(&rule, &req->cred, &uid, &gid, &ngids, gids);
 	return uid;
-}
-
-/* See backend_int.h. A caller mapped to uid 0 and gid 0 needs no switch: the
- * server already is root, and root's access does not depend on groups. That
- * saves the switch's system calls (about 12 us a call on a VM). */
-nfsstat3 be_cred_enter(struct nfs_req *req, const struct export *e)
-{
-	gid_t gid, gids[NFS_CRED_MAX_GIDS];
-	struct nfs_client_rule rule;
-	size_t ngids;
-	uid_t uid;
-	int r;
-
-	cred_switched = 0;
-	if (!req->be->cred_ok)
-		return NFS3_OK;
-	be_req_rule(req, e, &rule);
-	export_map_cred(&rule, &req->cred, &uid, &gid, &ngids, gids);
-	if (uid == 0 && gid == 0)
-		return NFS3_OK;
-	if (req->nowait) {
-		/* an event loop's thread never takes on an identity: it could touch
-		 * the device no more (rpcrdma_int.h); the call goes to a worker */
-		req->would_block = 1;
-		return NFS3ERR_JUKEBOX;
-	}
-	cred_switched = 1;
-	r = osdep_cred_set(uid, gid, ngids, gids);
-	if (r < 0) {
-		log_err("cannot take on uid %u gid %u: %s", (unsigned)uid, (unsigned)gid,
-			strerror(-r));
-		osdep_cred_restore();
-		return NFS3ERR_SERVERFAULT;
-	}
-	return NFS3_OK;
-}
-
-/* See backend_int.h. If our identity cannot be had back (setgroups can fail
- * for memory), this thread refuses every call until it can: see
- * be_identity_ok. */
-void be_cred_leave(struct nfs_req *req)
-{
-	int r;
-
-	if (!cred_switched)
-		return;
-	cred_switched = 0;
-	r = osdep_cred_restore();
-	if (r < 0) {
-		log_err("cannot restore the server's identity: %s; refusing calls on this thread "
-			"until it can",
-			strerror(-r));
-		identity_lost = 1;
-	}
-}
-
-/* Whether this thread runs with the server's own identity, retrying a
- * restore that failed before. */
-static int be_identity_ok(void)
-{
-	if (identity_lost && osdep_cred_restore() == 0)
-		identity_lost = 0;
-	return !identity_lost;
 }

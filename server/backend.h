@@ -41,6 +41,13 @@ enum nfs_fh_scheme {
 	NFS_FH_PORTABLE, /* fh_index: inode, generation, stamp */
 };
 
+/* How a POSIX export acts as the caller (server/backend_ident.c). */
+enum nfs_identity {
+	NFS_ID_AUTO,	  /* native where the OS has per-thread identities, else userspace */
+	NFS_ID_NATIVE,	  /* osdep_cred_set: the kernel checks as the caller */
+	NFS_ID_USERSPACE, /* the server keeps its identity and checks itself */
+};
+
 /* What an export grants one client. */
 struct nfs_client_rule {
 	int ro;		 /* refuse every modifying procedure with NFS3ERR_ROFS */
@@ -76,6 +83,7 @@ struct nfs_export_conf {
 	enum nfs_backend_kind backend;
 	enum nfs_fh_scheme handles;   /* for NFS_BACKEND_POSIX */
 	const char *handle_index_dir; /* where portable handles' indexes are */
+	enum nfs_identity identity;   /* for NFS_BACKEND_POSIX */
 	struct {
 		const char *conf_file, *client_id, *keyring; /* keyring NULL: conf_file's */
 		const char *root;			     /* the directory in the CephFS */
@@ -99,9 +107,11 @@ void nfs_backend_destroy(struct nfs_backend *be);
 /* Portable handles (server/fh_index.h), summed over the exports that use
  * them: how many do, the objects their indexes hold, the searches of an
  * export for an object whose entry was lost or out of date, and those that
- * found it. */
+ * found it; and the exports that check callers' permissions in user space
+ * (server.identity, server/backend_ident.c). */
 struct nfs_handle_stats {
 	uint64_t exports, entries, walks, found;
+	uint64_t userspace_identity;
 };
 void nfs_backend_handle_stats(struct nfs_backend *be, struct nfs_handle_stats *out);
 /* Replace the exports (SIGHUP): calls in flight finish under the old rules,

@@ -248,8 +248,8 @@ nfsstat3 be_io_allowed(const struct be_obj *o, uid_t uid, int write)
 
 	if (o->st.st_uid == uid)
 		return NFS3_OK;
-	r = osdep_access(o->fd, write ? W_OK : R_OK);
-	if (r < 0 && !write && osdep_access(o->fd, X_OK) == 0)
+	r = be_access(o->fd, &o->st, write ? PERM_W : PERM_R);
+	if (r < 0 && !write && be_access(o->fd, &o->st, PERM_X) == 0)
 		r = 0;
 	return r < 0 ? nfs3_errno_to_stat(-r) : NFS3_OK;
 }

@@ -45,7 +45,7 @@ struct nfs_backend {
 	unsigned char write_verf[8];
 	struct integrity_key fh_key; /* signs handles; the exports point at it */
 	struct fhcache *fds;
-	int cred_ok; /* per-thread identities work (we are root) */
+	int cred_ok; /* the server may act as callers (it is root): backend_ident.c */
 	pthread_mutex_t mnt_lock;
 	struct be_mount *mounts;
 	size_t nmounts;
@@ -101,6 +101,44 @@ nfsstat3 be_fh_parse(const struct integrity_key *k, const nfs_fh3 *fh, uint32_t 
  * would_block and JUKEBOX, and it runs again on a worker. */
 nfsstat3 be_cred_enter(struct nfs_req *req, const struct export *e);
 void be_cred_leave(struct nfs_req *req);
+/* Whether this thread has the server's own identity (after a failed
+ * be_cred_leave it retries the restore): calls are refused while not. */
+int be_identity_ok(void);
+
+/* The userspace identity checks (backend_ident.c), made between
+ * be_cred_enter and be_cred_leave before the system call they guard, as the
+ * kernel would check the caller. With a native identity (or a server that
+ * is not root) they allow everything: the kernel decides. st is the
+ * object's attributes, fd an fd of it (for its ACL). */
+/* Whether the caller has all of want (PERM_R/W/X) on fd: 0 or -errno.
+ * Native: osdep_access as the thread's identity. */
+int be_access(int fd, const struct stat *st, unsigned want);
+/* The same as an NFS status (ACCES). */
+nfsstat3 be_may(int fd, const struct stat *st, unsigned want);
+/* May the caller make d/name? Search right on d, then (unless the name
+ * exists, which the call itself refuses) write access. */
+nfsstat3 be_may_create(const struct be_obj *d, const char *name);
+/* May the caller remove victim (st_nlink 0: there is none) from d? Also
+ * the sticky rule (PERM). */
+nfsstat3 be_may_delete(const struct be_obj *d, const struct stat *victim);
+/* May the caller move from/name (moved) to `to`, over victim (st_nlink 0:
+ * none)? */
+nfsstat3 be_may_rename(const struct be_obj *from, const char *name, const struct stat *moved,
+		       const struct be_obj *to, const struct stat *victim);
+/* May the caller give file a new name dir/name? */
+nfsstat3 be_may_link(const struct be_obj *file, const struct be_obj *dir, const char *name);
+/* May the caller make a node of this type (devices: root only)? */
+nfsstat3 be_may_mknod(mode_t type);
+/* May the caller apply sa to the object (fd, st)? May clear set-group-ID
+ * from sa's mode, as the kernel does. */
+nfsstat3 be_may_setattr(int fd, const struct stat *st, sattr3 *sa);
+/* Give the object the caller just made (fd, st) to the caller, and say so
+ * in st; dir is its directory's attributes. */
+nfsstat3 be_own_new(int fd, const struct stat *dir, struct stat *st);
+/* The caller wrote to or truncated the regular file fd (st: its attributes
+ * before): clear its set-id bits as the kernel does for a writer other than
+ * root. */
+void be_wrote(int fd, const struct stat *st);
 
 /* The export's handle scheme (native, or portable through its index): the
  * platform handle of dirfd/name, and an fd of the object one names (as

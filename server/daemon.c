@@ -78,6 +78,11 @@ static struct nfs_export_conf *export_confs(const struct nfsrdma_config *c,
 		[CFG_HANDLES_NATIVE] = NFS_FH_NATIVE,
 		[CFG_HANDLES_PORTABLE] = NFS_FH_PORTABLE,
 	};
+	static const enum nfs_identity identities[] = {
+		[CFG_IDENTITY_AUTO] = NFS_ID_AUTO,
+		[CFG_IDENTITY_NATIVE] = NFS_ID_NATIVE,
+		[CFG_IDENTITY_USERSPACE] = NFS_ID_USERSPACE,
+	};
 	const char *index_dir = state_dir(srv, srv->server.handle_index_dir, "handles", buf, len);
 
 	struct nfs_export_conf *e = calloc(c->server.n_exports + 1, sizeof(*e));
@@ -102,6 +107,7 @@ static struct nfs_export_conf *export_confs(const struct nfsrdma_config *c,
 								    : NFS_BACKEND_POSIX,
 			.handles = schemes[srv->server.handles],
 			.handle_index_dir = index_dir,
+			.identity = identities[srv->server.identity],
 			.ceph = {.conf_file = x->ceph.conf_file,
 				 .client_id = x->ceph.client_id,
 				 .keyring = x->ceph.keyring,
@@ -368,7 +374,7 @@ static int transport_changed(const struct nfsrdma_config *a, const struct nfsrdm
 	       a->server.threads != b->server.threads ||
 	       a->server.inline_calls != b->server.inline_calls ||
 	       a->server.integrity.mode != b->server.integrity.mode ||
-	       a->server.handles != b->server.handles ||
+	       a->server.handles != b->server.handles || a->server.identity != b->server.identity ||
 	       !same_string(a->server.handle_index_dir, b->server.handle_index_dir) ||
 	       !same_string(a->server.metrics.listen, b->server.metrics.listen);
 }
@@ -559,9 +565,10 @@ void daemon_print_stats(struct nfsrdma_server *s, FILE *f)
 	nfs_backend_handle_stats(s->be, &hs);
 	fprintf(f,
 		"handles.portable_exports %llu\nhandles.entries %llu\nhandles.searches %llu\n"
-		"handles.searches_found %llu\n",
+		"handles.searches_found %llu\nidentity.userspace_exports %llu\n",
 		(unsigned long long)hs.exports, (unsigned long long)hs.entries,
-		(unsigned long long)hs.walks, (unsigned long long)hs.found);
+		(unsigned long long)hs.walks, (unsigned long long)hs.found,
+		(unsigned long long)hs.userspace_identity);
 	rpc_server_get_drc_stats(s->rpc, &drc);
 	fprintf(f,
 		"reply_cache.hits %llu\nreply_cache.drops %llu\nreply_cache.misses %llu\n"

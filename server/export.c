@@ -115,6 +115,23 @@ static int portable_handles(struct export *e)
 	return r;
 }
 
+/* How the export acts as the caller (backend_ident.c): native needs an OS
+ * whose threads can take on identities of their own. */
+static int set_identity(struct export *e)
+{
+	int native = osdep_cred_native();
+
+	if (e->conf.identity == NFS_ID_NATIVE && !native) {
+		log_err("export '%s': server.identity = \"native\", but this OS gives threads no "
+			"identity of their own (use \"userspace\" or \"auto\")",
+			e->path);
+		return -ENOTSUP;
+	}
+	e->user_ident = e->conf.identity == NFS_ID_USERSPACE ||
+			(e->conf.identity == NFS_ID_AUTO && !native);
+	return 0;
+}
+
 /* See export.h: the POSIX backend's root is a local directory. */
 int export_posix_open(struct export *e)
 {
@@ -129,7 +146,7 @@ int export_posix_open(struct export *e)
 	}
 	e->dev = st.st_dev;
 	e->ino = st.st_ino;
-	if ((r = set_id(e)) < 0)
+	if ((r = set_id(e)) < 0 || (r = set_identity(e)) < 0)
 		return r;
 	r = e->conf.handles == NFS_FH_PORTABLE ? -ENOTSUP : native_handles(e);
 	return r == -ENOTSUP ? portable_handles(e) : r;

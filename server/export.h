@@ -56,6 +56,7 @@ struct export
 	ino_t ino;
 	struct osdep_fh root_fh;
 	struct fh_index *fhx;		    /* portable handles' index; NULL: the OS's handles */
+	int user_ident;			    /* userspace identity checks (backend_ident.c) */
 	const struct integrity_key *fh_key; /* the backend's: signs our handles */
 	struct nfs_export_conf conf;	    /* path and clients point at our copies */
 	char **clients;

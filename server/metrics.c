@@ -292,6 +292,9 @@ static void print_memory(struct nfsrdma_server *s, FILE *f)
 	       (double)hs.walks);
 	single(f, "nfsrdma_handles_searches_found_total", "counter",
 	       "Searches of an export that found the object.", (double)hs.found);
+	single(f, "nfsrdma_identity_userspace_exports", "gauge",
+	       "Exports that check callers' permissions in user space (server.identity).",
+	       (double)hs.userspace_identity);
 	rpc_server_get_replay_stats(s->rpc, &rp);
 	single(f, "nfsrdma_integrity_replays_total", "counter",
 	       "Integrity-protected calls refused as replays.", (double)rp.replays);

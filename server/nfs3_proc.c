@@ -108,10 +108,16 @@ static void nfs3_proc_setattr(struct nfs_req *req, void *argp, void *resp)
 	     a->guard.sattrguard3_u.obj_ctime.nseconds != (uint32)o.st.st_ctim.tv_nsec))
 		r->status = NFS3ERR_NOT_SYNC;
 	else if ((r->status = be_cred_enter(req, o.exp)) == NFS3_OK) {
+		sattr3 sa = a->new_attributes;
+
 		if (trunc && S_ISREG(o.st.st_mode))
 			r->status = be_io_allowed(&o, be_req_uid(req, o.exp), 1);
 		if (r->status == NFS3_OK)
-			r->status = nfs3_sattr_apply(o.fd, &o.st, &a->new_attributes);
+			r->status = be_may_setattr(o.fd, &o.st, &sa);
+		if (r->status == NFS3_OK)
+			r->status = nfs3_sattr_apply(o.fd, &o.st, &sa);
+		if (r->status == NFS3_OK && trunc && !sa.mode.set_it)
+			be_wrote(o.fd, &o.st); /* a mode set with the size stands */
 		be_cred_leave(req);
 	}
 	be_wcc(o.exp, o.fd, &o.st, wcc);
@@ -165,7 +171,8 @@ static void nfs3_proc_lookup(struct nfs_req *req, void *argp, void *resp)
 		return;
 	r->status = be_name_check(a->what.name);
 	if (r->status == NFS3_OK && (r->status = be_cred_enter(req, d.exp)) == NFS3_OK) {
-		r->status = lookup_name(&d, a->what.name, &r->LOOKUP3res_u.resok);
+		if ((r->status = be_may(d.fd, &d.st, PERM_X)) == NFS3_OK)
+			r->status = lookup_name(&d, a->what.name, &r->LOOKUP3res_u.resok);
 		be_cred_leave(req);
 	}
 	if (r->status == NFS3_OK)
@@ -186,11 +193,11 @@ static uint32 access_bits(const struct nfs_req *req, const struct be_obj *o, uin
 	int dir = S_ISDIR(o->st.st_mode);
 	uint32 got = 0;
 
-	if ((want & ACCESS3_READ) && osdep_access(o->fd, R_OK) == 0)
+	if ((want & ACCESS3_READ) && be_access(o->fd, &o->st, PERM_R) == 0)
 		got |= ACCESS3_READ;
-	if (osdep_access(o->fd, W_OK) == 0)
+	if (be_access(o->fd, &o->st, PERM_W) == 0)
 		got |= ACCESS3_MODIFY | ACCESS3_EXTEND | (dir ? ACCESS3_DELETE : 0);
-	if (osdep_access(o->fd, X_OK) == 0)
+	if (be_access(o->fd, &o->st, PERM_X) == 0)
 		got |= dir ? ACCESS3_LOOKUP : ACCESS3_EXECUTE;
 	be_req_rule(req, o->exp, &rule);
 	if (rule.ro)

@@ -1,8 +1,10 @@
 /*
  * nfs3_proc_dir.c: the procedures that change a directory: CREATE, MKDIR,
- * SYMLINK, MKNOD, REMOVE, RMDIR, RENAME, LINK. All run as the caller, so the
- * kernel checks permissions and new objects get the caller's ownership; each
- * reports the directory's attributes before and after (wcc_data).
+ * SYMLINK, MKNOD, REMOVE, RMDIR, RENAME, LINK. All run as the caller: the
+ * kernel checks permissions and new objects get the caller's ownership, or
+ * with server.identity = "userspace" the be_may_* checks and be_own_new do
+ * (backend_ident.c); each reports the directory's attributes before and
+ * after (wcc_data).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,11 +16,17 @@
 #include "common/base/log.h"
 #include "server/nfs3_proc.h"
 
+static void dirop_end(struct nfs_req *req, struct be_obj *d, wcc_data *wcc);
+
+/* dirop_begin flags: the call makes where->name (be_may_create). */
+#define DIROP_CREATE 0x1
+
 /* Start a call on where->name: resolve the directory (ROFS on ro exports),
- * check the name, take on the caller's identity. On NFS3_OK the caller ends
- * with dirop_end; a failure after the directory resolved fills wcc. */
-static nfsstat3 dirop_begin(struct nfs_req *req, const diropargs3 *where, struct be_obj *d,
-			    wcc_data *wcc)
+ * check the name, take on the caller's identity (and with DIROP_CREATE, ask
+ * whether it may create). On NFS3_OK the caller ends with dirop_end; a
+ * failure after the directory resolved fills wcc. */
+static nfsstat3 dirop_begin(struct nfs_req *req, const diropargs3 *where, unsigned flags,
+			    struct be_obj *d, wcc_data *wcc)
 {
 	nfsstat3 st = nfs3_dir_resolve(req, &where->dir, BE_MODIFY, d);
 
@@ -28,6 +36,10 @@ static nfsstat3 dirop_begin(struct nfs_req *req, const diropargs3 *where, struct
 	    (st = be_cred_enter(req, d->exp)) != NFS3_OK) {
 		be_wcc(d->exp, d->fd, &d->st, wcc);
 		be_release(req, d);
+		return st;
+	}
+	if ((flags & DIROP_CREATE) && (st = be_may_create(d, where->name)) != NFS3_OK) {
+		dirop_end(req, d, wcc);
 		return st;
 	}
 	return NFS3_OK;
@@ -42,9 +54,10 @@ static void dirop_end(struct nfs_req *req, struct be_obj *d, wcc_data *wcc)
 	be_release(req, d);
 }
 
-/* The result of a call that made dirfd/name: handle and attributes. Applies
- * sa first (when given), through fd if it is open (else a PATH fd), with
- * def_mode when sa leaves the mode unset (the object was made private). */
+/* The result of a call on dirfd/name: handle and attributes. With sa the
+ * call just made the object: it is given to the caller (be_own_new), then sa
+ * applies, through fd if it is open (else a PATH fd), with def_mode when sa
+ * leaves the mode unset (the object was made private). */
 static nfsstat3 made_object(struct be_obj *d, const char *name, int fd, const sattr3 *sa,
 			    mode_t def_mode, post_op_fh3 *fh, post_op_attr *attr)
 {
@@ -61,8 +74,11 @@ static nfsstat3 made_object(struct be_obj *d, const char *name, int fd, const sa
 			s2.mode.set_it = TRUE;
 			s2.mode.set_mode3_u.mode = def_mode;
 		}
-		s = fstat(own, &st) == 0 ? nfs3_sattr_apply(own, &st, &s2)
-					 : nfs3_errno_to_stat(errno);
+		if (fstat(own, &st) < 0)
+			s = nfs3_errno_to_stat(errno);
+		else if ((s = be_own_new(own, &d->st, &st)) == NFS3_OK &&
+			 (s = be_may_setattr(own, &st, &s2)) == NFS3_OK)
+			s = nfs3_sattr_apply(own, &st, &s2);
 	}
 	if (s == NFS3_OK) {
 		be_post_fh(d->exp, d->fd, name, fh);
@@ -94,6 +110,7 @@ static nfsstat3 create_exclusive(struct be_obj *d, const char *name, const creat
 {
 	struct timespec ts[2];
 	struct stat st;
+	nfsstat3 s;
 	int fd, e;
 
 	verf_times(verf, ts);
@@ -106,7 +123,13 @@ static nfsstat3 create_exclusive(struct be_obj *d, const char *name, const creat
 	}
 	if (fd < 0)
 		return nfs3_errno_to_stat(errno);
-	e = futimens(fd, ts) < 0 ? errno : 0;
+	e = fstat(fd, &st) < 0 ? errno : 0;
+	if (e == 0 && (s = be_own_new(fd, &d->st, &st)) != NFS3_OK) {
+		close(fd);
+		return s;
+	}
+	if (e == 0 && futimens(fd, ts) < 0)
+		e = errno;
 	close(fd);
 	return e ? nfs3_errno_to_stat(e) : NFS3_OK;
 }
@@ -118,6 +141,7 @@ static nfsstat3 create_existing(struct be_obj *d, const char *name, const sattr3
 				CREATE3resok *ok)
 {
 	struct stat st;
+	nfsstat3 s;
 	int fd, e;
 
 	if (fstatat(d->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -130,7 +154,13 @@ static nfsstat3 create_existing(struct be_obj *d, const char *name, const sattr3
 		fd = openat(d->fd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0)
 			return nfs3_errno_to_stat(errno);
+		if ((s = be_may(fd, &st, PERM_W)) != NFS3_OK) {
+			close(fd);
+			return s;
+		}
 		e = ftruncate(fd, (off_t)sa->size.set_size3_u.size) < 0 ? errno : 0;
+		if (e == 0)
+			be_wrote(fd, &st);
 		close(fd);
 		if (e)
 			return nfs3_errno_to_stat(e);
@@ -155,7 +185,27 @@ static nfsstat3 create_checked(struct be_obj *d, const char *name, const CREATE3
 	return s;
 }
 
-/* See nfs3_proc.h. CREATE: a regular file, UNCHECKED, GUARDED or EXCLUSIVE. */
+/* CREATE's body, by how: UNCHECKED, GUARDED or EXCLUSIVE. */
+static nfsstat3 create_how(struct be_obj *d, const CREATE3args *a, CREATE3resok *ok)
+{
+	nfsstat3 s;
+
+	switch (a->how.mode) {
+	case UNCHECKED:
+	case GUARDED:
+		return create_checked(d, a->where.name, a, ok);
+	case EXCLUSIVE:
+		s = create_exclusive(d, a->where.name, a->how.createhow3_u.verf);
+		if (s == NFS3_OK)
+			s = made_object(d, a->where.name, -1, NULL, 0, &ok->obj,
+					&ok->obj_attributes);
+		return s;
+	default:
+		return NFS3ERR_INVAL;
+	}
+}
+
+/* See nfs3_proc.h. CREATE: a regular file. */
 void nfs3_proc_create(struct nfs_req *req, void *argp, void *resp)
 {
 	CREATE3args *a = argp;
@@ -163,23 +213,10 @@ void nfs3_proc_create(struct nfs_req *req, void *argp, void *resp)
 	CREATE3resok *ok = &r->CREATE3res_u.resok;
 	struct be_obj d;
 
-	if ((r->status = dirop_begin(req, &a->where, &d, &r->CREATE3res_u.resfail.dir_wcc)) !=
-	    NFS3_OK)
+	if ((r->status = dirop_begin(req, &a->where, DIROP_CREATE, &d,
+				     &r->CREATE3res_u.resfail.dir_wcc)) != NFS3_OK)
 		return;
-	switch (a->how.mode) {
-	case UNCHECKED:
-	case GUARDED:
-		r->status = create_checked(&d, a->where.name, a, ok);
-		break;
-	case EXCLUSIVE:
-		r->status = create_exclusive(&d, a->where.name, a->how.createhow3_u.verf);
-		if (r->status == NFS3_OK)
-			r->status = made_object(&d, a->where.name, -1, NULL, 0, &ok->obj,
-						&ok->obj_attributes);
-		break;
-	default:
-		r->status = NFS3ERR_INVAL;
-	}
+	r->status = create_how(&d, a, ok);
 	dirop_end(req, &d, r->status == NFS3_OK ? &ok->dir_wcc : &r->CREATE3res_u.resfail.dir_wcc);
 }
 
@@ -191,8 +228,8 @@ void nfs3_proc_mkdir(struct nfs_req *req, void *argp, void *resp)
 	MKDIR3resok *ok = &r->MKDIR3res_u.resok;
 	struct be_obj d;
 
-	if ((r->status = dirop_begin(req, &a->where, &d, &r->MKDIR3res_u.resfail.dir_wcc)) !=
-	    NFS3_OK)
+	if ((r->status = dirop_begin(req, &a->where, DIROP_CREATE, &d,
+				     &r->MKDIR3res_u.resfail.dir_wcc)) != NFS3_OK)
 		return;
 	if (mkdirat(d.fd, a->where.name, 0700) < 0)
 		r->status = nfs3_errno_to_stat(errno);
@@ -211,8 +248,8 @@ void nfs3_proc_symlink(struct nfs_req *req, void *argp, void *resp)
 	const char *target = a->symlink.symlink_data;
 	struct be_obj d;
 
-	if ((r->status = dirop_begin(req, &a->where, &d, &r->SYMLINK3res_u.resfail.dir_wcc)) !=
-	    NFS3_OK)
+	if ((r->status = dirop_begin(req, &a->where, DIROP_CREATE, &d,
+				     &r->SYMLINK3res_u.resfail.dir_wcc)) != NFS3_OK)
 		return;
 	if (target == NULL || target[0] == '\0')
 		r->status = NFS3ERR_INVAL;
@@ -235,10 +272,11 @@ void nfs3_proc_mknod(struct nfs_req *req, void *argp, void *resp)
 	mode_t mode;
 	dev_t dev;
 
-	if ((r->status = dirop_begin(req, &a->where, &d, &r->MKNOD3res_u.resfail.dir_wcc)) !=
-	    NFS3_OK)
+	if ((r->status = dirop_begin(req, &a->where, DIROP_CREATE, &d,
+				     &r->MKNOD3res_u.resfail.dir_wcc)) != NFS3_OK)
 		return;
-	r->status = be_mknod_args(&a->what, &mode, &dev, &sa);
+	if ((r->status = be_mknod_args(&a->what, &mode, &dev, &sa)) == NFS3_OK)
+		r->status = be_may_mknod(mode);
 	if (r->status == NFS3_OK && mknodat(d.fd, a->where.name, mode | 0600, dev) < 0)
 		r->status = nfs3_errno_to_stat(errno);
 	if (r->status == NFS3_OK)
@@ -272,13 +310,14 @@ void nfs3_proc_remove(struct nfs_req *req, void *argp, void *resp)
 	struct be_obj d;
 	struct stat was;
 
-	if ((r->status = dirop_begin(req, &a->object, &d, &r->REMOVE3res_u.resok.dir_wcc)) !=
+	if ((r->status = dirop_begin(req, &a->object, 0, &d, &r->REMOVE3res_u.resok.dir_wcc)) !=
 	    NFS3_OK)
 		return;
 	forget_name(req, &d, a->object.name, &was);
-	if (unlinkat(d.fd, a->object.name, 0) < 0)
+	if ((r->status = be_may_delete(&d, &was)) == NFS3_OK &&
+	    unlinkat(d.fd, a->object.name, 0) < 0)
 		r->status = nfs3_errno_to_stat(errno);
-	else if (was.st_nlink)
+	else if (r->status == NFS3_OK && was.st_nlink)
 		be_fh_removed(d.exp, &was, d.fd, a->object.name);
 	dirop_end(req, &d, &r->REMOVE3res_u.resok.dir_wcc);
 }
@@ -291,7 +330,7 @@ void nfs3_proc_rmdir(struct nfs_req *req, void *argp, void *resp)
 	struct be_obj d;
 	struct stat was;
 
-	if ((r->status = dirop_begin(req, &a->object, &d, &r->RMDIR3res_u.resok.dir_wcc)) !=
+	if ((r->status = dirop_begin(req, &a->object, 0, &d, &r->RMDIR3res_u.resok.dir_wcc)) !=
 	    NFS3_OK)
 		return;
 	if (strcmp(a->object.name, ".") == 0)
@@ -300,10 +339,12 @@ void nfs3_proc_rmdir(struct nfs_req *req, void *argp, void *resp)
 		r->status = NFS3ERR_NOTEMPTY;
 	else if (fstatat(d.fd, a->object.name, &was, AT_SYMLINK_NOFOLLOW) < 0)
 		r->status = nfs3_errno_to_stat(errno);
-	else if (unlinkat(d.fd, a->object.name, AT_REMOVEDIR) < 0)
-		r->status = errno == EEXIST ? NFS3ERR_NOTEMPTY : nfs3_errno_to_stat(errno);
-	else
-		be_fh_removed(d.exp, &was, d.fd, a->object.name);
+	else if ((r->status = be_may_delete(&d, &was)) == NFS3_OK) {
+		if (unlinkat(d.fd, a->object.name, AT_REMOVEDIR) < 0)
+			r->status = errno == EEXIST ? NFS3ERR_NOTEMPTY : nfs3_errno_to_stat(errno);
+		else
+			be_fh_removed(d.exp, &was, d.fd, a->object.name);
+	}
 	dirop_end(req, &d, &r->RMDIR3res_u.resok.dir_wcc);
 }
 
@@ -345,6 +386,7 @@ void nfs3_proc_rename(struct nfs_req *req, void *argp, void *resp)
 	RENAME3resok *ok = &r->RENAME3res_u.resok;
 	struct be_obj from, to;
 	struct stat moved, victim;
+	int e;
 
 	r->status = resolve_pair(req, &a->from.dir, &a->to.dir, &from, &to, 1);
 	if (r->status != NFS3_OK)
@@ -353,11 +395,17 @@ void nfs3_proc_rename(struct nfs_req *req, void *argp, void *resp)
 	    (r->status = be_name_check(a->to.name)) == NFS3_OK &&
 	    (r->status = be_cred_enter(req, from.exp)) == NFS3_OK) {
 		forget_name(req, &to, a->to.name, &victim); /* it may be replaced */
-		if (fstatat(from.fd, a->from.name, &moved, AT_SYMLINK_NOFOLLOW) < 0)
+		e = fstatat(from.fd, a->from.name, &moved, AT_SYMLINK_NOFOLLOW) < 0 ? errno : 0;
+		if (e)
+			moved.st_nlink = 0;
+		r->status = be_may_rename(&from, a->from.name, &moved, &to, &victim);
+		if (r->status == NFS3_OK && e)
+			r->status = nfs3_errno_to_stat(e);
+		else if (r->status == NFS3_OK &&
+			 renameat(from.fd, a->from.name, to.fd, a->to.name) < 0)
 			r->status = nfs3_errno_to_stat(errno);
-		else if (renameat(from.fd, a->from.name, to.fd, a->to.name) < 0)
-			r->status = nfs3_errno_to_stat(errno);
-		else if (victim.st_nlink == 0 || victim.st_ino != moved.st_ino)
+		else if (r->status == NFS3_OK &&
+			 (victim.st_nlink == 0 || victim.st_ino != moved.st_ino))
 			note_rename(from.exp, &moved, &victim, from.fd, a->from.name, to.fd,
 				    a->to.name);
 		be_cred_leave(req);
@@ -384,10 +432,12 @@ void nfs3_proc_link(struct nfs_req *req, void *argp, void *resp)
 		r->status = NFS3ERR_ISDIR;
 	else if ((r->status = be_name_check(a->link.name)) == NFS3_OK &&
 		 (r->status = be_cred_enter(req, file.exp)) == NFS3_OK) {
-		if ((e = osdep_link_fd(file.fd, dir.fd, a->link.name)) < 0)
-			r->status = nfs3_errno_to_stat(-e);
-		else
-			be_fh_moved(file.exp, &file.st, -1, NULL, dir.fd, a->link.name);
+		if ((r->status = be_may_link(&file, &dir, a->link.name)) == NFS3_OK) {
+			if ((e = osdep_link_fd(file.fd, dir.fd, a->link.name)) < 0)
+				r->status = nfs3_errno_to_stat(-e);
+			else
+				be_fh_moved(file.exp, &file.st, -1, NULL, dir.fd, a->link.name);
+		}
 		be_cred_leave(req);
 	}
 	be_post_attr_fd(file.exp, file.fd, &ok->file_attributes);

@@ -142,6 +142,8 @@ static nfsstat3 write_data(struct nfs_req *req, struct be_obj *o, const WRITE3ar
 		return NFS3ERR_FBIG;
 	if (a->count)
 		e = write_full(o->fd, a->data.data_val, a->count, (off_t)a->offset);
+	if (e == 0)
+		be_wrote(o->fd, &o->st);
 	/* an async export says the data is stable without making it so */
 	if (e == 0 && a->stable == DATA_SYNC && !rule.async)
 		e = osdep_datasync(o->fd);

@@ -38,8 +38,12 @@ static nfsstat3 rd_open(struct be_obj *d, cookie3 cookie, const cookieverf3 verf
 	static const cookieverf3 zero;
 	int fd;
 
+	nfsstat3 s;
+
 	if (cookie != 0 && (memcmp(verf, zero, sizeof(zero)) != 0 || cookie > LONG_MAX))
 		return NFS3ERR_BAD_COOKIE;
+	if ((s = be_may(d->fd, &d->st, PERM_R | PERM_X)) != NFS3_OK)
+		return s;
 	fd = openat(d->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return nfs3_errno_to_stat(errno);

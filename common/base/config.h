@@ -120,6 +120,13 @@ enum cfg_handles {
 	CFG_HANDLES_PORTABLE, /* inode, generation and stamp, through an index */
 };
 
+/* server.identity: how the POSIX backend acts as the caller. */
+enum cfg_identity {
+	CFG_IDENTITY_AUTO,	/* native where threads can take on identities, else userspace */
+	CFG_IDENTITY_NATIVE,	/* the thread takes on the caller's (setfsuid on Linux) */
+	CFG_IDENTITY_USERSPACE, /* the server checks permissions itself, then chowns */
+};
+
 /* One element of server.exports. */
 struct cfg_export {
 	char *path;		       /* absolute, normalised: no "//", no trailing "/" */
@@ -190,6 +197,7 @@ struct nfsrdma_config {
 		unsigned reply_cache;  /* duplicate request cache entries; 0: none */
 		char *handle_key_file; /* absolute path of the key signing handles */
 		enum cfg_handles handles;
+		enum cfg_identity identity;
 		char *handle_index_dir; /* portable handles' index; NULL: "handles" beside
 					   handle_key_file */
 		char *pidfile;		/* absolute path; NULL: write none */

@@ -26,6 +26,7 @@ static const char *const access_names[] = {"ro", "rw", NULL};
 static const char *const proto_names[] = {"rdma", "tcp", NULL};
 static const char *const backend_names[] = {"posix", "cephfs", NULL};
 static const char *const handles_names[] = {"auto", "native", "portable", NULL};
+static const char *const identity_names[] = {"auto", "native", "userspace", NULL};
 
 /* Index of name in a NULL-terminated list, or -1. */
 int config_name_index(const char *const *names, const char *name)
@@ -244,6 +245,11 @@ const struct cfg_entry config_main_table[] = {
 	       "File handles of POSIX exports: native (the OS's own, name_to_handle_at on Linux), "
 	       "portable (inode number, a generation and the birth time, found through an index "
 	       "in server.handle_index_dir), or auto: native where the OS has them."),
+	E_ENUM("server.identity", C, server.identity, identity_names, CFG_IDENTITY_AUTO,
+	       "How POSIX exports act as the caller: native (each worker thread takes on the "
+	       "caller's identity, setfsuid on Linux, and the kernel checks), userspace (the "
+	       "server checks mode bits and ACLs itself and gives new objects to the caller), "
+	       "or auto: native where the OS has per-thread identities."),
 	E_STR("server.handle_index_dir", C, server.handle_index_dir, NULL, false, check_abs_path,
 	      "Directory of the portable handles' index, one file per export; unset: handles "
 	      "beside server.handle_key_file."),

@@ -12,6 +12,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "common/base/perm.h"
+
 /* Bytes of platform handle that fit in a 64-byte NFSv3 handle after our header. */
 #define OSDEP_FH_MAX 56
 
@@ -45,8 +47,11 @@ int osdep_fh_open(int mount_fd, const struct osdep_fh *fh, enum osdep_open_mode 
  * or -ENOTSUP when the OS or the file system gives none. */
 int osdep_fh_stamp(int dirfd, const char *name, uint64_t *stamp);
 
-/* Whether this process can take on a caller's identity per thread (it is
- * root): 1 yes, 0 no (everything then runs as the server's own user). */
+/* Whether this OS lets a thread take on an identity of its own (the
+ * server.identity = "native" way): 1 yes, 0 no. */
+int osdep_cred_native(void);
+/* Whether this process can take on a caller's identity per thread (the OS
+ * can, and it is root): 1 yes, 0 no. */
 int osdep_cred_available(void);
 /* Switch the calling THREAD (only) to uid/gid/groups for file system access. */
 int osdep_cred_set(uid_t uid, gid_t gid, size_t ngids, const gid_t *gids);
@@ -63,6 +68,11 @@ unsigned long osdep_cred_epoch(void);
 /* Check access (R_OK, W_OK, X_OK) to the object fd refers to as the calling
  * thread's current identity, with ACLs, as open() would. */
 int osdep_access(int fd, int mode);
+/* Whether the access ACL of the object fd refers to (st: its attributes)
+ * gives id all of want (PERM_R/W/X), for the user-space checks of
+ * server.identity = "userspace": 1 yes, 0 no, -ENODATA when the object or
+ * its file system has no such ACL (the mode bits decide), or -errno. */
+int osdep_acl_allows(int fd, const struct stat *st, const struct perm_ident *id, unsigned want);
 /* Flush a file's data and the metadata needed to read it back. */
 int osdep_datasync(int fd);
 /* pread that never waits for storage: bytes read (short at the end of the

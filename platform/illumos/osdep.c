@@ -11,7 +11,9 @@
  *    portable handles of server/fh_index.c (server.handles = "auto");
  *    osdep_fh_stamp gives none yet (see there what that costs).
  *  - per-thread credentials: illumos threads share one credential and has no
- *    setfsuid; osdep_cred_available says no, so calls run as the server user.
+ *    setfsuid; osdep_cred_native says no, and exports check permissions in
+ *    user space as root (server.identity = "auto": server/backend_ident.c,
+ *    with the ACLs of osdep_acl.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +44,12 @@ int osdep_fh_stamp(int dirfd, const char *name, uint64_t *stamp)
 {
 	(void)dirfd, (void)name, (void)stamp;
 	return -ENOTSUP;
+}
+
+/* See osdep.h: no per-thread identities. */
+int osdep_cred_native(void)
+{
+	return 0;
 }
 
 /* See osdep.h: no per-thread identities. */

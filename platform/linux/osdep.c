@@ -104,6 +104,12 @@ int osdep_fh_stamp(int dirfd, const char *name, uint64_t *stamp)
 	return 0;
 }
 
+/* See osdep.h: setfsuid/setfsgid and setgroups act on one thread. */
+int osdep_cred_native(void)
+{
+	return 1;
+}
+
 /* See osdep.h. */
 int osdep_cred_available(void)
 {

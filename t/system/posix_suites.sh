@@ -19,7 +19,8 @@
 # "cthon pjd exer"), POSIX_LOGS (default t/posix-run in the build tree),
 # POSIX_BACKEND (posix, the default: a tmpfs; cephfs: a throwaway CephFS
 # started with t/system/ceph_lib.sh), POSIX_HANDLES (the server's
-# server.handles for a POSIX export: native, the default, or portable).
+# server.handles for a POSIX export: native, the default, or portable),
+# POSIX_IDENTITY (its server.identity: native, the default, or userspace).
 # TAP output; the whole run: nfsrdma-test-deadline: 2700
 set -u
 : "${top_builddir:=$(pwd)}"
@@ -66,6 +67,10 @@ esac
 case ${POSIX_HANDLES:=native} in
 native | portable) DAEMON_EXTRA_CONF=" handles = \"$POSIX_HANDLES\";" ;;
 *) skip_all "POSIX_HANDLES=$POSIX_HANDLES: native or portable" ;;
+esac
+case ${POSIX_IDENTITY:=native} in
+native | userspace) DAEMON_EXTRA_CONF="$DAEMON_EXTRA_CONF identity = \"$POSIX_IDENTITY\";" ;;
+*) skip_all "POSIX_IDENTITY=$POSIX_IDENTITY: native or userspace" ;;
 esac
 
 L=${POSIX_LOGS:-$top_builddir/t/posix-run}
@@ -210,7 +215,7 @@ for tr in $TRANSPORTS; do
 	case " $SUITES " in *" pjd "*) n=$((n + 3)) ;; esac
 	case " $SUITES " in *" exer "*) n=$((n + 1)) ;; esac
 done
-plan $((n + 2))
+plan $((n + 3))
 start_server
 rc=$?
 ok $rc "nfsrdma-server starts"
@@ -220,6 +225,9 @@ want=$([ "$POSIX_HANDLES" = portable ] && [ "$BACKEND" = posix ] && echo 1 || ec
 "$S" -s -f "$T/srv.conf" > "$L/stats-start" 2>&1
 check "the export's handles are $POSIX_HANDLES ones" \
 	grep -qx "handles.portable_exports $want" "$L/stats-start"
+want=$([ "$POSIX_IDENTITY" = userspace ] && [ "$BACKEND" = posix ] && echo 1 || echo 0)
+check "the export's permissions are checked as POSIX_IDENTITY=$POSIX_IDENTITY says" \
+	grep -qx "identity.userspace_exports $want" "$L/stats-start"
 for tr in $TRANSPORTS; do
 	mkdir -p "$L/$tr"
 	mount_on "$tr"

@@ -38,7 +38,7 @@ write_conf() { # write_conf FILE ACCESS [EXTRA-EXPORT]
 URL="nfs://127.0.0.1$T/export"
 Q="?version=3&nfsport=$TCP&mountport=$TCP"
 
-plan 26
+plan 27
 write_conf "$T/srv.conf" rw ""
 # a port may be taken between choosing and binding it: choose again then
 for attempt in 1 2 3; do
@@ -65,6 +65,13 @@ if [[ ${DAEMON_EXTRA_CONF:-} == *portable* ]]; then
 else
 	check "keeps no portable handles' index with native handles" \
 		bash -c "test ! -e '$T/handles' && grep -q '^handles.portable_exports 0\$' '$T/stats'"
+fi
+if [[ ${DAEMON_EXTRA_CONF:-} == *userspace* ]]; then
+	check "checks callers' permissions in user space (server.identity = userspace)" \
+		grep -q '^identity.userspace_exports 2$' "$T/stats"
+else
+	check "lets the kernel check callers' permissions (server.identity = native)" \
+		grep -q '^identity.userspace_exports 0$' "$T/stats"
 fi
 
 echo "hello over nfsrdma" >"$T/export/hello.txt"

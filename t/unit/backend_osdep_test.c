@@ -1,8 +1,9 @@
 /*
  * backend_osdep_test: the platform hooks the backend relies on: identities
  * are per thread (one thread's switch does not leak into another), restore
- * gives the server's identity back, and handles round-trip through
- * open_by_handle. Needs root: skipped (the whole program, see nfs3_testlib.h)
+ * gives the server's identity back, handles round-trip through
+ * open_by_handle, and a file's POSIX ACL is read through an O_PATH fd for the
+ * user-space checks. Needs root: skipped (the whole program, see nfs3_testlib.h)
  * without it.
  */
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <sys/acl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
@@ -144,6 +146,43 @@ static void handles_round_trip(void **state)
 	rmdir(dir);
 }
 
+/* osdep_acl_allows reads the ACL of an O_PATH fd: a named user's entry
+ * under the mask decides, and a file with none says -ENODATA. */
+static void acl_through_path_fd(void **state)
+{
+	struct perm_ident named = {1000, 1000, 0, NULL}, stranger = {2000, 2000, 0, NULL};
+	char dir[256], path[300];
+	struct stat st;
+	acl_t acl;
+	int fd, r;
+
+	scratch(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/f", dir);
+	fd = open(path, O_CREAT | O_WRONLY, 0640);
+	assert_true(fd >= 0);
+	close(fd);
+	fd = open(path, O_PATH);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(osdep_acl_allows(fd, &st, &named, PERM_R), -ENODATA);
+	acl = acl_from_text("u::rw-,u:1000:rwx,g::r--,m::r-x,o::---");
+	assert_non_null(acl);
+	r = acl_set_file(path, ACL_TYPE_ACCESS, acl);
+	acl_free(acl);
+	if (r < 0 && errno == ENOTSUP) {
+		print_message("# no POSIX ACLs on %s: the ACL half is not tried\n", dir);
+	} else {
+		assert_int_equal(r, 0);
+		assert_int_equal(fstat(fd, &st), 0);
+		assert_int_equal(osdep_acl_allows(fd, &st, &named, PERM_R | PERM_X), 1);
+		assert_int_equal(osdep_acl_allows(fd, &st, &named, PERM_W), 0);
+		assert_int_equal(osdep_acl_allows(fd, &st, &stranger, PERM_R), 0);
+	}
+	close(fd);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* Run the group (TAP output when CMOCKA_MESSAGE_OUTPUT=TAP). */
 int main(void)
 {
@@ -154,6 +193,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(identity_is_per_thread),
 		cmocka_unit_test(handles_round_trip),
+		cmocka_unit_test(acl_through_path_fd),
 	};
 	return cmocka_run_group_tests_name("backend_osdep", tests, NULL, NULL);
 }

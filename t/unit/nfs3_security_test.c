@@ -1,8 +1,11 @@
 /*
  * nfs3_security_test: the export rules on every kind of call: read-only
  * exports, client access lists, integrity, root squash, anonymous callers,
- * and the caller's own identity deciding file access. Needs root (skipped
- * without it, see nfs3_testlib.h).
+ * and the caller's own identity deciding file access: mode bits, groups,
+ * ACLs, sticky and set-group-ID directories, who may chmod. The same
+ * answers with the kernel checking (native identity) and with the server
+ * checking (NFSRDMA_TEST_IDENTITY=userspace). Needs root (skipped without
+ * it, see nfs3_testlib.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +17,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <arpa/inet.h>
+#include <sys/acl.h>
 #include <sys/stat.h>
 
 #include "t/unit/nfs3_testlib.h"
@@ -242,15 +246,147 @@ static void write_clears_setuid(void **state)
 	tenv_fini(&t);
 }
 
+/* REMOVE of dir/name as the current caller. */
+static nfsstat3 remove_as(struct tenv *t, const nfs_fh3 *dir, const char *name)
+{
+	REMOVE3args a = {.object = {.dir = *dir, .name = (char *)name}};
+	REMOVE3res r;
+	nfsstat3 st;
+
+	tcall(t, NFSPROC3_REMOVE, &a, &r);
+	st = r.status;
+	tfree(NFSPROC3_REMOVE, &r);
+	return st;
+}
+
+/* SETATTR of the mode as the current caller. */
+static nfsstat3 chmod_as(struct tenv *t, const nfs_fh3 *fh, uint32_t mode)
+{
+	SETATTR3args a = {.object = *fh};
+	SETATTR3res r;
+	nfsstat3 st;
+
+	a.new_attributes.mode.set_it = TRUE;
+	a.new_attributes.mode.set_mode3_u.mode = mode;
+	tcall(t, NFSPROC3_SETATTR, &a, &r);
+	st = r.status;
+	tfree(NFSPROC3_SETATTR, &r);
+	return st;
+}
+
+static void as_user(struct tenv *t, uint32_t uid, uint32_t gid)
+{
+	t->req.cred.uid = uid;
+	t->req.cred.gid = gid;
+	t->req.cred.ngids = 0;
+}
+
+/* A sticky directory keeps others' files from a caller; a set-group-ID one
+ * gives its group to what is made in it; only the owner may chmod, and a
+ * set-group-ID bit for a group the caller is not in is dropped. */
+static void sticky_setgid_chmod(void **state)
+{
+	nfs_fh3 tmp = {{0}}, sg = {{0}}, a = {{0}}, b = {{0}};
+	struct tenv t;
+	struct stat st;
+
+	tenv_init(&t);
+	assert_int_equal(mkdir(tpath(&t, "tmp"), 0777), 0);
+	assert_int_equal(chmod(tpath(&t, "tmp"), 01777), 0);
+	assert_int_equal(mkdir(tpath(&t, "sg"), 0777), 0);
+	assert_int_equal(chown(tpath(&t, "sg"), 0, 77), 0);
+	assert_int_equal(chmod(tpath(&t, "sg"), 02777), 0);
+	assert_int_equal(tenv_start(&t), 0);
+	assert_int_equal(t_lookup(&t, &t.root, "tmp", &tmp), NFS3_OK);
+	assert_int_equal(t_lookup(&t, &t.root, "sg", &sg), NFS3_OK);
+	as_user(&t, 1000, 1000);
+	assert_int_equal(t_create(&t, &tmp, "a", 0666, &a), NFS3_OK);
+	assert_int_equal(owner_of(&t, "tmp/a"), 1000);
+	as_user(&t, 2000, 2000);
+	assert_int_equal(remove_as(&t, &tmp, "a"), NFS3ERR_PERM);
+	assert_int_equal(chmod_as(&t, &a, 0600), NFS3ERR_PERM);
+	assert_int_equal(remove_as(&t, &tmp, "missing"), NFS3ERR_NOENT);
+	as_user(&t, 1000, 1000);
+	assert_int_equal(chmod_as(&t, &a, 02644), NFS3_OK);
+	assert_int_equal(stat(tpath(&t, "tmp/a"), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 02644); /* its own group */
+	assert_int_equal(remove_as(&t, &tmp, "a"), NFS3_OK);
+	assert_int_equal(t_create(&t, &sg, "b", 0644, &b), NFS3_OK);
+	assert_int_equal(stat(tpath(&t, "sg/b"), &st), 0);
+	assert_int_equal(st.st_uid, 1000);
+	assert_int_equal(st.st_gid, 77);
+	/* a set-group-ID bit the owner may not have on group 77 is dropped */
+	assert_int_equal(chmod_as(&t, &b, 02644), NFS3_OK);
+	assert_int_equal(stat(tpath(&t, "sg/b"), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	t.req.cred.ngids = 1;
+	t.req.cred.gids[0] = 77;
+	assert_int_equal(chmod_as(&t, &b, 02644), NFS3_OK);
+	assert_int_equal(stat(tpath(&t, "sg/b"), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 02644);
+	fh_free(&tmp);
+	fh_free(&sg);
+	fh_free(&a);
+	fh_free(&b);
+	tenv_fini(&t);
+}
+
+/* A POSIX ACL decides where it is set: a named user's entry gives write
+ * to a file whose mode bits give it nothing, and search of a 0700 root
+ * directory. */
+static void acl_decides(void **state)
+{
+	nfs_fh3 fh = {{0}}, priv = {{0}}, in = {{0}};
+	struct tenv t;
+	acl_t acl;
+	int r;
+
+	tenv_init(&t);
+	start_with_file(&t);
+	assert_int_equal(chmod(tpath(&t, "f"), 0600), 0);
+	assert_int_equal(mkdir(tpath(&t, "priv"), 0700), 0);
+	assert_int_equal(mkdir(tpath(&t, "priv/in"), 0755), 0);
+	assert_int_equal(t_lookup(&t, &t.root, "f", &fh), NFS3_OK);
+	assert_int_equal(t_lookup(&t, &t.root, "priv", &priv), NFS3_OK);
+	as_user(&t, 1000, 1000);
+	assert_int_equal(t_write(&t, &fh, 0, "x", 1, UNSTABLE), NFS3ERR_ACCES);
+	assert_int_equal(t_lookup(&t, &priv, "in", &in), NFS3ERR_ACCES);
+	acl = acl_from_text("u::rw-,u:1000:rw-,g::---,m::rw-,o::---");
+	assert_non_null(acl);
+	r = acl_set_file(tpath(&t, "f"), ACL_TYPE_ACCESS, acl);
+	acl_free(acl);
+	if (r < 0 && errno == ENOTSUP) {
+		print_message("# no POSIX ACLs under %s: the ACL half is not tried\n", t.dir);
+	} else {
+		assert_int_equal(r, 0);
+		acl = acl_from_text("u::rwx,u:1000:--x,g::---,m::--x,o::---");
+		assert_int_equal(acl_set_file(tpath(&t, "priv"), ACL_TYPE_ACCESS, acl), 0);
+		acl_free(acl);
+		assert_int_equal(t_write(&t, &fh, 0, "x", 1, UNSTABLE), NFS3_OK);
+		assert_int_equal(t_lookup(&t, &priv, "in", &in), NFS3_OK);
+		as_user(&t, 2000, 2000);
+		assert_int_equal(t_write(&t, &fh, 0, "x", 1, UNSTABLE), NFS3ERR_ACCES);
+	}
+	fh_free(&fh);
+	fh_free(&priv);
+	fh_free(&in);
+	tenv_fini(&t);
+}
+
 /* Run the group (TAP output when CMOCKA_MESSAGE_OUTPUT=TAP). */
 int main(void)
 {
 	tenv_require_root();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(read_only_export),	  cmocka_unit_test(client_not_allowed),
-		cmocka_unit_test(integrity_required),	  cmocka_unit_test(root_squash),
-		cmocka_unit_test(auth_none_is_anonymous), cmocka_unit_test(caller_identity_decides),
+		cmocka_unit_test(read_only_export),
+		cmocka_unit_test(client_not_allowed),
+		cmocka_unit_test(integrity_required),
+		cmocka_unit_test(root_squash),
+		cmocka_unit_test(auth_none_is_anonymous),
+		cmocka_unit_test(caller_identity_decides),
 		cmocka_unit_test(write_clears_setuid),
+		cmocka_unit_test(sticky_setgid_chmod),
+		cmocka_unit_test(acl_decides),
 	};
 	return cmocka_run_group_tests_name("nfs3_security", tests, NULL, NULL);
 }

@@ -66,6 +66,9 @@ void tenv_init(struct tenv *t)
 	if (getenv("NFSRDMA_TEST_HANDLES") &&
 	    strcmp(getenv("NFSRDMA_TEST_HANDLES"), "portable") == 0)
 		t->conf.handles = NFS_FH_PORTABLE;
+	if (getenv("NFSRDMA_TEST_IDENTITY") &&
+	    strcmp(getenv("NFSRDMA_TEST_IDENTITY"), "userspace") == 0)
+		t->conf.identity = NFS_ID_USERSPACE;
 	memcpy(t->fh_key, "nfs3 test handle key, 32 bytes..", 32);
 	t->client.sin_family = AF_INET;
 	t->client.sin_port = htons(700);

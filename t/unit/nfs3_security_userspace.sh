@@ -1,0 +1,6 @@
+#!/bin/sh
+# nfs3_security_userspace.sh: t/unit/nfs3_security_test again, with the callers' permissions
+# checked in user space (server.identity = "userspace", server/backend_ident.c).
+NFSRDMA_TEST_IDENTITY=userspace
+export NFSRDMA_TEST_IDENTITY
+exec "${top_builddir:-.}/t/unit/nfs3_security_test"
