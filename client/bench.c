@@ -47,7 +47,9 @@ struct worker {
 	unsigned idx;
 	pthread_t th;
 	int rc;
-	double end; /* when its last I/O (and commit) finished */
+	double end;    /* when its last I/O (and commit) finished */
+	uint32_t *lat; /* each record's latency, microseconds */
+	uint64_t nlat;
 };
 
 /* Monotonic seconds, for timing passes. */
@@ -131,10 +133,16 @@ static void *worker_main(void *arg)
 	uint64_t *order = make_order(n, rnd, w->idx * 7919u + r->record);
 	uint8_t *buf = aligned_alloc(4096, (r->record + 4095u) & ~4095u);
 
+	w->lat = malloc((n ? n : 1) * sizeof(*w->lat));
+	w->nlat = 0;
 	pthread_barrier_wait(&r->start);
-	w->rc = order && buf ? 0 : -ENOMEM;
+	w->rc = order && buf && w->lat ? 0 : -ENOMEM;
 	for (uint64_t i = 0; i < n && w->rc == 0; i++) {
+		double t = now_s(), us;
+
 		w->rc = do_record(r, f, w->idx, buf, order[i] * r->record);
+		us = (now_s() - t) * 1e6;
+		w->lat[w->nlat++] = us < UINT32_MAX ? (uint32_t)us : UINT32_MAX;
 		__atomic_add_fetch(&r->done_bytes, r->record, __ATOMIC_RELAXED);
 	}
 	if (w->rc == 0 && (r->test == BENCH_WRITE || r->test == BENCH_RANDWRITE))
@@ -184,13 +192,44 @@ static void run_hook(const struct bench_run *r, const char *when)
 		fprintf(stderr, "nfsrdma-client bench: cannot run the hook\n");
 }
 
+static int by_value(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The records' latency percentiles over every worker (and their arrays freed). */
+static void latencies(struct worker *w, unsigned n, struct bench_result *res)
+{
+	uint64_t total = 0, k = 0;
+	uint32_t *all;
+
+	for (unsigned i = 0; i < n; i++)
+		total += w[i].nlat;
+	if (total && (all = malloc(total * sizeof(*all))) != NULL) {
+		for (unsigned i = 0; i < n; i++) {
+			memcpy(all + k, w[i].lat, w[i].nlat * sizeof(*all));
+			k += w[i].nlat;
+		}
+		qsort(all, total, sizeof(*all), by_value);
+		res->p50_us = all[total / 2];
+		res->p99_us = all[total * 99 / 100];
+		free(all);
+	}
+	for (unsigned i = 0; i < n; i++)
+		free(w[i].lat);
+}
+
 /* Run one pass with every thread; fills res. */
 static int run_pass(struct bench_run *r, struct bench_result *res, int measured)
 {
 	struct worker w[BENCH_MAX_THREADS];
+	struct nfs3c_stats before, after;
 	double t0, t1;
 	int rc = 0;
 
+	nfs3c_get_stats(r->c, &before);
 	if (measured)
 		run_hook(r, "start");
 	r->done_bytes = 0;
@@ -224,7 +263,16 @@ static int run_pass(struct bench_run *r, struct bench_result *res, int measured)
 						      : r->cfg->file_size / r->record * r->record *
 								r->nthreads,
 				     .ops = r->cfg->file_size / r->record * r->nthreads,
-				     .seconds = t1 - t0};
+				     .seconds = t1 - t0,
+				     .ordma = r->cfg->o.nfs.ordma};
+	latencies(w, r->nthreads, res);
+	nfs3c_get_stats(r->c, &after);
+	res->ordma_hits = after.ordma_hits - before.ordma_hits;
+	res->ordma_fallbacks = after.ordma_fallbacks - before.ordma_fallbacks;
+	for (unsigned i = 1; i < NFS3C_ORDMA_CAUSES; i++) {
+		res->ordma_miss[i] = after.ordma_miss[i] - before.ordma_miss[i];
+		res->ordma_misses += res->ordma_miss[i];
+	}
 	return rc;
 }
 

@@ -50,6 +50,10 @@ struct bench_result {
 	uint64_t bytes;	    /* moved by all threads */
 	uint64_t ops;
 	double seconds;
+	int ordma; /* the pass ran with -o ordma: its reads' outcomes below */
+	uint64_t ordma_hits, ordma_misses, ordma_fallbacks;
+	uint64_t ordma_miss[NFS3C_ORDMA_CAUSES]; /* misses by cause */
+	uint32_t p50_us, p99_us;		 /* records' latency: median, 99th */
 };
 
 struct bench_results {

@@ -100,6 +100,16 @@ void bench_print_row(FILE *f, const struct bench_result *x)
 	fprintf(f, "%-10s %7u %7s %7s %10.1f %10.0f\n", bench_test_names[x->test], x->threads,
 		bench_size_str(x->record, rec, sizeof(rec)),
 		bench_size_str(x->file_size, fsz, sizeof(fsz)), mbps(x), iops(x));
+	if (x->ordma) {
+		fprintf(f, "ordma: %llu hits, %llu misses, %llu fallbacks\n",
+			(unsigned long long)x->ordma_hits, (unsigned long long)x->ordma_misses,
+			(unsigned long long)x->ordma_fallbacks);
+		fprintf(f, "ordma misses:");
+		for (unsigned i = 1; i < NFS3C_ORDMA_CAUSES; i++)
+			fprintf(f, " %s %llu", nfs3c_ordma_cause(i),
+				(unsigned long long)x->ordma_miss[i]);
+		fprintf(f, "\n");
+	}
 	fflush(f);
 }
 
@@ -110,14 +120,17 @@ int bench_write_csv(const struct bench_results *r, const char *path)
 
 	if (!f)
 		return -1;
-	fprintf(f, "test,threads,record_bytes,file_bytes,bytes,ops,seconds,mb_per_s,iops\n");
+	fprintf(f, "test,threads,record_bytes,file_bytes,bytes,ops,seconds,mb_per_s,iops,"
+		   "ordma_hits,ordma_misses,ordma_fallbacks,p50_us,p99_us\n");
 	for (size_t i = 0; i < r->n; i++) {
 		const struct bench_result *x = &r->v[i];
 
-		fprintf(f, "%s,%u,%u,%llu,%llu,%llu,%.6f,%.3f,%.1f\n", bench_test_names[x->test],
-			x->threads, x->record, (unsigned long long)x->file_size,
-			(unsigned long long)x->bytes, (unsigned long long)x->ops, x->seconds,
-			mbps(x), iops(x));
+		fprintf(f, "%s,%u,%u,%llu,%llu,%llu,%.6f,%.3f,%.1f,%llu,%llu,%llu,%u,%u\n",
+			bench_test_names[x->test], x->threads, x->record,
+			(unsigned long long)x->file_size, (unsigned long long)x->bytes,
+			(unsigned long long)x->ops, x->seconds, mbps(x), iops(x),
+			(unsigned long long)x->ordma_hits, (unsigned long long)x->ordma_misses,
+			(unsigned long long)x->ordma_fallbacks, x->p50_us, x->p99_us);
 	}
 	return fclose(f) == 0 ? 0 : -1;
 }

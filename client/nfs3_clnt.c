@@ -267,6 +267,7 @@ static void reconnect(struct nfs3c *c)
 		rc = -ESHUTDOWN;
 	} else if (rc == 0) {
 		cn->refs = 1;
+		cn->id = ++c->conn_ids;
 		c->conn = cn;
 		c->backoff_ms = 0;
 		c->head_fails = 0;

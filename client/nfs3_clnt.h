@@ -33,6 +33,7 @@
 #include "common/rpcrdma/rpcrdma.h"
 #include "common/nfs/nfs3_prot.h"
 #include "common/nfs/nfs3_xdr.h"
+#include "common/nfs/ordma.h"
 
 #define NFS3C_RDMA_PORT "20049"
 #define NFS3C_TCP_PORT	"2049"
@@ -62,6 +63,7 @@ struct nfs3c_params {
 	size_t dirty_max;		 /* bytes of unstable writes kept for resending */
 	unsigned dir_max;		 /* most entries one directory listing may have */
 	struct rpc_cred cred;		 /* the default credential */
+	int ordma; /* Optimistic RDMA: small READs by RDMA Reads of the server's cache */
 };
 
 #define NFS3C_DIR_MAX (1u << 22) /* entries in one directory listing, by default */
@@ -99,6 +101,13 @@ struct nfs3c_op_stats {
 };
 
 /* Counters, for tests, bench and `nfsrdma-client stats`. */
+/* Optimistic RDMA's miss causes: enum ordma_miss (common/nfs/ordma.h), then: */
+#define NFS3C_ORDMA_NOREF  ORDMA_MISS_N
+#define NFS3C_ORDMA_ERROR  (ORDMA_MISS_N + 1)
+#define NFS3C_ORDMA_CAUSES (ORDMA_MISS_N + 2)
+/* Its name ("noref", "torn", ...). */
+const char *nfs3c_ordma_cause(unsigned cause);
+
 struct nfs3c_stats {
 	uint64_t calls, retries, reconnects, jukebox;
 	uint64_t writes_resent, commits, verf_changes;
@@ -110,6 +119,12 @@ struct nfs3c_stats {
 	struct nfs3c_op_stats op[NFS3_NPROCS];
 	uint64_t head_switches; /* moves to another head (heads=) */
 	uint64_t head;		/* the head in use: 0 the server's, 1.. heads='s */
+	/* Optimistic RDMA (-o ordma): READs served by an RDMA Read of the
+	 * server's cache; misses by cause (NFS3C_ORDMA_NOREF: no reference,
+	 * NFS3C_ORDMA_ERROR: the RDMA Read or the attributes failed, else the
+	 * enum ordma_miss of the slot's check); READs sent after a miss; MAPs. */
+	uint64_t ordma_hits, ordma_fallbacks, ordma_maps;
+	uint64_t ordma_miss[NFS3C_ORDMA_CAUSES];
 };
 
 /* Most heads one mount may have (the server's and heads='s). */

@@ -24,6 +24,8 @@
 struct nfs3c_conn {
 	struct rpc_clnt *rpc;
 	unsigned refs; /* calls using it, plus one while it is current */
+	uint64_t id;   /* never reused within the client: what Optimistic RDMA's
+			  references belong to */
 };
 
 struct attr_ent {
@@ -77,6 +79,7 @@ enum nfs3c_warn {
 	NFS3C_WARN_DIR_LOOP = 1 << 1,
 	NFS3C_WARN_DIR_MAX = 1 << 2,
 	NFS3C_WARN_FSINFO = 1 << 3,
+	NFS3C_WARN_ORDMA = 1 << 4,
 };
 /* Whether w is to be logged now: the first time on this mount. */
 #define nfs3c_first_warning(c, w) (!(__atomic_fetch_or(&(c)->warned, (w), __ATOMIC_RELAXED) & (w)))
@@ -122,6 +125,10 @@ struct nfs3c {
 	pthread_mutex_t files_lock;
 	struct nfs3c_file *files[NFS3C_FILE_BUCKETS];
 	size_t dirty; /* uncommitted bytes of all files (atomic) */
+
+	uint64_t conn_ids; /* under lock: the last nfs3c_conn.id given */
+
+	struct nfs3c_ordma *ordma; /* Optimistic RDMA (-o ordma); NULL: off */
 
 	struct nfs3c_stats st; /* updated atomically */
 	uint32_t next_xid;     /* atomic: one xid space across reconnects */
@@ -170,6 +177,19 @@ int nfs3c_attr_lookup(struct nfs3c *c, const struct nfs3c_fh *fh, fattr3 *out);
 void nfs3c_attr_post(struct nfs3c *c, uint64_t gen, const struct nfs3c_fh *fh,
 		     const post_op_attr *pa);
 void nfs3c_attr_wcc(struct nfs3c *c, uint64_t gen, const struct nfs3c_fh *fh, const wcc_data *w);
+
+/* Optimistic RDMA (nfs3_clnt_ordma.c, -o ordma). A READ of len bytes at off
+ * inside one cached block the client holds a reference to is served by one
+ * RDMA Read of the server's slot: 0 with *got and *eof, or -EAGAIN (a miss,
+ * counted by cause) and the caller sends READ; after that READ, learn asks
+ * the server (MAP) where the blocks around off are cached, at most once per
+ * region every little while. */
+int nfs3c_ordma_init(struct nfs3c *c);
+void nfs3c_ordma_fini(struct nfs3c *c);
+int nfs3c_ordma_read(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *fh,
+		     uint64_t off, void *buf, uint32_t len, uint32_t *got, int *eof);
+void nfs3c_ordma_learn(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *fh,
+		       uint64_t off);
 
 /* Write state (nfs3_clnt_io.c). */
 void nfs3c_files_fini(struct nfs3c *c);

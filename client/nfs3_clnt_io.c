@@ -69,6 +69,16 @@ int nfs3c_read(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh
 	size_t done = 0;
 	unsigned empty = 0;
 	int e = 0, rc = 0;
+	uint32_t hit = 0;
+
+	/* a small READ inside one block the server's cache holds: an RDMA Read */
+	if (c->ordma && len <= UINT32_MAX &&
+	    nfs3c_ordma_read(c, cr, fh, off, buf, (uint32_t)len, &hit, &e) == 0) {
+		*got = hit;
+		if (eof)
+			*eof = e;
+		return 0;
+	}
 
 	/* A short READ without eof goes on from where it stopped (the server may
 	 * send less than asked); one that brings nothing is tried a few times,
@@ -93,6 +103,10 @@ int nfs3c_read(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh
 	*got = done;
 	if (eof)
 		*eof = e;
+	if (c->ordma && done) {
+		nfs3c_stat_add(&c->st.ordma_fallbacks, 1);
+		nfs3c_ordma_learn(c, cr, fh, off);
+	}
 	return done ? 0 : rc;
 }
 

@@ -324,6 +324,7 @@ static void client_free(struct nfs3c *c)
 {
 	nfs3c_files_fini(c);
 	nfs3c_attr_fini(c);
+	nfs3c_ordma_fini(c);
 	pthread_cond_destroy(&c->cond);
 	pthread_mutex_destroy(&c->lock);
 	pthread_mutex_destroy(&c->files_lock);
@@ -394,7 +395,8 @@ static struct nfs3c *client_new(const struct nfs3c_params *p)
 	pthread_condattr_destroy(&ca);
 	nfs3c_attr_init(c);
 	c->rsize = c->wsize = MAX_IO;
-	if (!c->export || (p->mountport && !c->mountport)) {
+	if (!c->export || (p->mountport && !c->mountport) ||
+	    (p->ordma && p->proto == NFS3C_PROTO_RDMA && nfs3c_ordma_init(c) != 0)) {
 		client_free(c);
 		return NULL;
 	}

@@ -73,6 +73,13 @@ void nfs3c_print_stats(struct nfs3c *c, FILE *out)
 		st.dirty_now, st.dirty_peak);
 	fprintf(out, "attributes: hits %" PRIu64 " misses %" PRIu64 " older_replies %" PRIu64 "\n",
 		st.attr_hits, st.attr_misses, st.attr_stale);
+	if (c->ordma) {
+		fprintf(out, "ordma: hits %" PRIu64 " fallbacks %" PRIu64 " maps %" PRIu64,
+			st.ordma_hits, st.ordma_fallbacks, st.ordma_maps);
+		for (unsigned i = 1; i < NFS3C_ORDMA_CAUSES; i++)
+			fprintf(out, " %s %" PRIu64, nfs3c_ordma_cause(i), st.ordma_miss[i]);
+		fprintf(out, "\n");
+	}
 	fprintf(out, "%-12s %10s %10s %8s %12s %12s\n", "procedure", "calls", "sends", "errors",
 		"avg_rtt_ms", "avg_exec_ms");
 	for (unsigned i = 0; i < NFS3_NPROCS; i++) {

@@ -307,6 +307,8 @@ static const struct opt_def opts[] = {
 	{"nolock", set_flag, OFF(nolock), 1, 0, NULL},
 	{"lockport", set_unsigned, OFF(lockport), 1, 65535, NULL},
 	{"lockcbport", set_unsigned, OFF(lockcbport), 1, 65535, NULL},
+	{"ordma", set_flag, OFF(nfs.ordma), 1, 0, NULL},
+	{"noordma", set_flag, OFF(nfs.ordma), 0, 0, NULL},
 };
 
 const char client_opts_help[] =
@@ -335,7 +337,9 @@ const char client_opts_help[] =
 	"  debug                   log calls and reconnections\n"
 	"  lock | nolock           fcntl/flock locks via the server's NLM, or local (lock)\n"
 	"  lockport=N              the server's NLM TCP port (rpcbind's answer, else 2049)\n"
-	"  lockcbport=N            our UDP port for the server's GRANTED callbacks (any)\n";
+	"  lockcbport=N            our UDP port for the server's GRANTED callbacks (any)\n"
+	"  ordma | noordma         small READs as RDMA Reads of the server's block cache\n"
+	"                          where it offers one (Optimistic RDMA; noordma)\n";
 
 /* See options.h. */
 void client_opts_init(struct client_opts *o)
@@ -482,6 +486,11 @@ int client_opts_finish(struct client_opts *o, char *err, size_t errlen)
 		o->nfs.retry_ms = 2 * o->nfs.timeout_ms;
 	if (o->nfs.acregmin > o->nfs.acregmax || o->nfs.acdirmin > o->nfs.acdirmax) {
 		snprintf(err, errlen, "acregmin/acdirmin must not exceed acregmax/acdirmax");
+		return -EINVAL;
+	}
+	if (o->nfs.ordma && o->nfs.proto != NFS3C_PROTO_RDMA) {
+		snprintf(err, errlen,
+			 "ordma reads the server's memory by RDMA: it needs proto=rdma");
 		return -EINVAL;
 	}
 	if (o->nfs.rr.reg == RR_REG_ALLPHYS && !o->nfs.rr.trusted_peers) {

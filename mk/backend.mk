@@ -24,10 +24,10 @@ server_libnfsserver_a_SOURCES = \
 	server/backend_attr.c server/backend_fh.c server/backend_ident.c \
 	server/export.c server/export.h \
 	server/fh_index.c server/fh_index.h server/fh_index_int.h server/fh_index_store.c \
-	server/fhcache.c server/fhcache.h \
+	server/fhcache.c server/fhcache.h server/ordma_cache.c server/ordma_cache.h \
 	server/nfs3.h server/nfs3_proc.h server/nfs3_proc.c server/nfs3_proc_dir.c \
 	server/nfs3_proc_io.c server/nfs3_proc_readdir.c \
-	server/mount3_proc.c server/nfs_program.c server/nfs_program.h
+	server/mount3_proc.c server/nfs_program.c server/nfs_program.h server/ordma_proc.c
 # The CephFS backend (libcephfs), where configure found it. Its header wants
 # a 64-bit off_t, hence CEPHFS_CFLAGS on the whole library.
 EXTRA_DIST += server/backend_ceph.c server/backend_ceph_attr.c server/backend_ceph_io.c \
@@ -69,6 +69,11 @@ check_PROGRAMS += t/unit/perm_test
 BACKEND_USERSPACE = t/unit/perm_test t/unit/nfs3_proc_userspace.sh \
 	t/unit/nfs3_security_userspace.sh t/unit/nfs3_stress_userspace.sh
 TESTS += $(BACKEND_USERSPACE)
+# Optimistic RDMA's block cache and the client's check of a slot (issue 23).
+check_PROGRAMS += t/unit/ordma_test
+TESTS += t/unit/ordma_test
+t_unit_ordma_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_unit_ordma_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
 t_unit_perm_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_unit_perm_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
 t_unit_fh_index_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)

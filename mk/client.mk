@@ -4,7 +4,7 @@
 libnfsrdma_a_SOURCES += \
 	client/nfs3_clnt.h client/nfs3_clnt_int.h client/nfs3_clnt.c \
 	client/nfs3_clnt_mount.c client/nfs3_clnt_attr.c client/nfs3_clnt_ops.c \
-	client/nfs3_clnt_dir.c client/nfs3_clnt_io.c client/nfs3_clnt_stats.c
+	client/nfs3_clnt_dir.c client/nfs3_clnt_io.c client/nfs3_clnt_ordma.c client/nfs3_clnt_stats.c
 
 # The lock manager's client (NLM v4, its callback service, reclaim): only
 # nfsrdma-client has it (with FUSE), and its test; t/fuzz builds it too.
@@ -63,7 +63,7 @@ check_PROGRAMS += t/system/client_nfs3_test
 TESTS += t/system/client_nfs3_test
 t_system_client_nfs3_test_SOURCES = t/system/client_nfs3_test.c t/system/client_nfs3_test.h \
 	t/system/client_nfs3_test_ops.c t/system/client_nfs3_test_restart.c \
-	t/system/client_nfs3_test_errors.c $(CLIENT_SRV)
+	t/system/client_nfs3_test_errors.c t/system/client_nfs3_test_ordma.c $(CLIENT_SRV)
 t_system_client_nfs3_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_system_client_nfs3_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
 check_PROGRAMS += t/system/client_hostile_test
@@ -141,6 +141,18 @@ bench-compare: nfsrdma-client$(EXEEXT) nfsrdma-vbench$(EXEEXT) server/nfsrdma-se
 		$(SHELL) $(srcdir)/t/bench/bench_compare.sh $(COMPARE_BENCH_DIR) 2>&1 | tee t/bench-compare.log
 	@$(CLIENT_TAP_SUMMARY) t/bench-compare.log
 PHONY_TARGETS += bench-compare
-EXTRA_DIST += t/bench/bench_compare.sh
+EXTRA_DIST += t/bench/bench_compare.sh t/bench/bench_lib.sh
 EXTRA_TARGETS += bench-compare:900
 CLEANFILES += t/bench-compare.log
+
+# bench-ordma (issue 23): 4 KiB random READs of cached data by 1 and 4 clients,
+# plain READ against Optimistic RDMA; rates, latencies, server CPU per READ.
+ORDMA_BENCH_DIR = bench-ordma
+bench-ordma: nfsrdma-client$(EXEEXT) server/nfsrdma-server$(EXEEXT)
+	@top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
+		$(SHELL) $(srcdir)/t/bench/ordma_bench.sh $(ORDMA_BENCH_DIR) 2>&1 | tee t/bench-ordma.log
+	@$(CLIENT_TAP_SUMMARY) t/bench-ordma.log
+PHONY_TARGETS += bench-ordma
+EXTRA_DIST += t/bench/ordma_bench.sh
+EXTRA_TARGETS += bench-ordma:600
+CLEANFILES += t/bench-ordma.log

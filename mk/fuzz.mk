@@ -49,11 +49,12 @@ fuzz-check-clang:
 
 # The generated XDR, compiled once for the targets that decode NFS (and NLM).
 t/fuzz/obj/nfs_xdr.o: $(NFS_XDR_GEN) $(NLM_XDR_GEN) | fuzz-check-clang
-	$(AM_V_CC)for x in nfs3 mount nlm nsm; do \
+	$(AM_V_CC)for x in nfs3 mount ordma nlm nsm; do \
 		$(FUZZ_CC) $(FUZZ_XDR_FLAGS) -fsanitize=fuzzer-no-link -c -o t/fuzz/obj/$$x.o \
 			common/nfs/$${x}_prot_xdr.c || exit 1; \
 	done && \
-	ld -r -o $@ t/fuzz/obj/nfs3.o t/fuzz/obj/mount.o t/fuzz/obj/nlm.o t/fuzz/obj/nsm.o
+	ld -r -o $@ t/fuzz/obj/nfs3.o t/fuzz/obj/mount.o t/fuzz/obj/ordma.o t/fuzz/obj/nlm.o \
+		t/fuzz/obj/nsm.o
 
 # Targets that run the server's own procedures link its libraries, compiled
 # for the fuzzer into one archive (the linker takes only what is used), with

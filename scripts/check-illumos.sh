@@ -11,21 +11,24 @@
 # Exit 77 (and why) when clang or ld.lld is missing.
 #
 # OpenSSL (libcrypto), libconfig and LMDB are shipped by illumos distributions
-# (OmniOS, OpenIndiana, pkgsrc) but are not in the sysroot. The code is compiled
+# (OmniOS, OpenIndiana, pkgsrc), and zlib by illumos itself (libz), but none
+# is in the sysroot. The code is compiled
 # against Debian's headers of the same libraries (copied alone into the build
 # directory, so no other Debian header is seen; OpenSSL's generated
 # configuration.h is Debian's x86_64 one, which is LP64 as amd64 illumos is),
 # and linked against stub libraries made here: after a first build that
-# compiles everything (its links fail for want of these three libraries), the
+# compiles everything (its links fail for want of these four libraries), the
 # symbols the objects leave undefined are intersected with the dynamic symbols
-# that Debian's real libcrypto.so.3, libconfig.so.9 and liblmdb.so.0 export, and each stub
+# that Debian's real libcrypto.so.3, libconfig.so.9, liblmdb.so.0 and libz.so.1
+# export, and each stub
 # defines exactly those. That is sound as a check because a stub never
 # defines a name the real library lacks: a call to a function that is not in
 # the library (a typo, an API from a newer release, a macro taken for a
 # function) stays undefined and fails the second, real link, exactly as it
 # would on illumos; and every call was type-checked against the library's
 # real header. What it cannot show is that an illumos distribution ships the
-# same release of those libraries (OpenSSL 3, libconfig 1.7, LMDB 0.9 here).
+# same release of those libraries (OpenSSL 3, libconfig 1.7, LMDB 0.9, zlib
+# 1.2 here).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 B=${1:-$top/build/illumos}
@@ -38,8 +41,9 @@ for t in clang ld.lld nm readelf; do
 	command -v "$t" > /dev/null || { say "SKIP: $t is not installed (Debian: clang lld binutils)"; exit 77; }
 done
 for f in /usr/include/openssl/evp.h /usr/include/libconfig.h /usr/include/lmdb.h \
-	$LIBDIR/libcrypto.so.3 $LIBDIR/libconfig.so.9 $LIBDIR/liblmdb.so.0; do
-	[ -e "$f" ] || { say "SKIP: $f is missing (Debian: libssl-dev libconfig-dev liblmdb-dev)"; exit 77; }
+	/usr/include/zlib.h $LIBDIR/libcrypto.so.3 $LIBDIR/libconfig.so.9 $LIBDIR/liblmdb.so.0 \
+	$LIBDIR/libz.so.1; do
+	[ -e "$f" ] || { say "SKIP: $f is missing (Debian: libssl-dev libconfig-dev liblmdb-dev zlib1g-dev)"; exit 77; }
 done
 
 cd "$top"
@@ -48,22 +52,24 @@ rm -rf "$B"
 mkdir -p "$B/third/include" "$B/third/lib"
 cp -r /usr/include/openssl "$B/third/include/"
 cp /usr/include/x86_64-linux-gnu/openssl/*.h "$B/third/include/openssl/"
-cp /usr/include/libconfig.h /usr/include/lmdb.h "$B/third/include/"
+cp /usr/include/libconfig.h /usr/include/lmdb.h /usr/include/zlib.h /usr/include/zconf.h \
+	"$B/third/include/"
 inc="-I$B/third/include"
 cd "$B"
 
 # No pkg-config: nothing of Debian's may be found by accident (fuse3, cmocka,
-# rdma-core); the three libraries are given outright.
+# rdma-core); the four libraries are given outright.
 say "configure --host=x86_64-pc-solaris2.11 CC=$ICC"
 "$top/configure" --host=x86_64-pc-solaris2.11 CC="$ICC" PKG_CONFIG=/bin/false \
 	--enable-werror --disable-dependency-tracking \
 	LIBCONFIG_CFLAGS="$inc" LIBCONFIG_LIBS="-L$B/third/lib -lconfig" \
 	CRYPTO_CFLAGS="$inc" CRYPTO_LIBS="-L$B/third/lib -lcrypto" \
-	LMDB_CFLAGS="$inc" LMDB_LIBS="-L$B/third/lib -llmdb" > configure.log 2>&1 ||
+	LMDB_CFLAGS="$inc" LMDB_LIBS="-L$B/third/lib -llmdb" \
+	ZLIB_CFLAGS="$inc" ZLIB_LIBS="-L$B/third/lib -lz" > configure.log 2>&1 ||
 	{ tail -n 30 configure.log; say "configure failed (see $B/configure.log)"; exit 1; }
 sed -n '/configured$/,$p' configure.log
 
-# Build 1: compile everything; the links fail for want of the three libraries.
+# Build 1: compile everything; the links fail for want of the four libraries.
 say "compiling"
 make -k -j"$(nproc)" > build1.log 2>&1 || true
 diag='^[^ ]+:[0-9]+:[0-9]+: (warning|error):'
@@ -74,7 +80,7 @@ fi
 
 # Stubs: what the objects leave undefined and the real library exports.
 find . -name '*.o' -print0 | xargs -0 nm -u --format=just-symbols | sort -u > undefined.txt
-for lib in crypto:libcrypto.so.3 config:libconfig.so.9 lmdb:liblmdb.so.0; do
+for lib in crypto:libcrypto.so.3 config:libconfig.so.9 lmdb:liblmdb.so.0 z:libz.so.1; do
 	name=${lib%%:*} real=$LIBDIR/${lib#*:}
 	nm -D --defined-only --format=posix "$real" | awk '{sub(/@.*/, "", $1); print $1, $2}' |
 		sort -u > "exports-$name.txt"

@@ -8,7 +8,7 @@ set -euo pipefail
 PKGS=(
 	build-essential autoconf automake pkg-config rpcsvc-proto
 	libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils
-	libtirpc-dev libconfig-dev libssl-dev liblmdb-dev libacl1-dev libfuse3-dev fuse3 libcmocka-dev
+	libtirpc-dev libconfig-dev libssl-dev liblmdb-dev libacl1-dev zlib1g-dev libfuse3-dev fuse3 libcmocka-dev
 	fio libnfs-utils libnfs-dev curl gnuplot-nox clang clang-format libclang-rt-14-dev lld
 	iproute2 procps psmisc rpcbind nfs-ganesha nfs-ganesha-vfs groff-base
 	libsystemd-dev systemd libmicrohttpd-dev prometheus

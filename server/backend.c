@@ -142,6 +142,7 @@ void nfs_backend_destroy(struct nfs_backend *be)
 		return;
 	fhcache_destroy(be->fds);
 	close_exports(be->exports, be->nexports);
+	ordma_cache_destroy(be->ordma);
 	for (size_t i = 0; i < be->nmounts; i++) {
 		free(be->mounts[i].host);
 		free(be->mounts[i].path);
@@ -185,6 +186,14 @@ void nfs_backend_handle_stats(struct nfs_backend *be, struct nfs_handle_stats *o
 		out->found += one.found;
 	}
 	nfs_backend_leave(be);
+}
+
+/* See backend.h. */
+void nfs_backend_ordma_stats(struct nfs_backend *be, struct ordma_cache_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (be->ordma)
+		ordma_cache_stats(be->ordma, out);
 }
 
 /* See backend.h. */

@@ -84,6 +84,7 @@ struct nfs_export_conf {
 	enum nfs_fh_scheme handles;   /* for NFS_BACKEND_POSIX */
 	const char *handle_index_dir; /* where portable handles' indexes are */
 	enum nfs_identity identity;   /* for NFS_BACKEND_POSIX */
+	int ordma;		      /* READs fill the Optimistic RDMA cache (POSIX) */
 	struct {
 		const char *conf_file, *client_id, *keyring; /* keyring NULL: conf_file's */
 		const char *root;			     /* the directory in the CephFS */
@@ -104,6 +105,15 @@ int nfs_backend_create(const struct nfs_export_conf *exports, size_t n, uint32_t
 int nfs_backend_set_handle_key(struct nfs_backend *be, const void *key, size_t len);
 /* Close everything; no procedure may be running. NULL is fine. */
 void nfs_backend_destroy(struct nfs_backend *be);
+struct ordma_cache;
+/* Whether some POSIX export has ordma on (and wants a cache). */
+int nfs_backend_wants_ordma(const struct nfs_backend *be);
+/* Give the backend the Optimistic RDMA block cache (it is the backend's to
+ * free now), exposed to clients under rkey. 0, or -EBUSY if it has one. */
+int nfs_backend_set_ordma(struct nfs_backend *be, struct ordma_cache *c, uint32_t rkey);
+/* Its counters (all 0 without a cache). */
+struct ordma_cache_stats;
+void nfs_backend_ordma_stats(struct nfs_backend *be, struct ordma_cache_stats *out);
 /* Portable handles (server/fh_index.h), summed over the exports that use
  * them: how many do, the objects their indexes hold, the searches of an
  * export for an object whose entry was lost or out of date, and those that

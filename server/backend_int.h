@@ -14,6 +14,7 @@
 #include "server/export.h"
 #include "server/fhcache.h"
 #include "server/nfs3.h"
+#include "server/ordma_cache.h"
 
 /* Our handle: version, platform handle length, 2 zero bytes, export id (big
  * endian), platform handle, and a MAC of all that under the server's handle
@@ -46,6 +47,11 @@ struct nfs_backend {
 	struct integrity_key fh_key; /* signs handles; the exports point at it */
 	struct fhcache *fds;
 	int cred_ok; /* the server may act as callers (it is root): backend_ident.c */
+	/* Optimistic RDMA (ordma_proc.c): the block cache, and where clients read
+	 * it (its memory's address, length and key); NULL: none. */
+	struct ordma_cache *ordma;
+	uint64_t ordma_base, ordma_len;
+	uint32_t ordma_rkey;
 	pthread_mutex_t mnt_lock;
 	struct be_mount *mounts;
 	size_t nmounts;
@@ -177,6 +183,15 @@ nfsstat3 be_mknod_args(const mknoddata3 *w, mode_t *mode, dev_t *dev, const satt
  * owner always may (as knfsd allows), and a reader may read what it may
  * execute; otherwise the file's permissions and ACLs decide. */
 nfsstat3 be_io_allowed(const struct be_obj *o, uid_t uid, int write);
+/* Optimistic RDMA (ordma_proc.c), for exports with ordma = true; nothing
+ * elsewhere. Take the cache's generation before reading what a fill will
+ * store; fill with the bytes a READ of the regular file o read at offset
+ * (labelled with o->st's ctime, taken before the read); forget o's blocks
+ * before and after a change to it. */
+uint64_t be_ordma_gen(const struct nfs_req *req, const struct be_obj *o);
+void be_ordma_fill(const struct nfs_req *req, const struct be_obj *o, uint64_t gen, uint64_t offset,
+		   const void *data, uint32_t len);
+void be_ordma_forget(const struct nfs_req *req, const struct be_obj *o);
 /* The uid the thread runs with on export e for req (after squashing). */
 uid_t be_req_uid(const struct nfs_req *req, const struct export *e);
 

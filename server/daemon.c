@@ -24,6 +24,7 @@
 #include "server/nfs_program.h"
 #include "server/nlm.h"
 #include "server/notify.h"
+#include "server/ordma_cache.h"
 #include "server/rpcbind.h"
 
 #define MAX_RECORD(c) ((size_t)(c)->rdma.max_io_size + 65536)
@@ -108,6 +109,7 @@ static struct nfs_export_conf *export_confs(const struct nfsrdma_config *c,
 			.handles = schemes[srv->server.handles],
 			.handle_index_dir = index_dir,
 			.identity = identities[srv->server.identity],
+			.ordma = x->ordma,
 			.ceph = {.conf_file = x->ceph.conf_file,
 				 .client_id = x->ceph.client_id,
 				 .keyring = x->ceph.keyring,
@@ -119,6 +121,17 @@ static struct nfs_export_conf *export_confs(const struct nfsrdma_config *c,
 }
 
 /* TCP and UDP (NFS and MOUNT) and RPC/RDMA on every listen address. */
+/* Optimistic RDMA, where an export wants it. */
+static int start_ordma(struct nfsrdma_server *s)
+{
+	const struct nfsrdma_config *c = &s->cfg;
+
+	if (!nfs_backend_wants_ordma(s->be))
+		return 0;
+	return nfs_ordma_start(s->rpc, s->rr, s->be, c->server.ordma.cache,
+			       (uint32_t)c->server.ordma.block);
+}
+
 static int start_listeners(struct nfsrdma_server *s)
 {
 	const struct nfsrdma_config *c = &s->cfg;
@@ -158,6 +171,8 @@ static int start_listeners(struct nfsrdma_server *s)
 		log_err("RPC/RDMA cannot start on provider '%s'", c->rdma.provider);
 		return rc;
 	}
+	if ((rc = start_ordma(s)) != 0)
+		return rc;
 	for (size_t i = 0; i < c->server.listen.n; i++)
 		if ((rc = rr_server_listen(s->rr, c->server.listen.v[i], rport)) != 0)
 			return rc;
@@ -375,6 +390,8 @@ static int transport_changed(const struct nfsrdma_config *a, const struct nfsrdm
 	       a->server.inline_calls != b->server.inline_calls ||
 	       a->server.integrity.mode != b->server.integrity.mode ||
 	       a->server.handles != b->server.handles || a->server.identity != b->server.identity ||
+	       a->server.ordma.cache != b->server.ordma.cache ||
+	       a->server.ordma.block != b->server.ordma.block ||
 	       !same_string(a->server.handle_index_dir, b->server.handle_index_dir) ||
 	       !same_string(a->server.metrics.listen, b->server.metrics.listen);
 }
@@ -528,6 +545,7 @@ void daemon_print_stats(struct nfsrdma_server *s, FILE *f)
 	struct rpc_replay_stats replay;
 	struct rpc_drc_stats drc;
 	struct nfs_handle_stats hs;
+	struct ordma_cache_stats os;
 	unsigned udp_peak = 0;
 
 	for (unsigned i = 0; i < s->ntcp; i++) {
@@ -562,6 +580,13 @@ void daemon_print_stats(struct nfsrdma_server *s, FILE *f)
 		"integrity.contexts %llu\n",
 		(unsigned long long)replay.replays, (unsigned long long)replay.off_clock,
 		(unsigned long long)replay.full, (unsigned long long)replay.contexts);
+	nfs_backend_ordma_stats(s->be, &os);
+	fprintf(f,
+		"ordma.slots %llu\nordma.used %llu\nordma.fills %llu\nordma.evictions %llu\n"
+		"ordma.forgets %llu\nordma.refs %llu\n",
+		(unsigned long long)os.slots, (unsigned long long)os.used,
+		(unsigned long long)os.fills, (unsigned long long)os.evictions,
+		(unsigned long long)os.forgets, (unsigned long long)os.refs);
 	nfs_backend_handle_stats(s->be, &hs);
 	fprintf(f,
 		"handles.portable_exports %llu\nhandles.entries %llu\nhandles.searches %llu\n"

@@ -50,6 +50,8 @@ struct nfs_proc {
 
 extern const struct nfs_proc nfs3_procs[NFS3_NPROCS];
 extern const struct nfs_proc mount3_procs[MOUNT3_NPROCS];
+/* Optimistic RDMA's side program (server/ordma_proc.c). */
+extern const struct nfs_proc ordma_procs[ORDMA_NPROCS];
 
 /* Free what p->fn put in res, after it was encoded. A READ data buffer that
  * req->get_buf supplied is the caller's and is not freed. */

@@ -114,8 +114,11 @@ static void nfs3_proc_setattr(struct nfs_req *req, void *argp, void *resp)
 			r->status = be_io_allowed(&o, be_req_uid(req, o.exp), 1);
 		if (r->status == NFS3_OK)
 			r->status = be_may_setattr(o.fd, &o.st, &sa);
-		if (r->status == NFS3_OK)
+		if (r->status == NFS3_OK) {
+			be_ordma_forget(req, &o);
 			r->status = nfs3_sattr_apply(o.fd, &o.st, &sa);
+			be_ordma_forget(req, &o);
+		}
 		if (r->status == NFS3_OK && trunc && !sa.mode.set_it)
 			be_wrote(o.fd, &o.st); /* a mode set with the size stands */
 		be_cred_leave(req);

@@ -65,6 +65,7 @@ static nfsstat3 read_data(struct nfs_req *req, struct be_obj *o, const READ3args
 {
 	size_t count = a->count < req->be->max_io ? a->count : req->be->max_io;
 	nfsstat3 st = be_io_allowed(o, be_req_uid(req, o->exp), 0);
+	uint64_t gen = be_ordma_gen(req, o);
 	ssize_t n;
 
 	if (st != NFS3_OK)
@@ -97,6 +98,7 @@ static nfsstat3 read_data(struct nfs_req *req, struct be_obj *o, const READ3args
 	ok->data.data_len = (u_int)n;
 	ok->count = (count3)n;
 	ok->eof = (size_t)n < count || a->offset + (uint64_t)n >= (uint64_t)o->st.st_size;
+	be_ordma_fill(req, o, gen, a->offset, ok->data.data_val, (uint32_t)n);
 	return NFS3_OK;
 }
 
@@ -169,7 +171,9 @@ void nfs3_proc_write(struct nfs_req *req, void *argp, void *resp)
 	if (r->status != NFS3_OK)
 		return;
 	if ((r->status = be_cred_enter(req, o.exp)) == NFS3_OK) {
+		be_ordma_forget(req, &o);
 		r->status = write_data(req, &o, a, &r->WRITE3res_u.resok);
+		be_ordma_forget(req, &o);
 		be_cred_leave(req);
 	}
 	be_wcc(o.exp, o.fd, &o.st, &r->WRITE3res_u.resok.file_wcc);

@@ -6,6 +6,9 @@
  */
 #include <string.h>
 
+#include "common/base/log.h"
+#include "server/ordma_cache.h"
+
 #include "server/nfs3.h"
 #include "server/nfs_program.h"
 
@@ -38,6 +41,8 @@ static void to_nfs_req(struct rpc_req *r, struct nfs_req *n)
 /* The backend's procedure for a call of either program. */
 static const struct nfs_proc *proc_of(const struct rpc_req *r)
 {
+	if (r->prog == ORDMA_PROGRAM)
+		return &ordma_procs[r->proc];
 	return r->prog == MOUNT_PROGRAM ? &mount3_procs[r->proc] : &nfs3_procs[r->proc];
 }
 
@@ -74,6 +79,7 @@ static void glue_free(struct rpc_req *r, void *res)
 
 static struct rpc_proc_desc nfs3_rpc[NFS3_NPROCS];
 static struct rpc_proc_desc mount3_rpc[MOUNT3_NPROCS];
+static struct rpc_proc_desc ordma_rpc[ORDMA_NPROCS];
 
 /* Describe a backend table to the RPC layer: each procedure's wire
  * description, run through the glue. */
@@ -118,4 +124,59 @@ int nfs_programs_register(struct rpc_server *srv, struct nfs_backend *be)
 	nfs_programs_describe(be, &nfs, &mnt);
 	rc = rpc_server_add_program(srv, &nfs);
 	return rc ? rc : rpc_server_add_program(srv, &mnt);
+}
+
+/* Whether a call of the side program may run on the loop (both may). */
+static int ordma_may_inline(void *ctx, uint32_t proc)
+{
+	return proc < ORDMA_NPROCS && nfs_backend_may_inline(ctx);
+}
+
+/* Serve the side program (common/nfs/ordma_prot.x). */
+static int register_ordma(struct rpc_server *srv, struct nfs_backend *be)
+{
+	struct rpc_program p;
+
+	fill(ordma_rpc, ordma_procs, ORDMA_NPROCS);
+	p = (struct rpc_program){.prog = ORDMA_PROGRAM,
+				 .vers = ORDMA_V1,
+				 .procs = ordma_rpc,
+				 .nprocs = ORDMA_NPROCS,
+				 .ctx = be,
+				 .peer_ok = peer_known,
+				 .may_inline = ordma_may_inline};
+	return rpc_server_add_program(srv, &p);
+}
+
+int nfs_ordma_start(struct rpc_server *srv, struct rr_server *rr, struct nfs_backend *be,
+		    uint64_t bytes, uint32_t block)
+{
+	struct ordma_cache *oc;
+	uint32_t rkey;
+	size_t len;
+	void *mem;
+	int rc;
+
+	if ((rc = ordma_cache_create(bytes, block, &oc)) != 0) {
+		log_err("server.ordma.cache: no cache of %llu bytes in blocks of %u: %s",
+			(unsigned long long)bytes, block, strerror(-rc));
+		return rc;
+	}
+	mem = ordma_cache_mem(oc, &len);
+	if ((rc = rr_server_expose(rr, mem, len, &rkey)) != 0) {
+		log_err("server.ordma.cache: the RDMA provider cannot register %zu bytes: %s", len,
+			strerror(-rc));
+		ordma_cache_destroy(oc);
+		return rc;
+	}
+	if ((rc = nfs_backend_set_ordma(be, oc, rkey)) != 0) {
+		ordma_cache_destroy(oc); /* rr keeps its registration until it goes */
+		return rc;
+	}
+	if ((rc = register_ordma(srv, be)) != 0)
+		return rc;
+	log_notice("Optimistic RDMA: a cache of %zu bytes in blocks of %u, readable by every "
+		   "RPC/RDMA client",
+		   len, block);
+	return 0;
 }

@@ -138,6 +138,7 @@ struct cfg_export {
 	unsigned anon_uid;	 /* uid for squashed and AUTH_NONE requests */
 	unsigned anon_gid;	 /* gid for squashed and AUTH_NONE requests */
 	bool integrity_required; /* refuse requests without a valid HMAC */
+	bool ordma;		 /* blocks read go to the Optimistic RDMA cache */
 	enum cfg_backend backend;
 	struct {
 		char *conf_file;	  /* ceph.conf naming the cluster's monitors */
@@ -223,7 +224,11 @@ struct nfsrdma_config {
 			char *name;	 /* ours in SM_NOTIFY; NULL: the host name */
 		} nsm;
 		struct cfg_integrity integrity; /* per-message HMAC */
-		struct cfg_export *exports;	/* n_exports exported directories */
+		struct {
+			uint64_t cache;	    /* bytes of the registered block cache; 0: none */
+			uint64_t block;	    /* bytes of a cached block */
+		} ordma;		    /* Optimistic RDMA (issue 23) */
+		struct cfg_export *exports; /* n_exports exported directories */
 		size_t n_exports;
 	} server;
 	struct {

@@ -268,6 +268,13 @@ static void check_exports(struct load_ctx *c)
 		if (exp->integrity_required && cfg->server.integrity.mode == CFG_INTEGRITY_NONE)
 			export_error(c, i, "integrity_required",
 				     "needs server.integrity.mode = \"hmac-sha256\"");
+		if (exp->ordma && cfg->server.ordma.cache == 0)
+			export_error(c, i, "ordma", "needs server.ordma.cache (its size)");
+		if (exp->ordma && !cfg->server.trusted_peers)
+			export_error(c, i, "ordma",
+				     "every client connected over RPC/RDMA could read its cached "
+				     "blocks whatever the files' permissions: set "
+				     "server.trusted_peers = true if that is meant");
 		for (size_t j = 0; exp->path != NULL && j < i; j++) {
 			const config_setting_t *first = c->xseen[j * NEXP + path_idx];
 
@@ -309,6 +316,9 @@ static void check_server(struct load_ctx *c)
 				  cfg->server.rdma_port);
 	}
 	check_integrity(c, "server", &c->cfg->server.integrity);
+	if (cfg->server.ordma.block & (cfg->server.ordma.block - 1))
+		report_at(c, "server.ordma.block", "%llu is not a power of two",
+			  (unsigned long long)cfg->server.ordma.block);
 	check_exports(c);
 }
 

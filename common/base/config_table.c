@@ -305,6 +305,12 @@ const struct cfg_entry config_main_table[] = {
 	 .min = 0,
 	 .max = 4096,
 	 .desc = "The exported directories: a list of groups, one per export (see below)."},
+	E_SIZE("server.ordma.cache", C, server.ordma.cache, 0, 1 * T, 0, 0,
+	       "Bytes of the Optimistic RDMA block cache: registered memory holding blocks that "
+	       "READs of exports with ordma = true brought in, which clients of those exports "
+	       "read with RDMA Reads, no call; 0: none."),
+	E_SIZE("server.ordma.block", C, server.ordma.block, 4 * K, 64 * K, 4 * K, 4 * K,
+	       "Bytes of one cached block (4K..64K, a power of two)."),
 	E_STR("server.metrics.listen", C, server.metrics.listen, NULL, false, check_metrics_listen,
 	      "Address and port where GET /metrics serves the counters in the Prometheus text "
 	      "format (\"127.0.0.1:9101\", \"[::1]:9101\"); unset: off."),
@@ -371,6 +377,11 @@ const struct cfg_entry config_export_table[] = {
 	      "Export id in file handles; 0: a hash of the directory's real path."),
 	E_BOOL("integrity_required", X, integrity_required, false,
 	       "Refuse requests without a valid HMAC (needs server.integrity.mode = hmac-sha256)."),
+	E_BOOL("ordma", X, ordma, false,
+	       "Put blocks this export's READs bring in into the Optimistic RDMA cache, where "
+	       "any client connected over RPC/RDMA can read any cached block of any ordma "
+	       "export, whatever the file's permissions (needs server.ordma.cache and "
+	       "server.trusted_peers = true)."),
 	E_ENUM("backend", X, backend, backend_names, CFG_BACKEND_POSIX,
 	       "What serves the files: posix (path is a local directory) or cephfs (path is the "
 	       "name clients mount; the files are ceph.root of a CephFS)."),

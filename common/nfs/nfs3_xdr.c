@@ -79,3 +79,8 @@ const struct rpc_proc_desc mount3_xdr_procs[MOUNT3_NPROCS] = {
 	VOID("UMNTALL", KEEP),
 	NO_ARGS("EXPORT", mntexports, 0),
 };
+
+const struct rpc_proc_desc ordma_xdr_procs[ORDMA_NPROCS] = {
+	VOID("NULL", 0),
+	PROC("MAP", ORDMAMAP3args, ORDMAMAP3res, 0),
+};

@@ -13,13 +13,16 @@
 
 #include "common/nfs/mount_prot.h"
 #include "common/nfs/nfs3_prot.h"
+#include "common/nfs/ordma_prot.h"
 #include "common/rpc/rpc.h"
 
 #define NFS3_NPROCS   22
 #define MOUNT3_NPROCS 6
+#define ORDMA_NPROCS  2 /* Optimistic RDMA's side program (ordma_prot.x) */
 
 extern const struct rpc_proc_desc nfs3_xdr_procs[NFS3_NPROCS];
 extern const struct rpc_proc_desc mount3_xdr_procs[MOUNT3_NPROCS];
+extern const struct rpc_proc_desc ordma_xdr_procs[ORDMA_NPROCS];
 
 /* WRITE3args whose stable_how is one RFC 1813 defines: any other value makes
  * the decoding fail (GARBAGE_ARGS), as the Linux server answers, rather than

@@ -315,6 +315,12 @@ struct rpc_clnt_ops {
 	/* End the connection now (any thread): calls waiting on it return
 	 * -ECONNRESET at once, later calls fail; destroy is still needed. */
 	void (*abort)(struct rpc_clnt *c);
+	/* Optional (RPC/RDMA): read len bytes of the server's memory at addr
+	 * under key rkey into buf with one RDMA Read, no call (Optimistic RDMA).
+	 * 0, or -errno: -ECONNRESET when the connection is dead (a bad key kills
+	 * it). NULL: the transport has none. */
+	int (*read_remote)(struct rpc_clnt *c, uint64_t addr, uint32_t rkey, void *buf,
+			   uint32_t len);
 };
 
 struct rpc_clnt {
@@ -336,6 +342,12 @@ struct rpc_clnt {
 static inline int rpc_clnt_call(struct rpc_clnt *c, struct rpc_call *call)
 {
 	return c->ops->call(c, call);
+}
+/* See rpc_clnt_ops.read_remote; -EOPNOTSUPP where the transport has none. */
+static inline int rpc_clnt_read_remote(struct rpc_clnt *c, uint64_t addr, uint32_t rkey, void *buf,
+				       uint32_t len)
+{
+	return c->ops->read_remote ? c->ops->read_remote(c, addr, rkey, buf, len) : -EOPNOTSUPP;
 }
 static inline void rpc_clnt_free_res(struct rpc_clnt *c, struct rpc_call *call)
 {

@@ -122,6 +122,10 @@ void rr_server_print_stats(struct rr_server *s, FILE *f);
 void rr_server_each_peer(struct rr_server *s,
 			 void (*fn)(void *arg, const struct sockaddr *peer, socklen_t len),
 			 void *arg);
+/* Register [addr, addr + len) for every client to read with RDMA Reads for
+ * the server's life (Optimistic RDMA's block cache); its key in *rkey. The
+ * memory must outlive the server. Once per server: 0, -EBUSY, or -errno. */
+int rr_server_expose(struct rr_server *s, void *addr, size_t len, uint32_t *rkey);
 /* Stop listening, disconnect every connection, wait for in-flight calls, free. */
 void rr_server_destroy(struct rr_server *s);
 

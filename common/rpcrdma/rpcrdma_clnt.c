@@ -304,6 +304,56 @@ static int rr_call(struct rpc_clnt *base, struct rpc_call *call)
 	return rc;
 }
 
+/* Optimistic RDMA: one RDMA Read of the server's memory into one of our
+ * registered buffers, then into buf. It holds a credit meanwhile, which
+ * bounds what we have on the send queue as a call would. */
+static int rr_read_remote(struct rpc_clnt *base, uint64_t addr, uint32_t rkey, void *out,
+			  uint32_t len)
+{
+	static struct rpc_call no_call; /* the client's default timeout */
+	struct rr_clnt *cl = (struct rr_clnt *)base;
+	struct rr_batch b = {.n = 0};
+	struct rr_buf *buf;
+	struct cslot *s;
+	int rc;
+
+	if (len == 0 || len > cl->ep->p.max_io)
+		return -EINVAL;
+	if ((rc = take_credit(cl)) != 0)
+		return rc;
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		pthread_mutex_lock(&cl->lock);
+		cl->outstanding--;
+		pthread_cond_broadcast(&cl->cond);
+		pthread_mutex_unlock(&cl->lock);
+		return -ENOMEM;
+	}
+	s->cl = cl;
+	s->call = &no_call;
+	s->read_wr.done = slot_read_done;
+	pthread_cond_init(&s->cond, NULL);
+	rc = rr_buf_get(cl->ep->reg, len, 0, &buf);
+	if (rc == 0) {
+		s->bufs[s->nbufs++] = buf;
+		rc = rr_buf_wait(cl->ep->reg, buf);
+	}
+	if (rc == 0)
+		rc = rr_batch_rdma(&b, VB_WR_RDMA_READ, buf->addr, len, buf->lkey, addr, rkey);
+	if (rc == 0) {
+		s->reads_busy = 1;
+		rr_post(cl->conn, &b, &s->read_wr); /* completes, if only as a flush */
+		rc = rrc_slot_wait(s, &s->reads_busy, "the server never answered an RDMA Read");
+		if (rc == 0 && s->read_status != VB_WC_SUCCESS)
+			rc = -ECONNRESET;
+		if (rc == 0) {
+			memcpy(out, buf->addr, len);
+			rr_stat_add(&cl->conn->st.bytes_rdma_read, (int64_t)len);
+		}
+	}
+	slot_finish(s);
+	return rc;
+}
+
 static void rr_free_res(struct rpc_clnt *base, struct rpc_call *call)
 {
 	xdr_free(call->xdr_res, call->res);
@@ -337,6 +387,7 @@ static const struct rpc_clnt_ops rr_clnt_ops = {
 	.free_res = rr_free_res,
 	.destroy = rr_destroy,
 	.abort = rr_abort,
+	.read_remote = rr_read_remote,
 };
 
 /* Wait for the connection's outcome on its CM fd. */

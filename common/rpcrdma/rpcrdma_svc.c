@@ -600,6 +600,21 @@ static void stop_listener(void *arg)
 	srv->listener = NULL;
 }
 
+int rr_server_expose(struct rr_server *srv, void *addr, size_t len, uint32_t *rkey)
+{
+	int rc;
+
+	if (srv->exposed)
+		return -EBUSY;
+	rc = vb_reg_mr(srv->ep->pd, addr, len, VB_ACCESS_REMOTE_READ, &srv->exposed);
+	if (rc) {
+		srv->exposed = NULL;
+		return rc;
+	}
+	*rkey = srv->exposed->rkey;
+	return 0;
+}
+
 void rr_server_destroy(struct rr_server *srv)
 {
 	struct rr_ep *ep;
@@ -624,6 +639,8 @@ void rr_server_destroy(struct rr_server *srv)
 	workq_destroy(srv->reaper);
 	if (srv->timer)
 		evloop_del_timer(ep->loop, srv->timer);
+	if (srv->exposed)
+		vb_dereg_mr(srv->exposed);
 	rr_ep_destroy(ep);
 	pthread_cond_destroy(&srv->cond);
 	pthread_mutex_destroy(&srv->lock);

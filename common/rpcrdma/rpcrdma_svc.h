@@ -119,7 +119,8 @@ struct rr_server {
 	pthread_cond_t cond;
 	unsigned inflight;
 	int stopping;
-	struct workq *reaper; /* releases that deregister, off the event loop */
+	struct workq *reaper;  /* releases that deregister, off the event loop */
+	struct vb_mr *exposed; /* rr_server_expose's, until destroy */
 };
 
 static inline int rrs_rr_possible(const struct rr_sreq *rq)

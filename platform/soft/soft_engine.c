@@ -372,6 +372,7 @@ int soft_engine_start(struct soft_device *dev)
 		log_err("engine thread: %s", strerror(-rc));
 		goto fail;
 	}
+	pthread_setname_np(e->thread, "soft-engine"); /* its CPU apart from the caller's */
 	dev->eng = e;
 	return 0;
 fail:

@@ -15,6 +15,7 @@
 # change: measured first, with inline calls, as variant "base", so that the
 # side-by-side ratios are the change's effect).
 . "$(dirname "$0")/../system/client_lib.sh"
+. "$(dirname "$0")/bench_lib.sh"
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (the server opens files by handle)"
 SERVER=$top_builddir/server/nfsrdma-server
 VBENCH=$top_builddir/nfsrdma-vbench
@@ -168,16 +169,7 @@ print(s.makefile().read(), end='')
 done
 
 # median and spread of every (variant, transport, figure)
-stats=$T_SCRATCH/stats
-tail -n +2 "$raw" | awk -F, '$5 != "" {print $1 "," $2 "," $3}' | sort -u |
-	while IFS=, read -r v tr fig; do
-		awk -F, -v v="$v" -v t="$tr" -v f="$fig" '$1 == v && $2 == t && $3 == f && $5 != "" {print $5}' "$raw" |
-			sort -g | awk -v k="$v,$tr,$fig" '{x[NR] = $1}
-			END {m = NR % 2 ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2
-			     printf "%s,%g,%g,%g,%d\n", k, m, x[1], x[NR], NR}'
-	done > "$stats"
-med() { awk -F, -v k="$1,$2,$3" '$1 "," $2 "," $3 == k {print $4}' "$stats"; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a != "" && b > 0) printf "%.2f", a / b; else printf "-"}'; }
+medians "$raw" "$T_SCRATCH/stats"
 
 echo "bench-compare: figure                      variant    transport    median   (min..max, n)"
 while IFS=, read -r v tr fig m lo hi n; do

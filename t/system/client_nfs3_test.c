@@ -51,9 +51,8 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ft
 	return remove(p);
 }
 
-/* A scratch export and a server for it, with slow_proc (if > 0) slowed by
- * slow_ms, before it runs or (slow_after) after. */
-struct fx *fx_new_slow(int slow_proc, unsigned slow_ms, int slow_after)
+/* A scratch export, and its server's parameters (not started). */
+struct fx *fx_alloc(void)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	const char *tmp = getenv("TMPDIR");
@@ -63,6 +62,15 @@ struct fx *fx_new_slow(int slow_proc, unsigned slow_ms, int slow_after)
 	assert_non_null(mkdtemp(f->dir));
 	chmod(f->dir, 0755);
 	csrv_params_init(&f->sp, f->dir);
+	return f;
+}
+
+/* A scratch export and a server for it, with slow_proc (if > 0) slowed by
+ * slow_ms, before it runs or (slow_after) after. */
+struct fx *fx_new_slow(int slow_proc, unsigned slow_ms, int slow_after)
+{
+	struct fx *f = fx_alloc();
+
 	f->sp.slow_proc = slow_proc;
 	f->sp.slow_ms = slow_ms;
 	f->sp.slow_after = slow_after;
@@ -196,6 +204,12 @@ int main(void)
 		cmocka_unit_test(test_nonroot_rdma_matrix),
 		cmocka_unit_test(test_post_failures),
 		cmocka_unit_test(test_errno_table),
+		cmocka_unit_test(test_ordma_hits),
+		cmocka_unit_test(test_ordma_sees_other_writer),
+		cmocka_unit_test(test_ordma_change_attribute),
+		cmocka_unit_test(test_ordma_slot_reused),
+		cmocka_unit_test(test_ordma_server_restart),
+		cmocka_unit_test(test_ordma_not_offered),
 	};
 
 	if (geteuid() != 0) {

@@ -28,6 +28,8 @@ void pattern(uint8_t *p, size_t len, unsigned seed);
 /* A scratch export and a server for it, with slow_proc (if > 0) slowed by
  * slow_ms, before it runs or (slow_after) after; fx_new: none slowed. */
 struct fx *fx_new_slow(int slow_proc, unsigned slow_ms, int slow_after);
+/* The export and its server's parameters, for a caller to change and start. */
+struct fx *fx_alloc(void);
 struct fx *fx_new(void);
 /* Unmount, stop the server, remove the export. */
 void fx_free(struct fx *f);
@@ -76,5 +78,12 @@ void test_integrity(void **state);
 void test_nonroot_rdma_matrix(void **state);
 void test_post_failures(void **state);
 void test_errno_table(void **state);
+/* ... and client_nfs3_test_ordma.c (Optimistic RDMA). */
+void test_ordma_hits(void **state);
+void test_ordma_sees_other_writer(void **state);
+void test_ordma_change_attribute(void **state);
+void test_ordma_slot_reused(void **state);
+void test_ordma_server_restart(void **state);
+void test_ordma_not_offered(void **state);
 
 #endif

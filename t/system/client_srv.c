@@ -112,8 +112,11 @@ static int listen_on(struct csrv *s, const char *port, int rdma, char *out)
 /* See client_srv.h. */
 int csrv_start(struct csrv *s, const struct csrv_params *p)
 {
-	struct nfs_export_conf ec = {
-		.path = p->dir, .anon_uid = 65534, .anon_gid = 65534, .ro = p->ro};
+	struct nfs_export_conf ec = {.path = p->dir,
+				     .anon_uid = 65534,
+				     .anon_gid = 65534,
+				     .ro = p->ro,
+				     .ordma = p->ordma_cache > 0};
 	/* cheap calls on the loops, as the daemon does by default */
 	struct rpc_server_params sp = {.threads = 8, .drc_entries = 1024, .inline_calls = 1};
 	struct rr_params rp;
@@ -135,6 +138,8 @@ int csrv_start(struct csrv *s, const struct csrv_params *p)
 	    (rc = nfs_backend_set_handle_key(s->be, "client_srv: handles outlive it..", 32)) != 0 ||
 	    (rc = rpc_server_create(&sp, &s->rpc)) != 0 || (rc = add_programs(s, p)) != 0 ||
 	    (rc = rr_server_create(s->rpc, &rp, &s->rr)) != 0 ||
+	    (p->ordma_cache &&
+	     (rc = nfs_ordma_start(s->rpc, s->rr, s->be, p->ordma_cache, 4096)) != 0) ||
 	    (rc = listen_on(s, p->rdma_port, 1, s->rdma_port)) != 0 ||
 	    (rc = listen_on(s, p->tcp_port, 0, s->tcp_port)) != 0) {
 		fprintf(stderr, "client_srv: cannot start: %s\n", strerror(-rc));

@@ -30,6 +30,7 @@ struct csrv_params {
 	int mangle_proc;
 	void (*mangle)(void *res);
 	unsigned op_deadline_ms; /* > 0: the RPC/RDMA server's op_deadline_ms */
+	uint64_t ordma_cache;	 /* > 0: the export has ordma, with a cache this big */
 };
 
 struct csrv {
