@@ -103,7 +103,8 @@ int nfs3c_read(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh
 	*got = done;
 	if (eof)
 		*eof = e;
-	if (c->ordma && done) {
+	if (c->ordma && done && len <= ORDMA_BLOCK_MAX) {
+		/* a small READ the cache could serve next time */
 		nfs3c_stat_add(&c->st.ordma_fallbacks, 1);
 		nfs3c_ordma_learn(c, cr, fh, off);
 	}

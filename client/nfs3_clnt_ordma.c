@@ -15,8 +15,12 @@
  * References belong to the connection MAP was answered on (the key and the
  * addresses are that server process's): on another connection they are not
  * used, so a restarted server is never read with a key it does not know
- * (which would kill the connection). The directory is a fixed table where a
- * new reference replaces whatever hashed to its place.
+ * (which would kill the connection). They belong to the credential MAP was
+ * made with, too: the server answers MAP only to one who may READ the file,
+ * and an RDMA Read is checked by nobody, so another user of the mount (a
+ * FUSE mount serves many) reads with READ until its own MAP. The directory
+ * is a fixed table where a new reference replaces whatever hashed to its
+ * place.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +35,7 @@
 
 struct oref {
 	uint64_t fh_hash, offset, addr, conn; /* conn 0: empty */
+	uint64_t cred;			      /* cred_hash of MAP's caller */
 };
 
 struct nfs3c_ordma {
@@ -83,6 +88,17 @@ static struct oref *ref_at(struct nfs3c_ordma *o, uint64_t fh_hash, uint64_t off
 static uint64_t fh_hash_of(const struct nfs3c_fh *fh)
 {
 	return ordma_fh_hash(fh->data, fh->len);
+}
+
+/* Who a call is made for (cr NULL: the mount's default credential). */
+static uint64_t cred_hash(const struct nfs3c *c, const struct rpc_cred *cr)
+{
+	const struct rpc_cred *k = cr ? cr : &c->p.cred;
+	uint32_t n = k->ngids < RPC_MAX_GIDS ? k->ngids : RPC_MAX_GIDS;
+	uint32_t v[4 + RPC_MAX_GIDS] = {k->flavor, k->uid, k->gid, n};
+
+	memcpy(v + 4, k->gids, n * sizeof(v[0]));
+	return ordma_fh_hash(v, (4 + n) * sizeof(v[0]));
 }
 
 static void miss(struct nfs3c *c, unsigned cause)
@@ -140,7 +156,8 @@ int nfs3c_ordma_read(struct nfs3c *c, const struct rpc_cred *cr, const struct nf
 	slot_size = o->slot_size;
 	rkey = o->rkey;
 	pthread_mutex_unlock(&o->lock);
-	if (ref.conn == 0 || ref.fh_hash != fh_hash || ref.offset != boff) {
+	if (ref.conn == 0 || ref.fh_hash != fh_hash || ref.offset != boff ||
+	    ref.cred != cred_hash(c, cr)) {
 		miss(c, NFS3C_ORDMA_NOREF);
 		return -EAGAIN;
 	}
@@ -195,9 +212,11 @@ static int asked_lately(struct nfs3c_ordma *o, uint64_t fh_hash, uint64_t region
 	return lately;
 }
 
-/* Take a MAP's answer, from connection conn: the geometry (a new connection
- * drops every older reference), then the references that lie inside. */
-static void take_map(struct nfs3c *c, uint64_t conn, uint64_t fh_hash, const ORDMAMAP3resok *ok)
+/* Take a MAP's answer, from connection conn, to a call made for cred: the
+ * geometry (a new connection drops every older reference), then the
+ * references that lie inside. */
+static void take_map(struct nfs3c *c, uint64_t conn, uint64_t fh_hash, uint64_t cred,
+		     const ORDMAMAP3resok *ok)
 {
 	struct nfs3c_ordma *o = c->ordma;
 	uint32_t bad = 0;
@@ -230,7 +249,8 @@ static void take_map(struct nfs3c *c, uint64_t conn, uint64_t fh_hash, const ORD
 			bad++;
 			continue;
 		}
-		*ref_at(o, fh_hash, x->offset) = (struct oref){fh_hash, x->offset, x->addr, conn};
+		*ref_at(o, fh_hash, x->offset) =
+			(struct oref){fh_hash, x->offset, x->addr, conn, cred};
 	}
 	pthread_mutex_unlock(&o->lock);
 	if (bad && nfs3c_first_warning(c, NFS3C_WARN_ORDMA))
@@ -243,7 +263,7 @@ void nfs3c_ordma_learn(struct nfs3c *c, const struct rpc_cred *cr, const struct 
 		       uint64_t off)
 {
 	struct nfs3c_ordma *o = c->ordma;
-	uint64_t fh_hash = fh_hash_of(fh), conn = conn_now(c);
+	uint64_t fh_hash = fh_hash_of(fh), conn = conn_now(c), cred = cred_hash(c, cr);
 	ORDMAMAP3args a = {.offset = off - off % MAP_SPAN, .count = MAP_SPAN};
 	ORDMAMAP3res r;
 	struct nfs3c_req rq;
@@ -252,7 +272,7 @@ void nfs3c_ordma_learn(struct nfs3c *c, const struct rpc_cred *cr, const struct 
 	pthread_mutex_lock(&o->lock);
 	unavailable = o->conn == conn && o->unavailable;
 	pthread_mutex_unlock(&o->lock);
-	if (!conn || unavailable || asked_lately(o, fh_hash, a.offset))
+	if (!conn || unavailable || asked_lately(o, fh_hash ^ cred, a.offset))
 		return;
 	memset(&r, 0, sizeof(r));
 	nfs3c_fh_to_xdr(fh, &a.file);
@@ -264,7 +284,7 @@ void nfs3c_ordma_learn(struct nfs3c *c, const struct rpc_cred *cr, const struct 
 	rc = nfs3c_call(c, cr, &rq);
 	nfs3c_stat_add(&c->st.ordma_maps, 1);
 	if (rc == 0 && r.status == NFS3_OK)
-		take_map(c, rq.conn->id, fh_hash, &r.ORDMAMAP3res_u.resok);
+		take_map(c, rq.conn->id, fh_hash, cred, &r.ORDMAMAP3res_u.resok);
 	if (rc == -EPROTO || (rc == 0 && r.status == NFS3ERR_NOTSUPP)) {
 		/* no such program here, or not for this export: READ alone */
 		pthread_mutex_lock(&o->lock);

@@ -66,5 +66,8 @@ dist_check_SCRIPTS += t/system/server_daemon_portable.sh
 # the poll() event loop.
 TESTS += t/system/server_daemon_userspace.sh
 dist_check_SCRIPTS += t/system/server_daemon_userspace.sh
+# Optimistic RDMA through the daemon and nfsrdma-client bench (issue 23).
+TESTS += t/system/server_ordma.sh
+dist_check_SCRIPTS += t/system/server_ordma.sh
 dist_check_SCRIPTS += t/unit/evloop_poll.sh t/unit/poller_poll.sh t/system/rpcrdma_poll.sh \
 	t/system/server_daemon_poll.sh

@@ -282,6 +282,10 @@ int nfs_backend_reload(struct nfs_backend *be, const struct nfs_export_conf *con
 	nold = be->nexports;
 	be->exports = fresh.exports;
 	be->nexports = fresh.nexports;
+	/* the new rules may take ordma from an export, or readers from it: the
+	 * exposed cache keeps nothing from before (no call runs now) */
+	if (be->ordma)
+		ordma_cache_clear(be->ordma);
 	be->gate_reloading = 0;
 	pthread_cond_broadcast(&be->gate_cond);
 	pthread_mutex_unlock(&be->gate_lock);

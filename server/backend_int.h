@@ -186,12 +186,15 @@ nfsstat3 be_io_allowed(const struct be_obj *o, uid_t uid, int write);
 /* Optimistic RDMA (ordma_proc.c), for exports with ordma = true; nothing
  * elsewhere. Take the cache's generation before reading what a fill will
  * store; fill with the bytes a READ of the regular file o read at offset
- * (labelled with o->st's ctime, taken before the read); forget o's blocks
- * before and after a change to it. */
+ * (labelled with o->st's ctime, taken before the read); forget a file's
+ * blocks before and after a change to it. */
 uint64_t be_ordma_gen(const struct nfs_req *req, const struct be_obj *o);
 void be_ordma_fill(const struct nfs_req *req, const struct be_obj *o, uint64_t gen, uint64_t offset,
 		   const void *data, uint32_t len);
-void be_ordma_forget(const struct nfs_req *req, const struct be_obj *o);
+/* ... and the blocks of the file whose handle is fh (REMOVE, RENAME over it
+ * too: they would only take room). */
+void be_ordma_forget(const struct nfs_req *req, const struct export *e, const void *fh,
+		     size_t fhlen);
 /* The uid the thread runs with on export e for req (after squashing). */
 uid_t be_req_uid(const struct nfs_req *req, const struct export *e);
 

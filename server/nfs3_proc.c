@@ -115,9 +115,9 @@ static void nfs3_proc_setattr(struct nfs_req *req, void *argp, void *resp)
 		if (r->status == NFS3_OK)
 			r->status = be_may_setattr(o.fd, &o.st, &sa);
 		if (r->status == NFS3_OK) {
-			be_ordma_forget(req, &o);
+			be_ordma_forget(req, o.exp, o.fh, o.fhlen);
 			r->status = nfs3_sattr_apply(o.fd, &o.st, &sa);
-			be_ordma_forget(req, &o);
+			be_ordma_forget(req, o.exp, o.fh, o.fhlen);
 		}
 		if (r->status == NFS3_OK && trunc && !sa.mode.set_it)
 			be_wrote(o.fd, &o.st); /* a mode set with the size stands */

@@ -298,8 +298,11 @@ static void forget_name(struct nfs_req *req, const struct be_obj *d, const char 
 		memset(was, 0, sizeof(*was));
 		return;
 	}
-	if (be_fh_get(d->exp, d->fd, name, &ofh) == 0 && be_fh_encode(d->exp, &ofh, buf, &len) == 0)
+	if (be_fh_get(d->exp, d->fd, name, &ofh) == 0 &&
+	    be_fh_encode(d->exp, &ofh, buf, &len) == 0) {
 		fhcache_forget(req->be->fds, buf, len);
+		be_ordma_forget(req, d->exp, buf, len);
+	}
 }
 
 /* See nfs3_proc.h. REMOVE: unlink a non-directory. */

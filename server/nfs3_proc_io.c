@@ -171,9 +171,9 @@ void nfs3_proc_write(struct nfs_req *req, void *argp, void *resp)
 	if (r->status != NFS3_OK)
 		return;
 	if ((r->status = be_cred_enter(req, o.exp)) == NFS3_OK) {
-		be_ordma_forget(req, &o);
+		be_ordma_forget(req, o.exp, o.fh, o.fhlen);
 		r->status = write_data(req, &o, a, &r->WRITE3res_u.resok);
-		be_ordma_forget(req, &o);
+		be_ordma_forget(req, o.exp, o.fh, o.fhlen);
 		be_cred_leave(req);
 	}
 	be_wcc(o.exp, o.fd, &o.st, &r->WRITE3res_u.resok.file_wcc);

@@ -29,7 +29,7 @@ struct ordma_cache {
 	struct slot *s;
 	uint32_t *btab, *ftab;
 	uint32_t lru_head, lru_tail;
-	uint64_t gen; /* forgets so far */
+	uint64_t *fgen; /* per file table bucket: forgets of its files so far */
 	struct ordma_cache_stats st;
 };
 
@@ -75,10 +75,13 @@ int ordma_cache_create(size_t bytes, uint32_t block, struct ordma_cache **out)
 	c->s = calloc(n, sizeof(*c->s));
 	c->btab = malloc(buckets * sizeof(*c->btab));
 	c->ftab = malloc(buckets * sizeof(*c->ftab));
-	if (!c->s || !c->btab || !c->ftab || posix_memalign(&mem, 4096, c->mem_len) != 0) {
+	c->fgen = calloc(buckets, sizeof(*c->fgen));
+	if (!c->s || !c->btab || !c->ftab || !c->fgen ||
+	    posix_memalign(&mem, 4096, c->mem_len) != 0) {
 		free(c->s);
 		free(c->btab);
 		free(c->ftab);
+		free(c->fgen);
 		free(c);
 		return -ENOMEM;
 	}
@@ -109,6 +112,7 @@ void ordma_cache_destroy(struct ordma_cache *c)
 	free(c->s);
 	free(c->btab);
 	free(c->ftab);
+	free(c->fgen);
 	free(c);
 }
 
@@ -235,9 +239,9 @@ static void seq_end(struct ordma_cache *c, uint32_t i)
 }
 
 /* See ordma_cache.h. */
-uint64_t ordma_cache_gen(struct ordma_cache *c)
+uint64_t ordma_cache_gen(struct ordma_cache *c, uint64_t fh_hash)
 {
-	return __atomic_load_n(&c->gen, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&c->fgen[fbucket_of(c, fh_hash)], __ATOMIC_ACQUIRE);
 }
 
 /* See ordma_cache.h. */
@@ -257,7 +261,7 @@ void ordma_cache_fill(struct ordma_cache *c, uint64_t gen, uint64_t fh_hash, uin
 		return;
 	h.crc = ordma_crc(data, len);
 	pthread_mutex_lock(&c->lock);
-	if (c->gen != gen) {
+	if (c->fgen[fbucket_of(c, fh_hash)] != gen) {
 		pthread_mutex_unlock(&c->lock);
 		return;
 	}
@@ -278,25 +282,46 @@ void ordma_cache_fill(struct ordma_cache *c, uint64_t gen, uint64_t fh_hash, uin
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* See ordma_cache.h. The slot's header is zeroed (magic 0: nothing). */
-void ordma_cache_forget(struct ordma_cache *c, uint64_t fh_hash)
+/* Empty slot i (it holds a block): its header zeroed (magic 0: nothing),
+ * out of the tables, the next to take. */
+static void empty_slot(struct ordma_cache *c, uint32_t i)
 {
 	static const struct ordma_hdr empty;
+
+	seq_begin(c, i);
+	ordma_hdr_encode(&empty, slot_mem(c, i));
+	seq_end(c, i);
+	tables_unlink(c, i);
+	lru_put(c, i, 0);
+	c->st.forgets++;
+}
+
+/* See ordma_cache.h. */
+void ordma_cache_forget(struct ordma_cache *c, uint64_t fh_hash)
+{
 	uint32_t i, next;
 
+	uint32_t b = fbucket_of(c, fh_hash);
+
 	pthread_mutex_lock(&c->lock);
-	__atomic_store_n(&c->gen, c->gen + 1, __ATOMIC_RELEASE);
-	for (i = c->ftab[fbucket_of(c, fh_hash)]; i != NIL; i = next) {
+	__atomic_store_n(&c->fgen[b], c->fgen[b] + 1, __ATOMIC_RELEASE);
+	for (i = c->ftab[b]; i != NIL; i = next) {
 		next = c->s[i].fnext;
-		if (c->s[i].fh_hash != fh_hash)
-			continue;
-		seq_begin(c, i);
-		ordma_hdr_encode(&empty, slot_mem(c, i));
-		seq_end(c, i);
-		tables_unlink(c, i);
-		lru_put(c, i, 0);
-		c->st.forgets++;
+		if (c->s[i].fh_hash == fh_hash)
+			empty_slot(c, i);
 	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* See ordma_cache.h. */
+void ordma_cache_clear(struct ordma_cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	for (uint32_t b = 0; b <= c->mask; b++)
+		__atomic_store_n(&c->fgen[b], c->fgen[b] + 1, __ATOMIC_RELEASE);
+	for (uint32_t i = 0; i < c->nslots; i++)
+		if (c->s[i].fh_hash)
+			empty_slot(c, i);
 	pthread_mutex_unlock(&c->lock);
 }
 

@@ -48,18 +48,22 @@ void ordma_cache_destroy(struct ordma_cache *c);
 /* The memory to expose (page-aligned) and its length. */
 void *ordma_cache_mem(struct ordma_cache *c, size_t *len);
 uint32_t ordma_cache_block(const struct ordma_cache *c);
-/* The cache's forget count: take it before reading what a fill will store. */
-uint64_t ordma_cache_gen(struct ordma_cache *c);
+/* A count of the forgets that could concern the file (those of the files
+ * that share its table bucket): take it before reading what a fill will
+ * store. */
+uint64_t ordma_cache_gen(struct ordma_cache *c, uint64_t fh_hash);
 /* Store the block at `offset` (a multiple of the block size) of the file
  * (handle hash fh_hash, fileid), len bytes (at most a block; fewer only at
  * the end of the file), read when its change attribute was `change`, after
  * ordma_cache_gen said gen. It replaces that block's slot, else the least
- * recently filled one. Nothing is stored if any file was forgotten since
- * gen: the bytes may predate a change whose forget has run already. */
+ * recently filled one. Nothing is stored if the file (or one sharing its
+ * bucket) was forgotten since gen: the bytes may predate a change whose
+ * forget has run already. */
 void ordma_cache_fill(struct ordma_cache *c, uint64_t gen, uint64_t fh_hash, uint64_t fileid,
 		      uint64_t offset, uint64_t change, const void *data, uint32_t len);
-/* Drop every block of the file. */
+/* Drop every block of the file; of every file. */
 void ordma_cache_forget(struct ordma_cache *c, uint64_t fh_hash);
+void ordma_cache_clear(struct ordma_cache *c);
 /* References to the file's blocks in [offset, offset + count) (at most
  * ORDMA_LOOKUP_BLOCKS blocks are looked at), in offset order, up to max;
  * returns how many. */

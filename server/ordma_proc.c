@@ -51,7 +51,7 @@ uint64_t be_ordma_gen(const struct nfs_req *req, const struct be_obj *o)
 {
 	struct ordma_cache *c = cache_of(req, o);
 
-	return c ? ordma_cache_gen(c) : 0;
+	return c ? ordma_cache_gen(c, ordma_fh_hash(o->fh, o->fhlen)) : 0;
 }
 
 /* See backend_int.h. Whole blocks inside the range, and the last one short
@@ -81,12 +81,11 @@ void be_ordma_fill(const struct nfs_req *req, const struct be_obj *o, uint64_t g
 }
 
 /* See backend_int.h. */
-void be_ordma_forget(const struct nfs_req *req, const struct be_obj *o)
+void be_ordma_forget(const struct nfs_req *req, const struct export *e, const void *fh,
+		     size_t fhlen)
 {
-	struct ordma_cache *c = cache_of(req, o);
-
-	if (c)
-		ordma_cache_forget(c, ordma_fh_hash(o->fh, o->fhlen));
+	if (e->conf.ordma && req->be->ordma)
+		ordma_cache_forget(req->be->ordma, ordma_fh_hash(fh, fhlen));
 }
 
 /* MAP: which blocks of the range are cached, and where. The caller must be

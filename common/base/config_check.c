@@ -268,6 +268,8 @@ static void check_exports(struct load_ctx *c)
 		if (exp->integrity_required && cfg->server.integrity.mode == CFG_INTEGRITY_NONE)
 			export_error(c, i, "integrity_required",
 				     "needs server.integrity.mode = \"hmac-sha256\"");
+		if (exp->ordma && exp->backend != CFG_BACKEND_POSIX)
+			export_error(c, i, "ordma", "only POSIX exports have it");
 		if (exp->ordma && cfg->server.ordma.cache == 0)
 			export_error(c, i, "ordma", "needs server.ordma.cache (its size)");
 		if (exp->ordma && !cfg->server.trusted_peers)

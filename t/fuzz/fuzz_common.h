@@ -30,13 +30,19 @@ static inline void fuzz_nothing(struct rpc_req *req, void *args, void *res)
  * every reply kept, so that the reply cache is fuzzed too; 0 or -errno. */
 static inline int fuzz_add_nfs_programs(struct rpc_server *srv)
 {
-	static struct rpc_proc_desc nfs[NFS3_NPROCS], mnt[MOUNT3_NPROCS];
+	static struct rpc_proc_desc nfs[NFS3_NPROCS], mnt[MOUNT3_NPROCS], ordma[ORDMA_NPROCS];
 	int rc;
 
-	for (unsigned i = 0; i < NFS3_NPROCS + MOUNT3_NPROCS; i++) {
-		struct rpc_proc_desc *d = i < NFS3_NPROCS ? &nfs[i] : &mnt[i - NFS3_NPROCS];
+	for (unsigned i = 0; i < NFS3_NPROCS + MOUNT3_NPROCS + ORDMA_NPROCS; i++) {
+		struct rpc_proc_desc *d;
 
-		*d = i < NFS3_NPROCS ? nfs3_xdr_procs[i] : mount3_xdr_procs[i - NFS3_NPROCS];
+		if (i < NFS3_NPROCS)
+			*(d = &nfs[i]) = nfs3_xdr_procs[i];
+		else if (i < NFS3_NPROCS + MOUNT3_NPROCS)
+			*(d = &mnt[i - NFS3_NPROCS]) = mount3_xdr_procs[i - NFS3_NPROCS];
+		else
+			*(d = &ordma[i - NFS3_NPROCS - MOUNT3_NPROCS]) =
+				ordma_xdr_procs[i - NFS3_NPROCS - MOUNT3_NPROCS];
 		d->fn = fuzz_nothing;
 		d->flags = RPC_DESC_REPLY_CACHE;
 	}
@@ -44,11 +50,17 @@ static inline int fuzz_add_nfs_programs(struct rpc_server *srv)
 							       .vers = NFS_V3,
 							       .procs = nfs,
 							       .nprocs = NFS3_NPROCS});
+	if (rc == 0)
+		rc = rpc_server_add_program(srv, &(struct rpc_program){.prog = MOUNT_PROGRAM,
+								       .vers = MOUNT_V3,
+								       .procs = mnt,
+								       .nprocs = MOUNT3_NPROCS});
+	/* Optimistic RDMA's side program (common/nfs/ordma_prot.x) */
 	return rc ? rc
-		  : rpc_server_add_program(srv, &(struct rpc_program){.prog = MOUNT_PROGRAM,
-								      .vers = MOUNT_V3,
-								      .procs = mnt,
-								      .nprocs = MOUNT3_NPROCS});
+		  : rpc_server_add_program(srv, &(struct rpc_program){.prog = ORDMA_PROGRAM,
+								      .vers = ORDMA_V1,
+								      .procs = ordma,
+								      .nprocs = ORDMA_NPROCS});
 }
 
 /* Monotonic milliseconds, for the targets' deadlines. */

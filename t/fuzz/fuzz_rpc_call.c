@@ -2,8 +2,9 @@
  * fuzz_rpc_call: libFuzzer target for what a client sends the server: the RPC
  * call header, its credential and verifier (AUTH_NONE, AUTH_SYS, the
  * integrity flavour), the program, version and procedure, and the arguments
- * of every NFSv3 and MOUNT v3 procedure, through the dispatcher the
- * transports use (rpc_dispatch) with its duplicate request cache. The
+ * of every NFSv3 and MOUNT v3 procedure and of Optimistic RDMA's MAP,
+ * through the dispatcher the transports use (rpc_dispatch) with its duplicate
+ * request cache. The
  * procedures themselves do nothing: what is fuzzed is everything before and
  * after them. No crash, no sanitizer report, every reply within its buffer.
  * Built by `make fuzz`, run by `make fuzz-run`; seeds in t/fuzz/corpus/rpc_call.

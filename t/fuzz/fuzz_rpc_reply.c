@@ -2,6 +2,7 @@
  * fuzz_rpc_reply: libFuzzer target for what a server sends the client: the
  * RPC reply (accepted or not, verifier, MIC) and the results of every NFSv3
  * and MOUNT v3 procedure behind it, READDIR entries and READ data included,
+ * Optimistic RDMA's MAP (its references),
  * and of the lock manager's calls the client makes (client/nlm_clnt.c: TEST
  * answers nlm4_testres, LOCK, CANCEL and UNLOCK nlm4_res).
  * The first byte picks the procedure; the rest is the reply. A hostile server
@@ -28,13 +29,16 @@ static const struct rpc_proc_desc nlm_res[] = {
 };
 #define NLM_RES (sizeof(nlm_res) / sizeof(nlm_res[0]))
 
-/* The results procedure `which` has: NFS, then MOUNT, then NLM. */
+/* The results procedure `which` has: NFS, then MOUNT, ORDMA, then NLM. */
 static const struct rpc_proc_desc *results_of(unsigned which)
 {
 	if (which < NFS3_NPROCS)
 		return &nfs3_xdr_procs[which];
 	which -= NFS3_NPROCS;
-	return which < MOUNT3_NPROCS ? &mount3_xdr_procs[which] : &nlm_res[which - MOUNT3_NPROCS];
+	if (which < MOUNT3_NPROCS)
+		return &mount3_xdr_procs[which];
+	which -= MOUNT3_NPROCS;
+	return which < ORDMA_NPROCS ? &ordma_xdr_procs[which] : &nlm_res[which - ORDMA_NPROCS];
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -49,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	log_set_level(LOG_LVL_ERR);
 	if (size < 1)
 		return 0;
-	which = data[0] % (NFS3_NPROCS + MOUNT3_NPROCS + NLM_RES);
+	which = data[0] % (NFS3_NPROCS + MOUNT3_NPROCS + ORDMA_NPROCS + NLM_RES);
 	d = results_of(which);
 	if (d->res_size > sizeof(res))
 		abort();

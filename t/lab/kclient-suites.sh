@@ -201,8 +201,12 @@ server_ended=$(awk -v last="$conns" '/: connected/ { n++ }
 # the client's transport events before its last connect
 lastk=$(grep -n 'xprtrdma_connect:' "$ktrace" 2> /dev/null | tail -n 1 | cut -d: -f1)
 kbefore=$(head -n $((${lastk:-1} - 1)) "$ktrace" 2> /dev/null | grep -v '^#')
+# (not mount.nfs's own TCP transports to rpcbind and MOUNT, ports 111 and
+# 2049, which it closes with xprt_disconnect_force, before or after the RDMA
+# connect as the timing falls)
 ktrouble=$(echo "$kbefore" | grep -e xprt_retransmit -e rpc_timeout_status -e rpc_task_timeout \
-	-e xprt_timer -e xprt_disconnect_force -e '_err:' -e xprtrdma_op_inject_dsc | head -n 10)
+	-e xprt_timer -e xprt_disconnect_force -e '_err:' -e xprtrdma_op_inject_dsc |
+	grep -v -E 'peer=\[[0-9.]*\]:(111|2049) ' | head -n 10)
 idle_closes=$(echo "$kbefore" | grep -c 'xprt_disconnect_auto: peer=\[[0-9.]*\]:20049')
 if [ "$conns" -ne 1 ]; then
 	diag "how connections ended, in the server's log:"

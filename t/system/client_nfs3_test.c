@@ -209,6 +209,7 @@ int main(void)
 		cmocka_unit_test(test_ordma_change_attribute),
 		cmocka_unit_test(test_ordma_slot_reused),
 		cmocka_unit_test(test_ordma_server_restart),
+		cmocka_unit_test(test_ordma_other_user),
 		cmocka_unit_test(test_ordma_not_offered),
 	};
 

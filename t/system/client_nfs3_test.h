@@ -84,6 +84,7 @@ void test_ordma_sees_other_writer(void **state);
 void test_ordma_change_attribute(void **state);
 void test_ordma_slot_reused(void **state);
 void test_ordma_server_restart(void **state);
+void test_ordma_other_user(void **state);
 void test_ordma_not_offered(void **state);
 
 #endif

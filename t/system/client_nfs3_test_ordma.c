@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <sys/stat.h>
 
 #include "server/ordma_cache.h"
 #include "client_nfs3_test.h"
@@ -227,6 +228,49 @@ void test_ordma_server_restart(void **state)
 	warm(f->c, &fh, 8, 31);
 	nfs3c_get_stats(f->c, &st);
 	assert_true(st.reconnects >= 2);
+	fx_free(f);
+}
+
+/* References are the credential's that MAPped them: another user of the
+ * same mount never reads a block by RDMA that the server would not let it
+ * READ (its READ is refused, its RDMA Reads never tried). */
+void test_ordma_other_user(void **state)
+{
+	struct rpc_cred owner = {.flavor = 1, .uid = 1000, .gid = 1000},
+			other = {.flavor = 1, .uid = 2000, .gid = 2000};
+	struct fx *f = fx_ordma(1u << 20);
+	struct nfs3c_stats s0, s1;
+	struct nfs3c_file *wf;
+	struct nfs3c_fh fh;
+	uint8_t w[4 * BLK], buf[BLK];
+	size_t got;
+	fattr3 a;
+	int eof;
+
+	if (geteuid() != 0)
+		skip();
+	chmod(f->dir, 0777);
+	f->c = second(f, 1, 0);
+	pattern(w, sizeof(w), 61);
+	assert_int_equal(nfs3c_create(f->c, &owner, nfs3c_root(f->c), "mine", 0600, 0, &fh, &a), 0);
+	assert_non_null(wf = nfs3c_file_get(f->c, &fh));
+	assert_int_equal(nfs3c_write(f->c, &owner, wf, 0, w, sizeof(w), FILE_SYNC), 0);
+	assert_int_equal(nfs3c_file_put(f->c, wf, &owner), 0);
+	for (int pass = 0; pass < 3; pass++) {
+		for (unsigned i = 0; i < 4; i++)
+			assert_int_equal(nfs3c_read(f->c, &owner, &fh, (uint64_t)i * BLK, buf, BLK,
+						    &got, &eof),
+					 0);
+		usleep(MAP_WAIT_US);
+	}
+	nfs3c_get_stats(f->c, &s0);
+	assert_true(s0.ordma_hits > 0);
+	for (unsigned i = 0; i < 4; i++)
+		assert_int_equal(
+			nfs3c_read(f->c, &other, &fh, (uint64_t)i * BLK, buf, BLK, &got, &eof),
+			-EACCES);
+	nfs3c_get_stats(f->c, &s1);
+	assert_int_equal(s1.ordma_hits, s0.ordma_hits);
 	fx_free(f);
 }
 

@@ -268,6 +268,19 @@ void integrity_needs_a_safe_key(void **state)
 	       "  integrity_required = true; } ); };\n",
 	       "2: server.exports.[0].integrity_required: needs server.integrity.mode = "
 	       "\"hmac-sha256\"");
+	/* Optimistic RDMA: a cache, peers trusted with all of it, a POSIX export */
+	EXPECT("server = { trusted_peers = true; exports = ( { path = \"/a\"; clients = [\"*\"];\n"
+	       "  ordma = true; } ); };\n",
+	       "2: server.exports.[0].ordma: needs server.ordma.cache (its size)");
+	EXPECT("server = { ordma = { cache = \"64M\"; };\n"
+	       "  exports = ( { path = \"/a\"; clients = [\"*\"]; ordma = true; } ); };\n",
+	       "2: server.exports.[0].ordma: every client connected over RPC/RDMA could read "
+	       "its cached blocks whatever the files' permissions: set server.trusted_peers = "
+	       "true if that is meant");
+	EXPECT("server = { ordma = { cache = \"64M\"; block = \"12K\"; }; };\n",
+	       "1: server.ordma.block: 12288 is not a power of two");
+	EXPECT_OK("server = { trusted_peers = true; ordma = { cache = \"64M\"; };\n"
+		  "  exports = ( { path = \"/a\"; clients = [\"*\"]; ordma = true; } ); };\n");
 }
 
 /* A relative key_file is stored resolved against the config file's directory. */

@@ -42,8 +42,8 @@ static void fill_found_checked(void **state)
 	(void)state;
 	memset(data, 'a', sizeof(data));
 	assert_int_equal(ordma_cache_create(4 * ordma_slot_size(BLK), BLK, &c), 0);
-	ordma_cache_fill(c, ordma_cache_gen(c), 11, 100, BLK, 555, data, BLK);
-	ordma_cache_fill(c, ordma_cache_gen(c), 11, 100, 2 * BLK, 555, data, 10); /* the tail */
+	ordma_cache_fill(c, ordma_cache_gen(c, 11), 11, 100, BLK, 555, data, BLK);
+	ordma_cache_fill(c, ordma_cache_gen(c, 11), 11, 100, 2 * BLK, 555, data, 10); /* the tail */
 	assert_int_equal(ordma_cache_lookup(c, 11, 0, 4 * BLK, ref, 4), 2);
 	assert_int_equal(ref[0].offset, BLK);
 	assert_int_equal(ref[1].offset, 2 * BLK);
@@ -86,39 +86,63 @@ static void forget_and_evict(void **state)
 	memset(data, 'x', sizeof(data));
 	assert_int_equal(ordma_cache_create(3 * ordma_slot_size(BLK) + 100, BLK, &c), 0);
 	for (uint64_t i = 0; i < 3; i++)
-		ordma_cache_fill(c, ordma_cache_gen(c), 7, 70, i * BLK, 1, data, BLK);
+		ordma_cache_fill(c, ordma_cache_gen(c, 7), 7, 70, i * BLK, 1, data, BLK);
 	assert_int_equal(ordma_cache_lookup(c, 7, 0, BLK, &old, 1), 1);
 	/* a fourth block pushes out the first filled */
-	ordma_cache_fill(c, ordma_cache_gen(c), 8, 80, 0, 1, data, BLK);
+	ordma_cache_fill(c, ordma_cache_gen(c, 8), 8, 80, 0, 1, data, BLK);
 	assert_int_equal(ordma_cache_lookup(c, 7, 0, 3 * BLK, ref, 4), 2);
 	assert_int_equal(ref[0].offset, BLK);
 	img = read_slot(c, &old); /* the old reference: another block now */
 	assert_int_equal(ordma_slot_check(img, BLK, 7, 0, 1, &got, &len), ORDMA_MISS_OTHER);
 	free(img);
 	/* a refill of a cached block stays in its slot */
-	ordma_cache_fill(c, ordma_cache_gen(c), 8, 80, 0, 2, data, BLK);
+	ordma_cache_fill(c, ordma_cache_gen(c, 8), 8, 80, 0, 2, data, BLK);
 	assert_int_equal(ordma_cache_lookup(c, 8, 0, BLK, ref, 1), 1);
 	assert_int_equal(ref[0].slot_off, old.slot_off);
+	/* clear: nothing stays */
+	{
+		struct ordma_cache *d;
+
+		assert_int_equal(ordma_cache_create(3 * ordma_slot_size(BLK), BLK, &d), 0);
+		ordma_cache_fill(d, ordma_cache_gen(d, 1), 1, 10, 0, 1, data, BLK);
+		ordma_cache_fill(d, ordma_cache_gen(d, 2), 2, 20, 0, 1, data, BLK);
+		ordma_cache_clear(d);
+		assert_int_equal(ordma_cache_lookup(d, 1, 0, BLK, ref, 1), 0);
+		assert_int_equal(ordma_cache_lookup(d, 2, 0, BLK, ref, 1), 0);
+		ordma_cache_fill(d, ordma_cache_gen(d, 3), 3, 30, 0, 1, data, BLK);
+		assert_int_equal(ordma_cache_lookup(d, 3, 0, BLK, ref, 1), 1);
+		ordma_cache_destroy(d);
+	}
 	/* forget: the file's slots say nothing any more */
 	ordma_cache_forget(c, 8);
 	assert_int_equal(ordma_cache_lookup(c, 8, 0, BLK, ref, 1), 0);
 	img = read_slot(c, &old);
 	assert_int_equal(ordma_slot_check(img, BLK, 8, 0, 2, &got, &len), ORDMA_MISS_OTHER);
 	free(img);
-	/* a fill of bytes read before a forget (of any file) stores nothing */
-	{
-		uint64_t gen = ordma_cache_gen(c);
-
-		ordma_cache_forget(c, 99);
-		ordma_cache_fill(c, gen, 8, 80, BLK, 3, data, BLK);
-		assert_int_equal(ordma_cache_lookup(c, 8, 0, 2 * BLK, ref, 2), 0);
-	}
 	ordma_cache_stats(c, &st);
 	assert_int_equal(st.slots, 3);
 	assert_int_equal(st.used, 2);
 	assert_int_equal(st.fills, 5);
 	assert_int_equal(st.evictions, 1);
 	assert_int_equal(st.forgets, 1);
+	/* a fill of bytes read before the file's forget stores nothing; the
+	 * forget of a file in another bucket does not stop it */
+	{
+		uint64_t gen = ordma_cache_gen(c, 8), other = 9;
+
+		ordma_cache_forget(c, 8);
+		ordma_cache_fill(c, gen, 8, 80, BLK, 3, data, BLK);
+		assert_int_equal(ordma_cache_lookup(c, 8, 0, 2 * BLK, ref, 2), 0);
+		for (gen = ordma_cache_gen(c, 8);; other++) {
+			assert_true(other < 100);
+			ordma_cache_forget(c, other);
+			if (ordma_cache_gen(c, 8) == gen)
+				break;
+			gen = ordma_cache_gen(c, 8);
+		}
+		ordma_cache_fill(c, gen, 8, 80, BLK, 3, data, BLK);
+		assert_int_equal(ordma_cache_lookup(c, 8, BLK, BLK, ref, 1), 1);
+	}
 	ordma_cache_destroy(c);
 }
 
@@ -147,7 +171,7 @@ static void *writer(void *arg)
 
 	for (uint64_t v = 1; !__atomic_load_n(&r->stop, __ATOMIC_RELAXED); v++) {
 		memset(data, (int)(v & 0xff), sizeof(data));
-		ordma_cache_fill(r->c, ordma_cache_gen(r->c), 5, 50, 0, v, data, BLK);
+		ordma_cache_fill(r->c, ordma_cache_gen(r->c, 5), 5, 50, 0, v, data, BLK);
 	}
 	return NULL;
 }
@@ -169,7 +193,7 @@ static void reader_never_torn(void **state)
 	assert_non_null(img);
 	assert_int_equal(ordma_cache_create(2 * ordma_slot_size(BLK), BLK, &r.c), 0);
 	memset(img, 0, ordma_slot_size(BLK));
-	ordma_cache_fill(r.c, ordma_cache_gen(r.c), 5, 50, 0, 0, img, BLK);
+	ordma_cache_fill(r.c, ordma_cache_gen(r.c, 5), 5, 50, 0, 0, img, BLK);
 	assert_int_equal(ordma_cache_lookup(r.c, 5, 0, BLK, &ref, 1), 1);
 	mem = ordma_cache_mem(r.c, &len);
 	src = mem + ref.slot_off;
