@@ -2,7 +2,7 @@
 # sample file and its man page. (nfsrdma-server itself: mk/server.mk.)
 libnfsrdma_a_SOURCES += common/base/config.c common/base/config.h common/base/config_int.h \
 	common/base/config_errors.c common/base/config_exports.c common/base/config_exportsfile.c \
-	common/base/config_table.c common/base/config_check.c common/base/config_parse.c common/base/config_addr.c \
+	common/base/config_table.c common/base/config_doc.c common/base/config_check.c common/base/config_parse.c common/base/config_addr.c \
 	common/base/size.c common/base/size.h
 
 dist_sysconf_DATA += etc/nfsrdma.conf etc/nfsrdma.exports

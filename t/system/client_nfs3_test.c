@@ -84,6 +84,21 @@ struct fx *fx_new(void)
 	return fx_new_slow(0, 0, 0);
 }
 
+/* See client_nfs3_test.h. Restart the server on the same ports: a new backend, a new write
+ * verifier. */
+void fx_restart(struct fx *f)
+{
+	char rp[16], tp[16];
+
+	memcpy(rp, f->srv.rdma_port, sizeof(rp));
+	memcpy(tp, f->srv.tcp_port, sizeof(tp));
+	csrv_stop(&f->srv);
+	f->sp.rdma_port = rp;
+	f->sp.tcp_port = tp;
+	assert_int_equal(csrv_start(&f->srv, &f->sp), 0);
+	f->sp.rdma_port = f->sp.tcp_port = NULL;
+}
+
 /* Unmount, stop the server, remove the export. */
 void fx_free(struct fx *f)
 {

@@ -31,6 +31,8 @@ struct fx *fx_new_slow(int slow_proc, unsigned slow_ms, int slow_after);
 /* The export and its server's parameters, for a caller to change and start. */
 struct fx *fx_alloc(void);
 struct fx *fx_new(void);
+/* Restart the server on the same ports: a new backend, a new write verifier. */
+void fx_restart(struct fx *f);
 /* Unmount, stop the server, remove the export. */
 void fx_free(struct fx *f);
 /* Client parameters for proto/mode/reg against f's server. */

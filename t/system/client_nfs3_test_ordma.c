@@ -212,17 +212,10 @@ void test_ordma_server_restart(void **state)
 	struct fx *f = fx_ordma(1u << 20);
 	struct nfs3c_stats st;
 	struct nfs3c_fh fh;
-	char rp[16], tp[16];
-
 	f->c = second(f, 1, 0);
 	make_file(f->c, "f", 8, 31, &fh);
 	warm(f->c, &fh, 8, 31);
-	memcpy(rp, f->srv.rdma_port, sizeof(rp));
-	memcpy(tp, f->srv.tcp_port, sizeof(tp));
-	csrv_stop(&f->srv);
-	f->sp.rdma_port = rp;
-	f->sp.tcp_port = tp;
-	assert_int_equal(csrv_start(&f->srv, &f->sp), 0);
+	fx_restart(f);
 	read_blocks(f->c, &fh, 8, 31, 8, 0);
 	usleep(MAP_WAIT_US);
 	warm(f->c, &fh, 8, 31);

@@ -68,20 +68,6 @@ static void clobber(struct fx *f, const char *name, size_t len)
 	free(z);
 }
 
-/* Restart the server on the same ports: a new backend, a new write verifier. */
-static void restart(struct fx *f)
-{
-	char rp[16], tp[16];
-
-	memcpy(rp, f->srv.rdma_port, sizeof(rp));
-	memcpy(tp, f->srv.tcp_port, sizeof(tp));
-	csrv_stop(&f->srv);
-	f->sp.rdma_port = rp;
-	f->sp.tcp_port = tp;
-	assert_int_equal(csrv_start(&f->srv, &f->sp), 0);
-	f->sp.rdma_port = f->sp.tcp_port = NULL;
-}
-
 /* The server restarts and loses what was not committed of file "f": the
  * client's COMMIT notices, resends its records, and the file reads back as
  * expect. */
@@ -92,7 +78,7 @@ static void lose_and_resend(struct fx *f, struct nfs3c_file *wf, const struct nf
 	struct nfs3c_stats st;
 	size_t got;
 
-	restart(f); /* a new write verifier */
+	fx_restart(f); /* a new write verifier */
 	clobber(f, "f", len);
 	assert_int_equal(nfs3c_commit(f->c, NULL, wf), 0); /* reconnects, notices, rewrites */
 	nfs3c_get_stats(f->c, &st);
@@ -246,7 +232,7 @@ void test_resend_by_write(void **state)
 	assert_int_equal(nfs3c_create(f->c, NULL, nfs3c_root(f->c), "f", 0644, 0, &fh, &a), 0);
 	assert_non_null(wf = nfs3c_file_get(f->c, &fh));
 	assert_int_equal(nfs3c_write(f->c, NULL, wf, 0, a1, sizeof(a1), UNSTABLE), 0);
-	restart(f);
+	fx_restart(f);
 	clobber(f, "f", sizeof(a1));
 	assert_int_equal(nfs3c_write(f->c, NULL, wf, 2048, b1, sizeof(b1), UNSTABLE), 0);
 	nfs3c_get_stats(f->c, &st);
