@@ -2,7 +2,9 @@
 # client-knfsd-guest.sh: runs INSIDE the rdmalab guest (see client-knfsd.sh):
 # nfsrdma-client mounting through FUSE and benchmarking, over TCP and over
 # RPC/RDMA on rxe0, first the kernel's nfsd (lab-knfsd; MOUNT over TCP to
-# rpc.mountd), then nfsrdma-server on rxe0 in both modes. Prints TAP.
+# rpc.mountd), then nfsrdma-server on rxe0 in both modes and with Optimistic
+# RDMA (issue 23: its export has ordma = true; -o ordma reads the server's
+# block cache with RDMA Reads on rxe). Prints TAP.
 CLIENT=$top_builddir/nfsrdma-client
 SERVER=$top_builddir/server/nfsrdma-server
 IP=${RDMALAB_IP:-192.0.2.1}
@@ -10,7 +12,7 @@ DEV=${RDMALAB_RXE_DEV:-rxe0}
 . "$top_srcdir/t/test-lib.sh" # ok, skip
 mounted() { grep -q " $1 fuse.nfsrdma " /proc/mounts; }
 
-echo "1..26"
+echo "1..38"
 modprobe fuse 2> /dev/null
 lab-knfsd -d /export -s 256m -p 20049 > /tmp/knfsd.log 2>&1
 ok $? "the kernel's nfsd runs (TCP 2049, RDMA 20049)"
@@ -59,6 +61,16 @@ rdma_or_skip() {
 
 run "knfsd TCP" "proto=tcp,port=2049" /export
 rdma_or_skip "knfsd RDMA" "port=20049,mountproto=tcp,provider=$DEV" /export
+# -o ordma against a server that does not speak it: READ alone, no error
+if "$CLIENT" bench "$IP:/export" -o "port=20049,mountproto=tcp,provider=$DEV,ordma" -q \
+	-t read,randread -r 4k -s 1m --verify > /tmp/kordma.txt 2>&1; then
+	check "knfsd RDMA: -o ordma reads right with READ alone" grep -q '^ordma: 0 hits' /tmp/kordma.txt
+elif grep -q "no RDMA provider or device" /tmp/kordma.txt; then
+	skip "this build has no rdma-core provider for $DEV"
+else
+	sed 's/^/# /' /tmp/kordma.txt
+	ok 1 "knfsd RDMA: -o ordma reads right with READ alone"
+fi
 
 mkdir -p /nexp
 mount -t tmpfs -o size=256m nexp /nexp # the overlay root has no persistent file handles
@@ -70,10 +82,12 @@ server = {
 	tcp_port = 2050;
 	modes = ["read-write", "read-read"];
 	registration = "fastreg";
+	trusted_peers = true;
+	ordma = { cache = "16M"; };
 	pidfile = "/tmp/nfsrdma-server.pid";
 	control_socket = "/tmp/nfsrdma-server.sock";
 	handle_key_file = "/tmp/nfsrdma-handle.key";
-	exports = ( { path = "/nexp"; clients = ["*"]; access = "rw"; root_squash = false; } );
+	exports = ( { path = "/nexp"; clients = ["*"]; access = "rw"; root_squash = false; ordma = true; } );
 };
 CONF
 "$SERVER" -f /tmp/nfsrdma.conf > /tmp/server.log 2>&1
@@ -82,5 +96,63 @@ ok $st "nfsrdma-server runs on $DEV"
 [ $st -eq 0 ] || sed 's/^/# /' /tmp/server.log
 rdma_or_skip "nfsrdma-server RDMA read-write" "port=20050,provider=$DEV" /nexp
 rdma_or_skip "nfsrdma-server RDMA read-read" "port=20050,provider=$DEV,mode=read-read,reg=cache" /nexp
+rdma_or_skip "nfsrdma-server RDMA ordma" "port=20050,provider=$DEV,ordma" /nexp
+
+# ordma_pass OPTS LOG [BENCH-ARGS]: 4 KiB reads of a 2 MiB file in order (filling the
+# cache), then shuffled, every block checked
+ordma_pass() {
+	"$CLIENT" bench "$IP:/nexp" -o "port=20050,provider=$DEV$1" -t read,randread \
+		-r 4k -s 2m --verify -q "${@:3}" > "$2" 2>&1
+}
+if ordma_pass ",ordma" /tmp/ordma.txt; then
+	ok 0 "ordma: 4 KiB reads on $DEV verified"
+	hits=$(awk '/^ordma: / {h = $2} END {print h + 0}' /tmp/ordma.txt)
+	errs=$(awk '/^ordma misses:/ {e += $NF} END {print e + 0}' /tmp/ordma.txt)
+	check "ordma: the shuffled pass reads the cache by RDMA Read ($hits hits)" [ "$hits" -gt 0 ]
+	check "ordma: no RDMA Read failed ($errs errors)" [ "$errs" = 0 ]
+	# side by side, 3 rounds alternating: IOPS and median latency of the
+	# shuffled pass (figures for BENCHMARKS.md, not assertions)
+	fig() { awk -F, '$1 == "randread" {print $9 " IOPS, p50 " $13 " us"}' "$1"; }
+	for r in 1 2 3; do
+		ordma_pass ",ordma" /tmp/o$r.txt --csv /tmp/o$r.csv
+		ordma_pass "" /tmp/p$r.txt --csv /tmp/p$r.csv
+		echo "# ordma round $r: randread $(fig /tmp/o$r.csv) with ordma; $(fig /tmp/p$r.csv) with READ"
+	done
+	# the server restarted after the first pass: the references of the old
+	# connection are never used on the new one (an unknown key would kill
+	# the queue pair), the reads stay right, and the new cache is used
+	cat > /tmp/restart.sh << HOOK
+#!/bin/sh
+[ "\$1 \$2" = "end read" ] && [ ! -f /tmp/restarted ] || exit 0
+touch /tmp/restarted
+kill "\$(cat /tmp/nfsrdma-server.pid)"
+while [ -f /tmp/nfsrdma-server.pid ]; do sleep 0.1; done
+"$SERVER" -f /tmp/nfsrdma.conf 2>> /tmp/server.log
+HOOK
+	chmod 755 /tmp/restart.sh
+	ordma_pass ",ordma" /tmp/restart.txt --hook /tmp/restart.sh -r 4k,4k
+	st=$?
+	# one RDMA Read may meet the connection the server's exit broke; a
+	# reference used on the new connection would fail every time
+	errs=$(awk '/^ordma misses:/ {e += $NF} END {print e + 0}' /tmp/restart.txt)
+	check "ordma: reads stay right across a server restart under the references ($errs RDMA Read errors)" \
+		[ "$st" = 0 -a "$errs" -le 1 ]
+	hits=$(awk '/^ordma: / {h = $2} END {print h + 0}' /tmp/restart.txt)
+	check "ordma: the restarted server's cache is read again ($hits hits in the last pass)" [ "$hits" -gt 0 ]
+	sed 's/^/# /' /tmp/restart.txt
+else
+	sed 's/^/# /' /tmp/ordma.txt
+	if grep -q "no RDMA provider or device" /tmp/ordma.txt; then
+		for i in 1 2 3 4 5; do skip "this build has no rdma-core provider for $DEV"; done
+	else
+		ok 1 "ordma: 4 KiB reads on $DEV verified"
+		ok 1 "ordma: the shuffled pass reads the cache by RDMA Read"
+		ok 1 "ordma: no RDMA Read failed"
+		ok 1 "ordma: reads stay right across a server restart under the references"
+		ok 1 "ordma: the restarted server's cache is read again"
+	fi
+fi
+"$SERVER" -s -f /tmp/nfsrdma.conf 2>&1 | grep '^ordma' | tr '\n' ' ' | sed 's/^/# server: /'
+echo
 [ -f /tmp/nfsrdma-server.pid ] && kill "$(cat /tmp/nfsrdma-server.pid)"
 exit 0
