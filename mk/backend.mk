@@ -108,6 +108,27 @@ t_system_backend_ceph_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
 endif
 TESTS += t/system/backend_ceph.sh
 EXTRA_DIST += t/system/backend_ceph.sh t/system/ceph_lib.sh
+
+# bench-ceph (issue 16): 1 MiB WRITE and READ by 4 threads through one head
+# against libcephfs driven directly (t/bench/ceph_direct), and through two
+# heads against one; figures only. Skips without the CephFS backend.
+CEPH_BENCH_DIR = bench-ceph
+CEPH_BENCH_DEPS =
+if HAVE_CEPHFS
+noinst_PROGRAMS += t/bench/ceph_direct
+t_bench_ceph_direct_SOURCES = t/bench/ceph_direct.c
+t_bench_ceph_direct_CFLAGS = $(AM_CFLAGS) $(CEPHFS_CFLAGS)
+t_bench_ceph_direct_LDADD = $(CEPHFS_LIBS)
+CEPH_BENCH_DEPS += t/bench/ceph_direct$(EXEEXT)
+endif
+EXTRA_DIST += t/bench/ceph_bench.sh t/bench/ceph_direct.c
+bench-ceph: nfsrdma-client$(EXEEXT) server/nfsrdma-server$(EXEEXT) $(CEPH_BENCH_DEPS)
+	@top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
+		$(SHELL) $(srcdir)/t/bench/ceph_bench.sh $(CEPH_BENCH_DIR) 2>&1 | tee t/bench-ceph.log
+	@$(CLIENT_TAP_SUMMARY) t/bench-ceph.log
+PHONY_TARGETS += bench-ceph
+EXTRA_TARGETS += bench-ceph:600
+CLEANFILES += t/bench-ceph.log
 t_unit_nfs3_xdr_test_SOURCES = t/unit/nfs3_xdr_test.c
 t_unit_nfs3_xdr_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_unit_nfs3_xdr_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)

@@ -107,6 +107,16 @@ check-posix-portable: nfsrdma-client$(EXEEXT) server/nfsrdma-server$(EXEEXT) t/s
 PHONY_TARGETS += check-posix-portable
 EXTRA_TARGETS += check-posix-portable:900
 CLEANFILES += t/posix-suites-portable.log
+# The same suites over RPC/RDMA on a CephFS export (issue 16): a throwaway
+# cluster (t/system/ceph_lib.sh) instead of the tmpfs; the differences from
+# the POSIX backend are named in posix_suites.sh (EXPECTED_CEPHFS).
+check-posix-ceph: nfsrdma-client$(EXEEXT) server/nfsrdma-server$(EXEEXT) t/system/fsexer$(EXEEXT)
+	POSIX_BACKEND=cephfs POSIX_TRANSPORTS=rdma-rw POSIX_LOGS=$(abs_top_builddir)/t/posix-ceph-run \
+		$(MAKE) $(AM_MAKEFLAGS) check TESTS=t/system/posix_suites.sh \
+		TEST_SUITE_LOG=t/posix-suites-ceph.log
+PHONY_TARGETS += check-posix-ceph
+EXTRA_TARGETS += check-posix-ceph:900
+CLEANFILES += t/posix-suites-ceph.log
 
 # The Linux kernel's nfsd and nfsrdma-server inside the Soft-RoCE lab
 # (../shared/rdmalab), over TCP and over RPC/RDMA on rxe0.

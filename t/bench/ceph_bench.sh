@@ -1,0 +1,153 @@
+#!/bin/bash
+# ceph_bench.sh OUTDIR: make bench-ceph (issue 16). 1 MiB WRITE (UNSTABLE,
+# then COMMIT) and READ by 4 client threads on a throwaway one-node CephFS
+# (t/system/ceph_lib.sh), three ways side by side in every round:
+#   direct  libcephfs driven directly (t/bench/ceph_direct: one mount, 4
+#           threads, ll_write + ll_fsync, then ll_read), nothing of NFS
+#   1head   two nfsrdma-client bench processes of 2 threads each, both
+#           through head A (nfsrdma-server, RPC/RDMA read-write on the soft
+#           provider, a cephfs export)
+#   2heads  the same two processes, one through head A, one through head B
+#   posix   the same two processes through head A to a tmpfs export beside
+#           the CephFS one: what the RPC/RDMA path alone gives here
+# Every libcephfs client here (the heads and ceph_direct) runs without its
+# object cacher (client_oc = false): reads and writes go to the OSD, the
+# same work for both ways (with it, ceph_direct reads back what it has just
+# written from its own memory, at memcpy speed).
+# Figures: MB/s of all threads per pass (the two processes' sums); CPU per
+# MiB of the process that drives libcephfs (ceph_direct; head A, the soft
+# provider's copies included, which run in its threads and which a NIC would
+# do); medians of the rounds with min..max; OUTDIR/ceph.csv has every sample. Ratios:
+# 1head / direct (the issue's goal: >= 0.8), 2heads / 1head and 1head / posix. Figures
+# only: nothing here is a timed assertion.
+# Environment: BENCH_ROUNDS (3), BENCH_CEPH_MIB (32: MiB per thread).
+. "$(dirname "$0")/../system/client_lib.sh"
+. "$(dirname "$0")/bench_lib.sh"
+. "$(dirname "$0")/../system/ceph_lib.sh"
+ceph_need
+SERVER=$top_builddir/server/nfsrdma-server
+DIRECT=$top_builddir/t/bench/ceph_direct
+[ -x "$SERVER" ] && [ -x "$CLIENT" ] || skip_all "needs nfsrdma-server and nfsrdma-client"
+[ -x "$DIRECT" ] || skip_all "t/bench/ceph_direct is not built (make bench-ceph builds it)"
+out=${1:-bench-ceph}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+rounds=${BENCH_ROUNDS:-3}
+[ "$rounds" -ge 3 ] || rounds=3
+mib=${BENCH_CEPH_MIB:-32}
+scratch
+trap 'cleanup; ceph_stop; rm -rf "${EXP:-}"' EXIT
+raw=$out/ceph.csv
+echo "way,pass,figure,round,value" > "$raw"
+
+plan 2
+ceph_start || { ok 1 "the mini cluster starts"; exit 1; }
+CCONF=$T_SCRATCH/ceph.conf
+{ cat "$CEPH_CONF"; printf '\n[client]\nclient_oc = false\n'; } > "$CCONF"
+EXP=$(mktemp -d /dev/shm/nfsrdma-cb.XXXXXX) || skip_all "no tmpfs at /dev/shm"
+chmod 777 "$EXP"
+
+# head H: a cephfs export /ceph on its own ports; 0 when it serves
+head_start() {
+	local h=$1 tcp rdma
+	tcp=$(free_port) rdma=$(free_port)
+	eval "RDMA_$h=$rdma"
+	cat > "$T_SCRATCH/$h.conf" << CONF
+log = { level = "warning"; };
+rdma = { provider = "soft"; };
+server = {
+	listen = ["127.0.0.1"];
+	rdma_port = $rdma;
+	tcp_port = $tcp;
+	threads = 4;
+	pidfile = "$T_SCRATCH/$h.pid";
+	control_socket = "$T_SCRATCH/$h.sock";
+	handle_key_file = "$T_SCRATCH/handle.key";
+	exports = ( { path = "/ceph"; clients = ["127.0.0.1"]; access = "rw"; root_squash = false;
+		backend = "cephfs";
+		ceph = { conf_file = "$CCONF"; client_id = "$CEPH_CLIENT_ID";
+			 keyring = "$CEPH_KEYRING"; mount_timeout_s = 30; }; },
+		{ path = "$EXP"; clients = ["127.0.0.1"]; access = "rw"; root_squash = false; } );
+};
+CONF
+	"$SERVER" -f "$T_SCRATCH/$h.conf" 2> "$T_SCRATCH/$h.log" || {
+		sed 's/^/# /' "$T_SCRATCH/$h.log"
+		return 1
+	}
+	T_PIDS="$T_PIDS $(cat "$T_SCRATCH/$h.pid")"
+}
+head_start A && head_start B
+ok $? "two heads serve the same CephFS"
+
+record() { echo "$1,$2,$3,$4,$5" >> "$raw"; }
+pid_a=$(cat "$T_SCRATCH/A.pid")
+
+# Around each pass of bench (both processes call it): the pass, the time and
+# head A's CPU nanoseconds, all its threads (schedstat).
+cat > "$T_SCRATCH/hook.sh" << 'HOOK'
+#!/bin/sh
+# hook.sh PID FILE start|end TEST THREADS RECORD
+cat /proc/$1/task/*/schedstat | awk -v when="$3" -v test="$4" -v now="$(date +%s.%N)" \
+	'{ns += $1} END {print when, test, now, ns + 0}' >> "$2"
+HOOK
+chmod 755 "$T_SCRATCH/hook.sh"
+
+# direct ROUND
+direct() {
+	"$DIRECT" "$CCONF" "$CEPH_CLIENT_ID" "$CEPH_KEYRING" 4 "$mib" > "$T_SCRATCH/d.out" \
+		2>&1 || { diag "direct: $(tail -1 "$T_SCRATCH/d.out")"; return 1; }
+	while read -r pass mbps cpu; do
+		record direct "$pass" mb_s "$1" "$mbps"
+		record direct "$pass" cpu_us_mib "$1" "$cpu"
+	done < "$T_SCRATCH/d.out"
+}
+
+# heads WAY ROUND EXPORT PORT1 PORT2: two bench processes of 2 threads at once
+heads() {
+	local way=$1 r=$2 exp=$3 k=0 port failed=0 pass
+	shift 3
+	rm -f "$T_SCRATCH"/h.*.csv "$T_SCRATCH/cpu"
+	for port in "$@"; do
+		k=$((k + 1))
+		"$CLIENT" bench "127.0.0.1:$exp" -o "port=$port,provider=soft" -q -t write,read \
+			-r 1m -j 2 -s "${mib}m" --csv "$T_SCRATCH/h.$k.csv" \
+			--hook "$T_SCRATCH/hook.sh $pid_a $T_SCRATCH/cpu" > "$T_SCRATCH/h.$k.out" 2>&1 &
+	done
+	wait -n || failed=1
+	wait -n || failed=1
+	[ "$failed" = 0 ] || { diag "$way: $(tail -n 2 "$T_SCRATCH"/h.*.out)"; return 1; }
+	for pass in write read; do
+		record "$way" "$pass" mb_s "$r" "$(cat "$T_SCRATCH"/h.*.csv |
+			awk -F, -v p="$pass" '$1 == p {s += $8} END {printf "%.1f", s}')"
+		[ "$way" = 2heads ] && continue # head A's CPU is for the ways through A alone
+		# head A's CPU per MiB from the first start to the last end of the pass
+		sort -k3 -g "$T_SCRATCH/cpu" | awk -v p="$pass" -v mib=$((4 * mib)) -v w="$way" -v r="$r" \
+			'$2 == p && $1 == "start" && !s {s = 1; c0 = $4} $2 == p && $1 == "end" {c1 = $4}
+			END {printf "%s,%s,cpu_us_mib,%s,%.1f\n", w, p, r, (c1 - c0) / 1e3 / mib}' >> "$raw"
+	done
+}
+
+echo "# bench-ceph: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $rounds rounds, 4 threads x $mib MiB, records of 1 MiB"
+failed=0
+for r in $(seq 1 "$rounds"); do
+	direct "$r" || failed=1
+	heads 1head "$r" /ceph "$RDMA_A" "$RDMA_A" || failed=1
+	heads 2heads "$r" /ceph "$RDMA_A" "$RDMA_B" || failed=1
+	heads posix "$r" "$EXP" "$RDMA_A" "$RDMA_A" || failed=1
+	echo "# round $r of $rounds done, load $(cut -d' ' -f1-3 /proc/loadavg)"
+done
+ok $failed "every run finished: every sample in $raw"
+
+medians "$raw" "$T_SCRATCH/stats"
+echo "bench-ceph: way    pass  figure            median (min..max, n)"
+while IFS=, read -r w p fig md lo hi k; do
+	printf "bench-ceph: %-6s %-5s %-14s %9s   (%s..%s, %s)\n" "$w" "$p" "$fig" "$md" "$lo" "$hi" "$k"
+done < "$stats"
+for p in write read; do
+	echo "bench-ceph: $p: one head / libcephfs $(ratio "$(med 1head "$p" mb_s)" "$(med direct "$p" mb_s)")" \
+		"(goal >= 0.8), two heads / one head $(ratio "$(med 2heads "$p" mb_s)" "$(med 1head "$p" mb_s)")," \
+		"one head / the same head's tmpfs export $(ratio "$(med 1head "$p" mb_s)" "$(med posix "$p" mb_s)");" \
+		"CPU per MiB: head $(med 1head "$p" cpu_us_mib) us = libcephfs alone $(med direct "$p" cpu_us_mib)" \
+		"+ $(awk -v a="$(med 1head "$p" cpu_us_mib)" -v b="$(med direct "$p" cpu_us_mib)" 'BEGIN {printf "%.0f", a - b}') (NFS, RPC/RDMA, soft provider);" \
+		"tmpfs export $(med posix "$p" cpu_us_mib) us"
+done
