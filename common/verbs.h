@@ -214,7 +214,7 @@ struct vb_cm_event {
  * The ops table. Required: open, close, query_device, alloc_pd, dealloc_pd,
  * create_cq, destroy_cq, cq_fd, cq_arm, cq_ack, poll_cq, reg_mr, dereg_mr,
  * the connection ops, post_send, post_recv. Optional (may be NULL): the
- * memory-window ops.
+ * memory-window ops and cq_drive.
  */
 struct vb_ops {
 	const char *name;
@@ -234,6 +234,14 @@ struct vb_ops {
 	int (*cq_arm)(struct vb_cq *cq); /* request an event for the next completion */
 	int (*cq_ack)(struct vb_cq *cq); /* consume the event that made the fd readable */
 	int (*poll_cq)(struct vb_cq *cq, int n, struct vb_wc *wc); /* >= 0 completions, or -errno */
+	/* Optional, before any QP uses the CQ: its consumer promises to watch
+	 * cq_fd for as long as QPs use it and, whenever it is readable, to ack,
+	 * poll until empty, arm and poll again. A provider that does its
+	 * progress work in software may then do the work of the CQ's
+	 * connections in poll_cq, on the consumer's thread, instead of handing
+	 * it over from a thread of its own; cq_fd may then change, and be
+	 * readable with no completion to give. -EOPNOTSUPP where it cannot. */
+	int (*cq_drive)(struct vb_cq *cq);
 
 	int (*reg_mr)(struct vb_pd *pd, void *addr, size_t len, unsigned access,
 		      struct vb_mr **out);
@@ -327,6 +335,10 @@ static inline int vb_cq_arm(struct vb_cq *cq)
 static inline int vb_cq_ack(struct vb_cq *cq)
 {
 	return VB_CALL(cq->dev, cq_ack, cq);
+}
+static inline int vb_cq_drive(struct vb_cq *cq)
+{
+	return VB_CALL(cq->dev, cq_drive, cq);
 }
 static inline int vb_poll_cq(struct vb_cq *cq, int n, struct vb_wc *wc)
 {

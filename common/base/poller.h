@@ -21,6 +21,7 @@
 #ifndef NFSRDMA_POLLER_H
 #define NFSRDMA_POLLER_H
 
+#include <errno.h>
 #include <stdbool.h>
 
 #define POLLER_IN  1u /* readable, or the peer hung up (a read will say) */
@@ -45,6 +46,10 @@ struct poller_ops {
 	/* Up to max events; timeout_ms < 0 waits forever. Returns the count, or a
 	 * negative errno (-EINTR included). */
 	int (*wait)(struct poller *p, struct poller_event *evs, int max, int timeout_ms);
+	/* Optional: a descriptor that is readable while a wait would report an
+	 * event, so that the poller can be watched by another; NULL where the
+	 * backend has none (poll). */
+	int (*fd)(struct poller *p);
 };
 
 /* Every backend begins with this. */
@@ -84,6 +89,12 @@ static inline int poller_del(struct poller *p, int fd)
 static inline int poller_wait(struct poller *p, struct poller_event *evs, int max, int timeout_ms)
 {
 	return p->ops->wait(p, evs, max, timeout_ms);
+}
+
+/* The poller's own descriptor (see poller_ops.fd), or -EOPNOTSUPP. */
+static inline int poller_fd(struct poller *p)
+{
+	return p->ops->fd ? p->ops->fd(p) : -EOPNOTSUPP;
 }
 
 /* A wake fd (see above). */

@@ -137,6 +137,11 @@ static int conn_setup(struct rr_conn *c)
 	if (rc)
 		return rc;
 	c->cq->context = c;
+	/* the loop watches and drains the CQ for the connection's life
+	 * (rr_conn_start .. rr_conn_quiesce): a software provider may do the
+	 * connection's work there instead of on a thread of its own */
+	if ((rc = vb_cq_drive(c->cq)) != 0 && rc != -EOPNOTSUPP)
+		log_debug("%s: CQ not driven by the loop: %s", c->peer, strerror(-rc));
 	cap = (struct vb_qp_cap){.max_send_wr = c->sq_depth,
 				 .max_recv_wr = c->nrecv,
 				 .max_send_sge = 4,

@@ -86,6 +86,12 @@ static int epoll_wait_(struct poller *base, struct poller_event *out, int max, i
 	return n;
 }
 
+/* An epoll descriptor is itself readable while it has events to give. */
+static int epoll_fd(struct poller *base)
+{
+	return ((struct poller_epoll *)base)->epfd;
+}
+
 const struct poller_ops poller_native_ops = {
 	.name = "epoll",
 	.create = epoll_create_,
@@ -94,4 +100,5 @@ const struct poller_ops poller_native_ops = {
 	.mod = epoll_mod,
 	.del = epoll_del,
 	.wait = epoll_wait_,
+	.fd = epoll_fd,
 };

@@ -18,6 +18,7 @@
  *
  * Locks, and what each protects (take them in this order, outer first; never
  * two of the same kind at once):
+ *   cq->pump         a driven CQ's pump (soft_cq), outermost.
  *   conn->lock       everything in a soft_conn: CM state, send and receive
  *                    queues, rx/tx state, its event queue. Held across that
  *                    connection's (non-blocking) socket calls.
@@ -85,6 +86,7 @@ struct soft_device {
 	struct soft_engine *eng;
 	int sockbuf;	/* SO_SNDBUF/SO_RCVBUF (VB_SOFT_SOCKBUF); 0: the default */
 	bool direct_tx; /* post_send transmits from the caller's thread (VB_SOFT_DIRECT_TX) */
+	bool cq_drive;	/* CQs may be driven by their consumers (VB_SOFT_CQ_DRIVE) */
 	unsigned ack_delay_ms; /* the ACK of an answered Send waits this long for
 				  the answer (VB_SOFT_ACK_DELAY_MS) */
 	bool no_mw;	       /* test only: no memory windows, like some devices (VB_SOFT_NO_MW) */
@@ -161,6 +163,17 @@ int soft_dealloc_mw(struct vb_mw *mw);
 
 /* ---- completion queues (soft_cq.c) ---- */
 
+struct soft_conn;
+
+/* A driven CQ (vb_cq_drive; VB_SOFT_CQ_DRIVE=0 refuses it): its consumer
+ * reads the sockets of its connections itself. cq_fd is then `drive`'s own
+ * descriptor, a poller of the wake fd and of those sockets (while connected,
+ * for reading; the engine keeps connecting, writing when a socket was full,
+ * timers and kicks), and poll_cq first runs the receive side of every
+ * connection whose socket is readable, on the consumer's thread. One thread
+ * at a time pumps (cq->pump, outermost of the locks), and a connection is
+ * freed only after its teardown took cq->pump, so that a pump never holds a
+ * connection that is gone. */
 struct soft_cq {
 	struct vb_cq base;
 	pthread_mutex_t lock;
@@ -168,7 +181,9 @@ struct soft_cq {
 	uint32_t cap, head, count;
 	struct wakefd wake; /* readable when armed and a completion arrives */
 	bool armed, overflow;
-	unsigned users; /* QPs attached */
+	unsigned users;	      /* QPs attached */
+	struct poller *drive; /* driven: the poller cq_fd is (see above); NULL if not */
+	pthread_mutex_t pump;
 };
 
 int soft_create_cq(struct vb_device *dev, int cqe, struct vb_cq **out);
@@ -177,9 +192,16 @@ int soft_cq_fd(struct vb_cq *cq);
 int soft_cq_arm(struct vb_cq *cq);
 int soft_cq_ack(struct vb_cq *cq);
 int soft_poll_cq(struct vb_cq *cq, int n, struct vb_wc *wc);
+int soft_cq_drive(struct vb_cq *cq);
 /* Queue one completion; signals the fd if armed; overflow is logged and sticky. */
 void soft_cq_push(struct soft_cq *cq, const struct vb_wc *wc);
 void soft_cq_use(struct soft_cq *cq, int delta);
+/* The driven CQ whose consumer reads c's socket once connected, or NULL
+ * (send and receive completions must go to that one CQ). */
+struct soft_cq *soft_cq_driving(struct soft_conn *c);
+/* Take a conn's socket out of its driven CQ's poller, with no pump under
+ * way, before the conn is freed (the engine's teardown). */
+void soft_cq_forget(struct soft_conn *c);
 
 /* ---- connections and queue pairs (soft_cm.c, soft_qp.c, soft_tx.c, soft_rx.c) ---- */
 
@@ -278,7 +300,8 @@ struct soft_rx {
 
 struct soft_conn {
 	struct vb_conn base;
-	struct soft_pollobj po;
+	struct soft_pollobj po;	 /* in the engine's poller */
+	struct soft_pollobj cpo; /* in its driven CQ's poller (soft_cq) */
 	struct soft_device *dev;
 	pthread_mutex_t lock;
 	int fd;		  /* the stream socket, -1 before connect */
@@ -444,6 +467,12 @@ void soft_engine_stop(struct soft_device *dev);
 int soft_engine_watch(struct soft_engine *e, int fd, struct soft_pollobj *po, unsigned events);
 /* Change what it is watched for; 0 takes it out of the poller until wanted again. */
 void soft_engine_want(struct soft_engine *e, int fd, struct soft_pollobj *po, unsigned events);
+/* The same for any poller p. */
+void soft_poller_want(struct poller *p, int fd, struct soft_pollobj *po, unsigned events);
+/* Socket work for one connection, from the engine or a driven CQ's pump:
+ * finish a connect, receive (rx), send, and watch the socket for what it
+ * can use next. */
+void soft_conn_work(struct soft_conn *c, bool rx, bool tx);
 void soft_engine_unwatch(struct soft_engine *e, int fd);
 /* Take c off the ready and timer lists (before freeing it). */
 void soft_engine_forget(struct soft_engine *e, struct soft_conn *c);

@@ -47,6 +47,7 @@ struct soft_conn *soft_conn_new(struct soft_device *dev)
 	}
 	pthread_mutex_init(&c->lock, NULL);
 	c->po.type = SOFT_POLL_CONN;
+	c->cpo.type = SOFT_POLL_CONN;
 	c->dev = dev;
 	c->base.dev = &dev->base;
 	c->acked_seq = (uint32_t)-1;
@@ -543,6 +544,7 @@ static void conn_teardown(void *arg)
 
 	soft_engine_unwatch(c->dev->eng, c->fd);
 	soft_engine_forget(c->dev->eng, c);
+	soft_cq_forget(c);
 }
 
 /* Flush, take the conn away from the engine, and free it. */

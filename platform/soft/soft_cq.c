@@ -1,7 +1,8 @@
 /*
- * soft_cq.c: completion queues. A ring of vb_wc under cq->lock, and an
- * wake fd (common/base/poller.h) that becomes readable when the CQ is armed and a completion
- * arrives (ibverbs' req_notify semantics: one event per arm).
+ * soft_cq.c: completion queues. A ring of vb_wc under cq->lock, and a wake
+ * fd (common/base/poller.h) that becomes readable when the CQ is armed and a
+ * completion arrives (ibverbs' req_notify semantics: one event per arm).
+ * A driven CQ (soft.h) also reads its connections' sockets in poll_cq.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,12 @@
 
 #include "common/base/log.h"
 #include "soft.h"
+
+#define PUMP_BATCH 16 /* sockets read per poller wait of a pump */
+
+/* The CQ this thread is pumping: what it completes there, the poll_cq under
+ * way returns, so it needs no event. */
+static __thread struct soft_cq *pumping;
 
 /* A CQ of cqe entries with a wake fd for notification. */
 int soft_create_cq(struct vb_device *dev, int cqe, struct vb_cq **out)
@@ -33,6 +40,7 @@ int soft_create_cq(struct vb_device *dev, int cqe, struct vb_cq **out)
 		return rc;
 	}
 	pthread_mutex_init(&cq->lock, NULL);
+	pthread_mutex_init(&cq->pump, NULL);
 	cq->cap = (uint32_t)cqe;
 	cq->base.dev = dev;
 	*out = &cq->base;
@@ -52,11 +60,86 @@ int soft_destroy_cq(struct vb_cq *c)
 		log_err("CQ still attached to %u QPs", users);
 		return -EBUSY;
 	}
+	poller_destroy(cq->drive);
 	wakefd_close(&cq->wake);
+	pthread_mutex_destroy(&cq->pump);
 	pthread_mutex_destroy(&cq->lock);
 	free(cq->ring);
 	free(cq);
 	return 0;
+}
+
+/* See vb_ops.cq_drive: the CQ's fd becomes a poller of its wake fd and,
+ * once they connect, of its connections' sockets. */
+int soft_cq_drive(struct vb_cq *c)
+{
+	static struct soft_pollobj wake_po = {.type = SOFT_POLL_WAKE};
+	struct soft_cq *cq = (struct soft_cq *)c;
+	struct poller *p;
+	int rc;
+
+	if (!soft_dev(c->dev)->cq_drive)
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&cq->lock);
+	rc = cq->users ? -EBUSY : cq->drive ? -EALREADY : 0;
+	pthread_mutex_unlock(&cq->lock);
+	if (rc)
+		return rc;
+	if ((rc = poller_create(&p)) != 0)
+		return rc;
+	if (poller_fd(p) < 0) {
+		poller_destroy(p);
+		return -EOPNOTSUPP; /* a backend without a descriptor (poll) */
+	}
+	if ((rc = poller_add(p, cq->wake.rfd, POLLER_IN, &wake_po)) != 0) {
+		poller_destroy(p);
+		return rc;
+	}
+	cq->drive = p;
+	return 0;
+}
+
+/* See soft.h. */
+struct soft_cq *soft_cq_driving(struct soft_conn *c)
+{
+	struct soft_cq *cq = (struct soft_cq *)c->base.recv_cq;
+
+	return cq && cq->drive && c->base.send_cq == c->base.recv_cq ? cq : NULL;
+}
+
+/* See soft.h. */
+void soft_cq_forget(struct soft_conn *c)
+{
+	struct soft_cq *cq = soft_cq_driving(c);
+
+	if (cq == NULL)
+		return;
+	pthread_mutex_lock(&cq->pump);
+	pthread_mutex_lock(&c->lock);
+	soft_poller_want(cq->drive, c->fd, &c->cpo, 0);
+	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&cq->pump);
+}
+
+/* A driven CQ's receive side: every connection whose socket is readable
+ * (or failed), as the engine would. */
+static void pump(struct soft_cq *cq)
+{
+	struct poller_event evs[PUMP_BATCH];
+	int n;
+
+	pthread_mutex_lock(&cq->pump);
+	pumping = cq;
+	n = poller_wait(cq->drive, evs, PUMP_BATCH, 0);
+	for (int i = 0; i < n; i++) {
+		struct soft_pollobj *po = evs[i].ptr;
+
+		if (po->type == SOFT_POLL_CONN) /* the wake fd: cq_ack takes it */
+			soft_conn_work(soft_container_of(po, struct soft_conn, cpo),
+				       evs[i].events & (POLLER_IN | POLLER_ERR), false);
+	}
+	pumping = NULL;
+	pthread_mutex_unlock(&cq->pump);
 }
 
 /* Count a QP attaching (+1) or detaching (-1), so destroy_cq can refuse. */
@@ -67,10 +150,13 @@ void soft_cq_use(struct soft_cq *cq, int delta)
 	pthread_mutex_unlock(&cq->lock);
 }
 
-/* The fd that becomes readable when armed and a completion arrives. */
+/* The fd that becomes readable when armed and a completion arrives (driven:
+ * or when a socket of its connections is readable). */
 int soft_cq_fd(struct vb_cq *c)
 {
-	return ((struct soft_cq *)c)->wake.rfd;
+	struct soft_cq *cq = (struct soft_cq *)c;
+
+	return cq->drive ? poller_fd(cq->drive) : cq->wake.rfd;
 }
 
 /* Ask for one event on the next completion. */
@@ -104,6 +190,8 @@ int soft_poll_cq(struct vb_cq *c, int n, struct vb_wc *wc)
 		return -EINVAL;
 	if (soft_cred_check(c->dev) != 0)
 		return -EACCES;
+	if (cq->drive)
+		pump(cq);
 	pthread_mutex_lock(&cq->lock);
 	while (got < n && cq->count) {
 		wc[got++] = cq->ring[cq->head];
@@ -135,7 +223,7 @@ void soft_cq_push(struct soft_cq *cq, const struct vb_wc *wc)
 		cq->ring[tail >= cq->cap ? tail - cq->cap : tail] = *wc;
 		cq->count++;
 	}
-	if (cq->armed) {
+	if (cq->armed && pumping != cq) {
 		cq->armed = false;
 		signal = true;
 	}

@@ -19,6 +19,10 @@
  *                            connect request (default 10000), read by listen
  *   VB_SOFT_DIRECT_TX        1 (default): post_send starts transmitting from the
  *                            caller's thread; 0: the engine thread sends everything
+ *   VB_SOFT_CQ_DRIVE         1 (default): a CQ whose consumer asks for it
+ *                            (vb_cq_drive) reads its connections' sockets in
+ *                            poll_cq, on the consumer's thread; 0: the engine
+ *                            thread reads every socket, as before
  *   VB_SOFT_ACK_DELAY_MS     how long the acknowledgement of a lone Send whose
  *                            sender expects an answer (VB_SEND_ANSWERED) waits
  *                            for that answer to carry it (default 1; 0:
@@ -159,6 +163,7 @@ static int soft_open(const char *name, struct vb_device **out)
 	dev->base.provider = "soft";
 	dev->sockbuf = (int)soft_env_uint("VB_SOFT_SOCKBUF", 0, 0, 1u << 30);
 	dev->direct_tx = soft_env_uint("VB_SOFT_DIRECT_TX", 1, 0, 1);
+	dev->cq_drive = soft_env_uint("VB_SOFT_CQ_DRIVE", 1, 0, 1);
 	dev->ack_delay_ms = soft_env_uint("VB_SOFT_ACK_DELAY_MS", 1, 0, 1000);
 	dev->no_mw = soft_env_uint("VB_SOFT_NO_MW", 0, 0, 1);
 	dev->cred_epoch = osdep_cred_epoch();
@@ -249,6 +254,7 @@ const struct vb_ops vb_soft_ops = {
 	.cq_arm = soft_cq_arm,
 	.cq_ack = soft_cq_ack,
 	.poll_cq = soft_poll_cq,
+	.cq_drive = soft_cq_drive,
 	.reg_mr = soft_reg_mr,
 	.dereg_mr = soft_dereg_mr,
 	.alloc_mw = soft_alloc_mw,

@@ -81,26 +81,31 @@ int soft_engine_watch(struct soft_engine *e, int fd, struct soft_pollobj *po, un
 	return 0;
 }
 
-/* Change what a socket is watched for (0: out of the poller; its owner's lock held). */
-void soft_engine_want(struct soft_engine *e, int fd, struct soft_pollobj *po, unsigned events)
+/* Change what a socket is watched for in p (0: out of it; its owner's lock held). */
+void soft_poller_want(struct poller *p, int fd, struct soft_pollobj *po, unsigned events)
 {
 	int rc;
 
 	if (fd < 0 || (po->watched ? events == po->events : events == 0))
 		return;
 	if (events == 0) {
-		poller_del(e->poller, fd);
+		poller_del(p, fd);
 		po->watched = false;
 		return;
 	}
-	rc = po->watched ? poller_mod(e->poller, fd, events, po)
-			 : poller_add(e->poller, fd, events, po);
+	rc = po->watched ? poller_mod(p, fd, events, po) : poller_add(p, fd, events, po);
 	if (rc != 0) {
 		log_err("poller fd %d: %s", fd, strerror(-rc));
 		return;
 	}
 	po->watched = true;
 	po->events = events;
+}
+
+/* The same in the engine's poller. */
+void soft_engine_want(struct soft_engine *e, int fd, struct soft_pollobj *po, unsigned events)
+{
+	soft_poller_want(e->poller, fd, po, events);
 }
 
 /* Remove a socket from the poller. */
@@ -167,10 +172,13 @@ void soft_engine_call(struct soft_engine *e, void (*fn)(void *), void *arg)
 /* Watch c's socket for what it can use now (c->lock held): readable unless
  * receiving is stalled for want of a Receive (RNR: what is kicked when one is
  * posted) or the conn is closed; writable while a send waits for room, or the
- * connect is under way. Level-triggered, so asking for more would spin. */
+ * connect is under way. Level-triggered, so asking for more would spin. Once
+ * connected, a conn of a driven CQ is watched for reading by that CQ's
+ * poller instead of the engine's (soft_cq). */
 static void conn_interest(struct soft_engine *e, struct soft_conn *c)
 {
-	unsigned want = 0;
+	struct soft_cq *cq = soft_cq_driving(c);
+	unsigned want = 0, cq_want = 0;
 
 	if (c->fd < 0 || c->cm == SOFT_CM_CLOSED)
 		want = 0;
@@ -179,12 +187,19 @@ static void conn_interest(struct soft_engine *e, struct soft_conn *c)
 	else
 		want = (c->rx.stalled ? 0 : POLLER_IN) |
 		       (c->tx_count > 0 && !c->shut_done ? POLLER_OUT : 0);
+	if (cq && c->cm == SOFT_CM_CONNECTED) {
+		cq_want = want & POLLER_IN;
+		want &= ~POLLER_IN;
+	}
 	soft_engine_want(e, c->fd, &c->po, want);
+	if (cq)
+		soft_poller_want(cq->drive, c->fd, &c->cpo, cq_want);
 }
 
-/* Socket work for one connection: finish a connect, receive, then send. */
-static void conn_work(struct soft_engine *e, struct soft_conn *c, bool rx, bool tx)
+/* See soft.h. */
+void soft_conn_work(struct soft_conn *c, bool rx, bool tx)
 {
+	struct soft_engine *e = c->dev->eng;
 	bool more_rx = false, more_tx = false;
 
 	pthread_mutex_lock(&c->lock);
@@ -223,9 +238,9 @@ static void dispatch(struct soft_engine *e, const struct poller_event *ev)
 		soft_listener_io(soft_container_of(po, struct soft_listener, po));
 		break;
 	case SOFT_POLL_CONN:
-		conn_work(e, soft_container_of(po, struct soft_conn, po),
-			  ev->events & (POLLER_IN | POLLER_ERR),
-			  ev->events & (POLLER_OUT | POLLER_ERR));
+		soft_conn_work(soft_container_of(po, struct soft_conn, po),
+			       ev->events & (POLLER_IN | POLLER_ERR),
+			       ev->events & (POLLER_OUT | POLLER_ERR));
 		break;
 	}
 }
@@ -249,7 +264,7 @@ static void run_ready(struct soft_engine *e)
 
 		c->ready_flags = 0;
 		pthread_mutex_unlock(&e->lock);
-		conn_work(e, c, what & SOFT_READY_RX, what & SOFT_READY_TX);
+		soft_conn_work(c, what & SOFT_READY_RX, what & SOFT_READY_TX);
 		pthread_mutex_lock(&e->lock);
 	}
 	pthread_mutex_unlock(&e->lock);
