@@ -1,12 +1,13 @@
 #!/bin/bash
 # ordma_bench.sh OUTDIR: make bench-ordma (issue 23). 4 KiB random READs of a
 # working set the server's cache holds, over RPC/RDMA read-write on the soft
-# provider, against one nfsrdma-server (threads = 4, inline calls on, a tmpfs
+# provider, against nfsrdma-server (threads = 4, inline calls on, a tmpfs
 # export with ordma = true and a 256 MiB cache), by 1 and by 4 client
-# processes: plain READ (our fastest RPC path) against -o ordma, side by side
-# in every round. Each client writes its 16 MiB file, reads it once in order
+# processes: plain READ against -o ordma, side by side in every round, with
+# the provider run two ways (see "engine" and "driven" below). Each client writes its 16 MiB file, reads it once in order
 # (warming the server's cache, and the client's references with ordma), then
-# is measured reading it in a shuffled order. Figures per (mode, clients):
+# is measured reading it in a shuffled order. Figures per (mode, clients,
+# provider way):
 # READs per second (all clients), the median and 99th percentile latency
 # (the clients' medians), and the server's CPU per READ over the measured
 # passes, split into the soft provider's engine thread (RDMA work a real
@@ -33,9 +34,17 @@ trap 'cleanup; rm -rf "$EXP"' EXIT
 raw=$out/ordma.csv
 echo "mode,clients,figure,round,value" > "$raw"
 tick=$(getconf CLK_TCK)
-rport=$(free_port)
-tport=$(free_port)
-cat > "$T_SCRATCH/srv.conf" << CONF
+# One server per way the soft provider runs (both processes alike):
+#   engine  VB_SOFT_CQ_DRIVE=0: its engine thread does all the RDMA work, on
+#           its own thread, as a NIC would (the CPU split below is clean)
+#   driven  the default: the RPC/RDMA loop does the receive side itself, the
+#           fastest RPC path here, but an RDMA Read's answer then runs on the
+#           server's loop too and counts as "RPC" CPU
+# server PROV: start it; its port in RPORT_PROV, its pid in PID_PROV
+server() {
+	local prov=$1 rport tport
+	rport=$(free_port) tport=$(free_port)
+	cat > "$T_SCRATCH/$prov.conf" << CONF
 log = { level = "warning"; };
 rdma = { provider = "soft"; };
 server = {
@@ -45,15 +54,20 @@ server = {
 	threads = 4;
 	trusted_peers = true;
 	ordma = { cache = "256M"; };
-	pidfile = "$T_SCRATCH/server.pid";
-	control_socket = "$T_SCRATCH/ctl.sock";
+	pidfile = "$T_SCRATCH/$prov.pid";
+	control_socket = "$T_SCRATCH/$prov.sock";
 	handle_key_file = "$T_SCRATCH/handle.key";
 	exports = ( { path = "$EXP"; clients = ["127.0.0.1"]; access = "rw"; root_squash = false; ordma = true; } );
 };
 CONF
-"$SERVER" -f "$T_SCRATCH/srv.conf" || skip_all "nfsrdma-server does not start"
-pid=$(cat "$T_SCRATCH/server.pid")
-T_PIDS="$T_PIDS $pid"
+	env VB_SOFT_CQ_DRIVE="$(drive "$prov")" "$SERVER" -f "$T_SCRATCH/$prov.conf" ||
+		skip_all "nfsrdma-server does not start"
+	eval "RPORT_$prov=$rport PID_$prov=$(cat "$T_SCRATCH/$prov.pid")"
+	T_PIDS="$T_PIDS $(cat "$T_SCRATCH/$prov.pid")"
+}
+drive() { [ "$1" = engine ] && echo 0 || echo 1; }
+server engine
+server driven
 
 # The hook around each pass: at randread's start and end, the time and the
 # server's CPU ticks in its soft-engine thread and in all the others.
@@ -70,31 +84,35 @@ chmod 755 "$T_SCRATCH/hook.sh"
 
 record() { echo "$1,$2,$3,$4,$5" >> "$raw"; }
 
-# run MODE CLIENTS ROUND: CLIENTS bench processes at once; their figures.
+# run MODE CLIENTS PROV ROUND: CLIENTS bench processes at once against
+# server PROV; their figures, keyed MODE,CLIENTS/PROV.
 run() {
-	local mode=$1 n=$2 r=$3 opts="port=$rport,provider=soft" k cpu=$T_SCRATCH/cpu failed=0
+	local mode=$1 n=$2 prov=$3 r=$4 k cpu=$T_SCRATCH/cpu failed=0 port pid key
+	eval "port=\$RPORT_$prov pid=\$PID_$prov"
+	local opts="port=$port,provider=soft"
+	key="$n/$prov"
 	[ "$mode" = ordma ] && opts="$opts,ordma"
 	rm -f "$cpu" "$T_SCRATCH"/b.*.csv
 	for k in $(seq 1 "$n"); do
-		"$CLIENT" bench "127.0.0.1:$EXP" -o "$opts" -q -t read,randread -r 4k -s $size \
-			--csv "$T_SCRATCH/b.$k.csv" --hook "$T_SCRATCH/hook.sh $pid $cpu" \
-			> "$T_SCRATCH/b.$k.out" 2>&1 &
+		env VB_SOFT_CQ_DRIVE="$(drive "$prov")" "$CLIENT" bench "127.0.0.1:$EXP" -o "$opts" -q \
+			-t read,randread -r 4k -s $size --csv "$T_SCRATCH/b.$k.csv" \
+			--hook "$T_SCRATCH/hook.sh $pid $cpu" > "$T_SCRATCH/b.$k.out" 2>&1 &
 	done
 	for k in $(seq 1 "$n"); do
 		wait -n || failed=1
 	done
-	[ "$failed" = 0 ] || { diag "$mode x$n: $(tail -2 "$T_SCRATCH"/b.*.out)"; return 1; }
-	record "$mode" "$n" iops "$r" "$(cat "$T_SCRATCH"/b.*.csv | awk -F, '$1 == "randread" {s += $9} END {printf "%.0f", s}')"
-	record "$mode" "$n" p50_us "$r" "$(cat "$T_SCRATCH"/b.*.csv | awk -F, '$1 == "randread" {print $13}' | sort -n | awk '{x[NR] = $1} END {print x[int((NR + 1) / 2)]}')"
-	record "$mode" "$n" p99_us "$r" "$(cat "$T_SCRATCH"/b.*.csv | awk -F, '$1 == "randread" {print $14}' | sort -n | tail -1)"
+	[ "$failed" = 0 ] || { diag "$mode x$n $prov: $(tail -2 "$T_SCRATCH"/b.*.out)"; return 1; }
+	record "$mode" "$key" iops "$r" "$(cat "$T_SCRATCH"/b.*.csv | awk -F, '$1 == "randread" {s += $9} END {printf "%.0f", s}')"
+	record "$mode" "$key" p50_us "$r" "$(cat "$T_SCRATCH"/b.*.csv | awk -F, '$1 == "randread" {print $13}' | sort -n | awk '{x[NR] = $1} END {print x[int((NR + 1) / 2)]}')"
+	record "$mode" "$key" p99_us "$r" "$(cat "$T_SCRATCH"/b.*.csv | awk -F, '$1 == "randread" {print $14}' | sort -n | tail -1)"
 	ops=$(cat "$T_SCRATCH"/b.*.csv | awk -F, '$1 == "randread" {s += $6} END {print s}')
 	# the first start and the last end of the clients' measured passes
-	sort -k2 -g "$cpu" | awk -v tick="$tick" -v ops="$ops" -v m="$mode" -v n="$n" -v r="$r" \
+	sort -k2 -g "$cpu" | awk -v tick="$tick" -v ops="$ops" -v m="$mode" -v k="$key" -v r="$r" \
 		'$1 == "start" && !s {s = 1; e0 = $3; o0 = $4} $1 == "end" {e1 = $3; o1 = $4}
 		END {printf "%s,%s,cpu_rpc_us,%s,%.2f\n%s,%s,cpu_engine_us,%s,%.2f\n",
-			m, n, r, (o1 - o0) * 1e6 / tick / ops, m, n, r, (e1 - e0) * 1e6 / tick / ops}' >> "$raw"
+			m, k, r, (o1 - o0) * 1e6 / tick / ops, m, k, r, (e1 - e0) * 1e6 / tick / ops}' >> "$raw"
 	if [ "$mode" = ordma ]; then
-		record ordma "$n" hit_pct "$r" "$(cat "$T_SCRATCH"/b.*.csv | awk -F, '$1 == "randread" {h += $10; t += $6} END {printf "%.1f", t ? 100 * h / t : 0}')"
+		record ordma "$key" hit_pct "$r" "$(cat "$T_SCRATCH"/b.*.csv | awk -F, '$1 == "randread" {h += $10; t += $6} END {printf "%.1f", t ? 100 * h / t : 0}')"
 	fi
 }
 
@@ -102,27 +120,34 @@ plan 1
 echo "# bench-ordma: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $rounds rounds, $size per client"
 failed=0
 for r in $(seq 1 "$rounds"); do
-	for n in 1 4; do
-		run rpc "$n" "$r" || failed=1
-		run ordma "$n" "$r" || failed=1
+	for prov in engine driven; do
+		for n in 1 4; do
+			run rpc "$n" "$prov" "$r" || failed=1
+			run ordma "$n" "$prov" "$r" || failed=1
+		done
 	done
 	echo "# round $r of $rounds done, load $(cut -d' ' -f1-3 /proc/loadavg)"
 done
 ok $failed "every bench run finished: every sample in $raw"
-"$SERVER" -s -f "$T_SCRATCH/srv.conf" 2>/dev/null | grep '^ordma\.' | tr '\n' ' ' |
-	sed 's/^/bench-ordma: server cache: /; s/ $/\n/'
+for prov in engine driven; do
+	"$SERVER" -s -f "$T_SCRATCH/$prov.conf" 2>/dev/null | grep '^ordma\.' | tr '\n' ' ' |
+		sed "s/^/bench-ordma: server cache ($prov): /; s/ \$/\n/"
+done
 
 medians "$raw" "$T_SCRATCH/stats"
-echo "bench-ordma: mode  clients figure          median   (min..max, n)"
-while IFS=, read -r m n fig md lo hi k; do
-	printf "bench-ordma: %-5s %7s %-14s %9s   (%s..%s, %s)\n" "$m" "$n" "$fig" "$md" "$lo" "$hi" "$k"
+echo "bench-ordma: mode  clients/provider figure       median   (min..max, n)"
+while IFS=, read -r m k fig md lo hi c; do
+	printf "bench-ordma: %-5s %-8s %-14s %9s   (%s..%s, %s)\n" "$m" "$k" "$fig" "$md" "$lo" "$hi" "$c"
 done < "$stats"
-for n in 1 4; do
-	printf "bench-ordma: x%s ordma / rpc: READs/s %s (goal >= 1.32), p50 %s (goal <= 0.64), p99 %s, server RPC CPU per READ %s, engine CPU per READ %s\n" \
-		"$n" "$(ratio "$(med ordma $n iops)" "$(med rpc $n iops)")" \
-		"$(ratio "$(med ordma $n p50_us)" "$(med rpc $n p50_us)")" \
-		"$(ratio "$(med ordma $n p99_us)" "$(med rpc $n p99_us)")" \
-		"$(ratio "$(med ordma $n cpu_rpc_us)" "$(med rpc $n cpu_rpc_us)")" \
-		"$(ratio "$(med ordma $n cpu_engine_us)" "$(med rpc $n cpu_engine_us)")"
+for prov in engine driven; do
+	for n in 1 4; do
+		k=$n/$prov
+		printf "bench-ordma: x%s %s: ordma / rpc: READs/s %s (goal >= 1.32), p50 %s (goal <= 0.64), p99 %s, server RPC CPU per READ %s, engine CPU per READ %s\n" \
+			"$n" "$prov" "$(ratio "$(med ordma $k iops)" "$(med rpc $k iops)")" \
+			"$(ratio "$(med ordma $k p50_us)" "$(med rpc $k p50_us)")" \
+			"$(ratio "$(med ordma $k p99_us)" "$(med rpc $k p99_us)")" \
+			"$(ratio "$(med ordma $k cpu_rpc_us)" "$(med rpc $k cpu_rpc_us)")" \
+			"$(ratio "$(med ordma $k cpu_engine_us)" "$(med rpc $k cpu_engine_us)")"
+	done
 done
 cp "$stats" "$out/ordma-medians.csv"
