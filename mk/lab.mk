@@ -3,7 +3,7 @@
 # guest runs under TCG, ~50x slower than the host. scripts/check.sh runs
 # lab-verbs where time allows; both targets skip when the lab cannot boot.
 lab_scripts = t/lab/lab-common.sh t/lab/verbs-lab.sh t/lab/vbench-lab.sh t/lab/server-kclient.sh \
-	t/lab/kclient-suites.sh t/lab/lab-guest.sh
+	t/lab/kclient-suites.sh t/lab/lab-guest.sh t/lab/kclient-locks.sh t/lab/kclient-locks-guest.sh
 EXTRA_DIST += $(lab_scripts)
 LAB_BENCH_DIR = $(abs_top_srcdir)/build/bench
 
@@ -28,6 +28,12 @@ lab-server: all
 lab-suites: all
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS=t/lab/kclient-suites.sh TEST_SUITE_LOG=t/lab/lab-suites.log
 
-PHONY_TARGETS += lab-verbs lab-bench-verbs lab-server lab-suites
-EXTRA_TARGETS += lab-verbs:900 lab-server:900 lab-suites:1500
-CLEANFILES += t/lab/lab-verbs.log t/lab/lab-server.log t/lab/lab-suites.log
+# File locks between the kernel's client (two of them, mounted without
+# nolock, each in namespaces of its own) and nfsrdma-server, an nfsrdma-client
+# mount over RPC/RDMA beside them, and Connectathon's lock tests (issue 15).
+lab-locks: all
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS=t/lab/kclient-locks.sh TEST_SUITE_LOG=t/lab/lab-locks.log
+
+PHONY_TARGETS += lab-verbs lab-bench-verbs lab-server lab-suites lab-locks
+EXTRA_TARGETS += lab-verbs:900 lab-server:900 lab-suites:1500 lab-locks:600
+CLEANFILES += t/lab/lab-verbs.log t/lab/lab-server.log t/lab/lab-suites.log t/lab/lab-locks.log

@@ -64,23 +64,23 @@ int nlm_in_grace(const struct nlm *n)
 
 /* An NLM range as [start, end): NLM4_FBIG past what the kernel takes; a
  * range that would end past it goes to the end of the file, as on Linux. */
-static nlm4_stats to_range(uint64_t off, uint64_t len, int64_t *start, int64_t *end)
+static nlm4_stats to_range(uint64_t off, uint64_t len, uint64_t *start, uint64_t *end)
 {
 	if (off > (uint64_t)INT64_MAX)
 		return NLM4_FBIG;
-	*start = (int64_t)off;
-	*end = len == 0 || len > (uint64_t)INT64_MAX - off ? NLM_TO_EOF : (int64_t)(off + len);
+	*start = off;
+	*end = len == 0 || len > (uint64_t)INT64_MAX - off ? NLM_TO_EOF : off + len;
 	return NLM4_GRANTED;
 }
 
-static struct osdep_lock to_osdep(int type, int64_t start, int64_t end)
+static struct osdep_lock to_osdep(int type, uint64_t start, uint64_t end)
 {
 	return (struct osdep_lock){
 		.type = type == 2   ? OSDEP_LOCK_WRITE
 			: type == 1 ? OSDEP_LOCK_READ
 				    : OSDEP_LOCK_UNLOCK,
-		.start = start,
-		.len = end == NLM_TO_EOF ? 0 : end - start,
+		.start = (int64_t)start,
+		.len = end == NLM_TO_EOF ? 0 : (int64_t)(end - start),
 	};
 }
 
@@ -183,7 +183,7 @@ void nlm_owner_maybe_free(struct nlm *n, struct nlm_owner *o)
 }
 
 /* See nlm_int.h. */
-int nlm_owner_apply(struct nlm *n, struct nlm_owner *o, int64_t start, int64_t end, int type)
+int nlm_owner_apply(struct nlm *n, struct nlm_owner *o, uint64_t start, uint64_t end, int type)
 {
 	struct osdep_lock l = to_osdep(type, start, end);
 	struct nlm_ranges next;
@@ -210,7 +210,7 @@ int nlm_owner_apply(struct nlm *n, struct nlm_owner *o, int64_t start, int64_t e
 /* ---- the operations */
 
 /* Check what every call about a lock has: a caller name, a handle. */
-static nlm4_stats lock_args_ok(const nlm4_lock *l, int64_t *start, int64_t *end)
+static nlm4_stats lock_args_ok(const nlm4_lock *l, uint64_t *start, uint64_t *end)
 {
 	if (l->caller_name == NULL || l->caller_name[0] == '\0')
 		return NLM4_FAILED;
@@ -223,7 +223,7 @@ static nlm4_stats lock_args_ok(const nlm4_lock *l, int64_t *start, int64_t *end)
 static void find_holder(struct nlm *n, const struct nlm_owner *self, dev_t dev, ino_t ino,
 			const struct osdep_lock *c, nlm4_holder *out)
 {
-	int64_t end = c->len == 0 ? NLM_TO_EOF : c->start + c->len;
+	uint64_t end = c->len == 0 ? NLM_TO_EOF : (uint64_t)c->start + (uint64_t)c->len;
 	struct nlm_range hit;
 
 	out->exclusive = c->type == OSDEP_LOCK_WRITE;
@@ -251,7 +251,7 @@ nlm4_stats nlm_do_test(struct nlm *n, const struct sockaddr *peer, socklen_t ple
 {
 	struct nfs_lock_file lf, *f;
 	struct osdep_lock l;
-	int64_t start, end;
+	uint64_t start, end;
 	nlm4_stats st;
 	int rc;
 
@@ -290,7 +290,7 @@ nlm4_stats nlm_do_test(struct nlm *n, const struct sockaddr *peer, socklen_t ple
 
 /* LOCK for an owner in hand. */
 static nlm4_stats lock_owner(struct nlm *n, struct nlm_owner *o, const nlm4_lockargs *a,
-			     int64_t start, int64_t end, int via_msg)
+			     uint64_t start, uint64_t end, int via_msg)
 {
 	int rc;
 
@@ -321,7 +321,7 @@ nlm4_stats nlm_do_lock(struct nlm *n, const struct sockaddr *peer, socklen_t ple
 {
 	struct nlm_host *h;
 	struct nlm_owner *o;
-	int64_t start, end;
+	uint64_t start, end;
 	nlm4_stats st;
 
 	if ((st = lock_args_ok(&a->alock, &start, &end)) != NLM4_GRANTED)
@@ -350,7 +350,7 @@ nlm4_stats nlm_do_cancel(struct nlm *n, const struct sockaddr *peer, const nlm4_
 	struct nlm_host *h;
 	struct nlm_owner *o;
 	struct nlm_block *b;
-	int64_t start, end;
+	uint64_t start, end;
 	nlm4_stats st;
 
 	if ((st = lock_args_ok(&a->alock, &start, &end)) != NLM4_GRANTED)
@@ -373,7 +373,7 @@ nlm4_stats nlm_do_unlock(struct nlm *n, const struct sockaddr *peer, const nlm4_
 {
 	struct nlm_host *h;
 	struct nlm_owner *o;
-	int64_t start, end;
+	uint64_t start, end;
 	nlm4_stats st;
 	dev_t dev;
 	ino_t ino;

@@ -16,8 +16,8 @@
 #include "server/nlm_int.h"
 
 /* See nlm_int.h. */
-struct nlm_block *nlm_block_find(struct nlm *n, const struct nlm_owner *o, int64_t start,
-				 int64_t end, int exclusive)
+struct nlm_block *nlm_block_find(struct nlm *n, const struct nlm_owner *o, uint64_t start,
+				 uint64_t end, int exclusive)
 {
 	for (struct nlm_block *b = n->blocked; b; b = b->next)
 		if (b->owner == o && b->start == start && b->end == end &&
@@ -51,7 +51,7 @@ void nlm_block_free(struct nlm *n, struct nlm_block *b)
 }
 
 /* See nlm_int.h. */
-nlm4_stats nlm_block_queue(struct nlm *n, struct nlm_owner *o, int64_t start, int64_t end,
+nlm4_stats nlm_block_queue(struct nlm *n, struct nlm_owner *o, uint64_t start, uint64_t end,
 			   int exclusive, int via_msg)
 {
 	struct nlm_block *b = nlm_block_find(n, o, start, end, exclusive);
@@ -83,7 +83,7 @@ nlm4_stats nlm_block_queue(struct nlm *n, struct nlm_owner *o, int64_t start, in
 }
 
 /* The alock of a GRANTED call for o's range. */
-static void fill_alock(const struct nlm_owner *o, int64_t start, int64_t end, nlm4_lock *l)
+static void fill_alock(const struct nlm_owner *o, uint64_t start, uint64_t end, nlm4_lock *l)
 {
 	l->caller_name = o->host->name;
 	l->fh.nlm4_netobj_val = (char *)o->fh;
@@ -97,7 +97,7 @@ static void fill_alock(const struct nlm_owner *o, int64_t start, int64_t end, nl
 
 /* The client did not take a granted lock (no answer, or it said no): give it
  * back, and close its owner if that was all it held. */
-static void grant_undo(struct nlm *n, struct nlm_owner *o, int64_t start, int64_t end)
+static void grant_undo(struct nlm *n, struct nlm_owner *o, uint64_t start, uint64_t end)
 {
 	if (o == NULL)
 		return;
@@ -167,7 +167,7 @@ static void block_granted(struct nlm *n, struct nlm_block *b)
 {
 	struct nlm_owner *o = b->owner;
 	struct nlm_host *h = o->host;
-	int64_t start = b->start, end = b->end;
+	uint64_t start = b->start, end = b->end;
 	nlm4_testargs a = {.exclusive = b->exclusive};
 	struct nlm_grant *g = calloc(1, sizeof(*g));
 	uint64_t id = ++n->next_cookie;

@@ -22,14 +22,17 @@
 #include "server/nlm.h"
 
 #define NLM_FH_MAX   64	       /* NFSv3 handles */
-#define NLM_TO_EOF   INT64_MAX /* a range's end: to the end of any file */
+/* A range's end: to the end of any file, through its last possible byte
+ * (INT64_MAX); every other end is at most INT64_MAX, so a range that stops
+ * just before that byte is not taken for one to the end. */
+#define NLM_TO_EOF   ((uint64_t)INT64_MAX + 1)
 #define NLM_TICK_MS  1000      /* blocked requests are retried at least this often */
 #define NLM_CB_QUEUE 4096      /* calls back waiting at once, all clients */
 
 /* ---- ranges: one owner's locks, merged and split like POSIX (nlm_range.c) */
 
 struct nlm_range {
-	int64_t start, end; /* [start, end); end NLM_TO_EOF: to the end */
+	uint64_t start, end; /* [start, end); end NLM_TO_EOF: to the end */
 	int exclusive;
 };
 
@@ -40,10 +43,10 @@ struct nlm_ranges {
 
 /* What r becomes when [start, end) is locked (type 1 shared, 2 exclusive) or
  * unlocked (type 0), into *out (allocated; the caller frees r->v or out->v). */
-int nlm_ranges_apply(const struct nlm_ranges *r, int64_t start, int64_t end, int type,
+int nlm_ranges_apply(const struct nlm_ranges *r, uint64_t start, uint64_t end, int type,
 		     struct nlm_ranges *out);
 /* Whether r has a range overlapping [start, end) of the given kind; *hit is it. */
-int nlm_ranges_find(const struct nlm_ranges *r, int64_t start, int64_t end, int exclusive,
+int nlm_ranges_find(const struct nlm_ranges *r, uint64_t start, uint64_t end, int exclusive,
 		    struct nlm_range *hit);
 
 /* ---- state */
@@ -86,7 +89,7 @@ struct nlm_share {
 struct nlm_block {
 	struct nlm_block *next;
 	struct nlm_owner *owner;
-	int64_t start, end;
+	uint64_t start, end;
 	int exclusive;
 	int via_msg; /* came as LOCK_MSG: granted by GRANTED_MSG */
 	uint64_t deadline_ms;
@@ -97,7 +100,7 @@ struct nlm_grant {
 	struct nlm_grant *next;
 	uint64_t id; /* the cookie of the GRANTED call */
 	struct nlm_owner *owner;
-	int64_t start, end;
+	uint64_t start, end;
 	uint64_t deadline_ms; /* a GRANTED_RES not heard of by then: forgotten */
 };
 
@@ -156,18 +159,18 @@ void nlm_host_touch(struct nlm_host *h);
 /* Forget hosts that held nothing for older_ms (0: every empty host). */
 void nlm_hosts_gc(struct nlm *n, uint64_t older_ms);
 /* Lock (type 1, 2) or unlock (0) [start, end) for o: 0, -EAGAIN (conflict), -ENOSPC (too many). */
-int nlm_owner_apply(struct nlm *n, struct nlm_owner *o, int64_t start, int64_t end, int type);
+int nlm_owner_apply(struct nlm *n, struct nlm_owner *o, uint64_t start, uint64_t end, int type);
 /* Close o if it holds and waits for nothing (closing drops its locks). */
 void nlm_owner_maybe_free(struct nlm *n, struct nlm_owner *o);
 
 /* ---- blocked requests (nlm_block.c), for the lock operations; under nlm->lock */
 
 /* Queue o's blocked request (or find it queued: a client asks again): NLM4_BLOCKED or why not. */
-nlm4_stats nlm_block_queue(struct nlm *n, struct nlm_owner *o, int64_t start, int64_t end,
+nlm4_stats nlm_block_queue(struct nlm *n, struct nlm_owner *o, uint64_t start, uint64_t end,
 			   int exclusive, int via_msg);
 /* o's blocked request for exactly [start, end) of that kind, or NULL. */
-struct nlm_block *nlm_block_find(struct nlm *n, const struct nlm_owner *o, int64_t start,
-				 int64_t end, int exclusive);
+struct nlm_block *nlm_block_find(struct nlm *n, const struct nlm_owner *o, uint64_t start,
+				 uint64_t end, int exclusive);
 /* Take b off the queue (the caller frees it; its owner stays open). */
 void nlm_block_unlink(struct nlm *n, struct nlm_block *b);
 /* Drop b, and close its owner if that was all it waited for and held. */

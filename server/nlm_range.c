@@ -18,7 +18,7 @@ static int by_start(const void *a, const void *b)
 }
 
 /* See nlm_int.h. */
-int nlm_ranges_apply(const struct nlm_ranges *r, int64_t start, int64_t end, int type,
+int nlm_ranges_apply(const struct nlm_ranges *r, uint64_t start, uint64_t end, int type,
 		     struct nlm_ranges *out)
 {
 	struct nlm_range *v = calloc(r->n + 2, sizeof(*v));
@@ -55,7 +55,7 @@ int nlm_ranges_apply(const struct nlm_ranges *r, int64_t start, int64_t end, int
 }
 
 /* See nlm_int.h. */
-int nlm_ranges_find(const struct nlm_ranges *r, int64_t start, int64_t end, int exclusive,
+int nlm_ranges_find(const struct nlm_ranges *r, uint64_t start, uint64_t end, int exclusive,
 		    struct nlm_range *hit)
 {
 	for (size_t i = 0; i < r->n; i++) {

@@ -364,6 +364,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(conflicts_between_hosts),
 		cmocka_unit_test(merge_and_split),
+		cmocka_unit_test(last_bytes),
 		cmocka_unit_test(local_process_conflicts),
 		cmocka_unit_test(blocked_granted_and_cancelled),
 		cmocka_unit_test(unlock_cancels_waits),

@@ -78,6 +78,7 @@ void start_services(void);
 /* The cases, in nlm_test_locks.c ... */
 void conflicts_between_hosts(void **state);
 void merge_and_split(void **state);
+void last_bytes(void **state);
 void local_process_conflicts(void **state);
 void blocked_granted_and_cancelled(void **state);
 void unlock_cancels_waits(void **state);

@@ -56,6 +56,35 @@ void conflicts_between_hosts(void **state)
 	free(fh.data.data_val);
 }
 
+/* The last bytes a file can have (Connectathon lock test 6): a lock of byte
+ * 2^63-1 alone (the Linux client sends it as "to the end") leaves the byte
+ * before it free, and a range that ends just before it is not one to the
+ * end; past 2^63-1 is NLM4_FBIG. */
+void last_bytes(void **state)
+{
+	const uint64_t last = INT64_MAX;
+	nfs_fh3 fh;
+	nlm4_holder h;
+
+	(void)state;
+	file_handle("lastbytes", &fh);
+	assert_int_equal(do_lock(tcp, alock("hostA", &fh, 11, last, 0), 1, 0, 0), NLM4_GRANTED);
+	assert_int_equal(do_test(udp, alock("hostB", &fh, 22, last - 1, 1), 1, NULL), NLM4_GRANTED);
+	assert_int_equal(do_lock(udp, alock("hostB", &fh, 22, last - 1, 1), 1, 0, 0), NLM4_GRANTED);
+	assert_int_equal(do_test(udp, alock("hostC", &fh, 33, last, 1), 1, &h), NLM4_DENIED);
+	assert_int_equal(h.svid, 11);
+	assert_int_equal(do_test(udp, alock("hostC", &fh, 33, last - 1, 0), 1, &h), NLM4_DENIED);
+	assert_int_equal(do_lock(tcp, alock("hostA", &fh, 12, last + 1, 1), 1, 0, 0), NLM4_FBIG);
+	do_free_all(tcp, "hostA");
+	do_free_all(udp, "hostB");
+	/* a range to just before the last byte, then the last byte */
+	assert_int_equal(do_lock(tcp, alock("hostA", &fh, 11, 0, last), 1, 0, 0), NLM4_GRANTED);
+	assert_int_equal(do_lock(udp, alock("hostB", &fh, 22, last, 1), 1, 0, 0), NLM4_GRANTED);
+	do_free_all(tcp, "hostA");
+	do_free_all(udp, "hostB");
+	free(fh.data.data_val);
+}
+
 /* One owner's ranges merge, and an unlock in the middle splits them: as the
  * kernel says (TEST's holder, and a local F_GETLK) and as NLM says. */
 void merge_and_split(void **state)
