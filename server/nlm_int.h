@@ -21,13 +21,13 @@
 #include "server/backend_lock.h"
 #include "server/nlm.h"
 
-#define NLM_FH_MAX   64	       /* NFSv3 handles */
+#define NLM_FH_MAX 64 /* NFSv3 handles */
 /* A range's end: to the end of any file, through its last possible byte
  * (INT64_MAX); every other end is at most INT64_MAX, so a range that stops
  * just before that byte is not taken for one to the end. */
 #define NLM_TO_EOF   ((uint64_t)INT64_MAX + 1)
-#define NLM_TICK_MS  1000      /* blocked requests are retried at least this often */
-#define NLM_CB_QUEUE 4096      /* calls back waiting at once, all clients */
+#define NLM_TICK_MS  1000 /* blocked requests are retried at least this often */
+#define NLM_CB_QUEUE 4096 /* calls back waiting at once, all clients */
 
 /* ---- ranges: one owner's locks, merged and split like POSIX (nlm_range.c) */
 
