@@ -59,11 +59,20 @@ stop_real() {
 	sleep 0.3
 }
 
+# Unmount A, B and N, and wait (10 s at most) until their client daemons
+# have exited: the next mounts take the same callback ports and host name,
+# and a daemon still going (its lock manager's last calls, its port) must
+# not meet them.
 umount_all() {
-	local m
+	local m i
 	for m in "$T/a" "$T/b" "$T/n"; do
 		is_mounted "$m" && { "$CLIENT" umount "$m" || umount -l "$m"; }
 	done
+	for i in $(seq 100); do
+		pgrep -f "nfsrdma-client mount .* $T/[abn]\$" > /dev/null || return 0
+		sleep 0.1
+	done
+	diag "client daemons still running after unmount: $(pgrep -af "nfsrdma-client mount .* $T/")"
 }
 
 # bg NAME ARGS...: lockprog in the background, its output in $T/NAME.out, its pid in NAME_PID.
