@@ -8,20 +8,4 @@
 . "$(dirname "$0")/lab-common.sh"
 lab_require
 [ -x "$top_builddir/nfsrdma-client" ] || skip_all "nfsrdma-client is not built in $top_builddir"
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
-"$lab/lab-run.sh" -t "${LAB_TIMEOUT:-800}" -C "$top_builddir" -e "top_builddir=$top_builddir" \
-	-e "top_srcdir=$top_srcdir" -f "$top_srcdir/t/lab/client-knfsd-guest.sh" > "$out" 2>&1
-st=$?
-case $st in
-125)
-	skip_all "the lab did not boot: $(grep -v '^$' "$out" | tail -n 3 | tr '\n' ' ')"
-	;;
-124)
-	cat "$out"
-	echo "not ok - the lab timed out"
-	exit 1
-	;;
-esac
-cat "$out"
-exit 0
+lab_guest_tap "$top_srcdir/t/lab/client-knfsd-guest.sh" "${LAB_TIMEOUT:-800}"

@@ -23,18 +23,6 @@ if ! "$top_srcdir/scripts/build-suites.sh" "$top_builddir/t/lab/suites" > "$out"
 	echo "not ok 1 - the suites build: $(tail -n 1 "$out")"
 	exit 1
 fi
-"$lab/lab-run.sh" -t "${LAB_TIMEOUT:-900}" -C "$top_builddir" -e "top_builddir=$top_builddir" \
-	-e "top_srcdir=$top_srcdir" -f "$top_srcdir/t/lab/kclient-locks-guest.sh" > "$out" 2>&1
-st=$?
-case $st in
-125)
-	skip_all "the lab did not boot: $(grep -v '^$' "$out" | tail -n 3 | tr '\n' ' ')"
-	;;
-124)
-	tr -d '\r' < "$out"
-	echo "not ok - the lab timed out"
-	exit 1
-	;;
-esac
-tr -d '\r' < "$out" # the guest's serial line ends lines with CR LF
-exit 0
+rm -f "$out"
+trap - EXIT
+lab_guest_tap "$top_srcdir/t/lab/kclient-locks-guest.sh" "${LAB_TIMEOUT:-900}"

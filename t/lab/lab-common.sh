@@ -31,3 +31,27 @@ lab_require() {
 	why=$(lab_skip_reason)
 	[ -z "$why" ] || skip_all "$why"
 }
+
+# lab_guest_tap SCRIPT TIMEOUT: run SCRIPT in the guest (with top_builddir and
+# top_srcdir) and pass on the TAP it prints, without the CRs of the guest's
+# serial line; the whole test skips when the lab does not boot, and fails
+# when the guest times out.
+lab_guest_tap() {
+	local out st why
+	out=$(mktemp)
+	"$lab/lab-run.sh" -t "$2" -C "$top_builddir" -e "top_builddir=$top_builddir" \
+		-e "top_srcdir=$top_srcdir" -f "$1" > "$out" 2>&1
+	st=$?
+	if [ $st -eq 125 ]; then
+		why=$(grep -v '^$' "$out" | tail -n 3 | tr '\n' ' ')
+		rm -f "$out"
+		skip_all "the lab did not boot: $why"
+	fi
+	tr -d '\r' < "$out"
+	rm -f "$out"
+	if [ $st -eq 124 ]; then
+		echo "not ok - the lab timed out"
+		exit 1
+	fi
+	exit 0
+}
