@@ -237,6 +237,7 @@ struct nfsrdma_config {
 		struct cfg_cache cache;		  /* for registration = cache */
 		unsigned fastreg_pool;		  /* keys, for registration = fastreg */
 		bool trusted_peers;		  /* required by allphys */
+		bool poll_in_caller;		  /* a waiting caller polls the CQ itself */
 		enum cfg_proto proto;		  /* RPC/RDMA or TCP */
 		unsigned port;			  /* server port; 0: 20049 (rdma), 2049 (tcp) */
 		uint64_t rsize;			  /* READ size, multiple of 4K */

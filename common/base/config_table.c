@@ -332,6 +332,9 @@ const struct cfg_entry config_main_table[] = {
 	      "Fast-registration keys in the client's pool (registration = fastreg)."),
 	E_BOOL("client.trusted_peers", C, client.trusted_peers, false,
 	       "The server is trusted with access to all registered memory; allphys needs it."),
+	E_BOOL("client.poll_in_caller", C, client.poll_in_caller, true,
+	       "A lone call's thread takes its reply from the completion queue itself instead of "
+	       "being woken by the event loop."),
 	E_ENUM("client.proto", C, client.proto, proto_names, CFG_PROTO_RDMA,
 	       "Transport to the server: rdma (RPC/RDMA) or tcp."),
 	E_INT("client.port", C, client.port, 0, 65535, 0,

@@ -61,6 +61,7 @@ struct rr_params {
 	uint32_t idle_ms;		/* server: close a connection idle this long; 0: never */
 	int connect_timeout_ms;		/* client */
 	int call_timeout_ms;		/* client */
+	int caller_polls;		/* client: a waiting caller polls the CQ when nobody does */
 };
 
 /* The transport's parameters from a configuration (rpcrdma_config.c): its
@@ -105,6 +106,7 @@ struct rr_stats {
 	uint64_t idle_closed;	  /* closed after idle_ms without a call */
 	uint64_t pulls_refused;	  /* calls whose chunks were not pulled: refused from the header */
 	uint64_t nomsg_waits;	  /* RDMA_NOMSG calls that waited for another's pull */
+	uint64_t caller_polls;	  /* client: waits in which the caller polled the CQ itself */
 	uint64_t inline_send_now; /* client: the longest message its connection may Send
 				     (RFC 8797: the peer's receive size, at most ours) */
 };

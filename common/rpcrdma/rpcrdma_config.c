@@ -64,6 +64,7 @@ static void from_client(const struct nfsrdma_config *c, struct rr_params *p)
 	p->cache_low = c->client.cache.low_watermark;
 	p->fastreg_pool = c->client.fastreg_pool;
 	p->trusted_peers = c->client.trusted_peers;
+	p->caller_polls = c->client.poll_in_caller;
 }
 
 /* See rpcrdma.h. */

@@ -123,6 +123,9 @@ static void free_conn_memory(struct rr_conn *c)
 	free(c->sends);
 	pthread_cond_destroy(&c->cond);
 	pthread_mutex_destroy(&c->lock);
+	pthread_mutex_destroy(&c->cq_lock);
+	if (c->poke.rfd >= 0)
+		wakefd_close(&c->poke);
 	free(c);
 }
 
@@ -197,6 +200,8 @@ int rr_conn_create(struct rr_ep *ep, struct vb_conn *vc, int is_server, struct r
 	c->peer_addr = vc->peer_addr;
 	c->peer_addr_len = vc->peer_addr_len;
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->cq_lock, NULL);
+	c->poke.rfd = c->poke.wfd = -1;
 	pthread_cond_init(&c->cond, NULL);
 	c->nrecv = credits + RR_RECV_SPARE;
 	c->nsend = credits + RR_RECV_SPARE;
@@ -345,6 +350,13 @@ static void conn_dead_in_loop(void *arg)
 	rr_conn_put(c);
 }
 
+/* See rpcrdma_int.h. */
+void rr_conn_poke(struct rr_conn *c)
+{
+	if (c->cq_caller && wakefd_post(&c->poke) != 0)
+		log_err("%s: cannot wake the polling caller", c->peer);
+}
+
 void rr_conn_fail(struct rr_conn *c, const char *why)
 {
 	pthread_mutex_lock(&c->lock);
@@ -354,6 +366,7 @@ void rr_conn_fail(struct rr_conn *c, const char *why)
 	}
 	c->dead = 1;
 	pthread_cond_broadcast(&c->cond);
+	rr_conn_poke(c); /* to see the end */
 	pthread_mutex_unlock(&c->lock);
 	log_info("%s: connection ends: %s", c->peer, why);
 	evloop_call(c->ep->loop, conn_dead_in_loop, c);

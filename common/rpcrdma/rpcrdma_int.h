@@ -6,7 +6,9 @@
  * it polls completions, calls the receive handler, runs completion contexts,
  * connects, disconnects and tears connections down. The server posts only from
  * it (and releases from its reaper thread); the client's callers post from
- * their own threads. No thread that takes on a caller's identity may touch a
+ * their own threads, and a client's waiting caller may take its connection's
+ * CQ from the loop until its wait is over (rr_conn_poll_take; cq_lock keeps
+ * the two from taking completions at once). No thread that takes on a caller's identity may touch a
  * verbs or rdma_cm object: Linux refuses the write() that posts, arms,
  * registers or connects from a thread whose credentials changed after the
  * device was opened (rxe and siw post through such writes), and the soft
@@ -38,6 +40,7 @@
 
 #include "common/base/clock.h"
 #include "common/base/evloop.h"
+#include "common/base/poller.h"
 #include "rpcrdma.h"
 #include "rpcrdma_hdr.h"
 #include "rpcrdma_reg.h"
@@ -94,7 +97,9 @@ struct rr_conn {
 	struct rr_ep *ep;
 	struct vb_conn *vc;
 	struct vb_cq *cq;
-	struct rr_conn *next; /* in ep->conns */
+	pthread_mutex_t cq_lock; /* one thread at a time takes completions */
+	struct evloop_io *cq_io; /* the loop's watch on the CQ's fd */
+	struct rr_conn *next;	 /* in ep->conns */
 	char peer[VB_NAME_MAX];
 	struct sockaddr_storage peer_addr; /* a copy of vc's: vc goes before c does */
 	socklen_t peer_addr_len;
@@ -121,13 +126,15 @@ struct rr_conn {
 	struct rr_chain *queued, *queued_tail; /* chains waiting for sq slots, in order */
 	unsigned posting;		       /* threads in a verbs call on vc (rr_conn_enter) */
 	int established;
-	int dead;    /* no new work; tearing down */
-	int qp_gone; /* the QP is destroyed and its CQ drained */
+	int dead;	    /* no new work; tearing down */
+	int qp_gone;	    /* the QP is destroyed and its CQ drained */
+	int cq_caller;	    /* a caller polls the CQ: the loop does not watch it */
+	struct wakefd poke; /* tells the polling caller to look again (rfd -1: none yet) */
 	unsigned refs;
 
 	struct rr_stats st; /* this connection's counters */
 
-	/* the side's handlers, called in the event loop */
+	/* the side's handlers, called in the event loop (completions: or a polling caller) */
 	void (*on_recv)(struct rr_conn *c, struct rr_recv *r);
 	void (*on_dead)(struct rr_conn *c);
 	void (*on_free)(struct rr_conn *c);
@@ -163,6 +170,18 @@ int rr_conn_is_dead(struct rr_conn *c);
  * call on it, destroy the QP, consume its flushes and complete what is still
  * owed (rpcrdma_post.c). */
 void rr_conn_quiesce(struct rr_conn *c);
+/* A waiting caller's own polling (rpcrdma_post.c). take: the CQ is the
+ * caller's until give (1), unless another caller has it or the connection is
+ * dying (0); the loop stops watching its fd meanwhile. poll: wait at most ms
+ * for the CQ's fd, then take what the CQ holds as the loop would (completion
+ * handlers run in this thread). give: back to the loop, which sees at once
+ * what came meanwhile. */
+int rr_conn_poll_take(struct rr_conn *c);
+void rr_conn_poll(struct rr_conn *c, int ms);
+void rr_conn_poll_give(struct rr_conn *c);
+/* Wake the polling caller, if any, to look again at what it waits for: what
+ * another thread took from the CQ, or the connection's end (c->lock held). */
+void rr_conn_poke(struct rr_conn *c);
 /* The connection's vb_conn for a verbs call on it from a thread other than the
  * loop (binding a window), or NULL once it is dying; rr_conn_leave after the
  * call. The loop does not destroy the QP while a thread is inside. */

@@ -3,10 +3,12 @@
  * queued for send-queue slots, their completions, and what is owed when the
  * connection goes (see "Send queue" and "Completions" in rpcrdma_int.h).
  */
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/base/log.h"
+#include "common/base/poller.h"
 #include "rpcrdma_int.h"
 
 #define CQ_BATCH 32
@@ -327,21 +329,87 @@ static int drain_cq(struct rr_conn *c)
 	return n;
 }
 
+/* The CQ's fd was readable: take every completion, and arm again (the loop's
+ * or a polling caller's; one at a time). */
 static void cq_ready(void *arg)
 {
 	struct rr_conn *c = arg;
+	int failed = 0;
 
+	pthread_mutex_lock(&c->cq_lock);
 	vb_cq_ack(c->cq);
 	for (;;) {
 		if (drain_cq(c) < 0) {
-			rr_conn_fail(c, "completion queue error");
-			return;
+			failed = 1;
+			break;
 		}
 		vb_cq_arm(c->cq);
 		/* a completion may have slipped in before the arm */
 		if (drain_cq(c) == 0)
-			return;
+			break;
 	}
+	pthread_mutex_unlock(&c->cq_lock);
+	if (failed)
+		rr_conn_fail(c, "completion queue error");
+}
+
+/* The loop's: the fd was readable, or the connection started. An event the
+ * loop fetched just before a caller took the CQ may still come here: the
+ * caller is then told to look again. */
+static void cq_loop_ready(void *arg)
+{
+	struct rr_conn *c = arg;
+
+	cq_ready(c);
+	pthread_mutex_lock(&c->lock);
+	rr_conn_poke(c);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void cq_io(void *arg, unsigned events)
+{
+	cq_loop_ready(arg);
+}
+
+/* See rpcrdma_int.h. */
+int rr_conn_poll_take(struct rr_conn *c)
+{
+	int took = 0;
+
+	pthread_mutex_lock(&c->lock);
+	if (c->poke.rfd < 0 && wakefd_open(&c->poke, false) != 0)
+		c->poke.rfd = -1;
+	if (c->cq_io && !c->cq_caller && !c->dead && c->poke.rfd >= 0) {
+		c->cq_caller = took = 1;
+		evloop_io_set(c->ep->loop, c->cq_io, 0);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return took;
+}
+
+/* See rpcrdma_int.h. */
+void rr_conn_poll(struct rr_conn *c, int ms)
+{
+	struct pollfd p[2] = {{.fd = vb_cq_fd(c->cq), .events = POLLIN},
+			      {.fd = c->poke.rfd, .events = POLLIN}};
+
+	/* the CQ is armed: whoever took completions last armed it again */
+	if (poll(p, 2, ms) <= 0)
+		return;
+	if (p[1].revents)
+		wakefd_take(&c->poke);
+	if (p[0].revents)
+		cq_ready(c);
+}
+
+/* See rpcrdma_int.h. */
+void rr_conn_poll_give(struct rr_conn *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->cq_caller = 0;
+	if (c->cq_io)
+		evloop_io_set(c->ep->loop, c->cq_io, EVLOOP_IN);
+	pthread_mutex_unlock(&c->lock);
 }
 
 static void cm_ready(void *arg)
@@ -367,12 +435,14 @@ int rr_conn_start(struct rr_conn *c)
 	int rc;
 
 	vb_cq_arm(c->cq);
-	rc = evloop_add(c->ep->loop, vb_cq_fd(c->cq), cq_ready, c);
+	pthread_mutex_lock(&c->lock);
+	rc = evloop_add_io(c->ep->loop, vb_cq_fd(c->cq), EVLOOP_IN, cq_io, c, &c->cq_io);
+	pthread_mutex_unlock(&c->lock);
 	if (rc == 0)
 		rc = evloop_add(c->ep->loop, vb_conn_fd(c->vc), cm_ready, c);
 	/* a completion may already be waiting (the peer was quick) */
 	if (rc == 0)
-		evloop_call(c->ep->loop, cq_ready, c);
+		evloop_call(c->ep->loop, cq_loop_ready, c);
 	return rc;
 }
 
@@ -388,12 +458,15 @@ void rr_conn_quiesce(struct rr_conn *c)
 		pthread_cond_wait(&c->cond, &c->lock);
 	queued = c->queued;
 	c->queued = c->queued_tail = NULL;
+	c->cq_io = NULL; /* a polling caller gives the CQ back to nobody */
 	pthread_mutex_unlock(&c->lock);
 	evloop_del(ep->loop, vb_cq_fd(c->cq));
 	evloop_del(ep->loop, vb_conn_fd(c->vc));
+	pthread_mutex_lock(&c->cq_lock); /* not while a caller takes completions */
 	vb_disconnect(c->vc);
 	vb_conn_destroy(c->vc);
 	drain_cq(c);
+	pthread_mutex_unlock(&c->cq_lock);
 	pthread_mutex_lock(&c->lock);
 	c->vc = NULL;
 	c->qp_gone = 1;

@@ -472,6 +472,57 @@ static void nomsg_pulls_one_at_a_time(void **state)
 	rrt_server_stop(&t);
 }
 
+static void *get_main(void *arg)
+{
+	struct sum_loader *l = arg;
+
+	for (int i = 0; i < 40; i++)
+		if (rrt_get(l->c, (uint32_t)i, i % 4 ? 4096 : 131072) != 0)
+			__atomic_add_fetch(&l->errors, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* Calls from 1 and from 8 threads in each mode, with client.poll_in_caller on
+ * and off: every reply right; with it on, waiting callers took completions
+ * themselves (caller_polls), with it off never. */
+static void caller_polls(void **state)
+{
+	struct rrt_server t;
+
+	assert_int_equal(
+		rrt_server_start(&t, RR_MODE_READ_WRITE | RR_MODE_READ_READ, RR_REG_DYNAMIC, 0), 0);
+	for (int mode = 0; mode < 2; mode++) {
+		for (int on = 0; on < 2; on++) {
+			struct sum_loader l = {0};
+			struct rr_params p;
+			struct rr_stats st;
+			pthread_t th[8];
+
+			rrt_params(&p, mode ? RR_MODE_READ_READ : RR_MODE_READ_WRITE,
+				   RR_REG_FASTREG);
+			p.caller_polls = on;
+			assert_int_equal(rrt_client_p(&t, &p, 0, &l.c), 0);
+			get_main(&l);
+			for (int i = 0; i < 8; i++)
+				pthread_create(&th[i], NULL, get_main, &l);
+			for (int i = 0; i < 8; i++)
+				pthread_join(th[i], NULL);
+			assert_int_equal(l.errors, 0);
+			rr_clnt_get_stats(l.c, &st);
+			print_message("# %s, poll_in_caller %d: %llu of the waits polled by the "
+				      "caller\n",
+				      mode ? "read-read" : "read-write", on,
+				      (unsigned long long)st.caller_polls);
+			if (on)
+				assert_true(st.caller_polls >= 40);
+			else
+				assert_int_equal(st.caller_polls, 0);
+			rpc_clnt_destroy(l.c);
+		}
+	}
+	rrt_server_stop(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -488,6 +539,7 @@ int main(void)
 		cmocka_unit_test(connection_limits),
 		cmocka_unit_test(refused_before_pulling),
 		cmocka_unit_test(nomsg_pulls_one_at_a_time),
+		cmocka_unit_test(caller_polls),
 		cmocka_unit_test(matrix),
 	};
 

@@ -68,10 +68,17 @@ int rrt_client(struct rrt_server *t, unsigned mode, enum rr_reg reg, int with_ke
 	       struct rpc_clnt **out)
 {
 	struct rr_params p;
-	int rc;
 
 	rrt_params(&p, mode, reg);
-	rc = rr_clnt_create(&p, "127.0.0.1", t->port, out);
+	p.caller_polls = 1; /* the client's default */
+	return rrt_client_p(t, &p, with_key, out);
+}
+
+int rrt_client_p(struct rrt_server *t, const struct rr_params *p, int with_key,
+		 struct rpc_clnt **out)
+{
+	int rc = rr_clnt_create(p, "127.0.0.1", t->port, out);
+
 	if (rc == 0) {
 		(*out)->cred.uid = 1000;
 		(*out)->cred.gid = 1000;

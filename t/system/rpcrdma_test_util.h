@@ -19,8 +19,12 @@ void rrt_params(struct rr_params *p, unsigned modes, enum rr_reg reg);
 int rrt_server_start(struct rrt_server *t, unsigned modes, enum rr_reg reg, int with_key);
 int rrt_server_start_p(struct rrt_server *t, const struct rr_params *p, int with_key);
 void rrt_server_stop(struct rrt_server *t);
+/* A client with the test parameters and the client's defaults (rrt_client),
+ * or with p. */
 int rrt_client(struct rrt_server *t, unsigned mode, enum rr_reg reg, int with_key,
 	       struct rpc_clnt **out);
+int rrt_client_p(struct rrt_server *t, const struct rr_params *p, int with_key,
+		 struct rpc_clnt **out);
 /* Bulk calls; 0, -errno from the call, or -EILSEQ when the content is wrong. */
 int rrt_put(struct rpc_clnt *c, uint32_t seed, size_t len);
 int rrt_get(struct rpc_clnt *c, uint32_t seed, size_t len);
