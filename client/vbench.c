@@ -239,10 +239,10 @@ static void active_connect(struct active *a, const struct opts *o, const char *p
 
 	vbench_ep_open(&a->e, o->device, AREA + 2 * MAXSZ);
 	a->ctl = a->e.buf + AREA + MAXSZ;
-	if (vb_resolve(a->e.dev, "127.0.0.1", port, 5000, &a->e.conn) ||
+	if (vb_resolve(a->e.dev, o->addr, port, 5000, &a->e.conn) ||
 	    vb_create_qp(a->e.conn, a->e.pd, a->e.cq, a->e.cq, &vbench_qp_cap) ||
 	    vb_connect(a->e.conn, NULL))
-		vbench_die("cannot connect to 127.0.0.1:%s", port);
+		vbench_die("cannot connect to %s:%s", o->addr, port);
 	vbench_wait_event(a->e.conn, VB_CM_ESTABLISHED, &ev);
 	if (ev.private_data_len < sizeof(a->pi))
 		vbench_die("the passive side sent no region address");
@@ -451,9 +451,11 @@ static int parse_list(const char *s, const char *what, size_t *out, long max)
 /* Command-line help. */
 static void usage(void)
 {
-	printf("usage: nfsrdma-vbench [--device NAME] [--quick] [--csv FILE] [--time SECONDS]\n"
-	       "                      [--sizes 4k,64k,1m] [--depths 1,4,16] [--reps N]\n"
+	printf("usage: nfsrdma-vbench [--device NAME] [--addr IP] [--quick] [--csv FILE]\n"
+	       "                      [--time SECONDS] [--sizes 4k,64k,1m] [--depths 1,4,16] "
+	       "[--reps N]\n"
 	       "  --device  verbs device: auto (default), soft, or a device name like rxe0\n"
+	       "  --addr    the device's IP address, where both sides meet (default 127.0.0.1)\n"
 	       "  --quick   fewer sizes and 0.2 s per point (make bench-verbs)\n"
 	       "  --csv     also write every figure to FILE as CSV\n"
 	       "  --time    seconds per point (default 0.5, quick 0.2)\n"
@@ -469,18 +471,21 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{"device", 1, 0, 'd'}, {"csv", 1, 0, 'c'},   {"time", 1, 0, 't'},
 		{"quick", 0, 0, 'q'},  {"sizes", 1, 0, 's'}, {"depths", 1, 0, 'D'},
 		{"help", 0, 0, 'h'},   {"reps", 1, 0, 'r'},  {"version", 0, 0, 'V'},
-		{0, 0, 0, 0},
+		{"addr", 1, 0, 'a'},   {0, 0, 0, 0},
 	};
 	const char *sizes = NULL, *depths = "1,4,16";
 	size_t dv[MAX_POINTS];
 	int c;
 
-	*o = (struct opts){.device = "auto", .secs = 0.5, .reps = 3};
+	*o = (struct opts){.device = "auto", .addr = "127.0.0.1", .secs = 0.5, .reps = 3};
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":d:c:t:qs:D:hVr:", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":d:a:c:t:qs:D:hVr:", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			o->device = optarg;
+			break;
+		case 'a':
+			o->addr = optarg;
 			break;
 		case 'c':
 			o->csv = optarg;

@@ -46,6 +46,7 @@ struct ep {
 
 struct opts {
 	const char *device, *csv;
+	const char *addr; /* where the verbs side listens and connects */
 	size_t sizes[MAX_POINTS];
 	int nsizes, depths[MAX_POINTS], ndepths;
 	double secs;

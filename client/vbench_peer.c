@@ -271,8 +271,8 @@ int run_passive(const struct opts *o, const char *port, int tlfd, int ready_fd)
 	char one = 1;
 
 	vbench_ep_open(&e, o->device, AREA + (size_t)NRECV * MAXSZ + 2 * MAXSZ + 4096);
-	if (vb_listen(e.dev, "127.0.0.1", port, 8, &e.lst))
-		vbench_die("cannot listen on 127.0.0.1:%s", port);
+	if (vb_listen(e.dev, o->addr, port, 8, &e.lst))
+		vbench_die("cannot listen on %s:%s", o->addr, port);
 	if (write(ready_fd, &one, 1) != 1)
 		vbench_die("cannot signal readiness");
 	close(ready_fd);

@@ -14,8 +14,9 @@
 struct fhcache;
 
 struct fhc_entry {
-	int fd;	  /* the open fd: read it, never close it */
-	int kind; /* what the caller said at insert (an osdep_open_mode) */
+	int fd;		/* the open fd: read it, never close it */
+	int kind;	/* what the caller said at insert (an osdep_open_mode) */
+	int nowait_how; /* osdep_pread_nowait's, for fd */
 	/* private below */
 	unsigned refs;
 	int dead;

@@ -84,7 +84,10 @@ static nfsstat3 read_data(struct nfs_req *req, struct be_obj *o, const READ3args
 		return NFS3ERR_JUKEBOX;
 	if (req->nowait) {
 		/* all of it from the page cache, or the worker reads it */
-		n = osdep_pread_nowait(o->fd, ok->data.data_val, count, (off_t)a->offset);
+		int how = 0;
+
+		n = osdep_pread_nowait(o->fd, ok->data.data_val, count, (off_t)a->offset,
+				       o->ent ? &o->ent->nowait_how : &how);
 		if (n == -EAGAIN || (n >= 0 && (size_t)n < count &&
 				     a->offset + (uint64_t)n < (uint64_t)o->st.st_size)) {
 			req->would_block = 1;

@@ -77,8 +77,10 @@ int osdep_acl_allows(int fd, const struct stat *st, const struct perm_ident *id,
 int osdep_datasync(int fd);
 /* pread that never waits for storage: bytes read (short at the end of the
  * file), -EAGAIN when the data is not at hand (not in the page cache, or the
- * OS cannot tell), or -errno. For calls run on an event loop. */
-ssize_t osdep_pread_nowait(int fd, void *buf, size_t len, off_t off);
+ * OS cannot tell), or -errno. For calls run on an event loop. *how is what
+ * the first call learnt about fd's file system (how it can read without
+ * waiting), kept by the caller with the open file: 0 before the first. */
+ssize_t osdep_pread_nowait(int fd, void *buf, size_t len, off_t off, int *how);
 
 /* File system figures for FSSTAT/PATHCONF. */
 struct osdep_fsstat {

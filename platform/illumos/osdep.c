@@ -93,9 +93,9 @@ int osdep_datasync(int fd)
 }
 
 /* See osdep.h. No way to ask for cached data only: always to a worker. */
-ssize_t osdep_pread_nowait(int fd, void *buf, size_t len, off_t off)
+ssize_t osdep_pread_nowait(int fd, void *buf, size_t len, off_t off, int *how)
 {
-	(void)fd, (void)buf, (void)len, (void)off;
+	(void)fd, (void)buf, (void)len, (void)off, (void)how;
 	return -EAGAIN;
 }
 

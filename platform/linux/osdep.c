@@ -216,23 +216,32 @@ static int in_memory_fs(int fd)
 	return fstatfs(fd, &s) == 0 && (s.f_type == TMPFS_MAGIC || s.f_type == RAMFS_MAGIC);
 }
 
-/* See osdep.h. RWF_NOWAIT: only what the page cache holds. */
-ssize_t osdep_pread_nowait(int fd, void *buf, size_t len, off_t off)
+/* osdep_pread_nowait's *how: what fd's file system does */
+enum { NOWAIT_UNKNOWN, NOWAIT_FLAG, NOWAIT_IN_MEMORY, NOWAIT_NONE };
+
+/* See osdep.h. RWF_NOWAIT: only what the page cache holds; a file system
+ * that refuses the flag but keeps everything in memory is read plainly, and
+ * one that refuses it otherwise always goes to a worker. */
+ssize_t osdep_pread_nowait(int fd, void *buf, size_t len, off_t off, int *how)
 {
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	int h = __atomic_load_n(how, __ATOMIC_RELAXED);
 	ssize_t n;
 
+	if (h == NOWAIT_NONE)
+		return -EAGAIN;
 	do
-		n = preadv2(fd, &iov, 1, off, RWF_NOWAIT);
+		n = h == NOWAIT_IN_MEMORY ? pread(fd, buf, len, off)
+					  : preadv2(fd, &iov, 1, off, RWF_NOWAIT);
 	while (n < 0 && errno == EINTR);
-	if (n < 0 && errno == EOPNOTSUPP && in_memory_fs(fd)) {
-		do
-			n = pread(fd, buf, len, off);
-		while (n < 0 && errno == EINTR);
+	if (h == NOWAIT_UNKNOWN && (n >= 0 || errno != EOPNOTSUPP)) {
+		__atomic_store_n(how, NOWAIT_FLAG, __ATOMIC_RELAXED);
+	} else if (n < 0 && errno == EOPNOTSUPP) {
+		h = in_memory_fs(fd) ? NOWAIT_IN_MEMORY : NOWAIT_NONE;
+		__atomic_store_n(how, h, __ATOMIC_RELAXED);
+		return h == NOWAIT_IN_MEMORY ? osdep_pread_nowait(fd, buf, len, off, how) : -EAGAIN;
 	}
-	if (n < 0)
-		return errno == EOPNOTSUPP ? -EAGAIN : -errno;
-	return n;
+	return n < 0 ? -errno : n;
 }
 
 /* See osdep.h. */

@@ -11,6 +11,9 @@
 # writes OUTDIR/compare.csv (every sample) and OUTDIR/compare.png (gnuplot).
 # Figures only: nothing here is a timed assertion.
 # Environment: BENCH_ROUNDS (3), BENCH_QUICK=1 (smaller files),
+# BENCH_PROVIDER (soft; rxe0 in the lab: make lab-bench-compare) and
+# BENCH_ADDR (127.0.0.1; the device's address for another provider),
+# BENCH_VARIANTS=inline (that variant only),
 # BENCH_BASE_SERVER=PATH (another build's nfsrdma-server, e.g. main before a
 # change: measured first, with inline calls, as variant "base", so that the
 # side-by-side ratios are the change's effect).
@@ -38,6 +41,11 @@ VARIANTS=(
 	"inline|inline_calls = true;"
 )
 SERVERS=("$SERVER" "$SERVER") # each variant's daemon
+if [ "${BENCH_VARIANTS:-}" = inline ]; then
+	VARIANTS=("${VARIANTS[1]}")
+	SERVERS=("$SERVER")
+fi
+prov=${BENCH_PROVIDER:-soft} addr=${BENCH_ADDR:-127.0.0.1}
 if [ -n "${BENCH_BASE_SERVER:-}" ]; then
 	[ -x "$BENCH_BASE_SERVER" ] || skip_all "BENCH_BASE_SERVER=$BENCH_BASE_SERVER is not a program"
 	VARIANTS=("base|inline_calls = true;" "${VARIANTS[@]}")
@@ -59,9 +67,9 @@ start_variant() {
 	mkdir -p "$dir" "$T_SCRATCH_EXP/v$i"
 	chmod 755 "$T_SCRATCH_EXP/v$i"
 	cat > "$dir/srv.conf" << CONF
-rdma = { provider = "soft"; };
+rdma = { provider = "$prov"; };
 server = {
-	listen = ["127.0.0.1"];
+	listen = ["$addr"];
 	rdma_port = $rport;
 	tcp_port = $tport;
 	threads = 4;
@@ -71,7 +79,7 @@ server = {
 	control_socket = "$dir/ctl.sock";
 	handle_key_file = "$dir/handle.key";
 	$lines
-	exports = ( { path = "$T_SCRATCH_EXP/v$i"; clients = ["127.0.0.1"]; access = "rw"; root_squash = false; } );
+	exports = ( { path = "$T_SCRATCH_EXP/v$i"; clients = ["$addr"]; access = "rw"; root_squash = false; } );
 };
 CONF
 	"${SERVERS[$i]}" -f "$dir/srv.conf" || return 1
@@ -103,7 +111,7 @@ bench_one() {
 		local fig=$1 field=$2
 		shift 2
 		rm -f "$csv" "$cpu"
-		if ! "$CLIENT" bench "127.0.0.1:$T_SCRATCH_EXP/v$i" -o "$opts" -q --csv "$csv" \
+		if ! "$CLIENT" bench "$addr:$T_SCRATCH_EXP/v$i" -o "$opts" -q --csv "$csv" \
 			--hook "$T_SCRATCH/hook.sh $pid $cpu" "$@" > "$T_SCRATCH/b.out" 2>&1; then
 			diag "$v $tr $fig: $(tail -3 "$T_SCRATCH/b.out")"
 			return 1
@@ -125,13 +133,13 @@ plan 2
 echo "# bench-compare: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $rounds rounds"
 # the provider's limits: RDMA Write 1 MiB qd 4 and Send 4 KiB qd 16 (message rate)
 for r in $(seq 1 "$rounds"); do
-	"$VBENCH" --device soft --sizes 4k,1m --depths 4,16 --time 0.3 --reps 1 \
+	"$VBENCH" --device "$prov" --addr "$addr" --sizes 4k,1m --depths 4,16 --time 0.3 --reps 1 \
 		--csv "$T_SCRATCH/vb.csv" > /dev/null 2>&1 || continue
-	record raw soft write1m_qd4_MBps "$r" \
+	record raw "$prov" write1m_qd4_MBps "$r" \
 		"$(awk -F, '$2 == "bandwidth" && $3 == "write" && $4 == 1048576 && $5 == 4 {print $6}' "$T_SCRATCH/vb.csv")"
-	record raw soft send4k_qd16_msgps "$r" \
+	record raw "$prov" send4k_qd16_msgps "$r" \
 		"$(awk -F, '$2 == "bandwidth" && $3 == "send" && $4 == 4096 && $5 == 16 {printf "%.0f", $6 * 1e6 / 4096}' "$T_SCRATCH/vb.csv")"
-	record raw soft tcp1m_MBps "$r" \
+	record raw "$prov" tcp1m_MBps "$r" \
 		"$(awk -F, '$2 == "bandwidth" && $3 == "tcp" && $4 == 1048576 {print $6}' "$T_SCRATCH/vb.csv")"
 done
 
@@ -145,8 +153,8 @@ for r in $(seq 1 "$rounds"); do
 	for i in $(seq 0 $((nv - 1))); do
 		v=${VARIANTS[$i]%%|*}
 		rport=$(eval echo "\$RPORT_$i") tport=$(eval echo "\$TPORT_$i")
-		bench_one "$i" "$v" rdma-rw "port=$rport,mode=read-write" "$r" || failed=1
-		bench_one "$i" "$v" rdma-rr "port=$rport,mode=read-read" "$r" || failed=1
+		bench_one "$i" "$v" rdma-rw "port=$rport,mode=read-write,provider=$prov" "$r" || failed=1
+		bench_one "$i" "$v" rdma-rr "port=$rport,mode=read-read,provider=$prov" "$r" || failed=1
 		bench_one "$i" "$v" tcp "proto=tcp,port=$tport" "$r" || failed=1
 	done
 	echo "# round $r of $rounds done, load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -175,7 +183,7 @@ echo "bench-compare: figure                      variant    transport    median 
 while IFS=, read -r v tr fig m lo hi n; do
 	printf "bench-compare: %-27s %-10s %-10s %9s   (%s..%s, %s)\n" "$fig" "$v" "$tr" "$m" "$lo" "$hi" "$n"
 done < "$stats"
-w=$(med raw soft write1m_qd4_MBps)
+w=$(med raw "$prov" write1m_qd4_MBps)
 echo "bench-compare: ratios of medians (issue 12's table; goal in brackets)"
 for i in $(seq 0 $((nv - 1))); do
 	v=${VARIANTS[$i]%%|*}

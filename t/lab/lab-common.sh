@@ -32,15 +32,16 @@ lab_require() {
 	[ -z "$why" ] || skip_all "$why"
 }
 
-# lab_guest_tap SCRIPT TIMEOUT: run SCRIPT in the guest (with top_builddir and
-# top_srcdir) and pass on the TAP it prints, without the CRs of the guest's
-# serial line; the whole test skips when the lab does not boot, and fails
-# when the guest times out.
+# lab_guest_tap SCRIPT TIMEOUT [LAB-RUN OPTION...]: run SCRIPT in the guest
+# (with top_builddir, top_srcdir and the options, e.g. -e K=V) and pass on the
+# TAP it prints, without the CRs of the guest's serial line; the whole test
+# skips when the lab does not boot, and fails when the guest times out.
 lab_guest_tap() {
-	local out st why
+	local out st why script=$1 secs=$2
+	shift 2
 	out=$(mktemp)
-	"$lab/lab-run.sh" -t "$2" -C "$top_builddir" -e "top_builddir=$top_builddir" \
-		-e "top_srcdir=$top_srcdir" -f "$1" > "$out" 2>&1
+	"$lab/lab-run.sh" -t "$secs" -C "$top_builddir" -e "top_builddir=$top_builddir" \
+		-e "top_srcdir=$top_srcdir" "$@" -f "$script" > "$out" 2>&1
 	st=$?
 	if [ $st -eq 125 ]; then
 		why=$(grep -v '^$' "$out" | tail -n 3 | tr '\n' ' ')

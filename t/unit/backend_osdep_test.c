@@ -3,7 +3,8 @@
  * are per thread (one thread's switch does not leak into another), restore
  * gives the server's identity back, handles round-trip through
  * open_by_handle, and a file's POSIX ACL is read through an O_PATH fd for the
- * user-space checks. Needs root: skipped (the whole program, see nfs3_testlib.h)
+ * user-space checks, and a read that must not wait reads a file in memory.
+ * Needs root: skipped (the whole program, see nfs3_testlib.h)
  * without it.
  */
 #include <errno.h>
@@ -183,6 +184,31 @@ static void acl_through_path_fd(void **state)
 	rmdir(dir);
 }
 
+/* A read that must not wait, on a file in memory (tmpfs): the data, and what
+ * was learnt about the file system kept for the next read, which gives the
+ * same; the end of the file reads short. */
+static void pread_nowait_in_memory(void **state)
+{
+	char path[] = "/dev/shm/nfsrdma-osdep.XXXXXX", buf[16];
+	int fd = mkstemp(path), how = 0, learnt;
+
+	if (fd < 0) {
+		print_message("# no tmpfs at /dev/shm: not tried\n");
+		return;
+	}
+	unlink(path);
+	assert_int_equal(write(fd, "in memory", 9), 9);
+	assert_int_equal(osdep_pread_nowait(fd, buf, 6, 3, &how), 6);
+	assert_memory_equal(buf, "memory", 6);
+	assert_int_not_equal(how, 0);
+	learnt = how;
+	memset(buf, 0, sizeof(buf));
+	assert_int_equal(osdep_pread_nowait(fd, buf, sizeof(buf), 0, &how), 9);
+	assert_memory_equal(buf, "in memory", 9);
+	assert_int_equal(how, learnt);
+	close(fd);
+}
+
 /* Run the group (TAP output when CMOCKA_MESSAGE_OUTPUT=TAP). */
 int main(void)
 {
@@ -194,6 +220,7 @@ int main(void)
 		cmocka_unit_test(identity_is_per_thread),
 		cmocka_unit_test(handles_round_trip),
 		cmocka_unit_test(acl_through_path_fd),
+		cmocka_unit_test(pread_nowait_in_memory),
 	};
 	return cmocka_run_group_tests_name("backend_osdep", tests, NULL, NULL);
 }

@@ -1,0 +1,106 @@
+#!/bin/bash
+# kclient-bench-guest.sh: runs INSIDE the rdmalab guest (see kclient-bench.sh).
+# The kernel's nfsd (lab-knfsd: RDMA on 20049, MOUNT through rpcbind) and
+# nfsrdma-server (RDMA on 20050, MOUNT on TCP 2050, not in rpcbind) serve a
+# tmpfs each, both at once; the kernel client mounts both over RPC/RDMA on
+# rxe0. Each round runs fio (O_DIRECT, psync: one call per record) on both
+# mounts, in an order that alternates from round to round: sequential write
+# of BENCH_MB MiB in 1 MiB records with fsync at the end, sequential read of
+# it, and BENCH_RAND_S seconds of 4 KiB random reads. CSV in BENCH_OUT; TAP
+# and the figures (medians, spread, ratios) on stdout.
+B=$top_builddir
+SERVER=$B/server/nfsrdma-server
+IP=${RDMALAB_IP:-192.0.2.1}
+DEV=${RDMALAB_RXE_DEV:-rxe0}
+rounds=${BENCH_ROUNDS:-5} mb=${BENCH_MB:-16} rs=${BENCH_RAND_S:-4}
+. "$top_srcdir/t/test-lib.sh" # ok
+W=/tmp/kb
+out=${BENCH_OUT:-$W}
+mkdir -p $W /mnt/k /mnt/n "$out"
+csv=$out/kclient-bench.csv
+echo "server,figure,round,value" > "$csv"
+
+echo "1..4"
+modprobe nfsv3 && modprobe rpcrdma
+NFSD_THREADS=4 lab-knfsd -d /kexport -s $((mb * 2 + 64))m -p 20049 2> $W/knfsd.log
+mkdir -p /export && mount -t tmpfs -o size=$((mb * 2 + 64))m kb-export /export && chmod 777 /export
+cat > $W/server.conf << CONF
+rdma = { provider = "$DEV"; };
+server = {
+	listen = ["$IP"];
+	rdma_port = 20050;
+	tcp_port = 2050;
+	threads = 4;
+	pidfile = "$W/server.pid";
+	control_socket = "$W/server.sock";
+	handle_key_file = "$W/handle.key";
+	nsm = { state_dir = "$W/sm"; };
+	exports = ( { path = "/export"; clients = ["*"]; access = "rw"; root_squash = false; } );
+};
+CONF
+"$SERVER" -f $W/server.conf 2> $W/server.log
+mount -t nfs -o vers=3,proto=rdma,port=20049,nolock "$IP:/kexport" /mnt/k 2> $W/kmount.err &&
+	grep " /mnt/k " /proc/mounts | grep -q proto=rdma
+ok $? "the kernel client mounts the kernel's nfsd over RDMA (port 20049)"
+mount -t nfs -o vers=3,proto=rdma,port=20050,mountport=2050,mountproto=tcp,nolock \
+	"$IP:/export" /mnt/n 2> $W/nmount.err && grep " /mnt/n " /proc/mounts | grep -q proto=rdma
+ok $? "and nfsrdma-server over RDMA (port 20050) in the same boot"
+
+# one_fio SERVER FIGURE ROUND FIO-ARGS...: record MB/s (rw) or IOPS (randread)
+failed_n=0 failed_k=0
+one_fio() {
+	local srv=$1 fig=$2 r=$3 dir=/mnt/$1 v
+	shift 3
+	if fio --name=b --filename=$dir/bench --direct=1 --ioengine=psync --size=${mb}M \
+		--output-format=json --output=$W/fio.json "$@" > $W/fio.err 2>&1 &&
+		v=$(python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))["jobs"][0]
+fig = sys.argv[2]
+if fig == "rand4k_iops":
+    print("%.0f" % j["read"]["iops"])
+else:
+    print("%.1f" % (j["write" if fig == "write1m_MBps" else "read"]["bw_bytes"] / 1e6))
+' $W/fio.json "$fig"); then
+		echo "$srv,$fig,$r,$v" >> "$csv"
+	else
+		eval "failed_$srv=\$((failed_$srv + 1))"
+		echo "# $srv $fig round $r: $(tail -n 2 $W/fio.err | tr '\n' ' ')"
+	fi
+}
+# the servers' names in the CSV: k (the kernel's nfsd), n (nfsrdma-server)
+for r in $(seq 1 "$rounds"); do
+	order="k n"
+	[ $((r % 2)) = 0 ] && order="n k"
+	for s in $order; do
+		one_fio $s write1m_MBps $r --rw=write --bs=1M --end_fsync=1
+		one_fio $s read1m_MBps $r --rw=read --bs=1M
+		one_fio $s rand4k_iops $r --rw=randread --bs=4k --runtime="$rs" --time_based
+	done
+done
+ok $failed_n "every fio run on nfsrdma-server finished ($((rounds * 3)) runs)"
+ok $failed_k "every fio run on the kernel's nfsd finished ($((rounds * 3)) runs)"
+umount /mnt/n /mnt/k
+kill "$(cat $W/server.pid)" 2> /dev/null
+python3 - "$csv" << 'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+names = {"k": "kernel nfsd", "n": "nfsrdma-server"}
+figs = [("write1m_MBps", "sequential write 1 MiB, MB/s"),
+        ("read1m_MBps", "sequential read 1 MiB, MB/s"),
+        ("rand4k_iops", "4 KiB random read x 1, IOPS")]
+med = {}
+for f, label in figs:
+    for s in ("k", "n"):
+        v = [float(r["value"]) for r in rows if r["server"] == s and r["figure"] == f]
+        if not v:
+            continue
+        med[s, f] = statistics.median(v)
+        print("# lab-bench-server: %-32s %-15s %9.1f (%.1f..%.1f, n=%d)"
+              % (label, names[s], med[s, f], min(v), max(v), len(v)))
+for f, label in figs:
+    if ("k", f) in med and ("n", f) in med and med["k", f] > 0:
+        print("# lab-bench-server: nfsrdma-server / nfsd, %s: %.2f (goal >= 1.2)"
+              % (label, med["n", f] / med["k", f]))
+PY
+exit 0
