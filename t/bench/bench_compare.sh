@@ -2,12 +2,15 @@
 # bench_compare.sh OUTDIR: make bench-compare (issue 12). In one run: the soft
 # provider's own limits (nfsrdma-vbench), then nfsrdma-server (threads = 4,
 # tmpfs export) measured by `nfsrdma-client bench` over RPC/RDMA read-write,
-# read-read and TCP: the bare NULL-call rate, READ 1 MiB x 4 threads, 4 KiB
-# random READ x 1 and x 16 threads, and the server's CPU time (user + system,
+# read-read and TCP: the bare NULL-call rate, READ and WRITE 1 MiB x 4
+# threads, READ 128 KiB x 1, 4 KiB random READ x 1 and x 16 threads, and the
+# server's CPU time (user + system,
 # /proc/PID/stat, sampled by bench's --hook exactly around the pass) per 4 KiB
 # READ. Each server variant (VARIANTS below) runs as its own daemon; rounds
 # interleave the variants so that they share the machine's load. Prints the
-# median and the spread (min..max) of every figure and the issue's ratios;
+# median and the spread (min..max) of every figure and the issue's ratios,
+# with NFS over TCP against nfs-ganesha on the same machine where it is
+# installed (t/bench/ganesha_compare.sh, soft provider only);
 # writes OUTDIR/compare.csv (every sample) and OUTDIR/compare.png (gnuplot).
 # Figures only: nothing here is a timed assertion.
 # Environment: BENCH_ROUNDS (3), BENCH_QUICK=1 (smaller files),
@@ -29,9 +32,9 @@ out=$(cd "$out" && pwd)
 rounds=${BENCH_ROUNDS:-3}
 [ "$rounds" -ge 3 ] || rounds=3
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
-	s_null=8m s_1m=32m s_4k1=8m s_4k16=8m
+	s_null=8m s_1m=32m s_128k=16m s_4k1=8m s_4k16=8m
 else
-	s_null=32m s_1m=128m s_4k1=32m s_4k16=32m
+	s_null=32m s_1m=128m s_128k=64m s_4k1=32m s_4k16=32m
 fi
 # name|lines added to the server section: the variants measured side by side
 # (server.inline_calls: every call through the worker pool, or cheap ones run
@@ -125,11 +128,13 @@ bench_one() {
 	}
 	run null_rate 9 -t null -r 4k -s $s_null -j 1 &&
 		run read1m_x4_MBps 8 -t read -r 1m -s $s_1m -j 4 &&
+		run write1m_x4_MBps 8 -t write -r 1m -s $s_1m -j 4 &&
+		run read128k_x1_MBps 8 -t read -r 128k -s $s_128k -j 1 &&
 		run rand4k_x1_iops 9 -t randread -r 4k -s $s_4k1 -j 1 &&
 		run rand4k_x16_iops 9 -t randread -r 4k -s $s_4k16 -j 16
 }
 
-plan 2
+plan 3
 echo "# bench-compare: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $rounds rounds"
 # the provider's limits: RDMA Write 1 MiB qd 4 and Send 4 KiB qd 16 (message rate)
 for r in $(seq 1 "$rounds"); do
@@ -160,6 +165,22 @@ for r in $(seq 1 "$rounds"); do
 	echo "# round $r of $rounds done, load $(cut -d' ' -f1-3 /proc/loadavg)"
 done
 ok $failed "every bench run finished: every sample in $raw"
+# NFS over TCP against nfs-ganesha, in namespaces of its own (rpcbind)
+why=
+if [ "$prov" != soft ]; then
+	why="on the soft provider only"
+elif ! command -v ganesha.nfsd > /dev/null || ! command -v rpcbind > /dev/null; then
+	why="nfs-ganesha or rpcbind is not installed (scripts/install-deps.sh)"
+elif ! unshare --net --mount --propagation private true 2> /dev/null; then
+	why="cannot make private network and mount namespaces here"
+fi
+if [ -n "$why" ]; then
+	skip "NFS/TCP against nfs-ganesha: $why"
+else
+	unshare --net --mount --propagation private bash "$(dirname "$0")/ganesha_compare.sh" \
+		"$raw" "$rounds" "${BENCH_QUICK:-0}"
+	ok $? "nfsrdma-server and nfs-ganesha over TCP side by side, every run finished"
+fi
 # each daemon's own counters after the run: where its calls ran, and that no
 # registration was left reachable by a client (0 in Read-Write)
 for i in $(seq 0 $((nv - 1))); do
@@ -189,8 +210,11 @@ for i in $(seq 0 $((nv - 1))); do
 	v=${VARIANTS[$i]%%|*}
 	printf "bench-compare: [%s] READ 1m x4 rdma-rw / raw Write 1m qd4 (>= 0.9): %s\n" "$v" \
 		"$(ratio "$(med "$v" rdma-rw read1m_x4_MBps)" "$w")"
-	printf "bench-compare: [%s] READ 1m x4 rdma-rw / tcp (>= 1.0): %s\n" "$v" \
-		"$(ratio "$(med "$v" rdma-rw read1m_x4_MBps)" "$(med "$v" tcp read1m_x4_MBps)")"
+	printf "bench-compare: [%s] READ 1m x4 rdma-rw / tcp (>= 1.0): %s   WRITE 1m x4: %s\n" "$v" \
+		"$(ratio "$(med "$v" rdma-rw read1m_x4_MBps)" "$(med "$v" tcp read1m_x4_MBps)")" \
+		"$(ratio "$(med "$v" rdma-rw write1m_x4_MBps)" "$(med "$v" tcp write1m_x4_MBps)")"
+	printf "bench-compare: [%s] READ 128k x1 rdma-rw / rdma-rr (>= 1.4): %s\n" "$v" \
+		"$(ratio "$(med "$v" rdma-rw read128k_x1_MBps)" "$(med "$v" rdma-rr read128k_x1_MBps)")"
 	for j in 1 16; do
 		printf "bench-compare: [%s] 4k randread x%s rdma-rw / tcp (>= 1.0): %s   rdma-rr / tcp: %s\n" "$v" $j \
 			"$(ratio "$(med "$v" rdma-rw rand4k_x${j}_iops)" "$(med "$v" tcp rand4k_x${j}_iops)")" \
@@ -201,6 +225,10 @@ for i in $(seq 0 $((nv - 1))); do
 			"$v" $tr "$(ratio "$(med "$v" $tr rand4k_x1_iops)" "$(med "$v" $tr null_rate)")" \
 			"$(med "$v" $tr "rand4k_x16_iops cpu_us")"
 	done
+done
+for j in 1 4; do
+	printf "bench-compare: 4k randread x%s over TCP, nfsrdma-server / nfs-ganesha (>= 1.5): %s\n" $j \
+		"$(ratio "$(med nfsrdma tcp rand4k_x${j}_iops)" "$(med ganesha tcp rand4k_x${j}_iops)")"
 done
 if [ "$nv" -gt 1 ]; then
 	echo "bench-compare: variants side by side, ratio of medians to ${VARIANTS[0]%%|*}"

@@ -11,7 +11,6 @@
 B=$top_builddir
 SERVER=$B/server/nfsrdma-server
 IP=${RDMALAB_IP:-192.0.2.1}
-DEV=${RDMALAB_RXE_DEV:-rxe0}
 rounds=${BENCH_ROUNDS:-5} mb=${BENCH_MB:-16} rs=${BENCH_RAND_S:-4}
 . "$top_srcdir/t/test-lib.sh" # ok
 W=/tmp/kb
@@ -24,20 +23,8 @@ echo "1..4"
 modprobe nfsv3 && modprobe rpcrdma
 NFSD_THREADS=4 lab-knfsd -d /kexport -s $((mb * 2 + 64))m -p 20049 2> $W/knfsd.log
 mkdir -p /export && mount -t tmpfs -o size=$((mb * 2 + 64))m kb-export /export && chmod 777 /export
-cat > $W/server.conf << CONF
-rdma = { provider = "$DEV"; };
-server = {
-	listen = ["$IP"];
-	rdma_port = 20050;
-	tcp_port = 2050;
-	threads = 4;
-	pidfile = "$W/server.pid";
-	control_socket = "$W/server.sock";
-	handle_key_file = "$W/handle.key";
-	nsm = { state_dir = "$W/sm"; };
-	exports = ( { path = "/export"; clients = ["*"]; access = "rw"; root_squash = false; } );
-};
-CONF
+. "$top_srcdir/t/lab/lab-guest.sh"
+nfsrdma_conf $W/server.conf 20050 2050 "threads = 4;"
 "$SERVER" -f $W/server.conf 2> $W/server.log
 mount -t nfs -o vers=3,proto=rdma,port=20049,nolock "$IP:/kexport" /mnt/k 2> $W/kmount.err &&
 	grep " /mnt/k " /proc/mounts | grep -q proto=rdma
@@ -81,7 +68,7 @@ done
 ok $failed_n "every fio run on nfsrdma-server finished ($((rounds * 3)) runs)"
 ok $failed_k "every fio run on the kernel's nfsd finished ($((rounds * 3)) runs)"
 umount /mnt/n /mnt/k
-kill "$(cat $W/server.pid)" 2> /dev/null
+kill "$(cat /run/nfsrdma-server.pid)" 2> /dev/null
 python3 - "$csv" << 'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
