@@ -8,13 +8,14 @@
  * it (and releases from its reaper thread); the client's callers post from
  * their own threads, and a client's waiting caller may take its connection's
  * CQ from the loop until its wait is over (rr_conn_poll_take; cq_lock keeps
- * the two from taking completions at once). No thread that takes on a caller's identity may touch a
- * verbs or rdma_cm object: Linux refuses the write() that posts, arms,
- * registers or connects from a thread whose credentials changed after the
- * device was opened (rxe and siw post through such writes), and the soft
- * provider refuses the same (osdep_cred_epoch). The server's RPC workers
- * therefore only decode, run the procedure and encode, and ask registrations
- * with RR_GET_ASYNC, which never register on the caller's thread.
+ * the two from taking completions at once). No thread that takes on a
+ * caller's identity may touch a verbs or rdma_cm object: Linux refuses the
+ * write() that posts, arms, registers or connects from a thread whose
+ * credentials changed after the device was opened (rxe and siw post through
+ * such writes), and the soft provider refuses the same (osdep_cred_epoch).
+ * The server's RPC workers therefore only decode, run the procedure and
+ * encode, and ask registrations with RR_GET_ASYNC, which never register on
+ * the caller's thread.
  *
  * Receive buffers. A received buffer belongs to the receive handler, which must
  * hand it back exactly once with rr_recv_repost() (which keeps it, unposted, when
@@ -134,7 +135,7 @@ struct rr_conn {
 
 	struct rr_stats st; /* this connection's counters */
 
-	/* the side's handlers, called in the event loop (completions: or a polling caller) */
+	/* the side's handlers, called in the event loop (on_recv: or in a polling caller) */
 	void (*on_recv)(struct rr_conn *c, struct rr_recv *r);
 	void (*on_dead)(struct rr_conn *c);
 	void (*on_free)(struct rr_conn *c);
