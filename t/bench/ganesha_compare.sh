@@ -3,7 +3,8 @@
 # nfs-ganesha (issue 12: "4 KiB random READ over TCP / nfs-ganesha, same
 # machine and client"). Run by bench_compare.sh in private network and mount
 # namespaces (ganesha needs rpcbind for NFSv3; a private /run keeps the host's
-# out of it, as t/system/client_ganesha.sh does). nfs-ganesha (VFS FSAL) and
+# out of it, as t/system/client_ganesha.sh does; both start it with
+# client_lib.sh's start_ganesha). nfs-ganesha (VFS FSAL) and
 # nfsrdma-server (threads = 4) each export a tmpfs directory; every round
 # runs nfsrdma-client bench over TCP, 4 KiB random READ at 1 and 4 threads,
 # against both, the order alternating. Appends CSV rows to RAW
@@ -16,45 +17,12 @@ mount -t tmpfs tmpfs /run && mkdir -p /run/rpcbind
 scratch
 G=$(mktemp -d /dev/shm/nfsrdma-gc.XXXXXX) || exit 1
 trap 'cleanup; rm -rf "$G"' EXIT
-mkdir -p "$G/g" "$G/n" "$T_SCRATCH/rec"
+mkdir -p "$G/g" "$G/n"
 chmod 755 "$G" "$G/g" "$G/n"
 size=32m
 [ "$quick" = 1 ] && size=8m
-cat > "$T_SCRATCH/ganesha.conf" << CONF
-NFS_CORE_PARAM {
-	NFS_Port = 32049;
-	MNT_Port = 32048;
-	NLM_Port = 32047;
-	Rquota_Port = 32046;
-	Protocols = 3;
-	Enable_NLM = false;
-	Enable_RQUOTA = false;
-	Enable_UDP = false;
-}
-NFSV4 { Graceless = true; RecoveryBackend = fs; RecoveryRoot = $T_SCRATCH/rec; }
-EXPORT {
-	Export_Id = 1;
-	Path = $G/g;
-	Pseudo = $G/g;
-	Access_Type = RW;
-	Squash = No_Root_Squash;
-	Protocols = 3;
-	Transports = TCP;
-	SecType = sys;
-	FSAL { Name = VFS; }
-}
-CONF
-rpcbind -f &
-T_PIDS="$T_PIDS $!"
-sleep 0.3
-ganesha.nfsd -F -f "$T_SCRATCH/ganesha.conf" -L "$T_SCRATCH/ganesha.log" -p "$T_SCRATCH/ganesha.pid" -N NIV_EVENT &
-T_PIDS="$T_PIDS $!"
-for i in $(seq 1 100); do
-	rpcinfo -p 127.0.0.1 2> /dev/null | grep -q mountd && break
-	sleep 0.1
-done
-if ! rpcinfo -p 127.0.0.1 2> /dev/null | grep -q mountd; then
-	echo "# ganesha: did not start: $(tail -n 3 "$T_SCRATCH/ganesha.log" | tr '\n' ' ')"
+if ! start_ganesha "$G/g" 32049 32048; then
+	echo "# $ganesha_why"
 	exit 1
 fi
 cat > "$T_SCRATCH/srv.conf" << CONF

@@ -26,43 +26,9 @@ ip link set lo up
 mount -t tmpfs tmpfs /run && mkdir -p /run/rpcbind
 scratch
 E=$T_SCRATCH/export M=$T_SCRATCH/mnt
-mkdir -p "$E" "$M" "$T_SCRATCH/rec"
+mkdir -p "$E" "$M"
 NFS_PORT=32049 MNT_PORT=32048
-cat > "$T_SCRATCH/ganesha.conf" << CONF
-NFS_CORE_PARAM {
-	NFS_Port = $NFS_PORT;
-	MNT_Port = $MNT_PORT;
-	NLM_Port = 32047;
-	Rquota_Port = 32046;
-	Protocols = 3;
-	Enable_NLM = false;
-	Enable_RQUOTA = false;
-	Enable_UDP = false;
-}
-NFSV4 { Graceless = true; RecoveryBackend = fs; RecoveryRoot = $T_SCRATCH/rec; }
-EXPORT {
-	Export_Id = 1;
-	Path = $E;
-	Pseudo = $E;
-	Access_Type = RW;
-	Squash = No_Root_Squash;
-	Protocols = 3;
-	Transports = TCP;
-	SecType = sys;
-	FSAL { Name = VFS; }
-}
-CONF
-rpcbind -f &
-T_PIDS="$T_PIDS $!"
-sleep 0.3
-ganesha.nfsd -F -f "$T_SCRATCH/ganesha.conf" -L "$T_SCRATCH/ganesha.log" -p "$T_SCRATCH/ganesha.pid" -N NIV_EVENT &
-T_PIDS="$T_PIDS $!"
-for i in $(seq 1 100); do
-	rpcinfo -p 127.0.0.1 2> /dev/null | grep -q mountd && break
-	sleep 0.1
-done
-rpcinfo -p 127.0.0.1 2> /dev/null | grep -q mountd ||
-	skip_all "nfs-ganesha did not start: $(tail -n 3 "$T_SCRATCH/ganesha.log" | tr '\n' ' ')"
+start_ganesha "$E" $NFS_PORT $MNT_PORT || skip_all "$ganesha_why"
 
 plan 14
 make_tree "$T_SCRATCH/src"

@@ -126,3 +126,48 @@ same_tree() {
 		[ "$(cd "$1" && find . -printf '%p %y %m %l\n' | sort)" = \
 		  "$(cd "$2" && find . -printf '%p %y %m %l\n' | sort)" ]
 }
+
+# start_ganesha EXPORT NFS_PORT MNT_PORT: nfs-ganesha (VFS FSAL, NFSv3 over
+# TCP, no NLM) exporting EXPORT read-write without root squash, and the
+# rpcbind it needs, both in T_PIDS; waits for MOUNT to be registered. Run in
+# private network and mount namespaces with a private /run (rpcbind's), as
+# client_ganesha.sh does. 1, the reason in ganesha_why, if it did not start.
+start_ganesha() {
+	mkdir -p "$T_SCRATCH/rec"
+	cat > "$T_SCRATCH/ganesha.conf" << CONF
+NFS_CORE_PARAM {
+	NFS_Port = $2;
+	MNT_Port = $3;
+	NLM_Port = $(($3 - 1));
+	Rquota_Port = $(($3 - 2));
+	Protocols = 3;
+	Enable_NLM = false;
+	Enable_RQUOTA = false;
+	Enable_UDP = false;
+}
+NFSV4 { Graceless = true; RecoveryBackend = fs; RecoveryRoot = $T_SCRATCH/rec; }
+EXPORT {
+	Export_Id = 1;
+	Path = $1;
+	Pseudo = $1;
+	Access_Type = RW;
+	Squash = No_Root_Squash;
+	Protocols = 3;
+	Transports = TCP;
+	SecType = sys;
+	FSAL { Name = VFS; }
+}
+CONF
+	rpcbind -f &
+	T_PIDS="$T_PIDS $!"
+	sleep 0.3
+	ganesha.nfsd -F -f "$T_SCRATCH/ganesha.conf" -L "$T_SCRATCH/ganesha.log" \
+		-p "$T_SCRATCH/ganesha.pid" -N NIV_EVENT &
+	T_PIDS="$T_PIDS $!"
+	for i in $(seq 1 100); do
+		rpcinfo -p 127.0.0.1 2> /dev/null | grep -q mountd && return 0
+		sleep 0.1
+	done
+	ganesha_why="nfs-ganesha did not start: $(tail -n 3 "$T_SCRATCH/ganesha.log" | tr '\n' ' ')"
+	return 1
+}
