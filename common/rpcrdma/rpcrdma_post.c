@@ -317,16 +317,21 @@ static void handle_wc(struct rr_conn *c, const struct vb_wc *wc)
 	post_queued(c);
 }
 
-/* Poll until empty; returns -errno if the CQ failed. */
+/* Poll until a poll comes short (the CQ was empty then; the caller arms and
+ * looks once more). Returns how many were taken, or -errno if the CQ failed. */
 static int drain_cq(struct rr_conn *c)
 {
 	struct vb_wc wc[CQ_BATCH];
-	int n;
+	int n, took = 0;
 
-	while ((n = vb_poll_cq(c->cq, CQ_BATCH, wc)) > 0)
+	do {
+		if ((n = vb_poll_cq(c->cq, CQ_BATCH, wc)) < 0)
+			return n;
 		for (int i = 0; i < n; i++)
 			handle_wc(c, &wc[i]);
-	return n;
+		took += n;
+	} while (n == CQ_BATCH);
+	return took;
 }
 
 /* The CQ's fd was readable: take every completion, and arm again (the loop's

@@ -181,6 +181,7 @@ struct soft_cq {
 	uint32_t cap, head, count;
 	struct wakefd wake; /* readable when armed and a completion arrives */
 	bool armed, overflow;
+	bool posted;	      /* wake has an event that cq_ack has not taken */
 	unsigned users;	      /* QPs attached */
 	struct poller *drive; /* driven: the poller cq_fd is (see above); NULL if not */
 	pthread_mutex_t pump;
@@ -288,6 +289,7 @@ struct soft_rx {
 	uint32_t readahead;  /* how much to read into staging after a payload */
 	bool in_msg;	     /* hdr is being received */
 	bool stalled;	     /* RNR: a Send waits for a Receive */
+	bool drained;	     /* this pump's last read came short: the socket is empty */
 	uint64_t stalled_ms; /* since when */
 	struct soft_hdr hdr;
 	uint32_t left; /* payload bytes still to come */
@@ -344,7 +346,6 @@ struct soft_conn {
 	uint32_t ack_seq;
 	bool ack_pending;
 	uint64_t ack_hold_ms;	/* the pending ACK waits for an answer until then; 0: no */
-	uint32_t sends_owed;	/* answered Sends the pending ACK covers */
 	struct soft_resp *resp; /* Reads owed, ring of SOFT_MAX_RD_ATOM */
 	uint32_t resp_head, resp_count;
 	unsigned reads_in; /* Reads accepted and not fully answered */

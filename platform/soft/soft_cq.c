@@ -173,10 +173,17 @@ int soft_cq_arm(struct vb_cq *c)
 	return 0;
 }
 
-/* Consume the event(s) that made the fd readable. */
+/* Consume the event(s) that made the fd readable; none to consume (a driven
+ * CQ woken by a socket) costs no system call. */
 int soft_cq_ack(struct vb_cq *c)
 {
-	wakefd_take(&((struct soft_cq *)c)->wake);
+	struct soft_cq *cq = (struct soft_cq *)c;
+
+	pthread_mutex_lock(&cq->lock);
+	if (cq->posted)
+		wakefd_take(&cq->wake);
+	cq->posted = false;
+	pthread_mutex_unlock(&cq->lock);
 	return 0;
 }
 
@@ -207,8 +214,6 @@ int soft_poll_cq(struct vb_cq *c, int n, struct vb_wc *wc)
 /* Queue one completion; overflow is logged once and sticks. */
 void soft_cq_push(struct soft_cq *cq, const struct vb_wc *wc)
 {
-	bool signal = false;
-
 	pthread_mutex_lock(&cq->lock);
 	if (cq->count == cq->cap) {
 		if (!cq->overflow)
@@ -223,11 +228,12 @@ void soft_cq_push(struct soft_cq *cq, const struct vb_wc *wc)
 		cq->ring[tail >= cq->cap ? tail - cq->cap : tail] = *wc;
 		cq->count++;
 	}
+	/* posted under the lock, so that cq_ack takes only what is there */
 	if (cq->armed && pumping != cq) {
 		cq->armed = false;
-		signal = true;
+		cq->posted = true;
+		if (wakefd_post(&cq->wake) != 0)
+			log_err("CQ event: cannot post");
 	}
 	pthread_mutex_unlock(&cq->lock);
-	if (signal && wakefd_post(&cq->wake) != 0)
-		log_err("CQ event: cannot post");
 }

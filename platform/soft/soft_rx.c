@@ -100,11 +100,12 @@ static bool seq_ok(struct soft_conn *c, const struct soft_hdr *h)
 	return false;
 }
 
-/* A request is done: acknowledge it with the next ACK. The ACK that ends with
- * a lone Send that its sender says will be answered (SOFT_FLAG_ANSWERED; the
- * Writes before it aside) waits up to ack_delay_ms for the answer to carry
- * it: the peer then gets one message, not an ACK and the answer, and wakes
- * once. Anything else is acknowledged at once, as a NIC does. */
+/* A request is done: acknowledge it with the next ACK. The ACK that ends
+ * with Sends their sender says will be answered (SOFT_FLAG_ANSWERED: RPC
+ * calls and replies; the Writes before them aside) waits up to ack_delay_ms
+ * from the first of them for an answer to carry it: the peer then gets one
+ * message, not an ACK and the answer, and wakes once. Anything else is
+ * acknowledged at once, as a NIC does. */
 static void request_done(struct soft_conn *c, const struct soft_hdr *h, bool answered)
 {
 	c->rx_expect = h->seq + 1;
@@ -112,11 +113,11 @@ static void request_done(struct soft_conn *c, const struct soft_hdr *h, bool ans
 		return; /* VB_SOFT_SILENT: a peer that never acknowledges */
 	c->ack_seq = h->seq;
 	c->ack_pending = true;
-	if (answered && c->sends_owed++ == 0 && c->dev->ack_delay_ms) {
+	if (!answered || !c->dev->ack_delay_ms) {
+		c->ack_hold_ms = 0;
+	} else if (c->ack_hold_ms == 0) {
 		c->ack_hold_ms = soft_now_ms() + c->dev->ack_delay_ms;
 		soft_conn_arm(c);
-	} else {
-		c->ack_hold_ms = 0;
 	}
 }
 
@@ -410,16 +411,23 @@ static void took_direct(struct soft_rx *rx, size_t n)
 	rx->wr += (uint32_t)n;
 }
 
-/* One read from the socket: 1 if bytes came, 0 if none now, -1 if it closed/failed. */
+/* One read from the socket: 1 if bytes came, 0 if none now, -1 if it
+ * closed/failed. A read that came short emptied the socket: the pump then
+ * stops without another read that would only say so (the poller is
+ * level-triggered, so what comes later is reported). */
 static int rx_read(struct soft_conn *c, struct iovec *iov, int n, size_t *got)
 {
+	size_t want = 0;
 	ssize_t r;
 
+	for (int i = 0; i < n; i++)
+		want += iov[i].iov_len;
 	do
 		r = readv(c->fd, iov, n);
 	while (r < 0 && errno == EINTR);
 	if (r > 0) {
 		*got += (size_t)r;
+		c->rx.drained = (size_t)r < want;
 		return 1;
 	}
 	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -490,6 +498,7 @@ bool soft_rx_pump(struct soft_conn *c)
 	struct soft_rx *rx = &c->rx;
 	size_t got = 0;
 
+	rx->drained = false;
 	for (;;) {
 		if (c->fd < 0 || c->cm == SOFT_CM_CLOSED || c->cm == SOFT_CM_CONNECTING)
 			return false;
@@ -497,7 +506,7 @@ bool soft_rx_pump(struct soft_conn *c)
 			return rx_discard(c);
 		if (rx->in_msg) {
 			take_staged(rx);
-			if (rx->left && rx_payload(c, &got) <= 0)
+			if (rx->left && (rx->drained || rx_payload(c, &got) <= 0))
 				return false;
 			if (rx->left == 0) {
 				const struct rx_op *op = &rx_ops[rx->hdr.op];
@@ -509,7 +518,7 @@ bool soft_rx_pump(struct soft_conn *c)
 		} else if (rx->wr - rx->rd >= SOFT_HDR_LEN) {
 			if (rx->stalled || rx_header(c) == RX_STALL)
 				return false;
-		} else if (rx_staging(c, &got) <= 0) {
+		} else if (rx->drained || rx_staging(c, &got) <= 0) {
 			return false;
 		}
 		if (got >= RX_BUDGET)

@@ -70,7 +70,6 @@ static void fill_ctrl(struct soft_conn *c)
 		tx_add(c, &h, SOFT_TX_CTRL);
 		c->ack_pending = false;
 		c->ack_hold_ms = 0;
-		c->sends_owed = 0;
 	}
 	while (c->resp_count && c->tx_count < SOFT_TX_RING) {
 		struct soft_resp *r = &c->resp[c->resp_head];
@@ -167,33 +166,49 @@ bad:
 	return false;
 }
 
+/* Whether the send queue may be picked from now. */
+static bool sq_open(const struct soft_conn *c)
+{
+	return c->qp == SOFT_QP_RTS && !c->tx_closed && c->sq_unpicked;
+}
+
+/* Carry out the memory window binds at the head of the unpicked send queue
+ * (a fenced one once our Reads are answered): they put nothing on the wire.
+ * False once the QP went to error. */
+static bool run_binds(struct soft_conn *c)
+{
+	uint32_t cap = c->cap.max_send_wr;
+	struct soft_swqe *w;
+
+	while (sq_open(c) && (w = &c->sq[c->sq_tx])->opcode == SOFT_WR_BIND &&
+	       !(w->fence && c->reads_out)) {
+		bool ok = soft_mw_bind_exec(c->dev, c->base.pd, &w->bind);
+
+		w->state = ok ? SOFT_WQE_DONE : SOFT_WQE_FAILED;
+		w->status = VB_WC_MW_BIND_ERR;
+		c->sq_tx = (c->sq_tx + 1) % cap;
+		c->sq_unpicked--;
+		if (!ok) {
+			log_err("%s: memory window bind WR %llu is invalid", c->base.peer,
+				(unsigned long long)w->wr_id);
+			soft_qp_error(c, SOFT_ERR_LOCAL, 0, VB_WC_MW_BIND_ERR);
+			return false;
+		}
+		soft_sq_retire(c);
+	}
+	return true;
+}
+
 /* Pick send-queue WRs in post order while the ring has room and RC rules allow. */
 static void fill_sq(struct soft_conn *c)
 {
 	uint32_t cap = c->cap.max_send_wr;
 
-	while (c->tx_count < SOFT_TX_RING && c->qp == SOFT_QP_RTS && !c->tx_closed &&
-	       c->sq_unpicked) {
+	while (c->tx_count < SOFT_TX_RING && run_binds(c) && sq_open(c)) {
 		struct soft_swqe *w = &c->sq[c->sq_tx];
 
 		if (w->fence && c->reads_out)
 			break;
-		if (w->opcode == SOFT_WR_BIND) {
-			bool ok = soft_mw_bind_exec(c->dev, c->base.pd, &w->bind);
-
-			w->state = ok ? SOFT_WQE_DONE : SOFT_WQE_FAILED;
-			w->status = VB_WC_MW_BIND_ERR;
-			c->sq_tx = (c->sq_tx + 1) % cap;
-			c->sq_unpicked--;
-			if (!ok) {
-				log_err("%s: memory window bind WR %llu is invalid", c->base.peer,
-					(unsigned long long)w->wr_id);
-				soft_qp_error(c, SOFT_ERR_LOCAL, 0, VB_WC_MW_BIND_ERR);
-				return;
-			}
-			soft_sq_retire(c);
-			continue;
-		}
 		if (w->opcode == VB_WR_RDMA_READ && c->reads_out >= c->base.ord &&
 		    !c->no_ord_throttle)
 			break;
@@ -299,6 +314,8 @@ bool soft_tx_pump(struct soft_conn *c)
 		struct msghdr msg = {.msg_iov = iov};
 		ssize_t n;
 
+		/* binds first: a pending ACK is held while only they wait */
+		run_binds(c);
 		fill_ctrl(c);
 		fill_sq(c);
 		if (c->tx_count == 0) {

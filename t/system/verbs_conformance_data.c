@@ -291,6 +291,17 @@ void answered_send(void **state)
 	expect_wc_tmo(pr.ascq, 5, VB_WC_SUCCESS, 1000);
 	expect_wc_tmo(pr.pscq, 6, VB_WC_SUCCESS, 1000);
 	assert_memory_equal(a.p + 1024, p.p + 2048, 64);
+	/* several unanswered in a row: the hold counts from the first, so all
+	 * complete soon */
+	for (int i = 0; i < 3; i++)
+		post_recv1(pr.p, 7 + (uint64_t)i, &p, 0, 64);
+	for (int i = 0; i < 3; i++)
+		post1(pr.a, 10 + (uint64_t)i, VB_WR_SEND, &a, 0, 64, 0, 0,
+		      VB_SEND_SIGNALED | VB_SEND_ANSWERED);
+	for (int i = 0; i < 3; i++)
+		expect_wc(pr.prcq, 7 + (uint64_t)i, VB_WC_SUCCESS);
+	for (int i = 0; i < 3; i++)
+		expect_wc_tmo(pr.ascq, 10 + (uint64_t)i, VB_WC_SUCCESS, 1000);
 	buf_free(&a);
 	buf_free(&p);
 	pair_close(&pr);
