@@ -53,4 +53,28 @@ static inline int cond_wait_zero(pthread_cond_t *cv, pthread_mutex_t *m, const u
 	return 0;
 }
 
+/* Bounded busy polling: look(arg, 0) until it gives non-zero or spin_ns pass
+ * (no more than ms when ms >= 0), then, if nothing came, look(arg, the ms
+ * that are left), which may sleep. Returns look's last result. spin_ns 0 or
+ * ms 0: look(arg, ms) alone. */
+static inline int clock_spin_wait(uint64_t spin_ns, int ms, int (*look)(void *arg, int ms),
+				  void *arg)
+{
+	uint64_t start;
+	int n;
+
+	if (spin_ns == 0 || ms == 0)
+		return look(arg, ms);
+	if (ms > 0 && spin_ns > (uint64_t)ms * 1000000u)
+		spin_ns = (uint64_t)ms * 1000000u;
+	start = clock_now_ns();
+	do
+		if ((n = look(arg, 0)) != 0)
+			return n;
+	while (clock_now_ns() - start < spin_ns);
+	if (ms > 0 && (ms -= (int)(spin_ns / 1000000u)) == 0)
+		return 0;
+	return look(arg, ms);
+}
+
 #endif

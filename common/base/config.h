@@ -160,12 +160,13 @@ struct nfsrdma_config {
 		enum cfg_log_dest destination; /* stderr or syslog */
 	} log;
 	struct {
-		char *provider;	      /* "auto", "soft" or an rdma-core device name */
-		unsigned credits;     /* RPC/RDMA credits granted per connection */
-		uint64_t inline_send; /* largest message sent inline (RFC 8797) */
-		uint64_t inline_recv; /* largest message received inline; receive size */
-		uint64_t max_io_size; /* largest READ/WRITE payload, multiple of 4K */
-		unsigned rd_depth;    /* RDMA Read depth, IRD/ORD, per connection */
+		char *provider;	       /* "auto", "soft" or an rdma-core device name */
+		unsigned credits;      /* RPC/RDMA credits granted per connection */
+		uint64_t inline_send;  /* largest message sent inline (RFC 8797) */
+		uint64_t inline_recv;  /* largest message received inline; receive size */
+		uint64_t max_io_size;  /* largest READ/WRITE payload, multiple of 4K */
+		unsigned rd_depth;     /* RDMA Read depth, IRD/ORD, per connection */
+		unsigned poll_spin_us; /* look for completions this long before sleeping */
 		uint64_t registered_memory_budget; /* cap on memory registered at once */
 	} rdma;
 	struct {

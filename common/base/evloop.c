@@ -54,6 +54,7 @@ struct evloop {
 	struct call *calls, *calls_tail;
 	struct handler *handlers;
 	struct evloop_timer *timers;
+	uint64_t spin_ns; /* evloop_set_spin */
 };
 
 int evloop_create(struct evloop **out)
@@ -287,6 +288,19 @@ static void dispatch(struct handler *h, unsigned events)
 		h->fn(h->arg);
 }
 
+/* A wait of loop_main's, for clock_spin_wait. */
+struct loop_look {
+	struct evloop *l;
+	struct poller_event *evs;
+};
+
+static int loop_look(void *arg, int ms)
+{
+	struct loop_look *w = arg;
+
+	return poller_wait(w->l->poller, w->evs, EVLOOP_BATCH, ms);
+}
+
 static void *loop_main(void *arg)
 {
 	struct evloop *l = arg;
@@ -294,7 +308,9 @@ static void *loop_main(void *arg)
 	int timeout = run_timers(l);
 
 	for (;;) {
-		int n = poller_wait(l->poller, evs, EVLOOP_BATCH, timeout);
+		struct loop_look look = {l, evs};
+		int n = clock_spin_wait(__atomic_load_n(&l->spin_ns, __ATOMIC_RELAXED), timeout,
+					loop_look, &look);
 		int stop = 0;
 
 		if (n < 0 && n != -EINTR) {
@@ -312,6 +328,11 @@ static void *loop_main(void *arg)
 		timeout = run_timers(l);
 	}
 	return NULL;
+}
+
+void evloop_set_spin(struct evloop *l, unsigned us)
+{
+	__atomic_store_n(&l->spin_ns, (uint64_t)us * 1000u, __ATOMIC_RELAXED);
 }
 
 int evloop_start(struct evloop *l, const char *name)

@@ -24,6 +24,10 @@ struct evloop_timer;
 int evloop_create(struct evloop **out);
 /* Start the loop's thread. */
 int evloop_start(struct evloop *l, const char *name);
+/* Before sleeping for events, look for them without sleeping for up to us
+ * microseconds (0, the default: sleep at once). Busy polling: it spares a
+ * busy loop the wake-up per event and costs up to us of CPU per wait. */
+void evloop_set_spin(struct evloop *l, unsigned us);
 /* Call fn(arg) in the loop thread whenever fd is readable. Loop thread or before start. */
 int evloop_add(struct evloop *l, int fd, evloop_fd_fn fn, void *arg);
 /* Call fn(arg, what happened) in the loop thread when fd is ready for what

@@ -76,6 +76,7 @@ void rr_params_from_config(const struct nfsrdma_config *c, enum rr_role role, st
 	p->inline_recv = (uint32_t)c->rdma.inline_recv;
 	p->max_io = (uint32_t)c->rdma.max_io_size;
 	p->rd_depth = (uint8_t)c->rdma.rd_depth;
+	p->spin_us = c->rdma.poll_spin_us;
 	if (role == RR_ROLE_SERVER)
 		from_server(c, p);
 	else

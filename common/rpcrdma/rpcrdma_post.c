@@ -392,6 +392,11 @@ int rr_conn_poll_take(struct rr_conn *c)
 	return took;
 }
 
+static int poll_look(void *arg, int ms)
+{
+	return poll(arg, 2, ms);
+}
+
 /* See rpcrdma_int.h. */
 void rr_conn_poll(struct rr_conn *c, int ms)
 {
@@ -399,7 +404,7 @@ void rr_conn_poll(struct rr_conn *c, int ms)
 			      {.fd = c->poke.rfd, .events = POLLIN}};
 
 	/* the CQ is armed: whoever took completions last armed it again */
-	if (poll(p, 2, ms) <= 0)
+	if (clock_spin_wait((uint64_t)c->ep->p.spin_us * 1000u, ms, poll_look, p) <= 0)
 		return;
 	if (p[1].revents)
 		wakefd_take(&c->poke);

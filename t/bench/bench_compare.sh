@@ -6,8 +6,10 @@
 # threads, READ 128 KiB x 1, 4 KiB random READ x 1 and x 16 threads, and the
 # server's CPU time (user + system,
 # /proc/PID/stat, sampled by bench's --hook exactly around the pass) per 4 KiB
-# READ. Each server variant (VARIANTS below) runs as its own daemon; rounds
-# interleave the variants so that they share the machine's load. Prints the
+# READ. Each variant (VARIANTS below: calls through the worker pool, on the
+# event loop, and on the event loop with busy polling on both sides) runs as
+# its own daemon; rounds interleave the variants so that they share the
+# machine's load. Prints the
 # median and the spread (min..max) of every figure and the issue's ratios,
 # with NFS over TCP against nfs-ganesha on the same machine where it is
 # installed (t/bench/ganesha_compare.sh, soft provider only);
@@ -36,14 +38,17 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 else
 	s_null=32m s_1m=128m s_128k=64m s_4k1=32m s_4k16=32m
 fi
-# name|lines added to the server section: the variants measured side by side
-# (server.inline_calls: every call through the worker pool, or cheap ones run
-# on the event loop that received them)
+# name|lines added to the server section|lines added to the rdma sections
+# of the server's and the client's configurations: the variants measured
+# side by side (server.inline_calls: every call through the worker pool, or
+# cheap ones run on the event loop that received them; rdma.poll_spin_us:
+# busy polling before sleeping, on both sides)
 VARIANTS=(
-	"pool|inline_calls = false;"
-	"inline|inline_calls = true;"
+	"pool|inline_calls = false;|"
+	"inline|inline_calls = true;|"
+	"spin|inline_calls = true;|poll_spin_us = 50;"
 )
-SERVERS=("$SERVER" "$SERVER") # each variant's daemon
+SERVERS=("$SERVER" "$SERVER" "$SERVER") # each variant's daemon
 if [ "${BENCH_VARIANTS:-}" = inline ]; then
 	VARIANTS=("${VARIANTS[1]}")
 	SERVERS=("$SERVER")
@@ -51,7 +56,7 @@ fi
 prov=${BENCH_PROVIDER:-soft} addr=${BENCH_ADDR:-127.0.0.1}
 if [ -n "${BENCH_BASE_SERVER:-}" ]; then
 	[ -x "$BENCH_BASE_SERVER" ] || skip_all "BENCH_BASE_SERVER=$BENCH_BASE_SERVER is not a program"
-	VARIANTS=("base|inline_calls = true;" "${VARIANTS[@]}")
+	VARIANTS=("base|inline_calls = true;|" "${VARIANTS[@]}")
 	SERVERS=("$BENCH_BASE_SERVER" "${SERVERS[@]}")
 fi
 scratch
@@ -62,15 +67,17 @@ raw=$out/compare.csv
 echo "variant,transport,figure,round,value" > "$raw"
 tick=$(getconf CLK_TCK)
 
-# start_variant I NAME LINES: a daemon of its own; sets PID_I RPORT_I TPORT_I.
+# start_variant I NAME LINES RDMA_LINES: a daemon of its own; sets PID_I
+# RPORT_I TPORT_I; the client's configuration for it is $T_SCRATCH/vI/client.conf.
 start_variant() {
-	local i=$1 name=$2 lines=$3 rport tport dir=$T_SCRATCH/v$1
+	local i=$1 name=$2 lines=$3 rlines=$4 rport tport dir=$T_SCRATCH/v$1
 	rport=$(free_port)
 	tport=$(free_port)
 	mkdir -p "$dir" "$T_SCRATCH_EXP/v$i"
 	chmod 755 "$T_SCRATCH_EXP/v$i"
+	echo "rdma = { $rlines };" > "$dir/client.conf"
 	cat > "$dir/srv.conf" << CONF
-rdma = { provider = "$prov"; };
+rdma = { provider = "$prov"; $rlines };
 server = {
 	listen = ["$addr"];
 	rdma_port = $rport;
@@ -88,7 +95,7 @@ CONF
 	"${SERVERS[$i]}" -f "$dir/srv.conf" || return 1
 	T_PIDS="$T_PIDS $(cat "$dir/server.pid")"
 	eval "PID_$i=$(cat "$dir/server.pid") RPORT_$i=$rport TPORT_$i=$tport"
-	echo "# variant $name: ${SERVERS[$i]} pid $(cat "$dir/server.pid")${lines:+, $lines}"
+	echo "# variant $name: ${SERVERS[$i]} pid $(cat "$dir/server.pid")${lines:+, $lines}${rlines:+ $rlines}"
 }
 
 # record VARIANT TRANSPORT FIGURE ROUND VALUE
@@ -151,15 +158,17 @@ done
 nv=${#VARIANTS[@]}
 for i in $(seq 0 $((nv - 1))); do
 	v=${VARIANTS[$i]}
-	start_variant "$i" "${v%%|*}" "${v#*|}" || skip_all "nfsrdma-server does not start"
+	IFS='|' read -r name lines rlines <<< "$v"
+	start_variant "$i" "$name" "$lines" "$rlines" || skip_all "nfsrdma-server does not start"
 done
 failed=0
 for r in $(seq 1 "$rounds"); do
 	for i in $(seq 0 $((nv - 1))); do
 		v=${VARIANTS[$i]%%|*}
 		rport=$(eval echo "\$RPORT_$i") tport=$(eval echo "\$TPORT_$i")
-		bench_one "$i" "$v" rdma-rw "port=$rport,mode=read-write,provider=$prov" "$r" || failed=1
-		bench_one "$i" "$v" rdma-rr "port=$rport,mode=read-read,provider=$prov" "$r" || failed=1
+		ro="port=$rport,provider=$prov,config=$T_SCRATCH/v$i/client.conf"
+		bench_one "$i" "$v" rdma-rw "$ro,mode=read-write" "$r" || failed=1
+		bench_one "$i" "$v" rdma-rr "$ro,mode=read-read" "$r" || failed=1
 		bench_one "$i" "$v" tcp "proto=tcp,port=$tport" "$r" || failed=1
 	done
 	echo "# round $r of $rounds done, load $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -483,7 +483,8 @@ static void *get_main(void *arg)
 }
 
 /* Calls from 1 and from 8 threads in each mode, with client.poll_in_caller on
- * and off: every reply right; with it on, waiting callers took completions
+ * and off, and on with rdma.poll_spin_us (the caller's waits and the client
+ * loop's spin first): every reply right; with it on, waiting callers took completions
  * themselves (caller_polls; not every wait: a reply that came before its
  * caller began to wait needs none), with it off never. */
 static void caller_polls(void **state)
@@ -493,7 +494,9 @@ static void caller_polls(void **state)
 	assert_int_equal(
 		rrt_server_start(&t, RR_MODE_READ_WRITE | RR_MODE_READ_READ, RR_REG_DYNAMIC, 0), 0);
 	for (int mode = 0; mode < 2; mode++) {
-		for (int on = 0; on < 2; on++) {
+		/* off, on, and on with a spin (the caller's and the loop's) */
+		for (int v = 0; v < 3; v++) {
+			int on = v > 0;
 			struct sum_loader l = {0};
 			struct rr_params p;
 			struct rr_stats st;
@@ -502,6 +505,7 @@ static void caller_polls(void **state)
 			rrt_params(&p, mode ? RR_MODE_READ_READ : RR_MODE_READ_WRITE,
 				   RR_REG_FASTREG);
 			p.caller_polls = on;
+			p.spin_us = v == 2 ? 200 : 0;
 			assert_int_equal(rrt_client_p(&t, &p, 0, &l.c), 0);
 			get_main(&l);
 			for (int i = 0; i < 8; i++)
@@ -510,9 +514,9 @@ static void caller_polls(void **state)
 				pthread_join(th[i], NULL);
 			assert_int_equal(l.errors, 0);
 			rr_clnt_get_stats(l.c, &st);
-			print_message("# %s, poll_in_caller %d: %llu of the waits polled by the "
-				      "caller\n",
-				      mode ? "read-read" : "read-write", on,
+			print_message("# %s, poll_in_caller %d, spin %u us: %llu of the waits "
+				      "polled by the caller\n",
+				      mode ? "read-read" : "read-write", on, p.spin_us,
 				      (unsigned long long)st.caller_polls);
 			if (on)
 				assert_true(st.caller_polls > 0);

@@ -3,7 +3,9 @@
  * before destroy returns; a handler deleted from the loop thread is not called
  * again, not even for an event fetched in the same batch (the connection
  * teardown frees the handler's argument right after deleting it); timers tick;
- * evloop_serve_fd serves its fd.
+ * evloop_serve_fd serves its fd; a loop with a spin (evloop_set_spin) takes
+ * events that come within it without sleeping, and clock_spin_wait keeps
+ * its bounds.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,9 +14,11 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 
 #include "common/base/clock.h"
 #include "common/base/evloop.h"
@@ -168,6 +172,129 @@ static void test_serve_fd(void **state)
 	close(s.fd);
 }
 
+/* The calling thread's voluntary context switches: the times it slept. */
+static long slept(void)
+{
+	char path[64], line[128];
+	long n = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/status", (long)syscall(SYS_gettid));
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+struct spun {
+	int fd;
+	int got;
+	long first, last; /* slept() at the first and the last event */
+};
+
+static void spun_event(void *arg)
+{
+	struct spun *s = arg;
+	uint64_t v;
+
+	if (read(s->fd, &v, sizeof(v)) != sizeof(v))
+		return;
+	if (s->got == 0)
+		s->first = slept();
+	s->last = slept();
+	__atomic_add_fetch(&s->got, 1, __ATOMIC_RELEASE);
+}
+
+/* How often a loop spinning spin_us slept between 20 events 2 ms apart. */
+static long sleeps_between_events(unsigned spin_us)
+{
+	struct spun s = {.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)};
+	struct evloop *l;
+	uint64_t one = 1;
+
+	assert_true(s.fd >= 0);
+	assert_int_equal(evloop_create(&l), 0);
+	evloop_set_spin(l, spin_us);
+	assert_int_equal(evloop_add(l, s.fd, spun_event, &s), 0);
+	assert_int_equal(evloop_start(l, "test"), 0);
+	for (int i = 0; i < 20; i++) {
+		uint64_t until = clock_now_ns() + 5000000000ull;
+
+		usleep(2000);
+		assert_int_equal(write(s.fd, &one, sizeof(one)), sizeof(one));
+		while (__atomic_load_n(&s.got, __ATOMIC_ACQUIRE) <= i && clock_now_ns() < until)
+			usleep(100);
+		assert_int_equal(__atomic_load_n(&s.got, __ATOMIC_ACQUIRE), i + 1);
+	}
+	evloop_destroy(l);
+	close(s.fd);
+	assert_true(s.first >= 0);
+	return s.last - s.first;
+}
+
+static void test_spin(void **state)
+{
+	long asleep = sleeps_between_events(0), spinning = sleeps_between_events(20000);
+
+	(void)state;
+	print_message("# loop slept %ld times without a spin, %ld with one\n", asleep, spinning);
+	assert_true(asleep >= 10);
+	assert_true(spinning <= 3);
+}
+
+struct looks {
+	int calls, found_at; /* look gives 1 at call found_at (0: never) */
+	int last_ms;
+};
+
+static int look(void *arg, int ms)
+{
+	struct looks *k = arg;
+
+	k->calls++;
+	k->last_ms = ms;
+	return k->calls == k->found_at;
+}
+
+static void test_spin_wait_bounds(void **state)
+{
+	struct looks k = {0};
+	uint64_t t0;
+
+	(void)state;
+	/* no spin, or a wait of 0: one look with the caller's ms */
+	assert_int_equal(clock_spin_wait(0, 7, look, &k), 0);
+	assert_int_equal(k.calls, 1);
+	assert_int_equal(k.last_ms, 7);
+	k = (struct looks){0};
+	assert_int_equal(clock_spin_wait(1000000, 0, look, &k), 0);
+	assert_int_equal(k.calls, 1);
+	assert_int_equal(k.last_ms, 0);
+	/* found while spinning: no sleeping look */
+	k = (struct looks){.found_at = 3};
+	assert_int_equal(clock_spin_wait(1000000000, -1, look, &k), 1);
+	assert_int_equal(k.calls, 3);
+	assert_int_equal(k.last_ms, 0);
+	/* nothing: spins, then sleeps with no end */
+	k = (struct looks){0};
+	assert_int_equal(clock_spin_wait(2000000, -1, look, &k), 0);
+	assert_true(k.calls > 1);
+	assert_int_equal(k.last_ms, -1);
+	/* the spin never outlasts the wait: 1 ms spent spinning, no sleep */
+	k = (struct looks){0};
+	t0 = clock_now_ns();
+	assert_int_equal(clock_spin_wait(5000000000ull, 1, look, &k), 0);
+	assert_true(clock_now_ns() - t0 < 1000000000ull);
+	assert_int_equal(k.last_ms, 0);
+	/* 50 ms of 120 spun: 70 left to sleep */
+	k = (struct looks){0};
+	assert_int_equal(clock_spin_wait(50000000, 120, look, &k), 0);
+	assert_int_equal(k.last_ms, 70);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -175,6 +302,8 @@ int main(void)
 		cmocka_unit_test(test_deleted_handler_not_called),
 		cmocka_unit_test(test_timer_ticks),
 		cmocka_unit_test(test_serve_fd),
+		cmocka_unit_test(test_spin),
+		cmocka_unit_test(test_spin_wait_bounds),
 	};
 
 	return cmocka_run_group_tests_name("evloop", tests, NULL, NULL);
