@@ -2,9 +2,12 @@
 # kclient-bench-guest.sh: runs INSIDE the rdmalab guest (see kclient-bench.sh).
 # The kernel's nfsd (lab-knfsd: RDMA on 20049, MOUNT through rpcbind) and
 # nfsrdma-server (RDMA on 20050, MOUNT on TCP 2050, not in rpcbind) serve a
-# tmpfs each, both at once; the kernel client mounts both over RPC/RDMA on
-# rxe0. Each round runs fio (O_DIRECT, psync: one call per record) on both
-# mounts, in an order that alternates from round to round: sequential write
+# tmpfs each, all at once, and a second nfsrdma-server with busy polling
+# (rdma.poll_spin_us = BENCH_SPIN_US, 1000: the guest runs some 50 times
+# slower than the host; RDMA on 20051, MOUNT on TCP 2051) serves the same
+# tmpfs as the first; the kernel client mounts the three over RPC/RDMA on
+# rxe0. Each round runs fio (O_DIRECT, psync: one call per record) on the
+# mounts, in an order that rotates from round to round: sequential write
 # of BENCH_MB MiB in 1 MiB records with fsync at the end, sequential read of
 # it, and BENCH_RAND_S seconds of 4 KiB random reads. CSV in BENCH_OUT; TAP
 # and the figures (medians, spread, ratios) on stdout.
@@ -15,26 +18,31 @@ rounds=${BENCH_ROUNDS:-5} mb=${BENCH_MB:-16} rs=${BENCH_RAND_S:-4}
 . "$top_srcdir/t/test-lib.sh" # ok
 W=/tmp/kb
 out=${BENCH_OUT:-$W}
-mkdir -p $W /mnt/k /mnt/n "$out"
+mkdir -p $W /mnt/k /mnt/n /mnt/s "$out"
 csv=$out/kclient-bench.csv
 echo "server,figure,round,value" > "$csv"
 
-echo "1..4"
+echo "1..6"
 modprobe nfsv3 && modprobe rpcrdma
 NFSD_THREADS=4 lab-knfsd -d /kexport -s $((mb * 2 + 64))m -p 20049 2> $W/knfsd.log
 mkdir -p /export && mount -t tmpfs -o size=$((mb * 2 + 64))m kb-export /export && chmod 777 /export
 . "$top_srcdir/t/lab/lab-guest.sh"
 nfsrdma_conf $W/server.conf 20050 2050 "threads = 4;"
 "$SERVER" -f $W/server.conf 2> $W/server.log
+nfsrdma_conf $W/spin.conf 20051 2051 "threads = 4;" "poll_spin_us = ${BENCH_SPIN_US:-1000};" nfsrdma-spin
+"$SERVER" -f $W/spin.conf 2> $W/spin.log
 mount -t nfs -o vers=3,proto=rdma,port=20049,nolock "$IP:/kexport" /mnt/k 2> $W/kmount.err &&
 	grep " /mnt/k " /proc/mounts | grep -q proto=rdma
 ok $? "the kernel client mounts the kernel's nfsd over RDMA (port 20049)"
 mount -t nfs -o vers=3,proto=rdma,port=20050,mountport=2050,mountproto=tcp,nolock \
 	"$IP:/export" /mnt/n 2> $W/nmount.err && grep " /mnt/n " /proc/mounts | grep -q proto=rdma
 ok $? "and nfsrdma-server over RDMA (port 20050) in the same boot"
+mount -t nfs -o vers=3,proto=rdma,port=20051,mountport=2051,mountproto=tcp,nolock \
+	"$IP:/export" /mnt/s 2> $W/smount.err && grep " /mnt/s " /proc/mounts | grep -q proto=rdma
+ok $? "and nfsrdma-server with busy polling over RDMA (port 20051)"
 
 # one_fio SERVER FIGURE ROUND FIO-ARGS...: record MB/s (rw) or IOPS (randread)
-failed_n=0 failed_k=0
+failed_n=0 failed_k=0 failed_s=0
 one_fio() {
 	local srv=$1 fig=$2 r=$3 dir=/mnt/$1 v
 	shift 3
@@ -55,11 +63,11 @@ else:
 		echo "# $srv $fig round $r: $(tail -n 2 $W/fio.err | tr '\n' ' ')"
 	fi
 }
-# the servers' names in the CSV: k (the kernel's nfsd), n (nfsrdma-server)
+# the servers' names in the CSV: k (the kernel's nfsd), n (nfsrdma-server),
+# s (nfsrdma-server with busy polling)
+orders=("k n s" "n s k" "s k n")
 for r in $(seq 1 "$rounds"); do
-	order="k n"
-	[ $((r % 2)) = 0 ] && order="n k"
-	for s in $order; do
+	for s in ${orders[$((r % 3))]}; do
 		one_fio $s write1m_MBps $r --rw=write --bs=1M --end_fsync=1
 		one_fio $s read1m_MBps $r --rw=read --bs=1M
 		one_fio $s rand4k_iops $r --rw=randread --bs=4k --runtime="$rs" --time_based
@@ -67,18 +75,19 @@ for r in $(seq 1 "$rounds"); do
 done
 ok $failed_n "every fio run on nfsrdma-server finished ($((rounds * 3)) runs)"
 ok $failed_k "every fio run on the kernel's nfsd finished ($((rounds * 3)) runs)"
-umount /mnt/n /mnt/k
-kill "$(cat /run/nfsrdma-server.pid)" 2> /dev/null
-python3 - "$csv" << 'PY'
+ok $failed_s "every fio run on nfsrdma-server with busy polling finished ($((rounds * 3)) runs)"
+umount /mnt/n /mnt/k /mnt/s
+kill "$(cat /run/nfsrdma-server.pid)" "$(cat /run/nfsrdma-spin.pid)" 2> /dev/null
+python3 - "$csv" "${BENCH_SPIN_US:-1000}" << 'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-names = {"k": "kernel nfsd", "n": "nfsrdma-server"}
+names = {"k": "kernel nfsd", "n": "nfsrdma-server", "s": "nfsrdma, spin"}
 figs = [("write1m_MBps", "sequential write 1 MiB, MB/s"),
         ("read1m_MBps", "sequential read 1 MiB, MB/s"),
         ("rand4k_iops", "4 KiB random read x 1, IOPS")]
 med = {}
 for f, label in figs:
-    for s in ("k", "n"):
+    for s in ("k", "n", "s"):
         v = [float(r["value"]) for r in rows if r["server"] == s and r["figure"] == f]
         if not v:
             continue
@@ -86,8 +95,9 @@ for f, label in figs:
         print("# lab-bench-server: %-32s %-15s %9.1f (%.1f..%.1f, n=%d)"
               % (label, names[s], med[s, f], min(v), max(v), len(v)))
 for f, label in figs:
-    if ("k", f) in med and ("n", f) in med and med["k", f] > 0:
-        print("# lab-bench-server: nfsrdma-server / nfsd, %s: %.2f (goal >= 1.2)"
-              % (label, med["n", f] / med["k", f]))
+    for s, who in (("n", "nfsrdma-server"), ("s", "nfsrdma-server spinning %s us" % sys.argv[2])):
+        if ("k", f) in med and (s, f) in med and med["k", f] > 0:
+            print("# lab-bench-server: %s / nfsd, %s: %.2f (goal >= 1.2)"
+                  % (who, label, med[s, f] / med["k", f]))
 PY
 exit 0
