@@ -143,6 +143,7 @@ static int start_listeners(struct nfsrdma_server *s)
 				    .max_conns_per_addr = c->server.tcp_connections_per_client,
 				    .idle_ms = c->server.tcp_idle_ms,
 				    .loops = c->server.tcp_loops,
+				    .spin_us = c->server.tcp_poll_spin_us,
 				    .max_held = c->server.tcp_memory_per_connection};
 	char tport[16], rport[16];
 	struct rr_params rp;

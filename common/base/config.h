@@ -190,8 +190,9 @@ struct nfsrdma_config {
 		unsigned tcp_connections_max;	      /* per listen address; 0: no limit */
 		unsigned tcp_connections_per_client;  /* per client address; 0: no limit */
 		unsigned udp_inflight_max;	      /* UDP calls held at once */
-		unsigned tcp_loops;	/* TCP I/O loops per listen address; 0: one per CPU */
-		uint64_t memory_budget; /* TCP and UDP call and reply buffers */
+		unsigned tcp_loops;	   /* TCP I/O loops per listen address; 0: one per CPU */
+		unsigned tcp_poll_spin_us; /* the TCP loops look this long before sleeping */
+		uint64_t memory_budget;	   /* TCP and UDP call and reply buffers */
 		uint64_t tcp_memory_per_connection; /* what one TCP connection may hold */
 		unsigned tcp_idle_ms;  /* close a connection idle this long; 0: never */
 		unsigned threads;      /* worker threads */

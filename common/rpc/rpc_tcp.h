@@ -24,6 +24,7 @@ struct rpc_tcp_params {
 	size_t max_held;	     /* memory one connection's calls may hold (each counts
 					its largest reply) before it is read no more; 0: no
 					limit */
+	unsigned spin_us;	     /* the loops busy-poll this long before sleeping */
 };
 
 /* What a listener has done to protect itself, and its connections now. */

@@ -41,12 +41,13 @@ fi
 # name|lines added to the server section|lines added to the rdma sections
 # of the server's and the client's configurations: the variants measured
 # side by side (server.inline_calls: every call through the worker pool, or
-# cheap ones run on the event loop that received them; rdma.poll_spin_us:
-# busy polling before sleeping, on both sides)
+# cheap ones run on the event loop that received them; rdma.poll_spin_us and
+# server.tcp_poll_spin_us: busy polling before sleeping, RPC/RDMA on both
+# sides, the server's NFS/TCP loops)
 VARIANTS=(
 	"pool|inline_calls = false;|"
 	"inline|inline_calls = true;|"
-	"spin|inline_calls = true;|poll_spin_us = 50;"
+	"spin|inline_calls = true; tcp_poll_spin_us = 50;|poll_spin_us = 50;"
 )
 SERVERS=("$SERVER" "$SERVER" "$SERVER") # each variant's daemon
 if [ "${BENCH_VARIANTS:-}" = inline ]; then
@@ -236,8 +237,9 @@ for i in $(seq 0 $((nv - 1))); do
 	done
 done
 for j in 1 4; do
-	printf "bench-compare: 4k randread x%s over TCP, nfsrdma-server / nfs-ganesha (>= 1.5): %s\n" $j \
-		"$(ratio "$(med nfsrdma tcp rand4k_x${j}_iops)" "$(med ganesha tcp rand4k_x${j}_iops)")"
+	printf "bench-compare: 4k randread x%s over TCP, nfsrdma-server / nfs-ganesha (>= 1.5): %s   spinning 50 us: %s\n" $j \
+		"$(ratio "$(med nfsrdma tcp rand4k_x${j}_iops)" "$(med ganesha tcp rand4k_x${j}_iops)")" \
+		"$(ratio "$(med nfsrdma-spin tcp rand4k_x${j}_iops)" "$(med ganesha tcp rand4k_x${j}_iops)")"
 done
 if [ "$nv" -gt 1 ]; then
 	echo "bench-compare: variants side by side, ratio of medians to ${VARIANTS[0]%%|*}"
