@@ -346,6 +346,7 @@ struct soft_conn {
 	uint32_t ack_seq;
 	bool ack_pending;
 	uint64_t ack_hold_ms;	/* the pending ACK waits for an answer until then; 0: no */
+	bool ack_held_once;	/* the pending ACK's hold was set: it is never set again */
 	struct soft_resp *resp; /* Reads owed, ring of SOFT_MAX_RD_ATOM */
 	uint32_t resp_head, resp_count;
 	unsigned reads_in; /* Reads accepted and not fully answered */

@@ -104,8 +104,9 @@ static bool seq_ok(struct soft_conn *c, const struct soft_hdr *h)
  * with Sends their sender says will be answered (SOFT_FLAG_ANSWERED: RPC
  * calls and replies; the Writes before them aside) waits up to ack_delay_ms
  * from the first of them for an answer to carry it: the peer then gets one
- * message, not an ACK and the answer, and wakes once. Anything else is
- * acknowledged at once, as a NIC does. */
+ * message, not an ACK and the answer, and wakes once. Anything else after
+ * them is acknowledged at once, as a NIC does. The hold is set once per ACK:
+ * never extended, so every request is acknowledged within ack_delay_ms. */
 static void request_done(struct soft_conn *c, const struct soft_hdr *h, bool answered)
 {
 	c->rx_expect = h->seq + 1;
@@ -115,7 +116,8 @@ static void request_done(struct soft_conn *c, const struct soft_hdr *h, bool ans
 	c->ack_pending = true;
 	if (!answered || !c->dev->ack_delay_ms) {
 		c->ack_hold_ms = 0;
-	} else if (c->ack_hold_ms == 0) {
+	} else if (!c->ack_held_once) {
+		c->ack_held_once = true;
 		c->ack_hold_ms = soft_now_ms() + c->dev->ack_delay_ms;
 		soft_conn_arm(c);
 	}
