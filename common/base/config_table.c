@@ -163,8 +163,9 @@ const struct cfg_entry config_main_table[] = {
 	E_INT("rdma.rd_depth", C, rdma.rd_depth, 1, 128, 8,
 	      "RDMA Read depth (IRD/ORD): RDMA Reads in flight per connection."),
 	E_INT("rdma.poll_spin_us", C, rdma.poll_spin_us, 0, 10000, 0,
-	      "Microseconds a thread waiting for RPC/RDMA completions keeps looking before it "
-	      "sleeps (busy polling); 0 sleeps at once."),
+	      "Microseconds a thread waiting for RPC/RDMA completions (the server's event loop, "
+	      "a client's lone caller) keeps looking before it sleeps (busy polling); 0 sleeps "
+	      "at once."),
 	E_SIZE("rdma.registered_memory_budget", C, rdma.registered_memory_budget, 1 * M, 1 * T, 0,
 	       256 * M, "Most memory registered at once; credit grants shrink to stay within it."),
 	E_LIST("server.listen", C, server.listen, 1, 64, "0.0.0.0", false, check_listen_addr,

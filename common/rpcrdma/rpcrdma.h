@@ -62,7 +62,8 @@ struct rr_params {
 	int connect_timeout_ms;		/* client */
 	int call_timeout_ms;		/* client */
 	int caller_polls;		/* client: a waiting caller polls the CQ when nobody does */
-	unsigned spin_us;		/* a wait for completions spins this long before sleeping */
+	unsigned spin_us;		/* server: its loop, client: a polling caller, spins this
+					   long before sleeping for completions */
 };
 
 /* The transport's parameters from a configuration (rpcrdma_config.c): its

@@ -48,10 +48,7 @@ int rr_ep_create(const struct rr_params *p, unsigned remote_rights, struct rr_ep
 	rc = rr_reg_create(ep->pd, &ep->p, remote_rights, &ep->st, &ep->reg);
 	if (rc)
 		goto fail;
-	if ((rc = evloop_create(&ep->loop)) != 0)
-		goto fail;
-	evloop_set_spin(ep->loop, ep->p.spin_us);
-	if ((rc = evloop_start(ep->loop, "rpcrdma")) != 0)
+	if ((rc = evloop_create(&ep->loop)) != 0 || (rc = evloop_start(ep->loop, "rpcrdma")) != 0)
 		goto fail;
 	*out = ep;
 	return 0;

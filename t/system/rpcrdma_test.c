@@ -483,16 +483,19 @@ static void *get_main(void *arg)
 }
 
 /* Calls from 1 and from 8 threads in each mode, with client.poll_in_caller on
- * and off, and on with rdma.poll_spin_us (the caller's waits and the client
- * loop's spin first): every reply right; with it on, waiting callers took completions
+ * and off, and on with rdma.poll_spin_us (a polling caller spins before it
+ * sleeps): every reply right; with it on, waiting callers took completions
  * themselves (caller_polls; not every wait: a reply that came before its
  * caller began to wait needs none), with it off never. */
 static void caller_polls(void **state)
 {
 	struct rrt_server t;
+	struct rr_params sp;
 
-	assert_int_equal(
-		rrt_server_start(&t, RR_MODE_READ_WRITE | RR_MODE_READ_READ, RR_REG_DYNAMIC, 0), 0);
+	/* the server's loop spins (rdma.poll_spin_us) throughout */
+	rrt_params(&sp, RR_MODE_READ_WRITE | RR_MODE_READ_READ, RR_REG_DYNAMIC);
+	sp.spin_us = 200;
+	assert_int_equal(rrt_server_start_p(&t, &sp, 0), 0);
 	for (int mode = 0; mode < 2; mode++) {
 		/* off, on, and on with a spin (the caller's and the loop's) */
 		for (int v = 0; v < 3; v++) {
