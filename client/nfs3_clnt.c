@@ -564,6 +564,9 @@ void nfs3c_get_stats(struct nfs3c *c, struct nfs3c_stats *out)
 {
 	*out = c->st;
 	out->dirty_now = __atomic_load_n(&c->dirty, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&c->wpool_lock);
+	out->wbufs_spare = c->wpool_bytes;
+	pthread_mutex_unlock(&c->wpool_lock);
 }
 
 /* The RPC/RDMA counters of the current connection. */

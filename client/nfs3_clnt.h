@@ -115,6 +115,8 @@ struct nfs3c_stats {
 	uint64_t
 		attr_stale; /* replies whose attributes were older than the cache's, or unordered */
 	uint64_t dirty_now, dirty_peak;
+	/* buffers made for unstable write data, and the spare ones' bytes now */
+	uint64_t wbufs_made, wbufs_spare;
 	uint64_t bytes_read, bytes_written; /* READ and WRITE data */
 	struct nfs3c_op_stats op[NFS3_NPROCS];
 	uint64_t head_switches; /* moves to another head (heads=) */

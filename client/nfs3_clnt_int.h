@@ -40,6 +40,8 @@ struct attr_ent {
 /* Data of a write, shared by the pieces a later overlapping write cut it into. */
 struct wdata {
 	unsigned refs;
+	uint32_t cap;	    /* bytes[] holds this many */
+	struct wdata *next; /* in the client's pool of spare buffers */
 	uint8_t bytes[];
 };
 
@@ -125,6 +127,11 @@ struct nfs3c {
 	pthread_mutex_t files_lock;
 	struct nfs3c_file *files[NFS3C_FILE_BUCKETS];
 	size_t dirty; /* uncommitted bytes of all files (atomic) */
+	/* spare wsize buffers for the data of unstable writes (nfs3_clnt_wrec.c),
+	 * at most dirty_max + wsize bytes of them */
+	pthread_mutex_t wpool_lock;
+	struct wdata *wpool;
+	size_t wpool_bytes;
 
 	uint64_t conn_ids; /* under lock: the last nfs3c_conn.id given */
 
@@ -193,5 +200,21 @@ void nfs3c_ordma_learn(struct nfs3c *c, const struct rpc_cred *cr, const struct 
 
 /* Write state (nfs3_clnt_io.c). */
 void nfs3c_files_fini(struct nfs3c *c);
+
+/* The records of unstable writes (nfs3_clnt_wrec.c); f->lock held for all but
+ * the pool's init and fini. */
+void nfs3c_wpool_init(struct nfs3c *c);
+void nfs3c_wpool_fini(struct nfs3c *c);
+/* A WRITE of [off, off + len) was acknowledged with verf: remember it if
+ * unstable, cutting older records it covers; *stale: some record was written
+ * under another verifier than this one. */
+int nfs3c_record(struct nfs3c *c, struct nfs3c_file *f, uint64_t off, const void *data,
+		 uint32_t len, int unstable, const uint8_t *verf, int *stale);
+/* Unlink and free r. */
+void nfs3c_rec_drop(struct nfs3c *c, struct nfs3c_file *f, struct wrec *r);
+/* f's latest verifier; a change may leave records stale. */
+void nfs3c_set_verf(struct nfs3c_file *f, const uint8_t *verf);
+/* Whether some record was written under another verifier than f's latest. */
+int nfs3c_any_stale(struct nfs3c_file *f);
 
 #endif

@@ -10,7 +10,6 @@
  * resend never puts old data over new. Resends run with the file's io lock held
  * exclusively, so no new write to the file is in flight meanwhile.
  */
-#include <search.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,182 +110,6 @@ int nfs3c_read(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh
 	return done ? 0 : rc;
 }
 
-/* ---- the records of unstable writes ---- */
-
-static void dirty_add(struct nfs3c *c, struct nfs3c_file *f, int64_t n)
-{
-	size_t now = __atomic_add_fetch(&c->dirty, (size_t)n, __ATOMIC_RELAXED);
-	uint64_t peak = __atomic_load_n(&c->st.dirty_peak, __ATOMIC_RELAXED);
-
-	f->dirty += (size_t)n;
-	while (now > peak && !__atomic_compare_exchange_n(&c->st.dirty_peak, &peak, now, 0,
-							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
-}
-
-/* Drop a reference to shared write data; f->lock held. */
-static void wdata_put(struct wdata *d)
-{
-	if (d && --d->refs == 0)
-		free(d);
-}
-
-/* The order of the offset tree: records never overlap, so "before", "after"
- * and "overlaps" are all there is; a search for a range finds a record that
- * overlaps it, if any. */
-static int by_off(const void *a, const void *b)
-{
-	const struct wrec *x = a, *y = b;
-
-	if (x->off + x->len <= y->off)
-		return -1;
-	return y->off + y->len <= x->off ? 1 : 0;
-}
-
-/* Put r in f's list (after prev, or first) and tree; -ENOMEM. f->lock held. */
-static int rec_link(struct nfs3c_file *f, struct wrec *prev, struct wrec *r)
-{
-	if (!tsearch(r, &f->recs_by_off, by_off))
-		return -ENOMEM;
-	r->prev = prev;
-	r->next = prev ? prev->next : f->recs;
-	if (r->next)
-		r->next->prev = r;
-	if (prev)
-		prev->next = r;
-	else
-		f->recs = r;
-	if (r->off + r->len > f->recs_end)
-		f->recs_end = r->off + r->len;
-	return 0;
-}
-
-/* Unlink and free r; f->lock held. */
-static void rec_drop(struct nfs3c *c, struct nfs3c_file *f, struct wrec *r)
-{
-	tdelete(r, &f->recs_by_off, by_off);
-	if (r->prev)
-		r->prev->next = r->next;
-	else
-		f->recs = r->next;
-	if (r->next)
-		r->next->prev = r->prev;
-	dirty_add(c, f, -(int64_t)r->len);
-	wdata_put(r->buf);
-	free(r);
-	if (!f->recs)
-		f->recs_end = 0;
-}
-
-/* f's latest verifier; a change may leave records stale. f->lock held. */
-static void set_verf(struct nfs3c_file *f, const uint8_t *verf)
-{
-	if (!f->have_verf || memcmp(f->verf, verf, NFS3_WRITEVERFSIZE) != 0)
-		f->maybe_stale = 1;
-	memcpy(f->verf, verf, NFS3_WRITEVERFSIZE);
-	f->have_verf = 1;
-}
-
-/* Remove [off, off + len) from every record: newer data replaces it. Each
- * overlapping record is found through the offset tree; shrinking one in place
- * keeps its place there. f->lock held. */
-static int cut(struct nfs3c *c, struct nfs3c_file *f, uint64_t off, uint32_t len)
-{
-	struct wrec key = {.off = off, .len = len}, *r;
-	uint64_t end = off + len;
-	void **node;
-
-	if (len == 0 || off >= f->recs_end)
-		return 0; /* an append (the common case): nothing to cut */
-	while ((node = tfind(&key, &f->recs_by_off, by_off)) != NULL) {
-		uint64_t rend;
-
-		r = *node;
-		rend = r->off + r->len;
-		if (r->off < off && rend > end) { /* a hole in the middle: split */
-			struct wrec *right = malloc(sizeof(*right));
-
-			if (!right)
-				return -ENOMEM;
-			*right = *r;
-			right->data = r->data + (end - r->off);
-			right->off = end;
-			right->len = (uint32_t)(rend - end);
-			r->len = (uint32_t)(off - r->off);
-			if (rec_link(f, r, right) != 0) {
-				r->len = (uint32_t)(rend - r->off);
-				free(right);
-				return -ENOMEM;
-			}
-			right->buf->refs++;
-			dirty_add(c, f, -(int64_t)len);
-		} else if (r->off < off) { /* keep the left part */
-			dirty_add(c, f, -(int64_t)(rend - off));
-			r->len = (uint32_t)(off - r->off);
-		} else if (rend > end) { /* keep the right part */
-			dirty_add(c, f, -(int64_t)(end - r->off));
-			r->data += end - r->off;
-			r->len = (uint32_t)(rend - end);
-			r->off = end;
-		} else {
-			rec_drop(c, f, r);
-		}
-	}
-	return 0;
-}
-
-/* Whether some record was written under another verifier than f's latest:
- * only looked for after the verifier changed, until none is found. */
-static int any_stale(struct nfs3c_file *f)
-{
-	if (!f->maybe_stale)
-		return 0;
-	for (const struct wrec *r = f->recs; r; r = r->next)
-		if (memcmp(r->verf, f->verf, NFS3_WRITEVERFSIZE) != 0)
-			return 1;
-	f->maybe_stale = 0;
-	return 0;
-}
-
-/* A WRITE of [off, off + len) was acknowledged: remember it if unstable. */
-static int record(struct nfs3c *c, struct nfs3c_file *f, uint64_t off, const void *data,
-		  uint32_t len, int unstable, const uint8_t *verf, int *stale)
-{
-	struct wrec *r = NULL;
-	int rc;
-
-	if (unstable) {
-		r = calloc(1, sizeof(*r));
-		if (r && !(r->buf = malloc(sizeof(*r->buf) + len))) {
-			free(r);
-			r = NULL;
-		}
-		if (!r)
-			return -ENOMEM;
-		r->buf->refs = 1;
-		memcpy(r->buf->bytes, data, len);
-		r->data = r->buf->bytes;
-		r->off = off;
-		r->len = len;
-		memcpy(r->verf, verf, NFS3_WRITEVERFSIZE);
-	}
-	pthread_mutex_lock(&f->lock);
-	rc = cut(c, f, off, len);
-	if (rc == 0 && r && (rc = rec_link(f, NULL, r)) == 0) {
-		r->seq = ++f->seq;
-		dirty_add(c, f, len);
-		r = NULL;
-	}
-	set_verf(f, verf);
-	*stale = any_stale(f);
-	pthread_mutex_unlock(&f->lock);
-	if (r) {
-		wdata_put(r->buf);
-		free(r);
-	}
-	return rc;
-}
-
 /* ---- WRITE ---- */
 
 /* One WRITE of at most wsize bytes. */
@@ -358,14 +181,14 @@ static int resend_one(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_f
 		if (p != r)
 			continue;
 		if (all != UNSTABLE)
-			rec_drop(c, f, r); /* the server wrote it stably */
+			nfs3c_rec_drop(c, f, r); /* the server wrote it stably */
 		else if (!mixed)
 			memcpy(r->verf, first, NFS3_WRITEVERFSIZE);
 		if (all == UNSTABLE)
 			r->seq = ++f->seq; /* acknowledged again: only a later COMMIT covers it */
 		break;
 	}
-	set_verf(f, verf);
+	nfs3c_set_verf(f, verf);
 	if (mixed)
 		f->maybe_stale = 1; /* r stays stale, goes again */
 	pthread_mutex_unlock(&f->lock);
@@ -440,8 +263,8 @@ int nfs3c_write(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_file *f
 		rc = write_once(c, cr, &f->fh, off + done, (const uint8_t *)buf + done, piece, how,
 				&n, &committed, verf);
 		if (rc == 0)
-			rc = record(c, f, off + done, (const uint8_t *)buf + done, n,
-				    committed == UNSTABLE, verf, &stale);
+			rc = nfs3c_record(c, f, off + done, (const uint8_t *)buf + done, n,
+					  committed == UNSTABLE, verf, &stale);
 		pthread_rwlock_unlock(&f->io);
 		if (rc == 0 && stale) {
 			nfs3c_stat_add(&c->st.verf_changes, 1);
@@ -487,13 +310,13 @@ static int commit_settle(struct nfs3c *c, struct nfs3c_file *f, uint64_t snap, c
 	int stale;
 
 	pthread_mutex_lock(&f->lock);
-	set_verf(f, verf);
+	nfs3c_set_verf(f, verf);
 	for (r = f->recs; r; r = next) {
 		next = r->next;
 		if (r->seq <= snap && memcmp(r->verf, verf, NFS3_WRITEVERFSIZE) == 0)
-			rec_drop(c, f, r);
+			nfs3c_rec_drop(c, f, r);
 	}
-	stale = any_stale(f);
+	stale = nfs3c_any_stale(f);
 	pthread_mutex_unlock(&f->lock);
 	return stale;
 }
@@ -567,7 +390,7 @@ struct nfs3c_file *nfs3c_file_get(struct nfs3c *c, const struct nfs3c_fh *fh)
 static void file_free(struct nfs3c *c, struct nfs3c_file *f)
 {
 	while (f->recs)
-		rec_drop(c, f, f->recs);
+		nfs3c_rec_drop(c, f, f->recs);
 	pthread_rwlock_destroy(&f->io);
 	pthread_mutex_destroy(&f->commit_lock);
 	pthread_mutex_destroy(&f->lock);

@@ -323,6 +323,7 @@ static int first_connect(struct nfs3c *c, char *err, size_t errlen)
 static void client_free(struct nfs3c *c)
 {
 	nfs3c_files_fini(c);
+	nfs3c_wpool_fini(c);
 	nfs3c_attr_fini(c);
 	nfs3c_ordma_fini(c);
 	pthread_cond_destroy(&c->cond);
@@ -394,6 +395,7 @@ static struct nfs3c *client_new(const struct nfs3c_params *p)
 	pthread_cond_init(&c->cond, &ca);
 	pthread_condattr_destroy(&ca);
 	nfs3c_attr_init(c);
+	nfs3c_wpool_init(c);
 	c->rsize = c->wsize = MAX_IO;
 	if (!c->export || (p->mountport && !c->mountport) ||
 	    (p->ordma && p->proto == NFS3C_PROTO_RDMA && nfs3c_ordma_init(c) != 0)) {

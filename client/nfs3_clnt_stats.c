@@ -68,9 +68,10 @@ void nfs3c_print_stats(struct nfs3c *c, FILE *out)
 		st.calls, st.retries, st.reconnects, st.jukebox);
 	fprintf(out,
 		"bytes read %" PRIu64 " written %" PRIu64 " resent %" PRIu64 " commits %" PRIu64
-		" verifier_changes %" PRIu64 " dirty %" PRIu64 " (peak %" PRIu64 ")\n",
+		" verifier_changes %" PRIu64 " dirty %" PRIu64 " (peak %" PRIu64
+		") write_buffers %" PRIu64 " (spare bytes %" PRIu64 ")\n",
 		st.bytes_read, st.bytes_written, st.writes_resent, st.commits, st.verf_changes,
-		st.dirty_now, st.dirty_peak);
+		st.dirty_now, st.dirty_peak, st.wbufs_made, st.wbufs_spare);
 	fprintf(out, "attributes: hits %" PRIu64 " misses %" PRIu64 " older_replies %" PRIu64 "\n",
 		st.attr_hits, st.attr_misses, st.attr_stale);
 	if (c->ordma) {

@@ -3,7 +3,7 @@
 # bench), installed also as mount.nfsrdma, and its tests.
 libnfsrdma_a_SOURCES += \
 	client/nfs3_clnt.h client/nfs3_clnt_int.h client/nfs3_clnt.c \
-	client/nfs3_clnt_mount.c client/nfs3_clnt_attr.c client/nfs3_clnt_ops.c \
+	client/nfs3_clnt_mount.c client/nfs3_clnt_attr.c client/nfs3_clnt_wrec.c client/nfs3_clnt_ops.c \
 	client/nfs3_clnt_dir.c client/nfs3_clnt_io.c client/nfs3_clnt_ordma.c client/nfs3_clnt_stats.c
 
 # The lock manager's client (NLM v4, its callback service, reclaim): only

@@ -49,9 +49,14 @@ void test_dirty_bounded(void **state)
 	assert_true(st.dirty_now <= p.dirty_max);
 	assert_true(st.dirty_peak <= p.dirty_max + p.wsize);
 	assert_true(st.commits >= 4);
+	/* the data's buffers come back for the next writes, no more than dirty
+	 * ever holds: dirty_max and the write that went past it */
+	assert_true(st.wbufs_made <= p.dirty_max / p.wsize + 1);
+	assert_true(st.wbufs_spare <= p.dirty_max + p.wsize);
 	assert_int_equal(nfs3c_file_put(f->c, wf, NULL), 0);
 	nfs3c_get_stats(f->c, &st);
 	assert_int_equal(st.dirty_now, 0);
+	assert_true(st.wbufs_spare > 0 && st.wbufs_spare <= p.dirty_max + p.wsize);
 	free(buf);
 	fx_free(f);
 }
