@@ -27,21 +27,21 @@ static void slot_send_done(struct rr_conn *c, struct rr_wr *w, const struct vb_w
 {
 	struct cslot *s = (struct cslot *)((char *)w - offsetof(struct cslot, send_wr));
 
-	pthread_mutex_lock(&s->cl->lock);
+	pthread_mutex_lock(&s->lock);
 	s->send_busy = 0;
 	pthread_cond_broadcast(&s->cond);
-	pthread_mutex_unlock(&s->cl->lock);
+	pthread_mutex_unlock(&s->lock);
 }
 
 static void slot_read_done(struct rr_conn *c, struct rr_wr *w, const struct vb_wc *wc)
 {
 	struct cslot *s = (struct cslot *)((char *)w - offsetof(struct cslot, read_wr));
 
-	pthread_mutex_lock(&s->cl->lock);
+	pthread_mutex_lock(&s->lock);
 	s->reads_busy = 0;
 	s->read_status = wc->status;
 	pthread_cond_broadcast(&s->cond);
-	pthread_mutex_unlock(&s->cl->lock);
+	pthread_mutex_unlock(&s->lock);
 }
 
 /* Event loop: a reply's transport header; hand it to its caller. */
@@ -73,18 +73,21 @@ static void clnt_on_recv(struct rr_conn *c, struct rr_recv *r)
 		if ((*pp)->xid == rh->xid) {
 			s = *pp;
 			*pp = s->next;
-			s->rh = rh;
-			s->recv = r;
-			s->payload_off = cu.pos;
-			s->done = 1;
-			if (rh->proc == RPCRDMA_ERROR)
-				s->err = rh->err == RPCRDMA_ERR_VERS ? -EPROTONOSUPPORT : -EPROTO;
-			pthread_cond_broadcast(&s->cond);
 			break;
 		}
 	}
 	pthread_mutex_unlock(&cl->lock);
-	if (!s) {
+	if (s) { /* off the list, s waits for done (wait_reply) */
+		pthread_mutex_lock(&s->lock);
+		s->rh = rh;
+		s->recv = r;
+		s->payload_off = cu.pos;
+		s->done = 1;
+		if (rh->proc == RPCRDMA_ERROR)
+			s->err = rh->err == RPCRDMA_ERR_VERS ? -EPROTONOSUPPORT : -EPROTO;
+		pthread_cond_broadcast(&s->cond);
+		pthread_mutex_unlock(&s->lock);
+	} else {
 		log_debug("%s: reply for unknown xid %#x dropped", c->peer, rh->xid);
 		free(rh);
 		rr_recv_repost(r);
@@ -97,9 +100,11 @@ static void clnt_on_dead(struct rr_conn *c)
 
 	pthread_mutex_lock(&cl->lock);
 	for (struct cslot *s = cl->slots; s; s = s->next) {
+		pthread_mutex_lock(&s->lock);
 		s->done = 1;
 		s->err = -ECONNRESET;
 		pthread_cond_broadcast(&s->cond);
+		pthread_mutex_unlock(&s->lock);
 	}
 	cl->slots = NULL;
 	pthread_cond_broadcast(&cl->cond);
@@ -118,7 +123,7 @@ static int take_credit(struct rr_clnt *cl)
 	if (rr_conn_is_dead(cl->conn))
 		rc = -ECONNRESET;
 	else
-		cl->outstanding++;
+		__atomic_add_fetch(&cl->outstanding, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&cl->lock);
 	return rc;
 }
@@ -129,7 +134,18 @@ int rrc_timeout_ms(const struct cslot *s)
 	return s->call->timeout_ms ? s->call->timeout_ms : s->cl->ep->p.call_timeout_ms;
 }
 
-/* A lone call: until *flag (under cl->lock) is want, ms pass or the
+/* Whether *flag (under s->lock) is want. */
+static int flag_is(struct cslot *s, const int *flag, int want)
+{
+	int is;
+
+	pthread_mutex_lock(&s->lock);
+	is = *flag == want;
+	pthread_mutex_unlock(&s->lock);
+	return is;
+}
+
+/* A lone call: until *flag (under s->lock) is want, ms pass or the
  * connection dies, take the completions in this thread rather than be woken
  * by the loop after it took them (one thread switch less). With more calls
  * in flight the loop takes them, as handing the CQ from caller to caller
@@ -143,20 +159,14 @@ static void poll_until(struct cslot *s, const int *flag, int want, int ms)
 
 	if (!cl->ep->p.caller_polls)
 		return;
-	pthread_mutex_lock(&cl->lock);
-	alone = *flag != want && cl->outstanding <= 1;
-	pthread_mutex_unlock(&cl->lock);
+	alone = __atomic_load_n(&cl->outstanding, __ATOMIC_RELAXED) <= 1 && !flag_is(s, flag, want);
 	if (!alone || !rr_conn_poll_take(c))
 		return;
 	rr_stat_add(&c->st.caller_polls, 1);
 	for (;;) {
 		uint64_t now = clock_now_ns();
-		int there;
 
-		pthread_mutex_lock(&cl->lock);
-		there = *flag == want;
-		pthread_mutex_unlock(&cl->lock);
-		if (there || rr_conn_is_dead(c) || now >= until)
+		if (flag_is(s, flag, want) || rr_conn_is_dead(c) || now >= until)
 			break;
 		rr_conn_poll(c, (int)((until - now + 999999u) / 1000000u));
 	}
@@ -171,17 +181,17 @@ int rrc_slot_wait(struct cslot *s, const int *busy, const char *what)
 	int late = 0;
 
 	poll_until(s, busy, 0, rrc_timeout_ms(s));
-	pthread_mutex_lock(&cl->lock);
+	pthread_mutex_lock(&s->lock);
 	while (*busy && !late)
-		late = pthread_cond_timedwait(&s->cond, &cl->lock, &ts) == ETIMEDOUT && *busy;
-	pthread_mutex_unlock(&cl->lock);
+		late = pthread_cond_timedwait(&s->cond, &s->lock, &ts) == ETIMEDOUT && *busy;
+	pthread_mutex_unlock(&s->lock);
 	if (!late)
 		return 0;
 	rr_conn_fail(cl->conn, what);
-	pthread_mutex_lock(&cl->lock);
+	pthread_mutex_lock(&s->lock);
 	while (*busy)
-		pthread_cond_wait(&s->cond, &cl->lock);
-	pthread_mutex_unlock(&cl->lock);
+		pthread_cond_wait(&s->cond, &s->lock);
+	pthread_mutex_unlock(&s->lock);
 	return -ETIMEDOUT;
 }
 
@@ -236,10 +246,11 @@ static void slot_finish(struct cslot *s)
 		rr_conn_leave(cl->conn);
 	rr_send_put(cl->conn, s->send);
 	pthread_mutex_lock(&cl->lock);
-	cl->outstanding--;
+	__atomic_sub_fetch(&cl->outstanding, 1, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&cl->cond);
 	pthread_mutex_unlock(&cl->lock);
 	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
 	free(s->rh);
 	free(s->h);
 	free(s);
@@ -251,21 +262,30 @@ static int wait_reply(struct cslot *s, int timeout_ms)
 {
 	struct rr_clnt *cl = s->cl;
 	struct timespec ts = clock_deadline(CLOCK_REALTIME, timeout_ms);
-	int timed_out = 0;
+	int timed_out = 0, listed = 0;
 
 	poll_until(s, &s->done, 1, timeout_ms);
-	pthread_mutex_lock(&cl->lock);
+	pthread_mutex_lock(&s->lock);
 	while (!s->done && !timed_out)
-		timed_out = pthread_cond_timedwait(&s->cond, &cl->lock, &ts) == ETIMEDOUT;
-	if (!s->done) {
+		timed_out = pthread_cond_timedwait(&s->cond, &s->lock, &ts) == ETIMEDOUT;
+	pthread_mutex_unlock(&s->lock);
+	if (timed_out) {
+		pthread_mutex_lock(&cl->lock);
 		for (struct cslot **pp = &cl->slots; *pp; pp = &(*pp)->next) {
 			if (*pp == s) {
 				*pp = s->next;
+				listed = 1;
 				break;
 			}
 		}
+		pthread_mutex_unlock(&cl->lock);
+		/* off the list already: a reply or the connection's end took it
+		 * and is about to say so */
+		pthread_mutex_lock(&s->lock);
+		while (!listed && !s->done)
+			pthread_cond_wait(&s->cond, &s->lock);
+		pthread_mutex_unlock(&s->lock);
 	}
-	pthread_mutex_unlock(&cl->lock);
 	if (s->done)
 		return s->err;
 	rr_conn_fail(cl->conn, "call timed out");
@@ -293,7 +313,7 @@ static int rr_call(struct rpc_clnt *base, struct rpc_call *call)
 			free(s->h);
 		free(s);
 		pthread_mutex_lock(&cl->lock);
-		cl->outstanding--;
+		__atomic_sub_fetch(&cl->outstanding, 1, __ATOMIC_RELAXED);
 		pthread_cond_broadcast(&cl->cond);
 		pthread_mutex_unlock(&cl->lock);
 		return rr_conn_is_dead(c) ? -ECONNRESET : -ENOMEM;
@@ -303,6 +323,7 @@ static int rr_call(struct rpc_clnt *base, struct rpc_call *call)
 	s->xid = rpc_clnt_xid(base, call);
 	s->send_wr.done = slot_send_done;
 	s->read_wr.done = slot_read_done;
+	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	rpcrdma_hdr_init(s->h, s->xid, cl->ep->p.credits, RPCRDMA_MSG);
 
@@ -359,7 +380,7 @@ static int rr_read_remote(struct rpc_clnt *base, uint64_t addr, uint32_t rkey, v
 		return rc;
 	if ((s = calloc(1, sizeof(*s))) == NULL) {
 		pthread_mutex_lock(&cl->lock);
-		cl->outstanding--;
+		__atomic_sub_fetch(&cl->outstanding, 1, __ATOMIC_RELAXED);
 		pthread_cond_broadcast(&cl->cond);
 		pthread_mutex_unlock(&cl->lock);
 		return -ENOMEM;
@@ -367,6 +388,7 @@ static int rr_read_remote(struct rpc_clnt *base, uint64_t addr, uint32_t rkey, v
 	s->cl = cl;
 	s->call = &no_call;
 	s->read_wr.done = slot_read_done;
+	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	rc = rr_buf_get(cl->ep->reg, len, 0, &buf);
 	if (rc == 0) {

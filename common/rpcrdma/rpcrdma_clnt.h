@@ -20,6 +20,11 @@ struct cslot {
 	struct cslot *next;
 	struct rr_clnt *cl;
 	struct rpc_call *call;
+	/* What the loop tells the caller: the reply (done, err, recv, rh,
+	 * payload_off) and its own work requests' ends (send_busy, reads_busy,
+	 * read_status), each under lock, signalled on cond. Taken after
+	 * cl->lock, never before it. */
+	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int done, err;
 	struct rr_recv *recv;	/* the reply's, once done */
@@ -46,7 +51,8 @@ struct rr_clnt {
 	struct rpc_clnt base;
 	struct rr_ep *ep;
 	struct rr_conn *conn;
-	pthread_mutex_t lock; /* protects slots, granted, outstanding */
+	pthread_mutex_t lock; /* protects slots, granted, outstanding (changed with
+			       * atomics, so poll_until may look without it) */
 	pthread_cond_t cond;  /* a credit came free */
 	struct cslot *slots;
 	unsigned granted, outstanding;
@@ -61,7 +67,7 @@ struct clnt_ddp {
 	unsigned wused;	  /* decoding: Write chunks consumed */
 };
 
-/* rpcrdma_clnt.c: wait until *busy (under cl->lock) is 0. If that takes more
+/* rpcrdma_clnt.c: wait until *busy (under s->lock) is 0. If that takes more
  * than the call's timeout, the connection is failed (`what` says why) and the
  * wait goes on for the flush, which teardown guarantees: -ETIMEDOUT then. */
 int rrc_slot_wait(struct cslot *s, const int *busy, const char *what);
