@@ -23,13 +23,36 @@
 
 /* ---- completions ---- */
 
+/* Set *flag to v, waking the caller if it sleeps on that flag (not on
+ * another: a Send's completion does not wake a caller waiting for its
+ * reply); s->lock held. */
+static void slot_set(struct cslot *s, int *flag, int v)
+{
+	*flag = v;
+	if (s->waits == flag)
+		pthread_cond_signal(&s->cond);
+}
+
+/* Sleep until *flag is want or the deadline ts (NULL: none) passes; 0 or
+ * ETIMEDOUT. s->lock held. */
+static int slot_sleep(struct cslot *s, const int *flag, int want, const struct timespec *ts)
+{
+	int rc = 0;
+
+	s->waits = flag;
+	while (*flag != want && rc == 0)
+		rc = ts ? pthread_cond_timedwait(&s->cond, &s->lock, ts)
+			: pthread_cond_wait(&s->cond, &s->lock);
+	s->waits = NULL;
+	return *flag == want ? 0 : rc;
+}
+
 static void slot_send_done(struct rr_conn *c, struct rr_wr *w, const struct vb_wc *wc)
 {
 	struct cslot *s = (struct cslot *)((char *)w - offsetof(struct cslot, send_wr));
 
 	pthread_mutex_lock(&s->lock);
-	s->send_busy = 0;
-	pthread_cond_broadcast(&s->cond);
+	slot_set(s, &s->send_busy, 0);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -38,9 +61,8 @@ static void slot_read_done(struct rr_conn *c, struct rr_wr *w, const struct vb_w
 	struct cslot *s = (struct cslot *)((char *)w - offsetof(struct cslot, read_wr));
 
 	pthread_mutex_lock(&s->lock);
-	s->reads_busy = 0;
 	s->read_status = wc->status;
-	pthread_cond_broadcast(&s->cond);
+	slot_set(s, &s->reads_busy, 0);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -82,10 +104,9 @@ static void clnt_on_recv(struct rr_conn *c, struct rr_recv *r)
 		s->rh = rh;
 		s->recv = r;
 		s->payload_off = cu.pos;
-		s->done = 1;
 		if (rh->proc == RPCRDMA_ERROR)
 			s->err = rh->err == RPCRDMA_ERR_VERS ? -EPROTONOSUPPORT : -EPROTO;
-		pthread_cond_broadcast(&s->cond);
+		slot_set(s, &s->done, 1);
 		pthread_mutex_unlock(&s->lock);
 	} else {
 		log_debug("%s: reply for unknown xid %#x dropped", c->peer, rh->xid);
@@ -182,15 +203,13 @@ int rrc_slot_wait(struct cslot *s, const int *busy, const char *what)
 
 	poll_until(s, busy, 0, rrc_timeout_ms(s));
 	pthread_mutex_lock(&s->lock);
-	while (*busy && !late)
-		late = pthread_cond_timedwait(&s->cond, &s->lock, &ts) == ETIMEDOUT && *busy;
+	late = slot_sleep(s, busy, 0, &ts) == ETIMEDOUT;
 	pthread_mutex_unlock(&s->lock);
 	if (!late)
 		return 0;
 	rr_conn_fail(cl->conn, what);
 	pthread_mutex_lock(&s->lock);
-	while (*busy)
-		pthread_cond_wait(&s->cond, &s->lock);
+	slot_sleep(s, busy, 0, NULL);
 	pthread_mutex_unlock(&s->lock);
 	return -ETIMEDOUT;
 }
@@ -266,8 +285,7 @@ static int wait_reply(struct cslot *s, int timeout_ms)
 
 	poll_until(s, &s->done, 1, timeout_ms);
 	pthread_mutex_lock(&s->lock);
-	while (!s->done && !timed_out)
-		timed_out = pthread_cond_timedwait(&s->cond, &s->lock, &ts) == ETIMEDOUT;
+	timed_out = slot_sleep(s, &s->done, 1, &ts) == ETIMEDOUT;
 	pthread_mutex_unlock(&s->lock);
 	if (timed_out) {
 		pthread_mutex_lock(&cl->lock);
@@ -282,8 +300,8 @@ static int wait_reply(struct cslot *s, int timeout_ms)
 		/* off the list already: a reply or the connection's end took it
 		 * and is about to say so */
 		pthread_mutex_lock(&s->lock);
-		while (!listed && !s->done)
-			pthread_cond_wait(&s->cond, &s->lock);
+		if (!listed)
+			slot_sleep(s, &s->done, 1, NULL);
 		pthread_mutex_unlock(&s->lock);
 	}
 	if (s->done)

@@ -26,6 +26,7 @@ struct cslot {
 	 * cl->lock, never before it. */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
+	const int *waits; /* the flag the caller sleeps on, if it does (under lock) */
 	int done, err;
 	struct rr_recv *recv;	/* the reply's, once done */
 	struct rpcrdma_hdr *rh; /* the reply's transport header */
