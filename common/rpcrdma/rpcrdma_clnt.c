@@ -16,6 +16,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <poll.h>
 
 #include "common/base/log.h"
@@ -25,25 +26,34 @@
 
 /* Set *flag to v, waking the caller if it sleeps on that flag (not on
  * another: a Send's completion does not wake a caller waiting for its
- * reply); s->lock held. */
+ * reply); s->lock held, so the caller cannot be gone before the post is. */
 static void slot_set(struct cslot *s, int *flag, int v)
 {
 	*flag = v;
-	if (s->waits == flag)
-		pthread_cond_signal(&s->cond);
+	if (s->waits == flag) {
+		s->waits = NULL;
+		sem_post(&s->wake);
+	}
 }
 
 /* Sleep until *flag is want or the deadline ts (NULL: none) passes; 0 or
- * ETIMEDOUT. s->lock held. */
+ * ETIMEDOUT. s->lock held. The caller sleeps on a semaphore, not on a
+ * condition variable: glibc's takes the mutex back marked contended, so that
+ * every wake-up cost a futex call more at the next unlock. A post that comes
+ * after a timeout is taken by the next sleep, which looks again. */
 static int slot_sleep(struct cslot *s, const int *flag, int want, const struct timespec *ts)
 {
 	int rc = 0;
 
-	s->waits = flag;
-	while (*flag != want && rc == 0)
-		rc = ts ? pthread_cond_timedwait(&s->cond, &s->lock, ts)
-			: pthread_cond_wait(&s->cond, &s->lock);
-	s->waits = NULL;
+	while (*flag != want && rc == 0) {
+		s->waits = flag;
+		pthread_mutex_unlock(&s->lock);
+		while ((ts ? sem_timedwait(&s->wake, ts) : sem_wait(&s->wake)) != 0 && rc == 0)
+			if (errno != EINTR)
+				rc = errno;
+		pthread_mutex_lock(&s->lock);
+		s->waits = NULL;
+	}
 	return *flag == want ? 0 : rc;
 }
 
@@ -124,7 +134,10 @@ static void clnt_on_dead(struct rr_conn *c)
 		pthread_mutex_lock(&s->lock);
 		s->done = 1;
 		s->err = -ECONNRESET;
-		pthread_cond_broadcast(&s->cond);
+		if (s->waits == &s->done) {
+			s->waits = NULL;
+			sem_post(&s->wake);
+		}
 		pthread_mutex_unlock(&s->lock);
 	}
 	cl->slots = NULL;
@@ -268,7 +281,7 @@ static void slot_finish(struct cslot *s)
 	__atomic_sub_fetch(&cl->outstanding, 1, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&cl->cond);
 	pthread_mutex_unlock(&cl->lock);
-	pthread_cond_destroy(&s->cond);
+	sem_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);
 	free(s->rh);
 	free(s->h);
@@ -342,7 +355,7 @@ static int rr_call(struct rpc_clnt *base, struct rpc_call *call)
 	s->send_wr.done = slot_send_done;
 	s->read_wr.done = slot_read_done;
 	pthread_mutex_init(&s->lock, NULL);
-	pthread_cond_init(&s->cond, NULL);
+	sem_init(&s->wake, 0, 0);
 	rpcrdma_hdr_init(s->h, s->xid, cl->ep->p.credits, RPCRDMA_MSG);
 
 	len = rrc_encode_call(s, &cd);
@@ -407,7 +420,7 @@ static int rr_read_remote(struct rpc_clnt *base, uint64_t addr, uint32_t rkey, v
 	s->call = &no_call;
 	s->read_wr.done = slot_read_done;
 	pthread_mutex_init(&s->lock, NULL);
-	pthread_cond_init(&s->cond, NULL);
+	sem_init(&s->wake, 0, 0);
 	rc = rr_buf_get(cl->ep->reg, len, 0, &buf);
 	if (rc == 0) {
 		s->bufs[s->nbufs++] = buf;

@@ -6,6 +6,8 @@
 #ifndef NFSRDMA_RPCRDMA_CLNT_H
 #define NFSRDMA_RPCRDMA_CLNT_H
 
+#include <semaphore.h>
+
 #include "rpcrdma_int.h"
 
 #define CALL_HDR_RESERVE                                                                           \
@@ -22,10 +24,10 @@ struct cslot {
 	struct rpc_call *call;
 	/* What the loop tells the caller: the reply (done, err, recv, rh,
 	 * payload_off) and its own work requests' ends (send_busy, reads_busy,
-	 * read_status), each under lock, signalled on cond. Taken after
-	 * cl->lock, never before it. */
+	 * read_status), each under lock; the caller sleeps on wake. lock is
+	 * taken after cl->lock, never before it. */
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	sem_t wake;
 	const int *waits; /* the flag the caller sleeps on, if it does (under lock) */
 	int done, err;
 	struct rr_recv *recv;	/* the reply's, once done */
