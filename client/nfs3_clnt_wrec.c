@@ -24,7 +24,8 @@ static void dirty_add(struct nfs3c *c, struct nfs3c_file *f, int64_t n)
 }
 
 /* Data for a write of len bytes, one reference: a spare buffer of the pool
- * for a large write, else a new one. */
+ * for a large write, else a new one (wsize is fixed at mount, before any
+ * write, so every pooled buffer holds wsize bytes). */
 static struct wdata *wdata_get(struct nfs3c *c, uint32_t len)
 {
 	uint32_t cap = len > c->wsize / 2 && len <= c->wsize ? c->wsize : len;
@@ -37,10 +38,6 @@ static struct wdata *wdata_get(struct nfs3c *c, uint32_t len)
 			c->wpool_bytes -= d->cap;
 		}
 		pthread_mutex_unlock(&c->wpool_lock);
-		if (d && d->cap < len) { /* from before a remount with a larger wsize */
-			free(d);
-			d = NULL;
-		}
 	}
 	if (!d && (d = malloc(sizeof(*d) + cap)) != NULL) {
 		d->cap = cap;

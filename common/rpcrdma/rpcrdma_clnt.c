@@ -132,12 +132,8 @@ static void clnt_on_dead(struct rr_conn *c)
 	pthread_mutex_lock(&cl->lock);
 	for (struct cslot *s = cl->slots; s; s = s->next) {
 		pthread_mutex_lock(&s->lock);
-		s->done = 1;
 		s->err = -ECONNRESET;
-		if (s->waits == &s->done) {
-			s->waits = NULL;
-			sem_post(&s->wake);
-		}
+		slot_set(s, &s->done, 1);
 		pthread_mutex_unlock(&s->lock);
 	}
 	cl->slots = NULL;
