@@ -165,6 +165,8 @@ int nfs_backend_set_handle_key(struct nfs_backend *be, const void *key, size_t l
 		return r;
 	integrity_key_clear(&be->fh_key);
 	be->fh_key = k; /* same place: the exports' pointers stay good */
+	/* the cached handles had their MAC checked with the old key */
+	fhcache_forget_all(be->fds);
 	return 0;
 }
 

@@ -214,15 +214,16 @@ void fhcache_put(struct fhcache *c, struct fhc_entry *e)
 		entry_free(victim);
 }
 
-/* See fhcache.h. */
-void fhcache_forget(struct fhcache *c, const void *key, size_t len)
+/* Drop the entries for key (any kind), or all of them when key is NULL. */
+static void forget(struct fhcache *c, const void *key, size_t len)
 {
 	struct fhc_entry *free_list = NULL, *e, *next;
 
 	pthread_mutex_lock(&c->lock);
 	for (e = c->lru_head; e; e = next) {
 		next = e->lnext;
-		if (e->keylen == len && memcmp(e->key, key, len) == 0 && detach(c, e)) {
+		if ((key == NULL || (e->keylen == len && memcmp(e->key, key, len) == 0)) &&
+		    detach(c, e)) {
 			e->lnext = free_list;
 			free_list = e;
 		}
@@ -232,6 +233,18 @@ void fhcache_forget(struct fhcache *c, const void *key, size_t len)
 		next = e->lnext;
 		entry_free(e);
 	}
+}
+
+/* See fhcache.h. */
+void fhcache_forget(struct fhcache *c, const void *key, size_t len)
+{
+	forget(c, key, len);
+}
+
+/* See fhcache.h. */
+void fhcache_forget_all(struct fhcache *c)
+{
+	forget(c, NULL, 0);
 }
 
 /* See fhcache.h. */

@@ -41,6 +41,9 @@ struct fhc_entry *fhcache_insert(struct fhcache *c, const void *key, size_t len,
 void fhcache_put(struct fhcache *c, struct fhc_entry *e);
 /* Drop every entry for key (any kind), e.g. when the object is gone. */
 void fhcache_forget(struct fhcache *c, const void *key, size_t len);
+/* Drop every entry (held ones once put back), e.g. when what the keys were
+ * checked against changes. */
+void fhcache_forget_all(struct fhcache *c);
 /* Entries currently cached (for tests and statistics). */
 size_t fhcache_count(struct fhcache *c);
 
