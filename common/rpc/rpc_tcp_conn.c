@@ -4,7 +4,10 @@
  * max_inflight calls are unanswered, while its calls hold max_held bytes, and
  * while the server's memory budget has no room for another call
  * (a call holds room for its largest reply from its first byte on): the
- * peer's further calls wait in the kernel, not in our memory. A worker writes
+ * peer's further calls wait in the kernel, not in our memory (but for at most
+ * AHEAD bytes read ahead). Small calls are read ahead in one read, several at
+ * a time when they are there together; a large record's body is read straight
+ * into its buffer. A worker writes
  * its reply only if the socket takes it at once, else queues it; the loop
  * writes the queue when the socket is writable. The loop's tick drops a
  * connection whose reply or call has not moved for send_deadline_ms, closes
@@ -30,10 +33,12 @@
 #define LAST_FRAG   0x80000000u
 #define FIRST_REPLY 65536 /* the reply room a call gets before it needs more */
 #define READ_BURST  16	  /* records read per wake-up: one client cannot hog its loop */
+#define AHEAD	    8192  /* bytes read at once for marks and small records */
 
 static void conn_close(struct tcp_conn *c);
 static void conn_flush(struct tcp_conn *c);
 static void conn_interest(struct tcp_conn *c);
+static void conn_read(struct tcp_conn *c);
 
 static int tcp_ddp_get(struct rpc_ddp *ddp, XDR *xdrs, uint32_t len, void **data)
 {
@@ -59,6 +64,7 @@ static void conn_put(struct tcp_conn *c)
 	log_debug("%s: connection closed", c->peer_str);
 	close(c->fd);
 	free(c->rec);
+	free(c->ahead);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -121,10 +127,13 @@ static void kicked(void *arg)
 		pthread_mutex_lock(&c->lock);
 		dead = c->dead;
 		pthread_mutex_unlock(&c->lock);
+		c->resume_queued = false;
 		if (dead)
 			conn_close(c);
 		else
 			conn_flush(c);
+		if (!c->closed && c->ahead_len)
+			conn_read(c);
 		if (!c->closed)
 			conn_interest(c);
 	}
@@ -313,6 +322,12 @@ static void conn_interest(struct tcp_conn *c)
 
 	if (want != c->want && evloop_io_set(c->lp->ev, c->io, want) == 0)
 		c->want = want;
+	/* calls read ahead but not taken (a burst's end, or reading was held
+	 * back): the socket may say nothing more, so come back for them */
+	if ((want & EVLOOP_IN) && c->ahead_len && !c->resume_queued) {
+		c->resume_queued = true;
+		conn_kick(c);
+	}
 }
 
 /* Loop thread: a whole call record is in: hand it to the workers. */
@@ -380,33 +395,63 @@ static int begin_fragment(struct tcp_conn *c)
 	return 0;
 }
 
-/* Loop thread: one read into the mark or the fragment; >0 bytes, 0 when the
- * socket has nothing now, <0 when the connection is over (closed here). */
-static ssize_t read_some(struct tcp_conn *c)
+/* Loop thread: c's next input bytes into p, at most n: what was read ahead,
+ * else a read (into p itself when n is large, else ahead). >0 bytes; 0 when
+ * nothing has come, or when a read has come short since *drained was set (the
+ * socket is empty: the poller says when more comes); <0 when the connection is
+ * over (closed here). */
+static ssize_t next_bytes(struct tcp_conn *c, uint8_t *p, size_t n, bool *drained)
 {
+	size_t want = n < AHEAD ? AHEAD : n;
+	uint8_t *into = n < AHEAD ? c->ahead : p;
 	ssize_t got;
 
-	do
-		got = c->in_frag ? read(c->fd, c->rec + c->rec_len, c->frag_left)
-				 : read(c->fd, c->mark + c->mark_got, 4 - c->mark_got);
-	while (got < 0 && errno == EINTR);
-	if (got > 0 || (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)))
-		return got > 0 ? got : 0;
-	if (got < 0)
-		log_debug("%s: read: %s", c->peer_str, strerror(errno));
-	conn_close(c);
-	return -1;
+	if (c->ahead_len == 0 && !*drained) {
+		if (into == NULL && (into = c->ahead = malloc(AHEAD)) == NULL) {
+			log_warn("%s: out of memory for reading, closing", c->peer_str);
+			conn_close(c);
+			return -1;
+		}
+		do
+			got = read(c->fd, into, want);
+		while (got < 0 && errno == EINTR);
+		if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+			if (got < 0)
+				log_debug("%s: read: %s", c->peer_str, strerror(errno));
+			conn_close(c);
+			return -1;
+		}
+		*drained = got < (ssize_t)want;
+		if (got < 0)
+			return 0;
+		if (into == p)
+			return got;
+		c->ahead_off = 0;
+		c->ahead_len = (size_t)got;
+	}
+	if (c->ahead_len == 0)
+		return 0;
+	got = (ssize_t)(n < c->ahead_len ? n : c->ahead_len);
+	memcpy(p, c->ahead + c->ahead_off, (size_t)got);
+	c->ahead_off += (size_t)got;
+	c->ahead_len -= (size_t)got;
+	return got;
 }
 
 /* Loop thread: read what has come, up to READ_BURST calls. */
 static void conn_read(struct tcp_conn *c)
 {
+	bool drained = false;
+
 	for (int calls = 0; calls < READ_BURST && (wanted(c) & EVLOOP_IN);) {
-		ssize_t got = read_some(c);
+		ssize_t got =
+			c->in_frag
+				? next_bytes(c, c->rec + c->rec_len, c->frag_left, &drained)
+				: next_bytes(c, c->mark + c->mark_got, 4 - c->mark_got, &drained);
 		int rc;
 
 		if (got <= 0)
-			return;
+			break;
 		c->read_ns = clock_now_ns();
 		if (!c->reserved) { /* a call begins: hold room for its reply */
 			rpc_mem_charge(c->l->srv, c->l->p.max_reply);
@@ -433,6 +478,10 @@ static void conn_read(struct tcp_conn *c)
 			submit_call(c);
 			calls++;
 		}
+	}
+	if (!c->closed && c->ahead_len == 0) { /* an idle connection holds no buffer */
+		free(c->ahead);
+		c->ahead = NULL;
 	}
 }
 
@@ -489,6 +538,9 @@ static void conn_close(struct tcp_conn *c)
 	}
 	free(c->rec);
 	c->rec = NULL;
+	free(c->ahead);
+	c->ahead = NULL;
+	c->ahead_len = 0;
 	rpc_mem_release(c->l->srv, c->reserved);
 	c->reserved = 0;
 	/* the loop's reference goes after the handler that closed c returns */

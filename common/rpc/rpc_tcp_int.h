@@ -83,8 +83,11 @@ struct tcp_conn {
 	uint8_t *rec; /* the call record being read */
 	size_t rec_len, frag_left;
 	bool in_frag, last_frag;
-	uint64_t read_ns; /* bytes of an unfinished call last came */
-	size_t reserved;  /* memory budget held for the call being read */
+	uint8_t *ahead;		     /* bytes read ahead (AHEAD), or NULL */
+	size_t ahead_off, ahead_len; /* what of them is not yet taken */
+	bool resume_queued;	     /* a kick will take them */
+	uint64_t read_ns;	     /* bytes of an unfinished call last came */
+	size_t reserved;	     /* memory budget held for the call being read */
 
 	/* under lock */
 	pthread_mutex_t lock;

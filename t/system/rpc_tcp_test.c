@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
 #include "bulkprog.h"
 #include "common/rpc/integrity.h"
@@ -415,6 +417,69 @@ static void non_reading_client_dropped(void **state)
 	rpc_clnt_destroy(c);
 }
 
+/* Many small calls in one write (more than max_inflight and READ_BURST; one
+ * of them in three fragments), then nothing more: the server reads them all
+ * at once (under its 8 KiB of read-ahead), takes them in bursts and answers
+ * every one, though the socket has nothing left to say when it resumes. */
+static void pipelined_calls_answered(void **state)
+{
+	enum { N = 60 };
+	struct fixture *f = *state;
+	struct rpc_clnt *c = connect_clnt(f);
+	char msg[] = "pipelined";
+	struct bulk_blob in = {sizeof(msg), msg};
+	struct rpc_call call = {.prog = BULKPROG,
+				.vers = BULKVERS,
+				.proc = BULK_ECHO,
+				.xdr_args = (xdrproc_t)xdr_bulk_blob,
+				.args = &in};
+	size_t cap = N * 256, at = 0, rlen;
+	uint8_t *buf = malloc(cap), *reply, seen[N] = {0};
+	uint32_t mark, xid, w[6];
+	struct timeval tv = {.tv_sec = 10};
+	int fd;
+
+	assert_non_null(buf);
+	for (uint32_t i = 0; i < N; i++) {
+		uint8_t one[256];
+		int len = rpc_encode_call(c, 1000 + i, &call, one, sizeof(one), NULL);
+		/* one call in fragments of 8, 8 and the rest bytes, the others whole */
+		size_t cut[] = {0, 8, 16, (size_t)len}, frags = i == N / 2 ? 3 : 1;
+
+		assert_true(len > 24 && len < 240);
+		if (frags == 1)
+			cut[1] = (size_t)len;
+		for (size_t k = 0; k < frags; k++) {
+			mark = htonl((k + 1 == frags ? 0x80000000u : 0) |
+				     (uint32_t)(cut[k + 1] - cut[k]));
+			memcpy(buf + at, &mark, 4);
+			memcpy(buf + at + 4, one + cut[k], cut[k + 1] - cut[k]);
+			at += 4 + cut[k + 1] - cut[k];
+		}
+	}
+	assert_true(at < 8192); /* one read takes them all */
+	fd = net_connect_tcp("127.0.0.1", f->port, 5000);
+	assert_true(fd >= 0);
+	/* a reply that never comes fails the read, not the test's deadline */
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+	assert_int_equal(write(fd, buf, at), (ssize_t)at);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(rpc_rec_read(fd, 4096, &reply, &rlen), 0);
+		assert_true(rlen >= sizeof(w));
+		memcpy(w, reply, sizeof(w));
+		assert_int_equal(ntohl(w[1]), REPLY);
+		assert_int_equal(ntohl(w[2]), MSG_ACCEPTED);
+		assert_int_equal(ntohl(w[5]), SUCCESS); /* the fragmented one too */
+		xid = ntohl(w[0]) - 1000;
+		assert_true(xid < N && !seen[xid]);
+		seen[xid] = 1;
+		free(reply);
+	}
+	close(fd);
+	free(buf);
+	rpc_clnt_destroy(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -430,6 +495,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(integrity_replay_dropped, setup_key, teardown),
 		cmocka_unit_test_setup_teardown(concurrent_clients, setup, teardown),
 		cmocka_unit_test_setup_teardown(non_reading_client_dropped, setup, teardown),
+		cmocka_unit_test_setup_teardown(pipelined_calls_answered, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("rpc_tcp", tests, NULL, NULL);
 }
