@@ -7,6 +7,7 @@
 
 #include "client/client.h"
 #include "common/base/cli.h"
+#include "common/base/osdep.h"
 
 /* The verbs, for usage messages. */
 static void usage(FILE *f)
@@ -25,6 +26,7 @@ int main(int argc, char **argv)
 {
 	const char *me = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 
+	osdep_malloc_keep(1u << 20); /* rsize and wsize are at most 1 MiB */
 	if (strcmp(me, "mount.nfsrdma") == 0)
 		return client_mount_main(argc, argv, 1);
 	if (argc < 2)

@@ -18,6 +18,7 @@
 #include "common/base/cli.h"
 #include "common/base/config.h"
 #include "common/base/log.h"
+#include "common/base/osdep.h"
 #include "common/base/ctl.h"
 #include "common/verbs.h"
 #include "server/daemon.h"
@@ -283,6 +284,7 @@ static int server_run(const struct server_opts *o)
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL); /* every thread inherits this */
 	signal(SIGPIPE, SIG_IGN);
+	osdep_malloc_keep(cfg.rdma.max_io_size);
 	if (daemon_start(&srv, &cfg) != 0) {
 		log_err("not started");
 		report(fd, 1);

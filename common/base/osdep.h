@@ -105,4 +105,12 @@ int osdep_open_path(int dirfd, const char *name);
 /* Make a new hard link dirfd/name to the object fd refers to. */
 int osdep_link_fd(int fd, int dirfd, const char *name);
 
+/* Have the allocator keep freed blocks of up to largest bytes (I/O buffers:
+ * a call's record, a READ's data) for the next ones, up to about
+ * OSDEP_MALLOC_KEEP of them per arena, instead of giving each back to the
+ * system at its free: a fresh block costs a page fault and the zeroing of
+ * every page, per call. Call once, before the threads start. */
+#define OSDEP_MALLOC_KEEP 8
+void osdep_malloc_keep(size_t largest);
+
 #endif

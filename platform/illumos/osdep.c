@@ -163,3 +163,10 @@ int osdep_link_fd(int fd, int dirfd, const char *name)
 {
 	return -ENOTSUP;
 }
+
+/* See osdep.h. libc's malloc keeps freed blocks in its own free lists and does
+ * not map large ones apart: nothing to set. */
+void osdep_malloc_keep(size_t largest)
+{
+	(void)largest;
+}

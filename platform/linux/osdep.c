@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -322,4 +323,21 @@ int osdep_link_fd(int fd, int dirfd, const char *name)
 
 	fd_path(fd, path, sizeof(path));
 	return linkat(AT_FDCWD, path, dirfd, name, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
+}
+
+/* See osdep.h. glibc maps each block from its mmap threshold up (128 KiB at
+ * first; it rises to a freed block's size) and unmaps it at free, and gives
+ * back the free top of a heap past its trim threshold (twice that): with a few
+ * 1 MiB buffers in flight both happen all the time. Fixed thresholds keep the
+ * blocks in the arenas; at most OSDEP_MALLOC_KEEP of them are free at an
+ * arena's top before it is trimmed. (mmap is capped at 32 MiB by glibc.) */
+void osdep_malloc_keep(size_t largest)
+{
+	size_t block = largest + (64u << 10), cap = 32u << 20;
+
+	if (block > cap)
+		block = cap;
+	/* refused only for values out of range, which these are not */
+	(void)mallopt(M_MMAP_THRESHOLD, (int)block);
+	(void)mallopt(M_TRIM_THRESHOLD, (int)(block * OSDEP_MALLOC_KEEP));
 }
