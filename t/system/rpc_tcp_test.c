@@ -106,6 +106,16 @@ static int call_simple(struct rpc_clnt *c, uint32_t prog, uint32_t vers, uint32_
 	return rc;
 }
 
+/* An ECHO of in, its reply not decoded (for calls encoded and sent raw). */
+static struct rpc_call echo_call(struct bulk_blob *in)
+{
+	return (struct rpc_call){.prog = BULKPROG,
+				 .vers = BULKVERS,
+				 .proc = BULK_ECHO,
+				 .xdr_args = (xdrproc_t)xdr_bulk_blob,
+				 .args = in};
+}
+
 static void null_and_echo(void **state)
 {
 	struct rpc_clnt *c = connect_clnt(*state);
@@ -326,11 +336,7 @@ static void integrity_replay_dropped(void **state)
 	struct rpc_clnt *c = connect_clnt(f);
 	char msg[] = "once only";
 	struct bulk_blob in = {sizeof(msg), msg};
-	struct rpc_call call = {.prog = BULKPROG,
-				.vers = BULKVERS,
-				.proc = BULK_ECHO,
-				.xdr_args = (xdrproc_t)xdr_bulk_blob,
-				.args = &in};
+	struct rpc_call call = echo_call(&in);
 	struct rpc_replay_stats st;
 	uint8_t buf[1024];
 	uint32_t mark;
@@ -428,11 +434,7 @@ static void pipelined_calls_answered(void **state)
 	struct rpc_clnt *c = connect_clnt(f);
 	char msg[] = "pipelined";
 	struct bulk_blob in = {sizeof(msg), msg};
-	struct rpc_call call = {.prog = BULKPROG,
-				.vers = BULKVERS,
-				.proc = BULK_ECHO,
-				.xdr_args = (xdrproc_t)xdr_bulk_blob,
-				.args = &in};
+	struct rpc_call call = echo_call(&in);
 	size_t cap = N * 256, at = 0, rlen;
 	uint8_t *buf = malloc(cap), *reply, seen[N] = {0};
 	uint32_t mark, xid, w[6];
