@@ -173,7 +173,9 @@ struct soft_conn;
  * connection whose socket is readable, on the consumer's thread. One thread
  * at a time pumps (cq->pump, outermost of the locks), and a connection is
  * freed only after its teardown took cq->pump, so that a pump never holds a
- * connection that is gone. */
+ * connection that is gone. The poll that follows an arm does not pump: a
+ * readable socket keeps cq_fd readable, so what it would have found wakes
+ * the consumer instead (one system call fewer per wake-up). */
 struct soft_cq {
 	struct vb_cq base;
 	pthread_mutex_t lock;
@@ -182,9 +184,16 @@ struct soft_cq {
 	struct wakefd wake; /* readable when armed and a completion arrives */
 	bool armed, overflow;
 	bool posted;	      /* wake has an event that cq_ack has not taken */
+	bool armed_pump;      /* driven: armed, and no poll since (it need not pump) */
 	unsigned users;	      /* QPs attached */
 	struct poller *drive; /* driven: the poller cq_fd is (see above); NULL if not */
 	pthread_mutex_t pump;
+	/* The one connection that uses it, while no other ever did (under lock,
+	 * and cleared under pump too): its pump reads that socket without asking
+	 * the poller first, which costs no more when it is empty and saves a
+	 * system call when it is not. */
+	struct soft_conn *sole;
+	bool shared; /* two connections used it */
 };
 
 int soft_create_cq(struct vb_device *dev, int cqe, struct vb_cq **out);
@@ -196,7 +205,7 @@ int soft_poll_cq(struct vb_cq *cq, int n, struct vb_wc *wc);
 int soft_cq_drive(struct vb_cq *cq);
 /* Queue one completion; signals the fd if armed; overflow is logged and sticky. */
 void soft_cq_push(struct soft_cq *cq, const struct vb_wc *wc);
-void soft_cq_use(struct soft_cq *cq, int delta);
+void soft_cq_use(struct soft_cq *cq, struct soft_conn *c, int delta);
 /* The driven CQ whose consumer reads c's socket once connected, or NULL
  * (send and receive completions must go to that one CQ). */
 struct soft_cq *soft_cq_driving(struct soft_conn *c);
@@ -475,6 +484,9 @@ void soft_poller_want(struct poller *p, int fd, struct soft_pollobj *po, unsigne
  * finish a connect, receive (rx), send, and watch the socket for what it
  * can use next. */
 void soft_conn_work(struct soft_conn *c, bool rx, bool tx);
+/* A driven CQ's pump, for its sole connection: the receive side as if the
+ * socket were readable, if its CQ's poller watches it for reading. */
+void soft_conn_drive_rx(struct soft_conn *c);
 void soft_engine_unwatch(struct soft_engine *e, int fd);
 /* Take c off the ready and timer lists (before freeing it). */
 void soft_engine_forget(struct soft_engine *e, struct soft_conn *c);

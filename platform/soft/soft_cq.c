@@ -118,19 +118,30 @@ void soft_cq_forget(struct soft_conn *c)
 	pthread_mutex_lock(&c->lock);
 	soft_poller_want(cq->drive, c->fd, &c->cpo, 0);
 	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_lock(&cq->lock);
+	if (cq->sole == c)
+		cq->sole = NULL;
+	pthread_mutex_unlock(&cq->lock);
 	pthread_mutex_unlock(&cq->pump);
 }
 
 /* A driven CQ's receive side: every connection whose socket is readable
- * (or failed), as the engine would. */
+ * (or failed), as the engine would; its sole connection's, without asking. */
 static void pump(struct soft_cq *cq)
 {
 	struct poller_event evs[PUMP_BATCH];
-	int n;
+	struct soft_conn *sole;
+	int n = 0;
 
 	pthread_mutex_lock(&cq->pump);
 	pumping = cq;
-	n = poller_wait(cq->drive, evs, PUMP_BATCH, 0);
+	pthread_mutex_lock(&cq->lock);
+	sole = cq->sole;
+	pthread_mutex_unlock(&cq->lock);
+	if (sole)
+		soft_conn_drive_rx(sole);
+	else
+		n = poller_wait(cq->drive, evs, PUMP_BATCH, 0);
 	for (int i = 0; i < n; i++) {
 		struct soft_pollobj *po = evs[i].ptr;
 
@@ -142,11 +153,16 @@ static void pump(struct soft_cq *cq)
 	pthread_mutex_unlock(&cq->pump);
 }
 
-/* Count a QP attaching (+1) or detaching (-1), so destroy_cq can refuse. */
-void soft_cq_use(struct soft_cq *cq, int delta)
+/* Count c's QP attaching (+1) or detaching (-1), so destroy_cq can refuse;
+ * and note whether c alone uses the CQ. */
+void soft_cq_use(struct soft_cq *cq, struct soft_conn *c, int delta)
 {
 	pthread_mutex_lock(&cq->lock);
 	cq->users += (unsigned)delta;
+	if (delta > 0 && cq->sole != c) {
+		cq->shared = cq->shared || cq->users > 1;
+		cq->sole = cq->shared ? NULL : c;
+	}
 	pthread_mutex_unlock(&cq->lock);
 }
 
@@ -169,6 +185,7 @@ int soft_cq_arm(struct vb_cq *c)
 		return rc;
 	pthread_mutex_lock(&cq->lock);
 	cq->armed = true;
+	__atomic_store_n(&cq->armed_pump, cq->drive != NULL, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&cq->lock);
 	return 0;
 }
@@ -183,6 +200,7 @@ int soft_cq_ack(struct vb_cq *c)
 	if (cq->posted)
 		wakefd_take(&cq->wake);
 	cq->posted = false;
+	__atomic_store_n(&cq->armed_pump, false, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&cq->lock);
 	return 0;
 }
@@ -197,8 +215,8 @@ int soft_poll_cq(struct vb_cq *c, int n, struct vb_wc *wc)
 		return -EINVAL;
 	if (soft_cred_check(c->dev) != 0)
 		return -EACCES;
-	if (cq->drive)
-		pump(cq);
+	if (cq->drive && !__atomic_exchange_n(&cq->armed_pump, false, __ATOMIC_ACQ_REL))
+		pump(cq); /* not right after an arm: see soft.h */
 	pthread_mutex_lock(&cq->lock);
 	while (got < n && cq->count) {
 		wc[got++] = cq->ring[cq->head];

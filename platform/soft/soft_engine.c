@@ -222,6 +222,18 @@ void soft_conn_work(struct soft_conn *c, bool rx, bool tx)
 				 (more_rx ? SOFT_READY_RX : 0) | (more_tx ? SOFT_READY_TX : 0));
 }
 
+/* See soft.h. */
+void soft_conn_drive_rx(struct soft_conn *c)
+{
+	bool watched;
+
+	pthread_mutex_lock(&c->lock);
+	watched = c->cpo.watched && (c->cpo.events & POLLER_IN);
+	pthread_mutex_unlock(&c->lock);
+	if (watched)
+		soft_conn_work(c, true, false);
+}
+
 /* One poller event. */
 static void dispatch(struct soft_engine *e, const struct poller_event *ev)
 {

@@ -93,8 +93,8 @@ int soft_create_qp(struct vb_conn *conn, struct vb_pd *pd, struct vb_cq *send_cq
 	conn->pd = pd;
 	conn->send_cq = send_cq;
 	conn->recv_cq = recv_cq;
-	soft_cq_use((struct soft_cq *)send_cq, 1);
-	soft_cq_use((struct soft_cq *)recv_cq, 1);
+	soft_cq_use((struct soft_cq *)send_cq, c, 1);
+	soft_cq_use((struct soft_cq *)recv_cq, c, 1);
 	pthread_mutex_lock(&c->dev->keys.lock);
 	((struct soft_pd *)pd)->users++;
 	pthread_mutex_unlock(&c->dev->keys.lock);
@@ -108,8 +108,8 @@ void soft_qp_free(struct soft_conn *c)
 {
 	if (c->qp == SOFT_QP_NONE)
 		return;
-	soft_cq_use((struct soft_cq *)c->base.send_cq, -1);
-	soft_cq_use((struct soft_cq *)c->base.recv_cq, -1);
+	soft_cq_use((struct soft_cq *)c->base.send_cq, c, -1);
+	soft_cq_use((struct soft_cq *)c->base.recv_cq, c, -1);
 	pthread_mutex_lock(&c->dev->keys.lock);
 	((struct soft_pd *)c->base.pd)->users--;
 	pthread_mutex_unlock(&c->dev->keys.lock);

@@ -401,6 +401,7 @@ int main(void)
 		cmocka_unit_test(cq_event_fd),
 		cmocka_unit_test(cq_overflow_reported),
 		cmocka_unit_test(driven_cq),
+		cmocka_unit_test(driven_cq_shared),
 		cmocka_unit_test(many_connections),
 		cmocka_unit_test(threads_share_a_qp),
 		cmocka_unit_test(churn),

@@ -115,6 +115,7 @@ void ird_enforced(void **state);
 void cq_event_fd(void **state);
 void cq_overflow_reported(void **state);
 void driven_cq(void **state);
+void driven_cq_shared(void **state);
 void threads_share_a_qp(void **state);
 /* ... verbs_conformance_access.c ... */
 void bad_rkey(void **state);

@@ -495,60 +495,86 @@ void cq_overflow_reported(void **state)
 	assert_int_equal(vb_dealloc_pd(pr.ppd), 0);
 }
 
-/* A CQ driven by its consumer (vb_cq_drive, where the provider has it): one
- * CQ per side for sends and receives. A Write and a Send land and complete
- * as its consumer polls; a Read of the active side waits in its socket until
+/* One pair's traffic on driven CQs: a Write and a Send land and complete as
+ * the consumer polls; a Read of the active side waits in its socket until
  * that side's consumer polls, which its CQ's fd says with no completion to
- * give; and a CQ a QP uses can no longer be driven. */
-void driven_cq(void **state)
+ * give. wr_ids start at id. */
+static void driven_traffic(struct pair *pr, uint64_t id)
 {
-	struct pair pr = {.shared = true};
 	struct buf src, dst;
 	struct vb_wc wc;
+
+	buf_new(&src, pr->apd, 8192, VB_ACCESS_LOCAL_WRITE | VB_ACCESS_REMOTE_READ, (unsigned)id);
+	buf_new(&dst, pr->ppd, 8192, VB_ACCESS_LOCAL_WRITE | VB_ACCESS_REMOTE_WRITE, 8);
+	post_recv1(pr->p, id, &dst, 4096, 64);
+	post1(pr->a, id + 1, VB_WR_RDMA_WRITE, &src, 0, 4096, raddr(&dst, 0), dst.mr->rkey,
+	      VB_SEND_SIGNALED);
+	post1(pr->a, id + 2, VB_WR_SEND, &src, 4096, 64, 0, 0, VB_SEND_SIGNALED);
+	expect_wc(pr->prcq, id, VB_WC_SUCCESS);
+	assert_memory_equal(dst.p, src.p, 4096);
+	assert_memory_equal(dst.p + 4096, src.p + 4096, 64);
+	expect_wc(pr->ascq, id + 1, VB_WC_SUCCESS);
+	expect_wc(pr->ascq, id + 2, VB_WC_SUCCESS);
+	post1(pr->p, id + 3, VB_WR_RDMA_READ, &dst, 0, 4096, raddr(&src, 4096), src.mr->rkey,
+	      VB_SEND_SIGNALED);
+	assert_true(wait_fd(vb_cq_fd(pr->ascq), TMO_MS));
+	assert_int_equal(vb_poll_cq(pr->ascq, 1, &wc), 0); /* it answered the Read */
+	expect_wc(pr->pscq, id + 3, VB_WC_SUCCESS);
+	assert_memory_equal(dst.p, src.p + 4096, 4096);
+	buf_free(&src);
+	buf_free(&dst);
+}
+
+/* A CQ driven by its consumer (vb_cq_drive, where the provider has it): one
+ * CQ per side for sends and receives, used by npairs connections (one: the
+ * soft provider reads its socket without asking its poller; two: it asks),
+ * each with driven_traffic in turn; and a CQ a QP uses can no longer be driven. */
+static void driven_cq_pairs(int npairs)
+{
+	struct pair pr[2] = {{.shared = true}, {.shared = true}};
 	int rc;
 
-	(void)state;
-	assert_int_equal(vb_alloc_pd(dev, &pr.apd), 0);
-	assert_int_equal(vb_alloc_pd(dev, &pr.ppd), 0);
-	assert_int_equal(vb_create_cq(dev, 64, &pr.ascq), 0);
-	assert_int_equal(vb_create_cq(dev, 64, &pr.pscq), 0);
-	pr.arcq = pr.ascq;
-	pr.prcq = pr.pscq;
-	if ((rc = vb_cq_drive(pr.ascq)) == -EOPNOTSUPP) {
-		vb_destroy_cq(pr.ascq);
-		vb_destroy_cq(pr.pscq);
-		vb_dealloc_pd(pr.apd);
-		vb_dealloc_pd(pr.ppd);
+	assert_int_equal(vb_alloc_pd(dev, &pr[0].apd), 0);
+	assert_int_equal(vb_alloc_pd(dev, &pr[0].ppd), 0);
+	assert_int_equal(vb_create_cq(dev, 64, &pr[0].ascq), 0);
+	assert_int_equal(vb_create_cq(dev, 64, &pr[0].pscq), 0);
+	pr[0].arcq = pr[0].ascq;
+	pr[0].prcq = pr[0].pscq;
+	pr[1] = pr[0];
+	if ((rc = vb_cq_drive(pr[0].ascq)) == -EOPNOTSUPP) {
+		vb_destroy_cq(pr[0].ascq);
+		vb_destroy_cq(pr[0].pscq);
+		vb_dealloc_pd(pr[0].apd);
+		vb_dealloc_pd(pr[0].ppd);
 		skip_because("the provider has no CQs driven by their consumer");
 	}
 	assert_int_equal(rc, 0);
-	assert_int_equal(vb_cq_drive(pr.pscq), 0);
-	pair_open(&pr);
-	assert_int_not_equal(vb_cq_drive(pr.ascq), 0);
-	buf_new(&src, pr.apd, 8192, VB_ACCESS_LOCAL_WRITE | VB_ACCESS_REMOTE_READ, 7);
-	buf_new(&dst, pr.ppd, 8192, VB_ACCESS_LOCAL_WRITE | VB_ACCESS_REMOTE_WRITE, 8);
-	post_recv1(pr.p, 1, &dst, 4096, 64);
-	post1(pr.a, 2, VB_WR_RDMA_WRITE, &src, 0, 4096, raddr(&dst, 0), dst.mr->rkey,
-	      VB_SEND_SIGNALED);
-	post1(pr.a, 3, VB_WR_SEND, &src, 4096, 64, 0, 0, VB_SEND_SIGNALED);
-	expect_wc(pr.prcq, 1, VB_WC_SUCCESS);
-	assert_memory_equal(dst.p, src.p, 4096);
-	assert_memory_equal(dst.p + 4096, src.p + 4096, 64);
-	expect_wc(pr.ascq, 2, VB_WC_SUCCESS);
-	expect_wc(pr.ascq, 3, VB_WC_SUCCESS);
-	post1(pr.p, 4, VB_WR_RDMA_READ, &dst, 0, 4096, raddr(&src, 4096), src.mr->rkey,
-	      VB_SEND_SIGNALED);
-	assert_true(wait_fd(vb_cq_fd(pr.ascq), TMO_MS));
-	assert_int_equal(vb_poll_cq(pr.ascq, 1, &wc), 0); /* it answered the Read */
-	expect_wc(pr.pscq, 4, VB_WC_SUCCESS);
-	assert_memory_equal(dst.p, src.p + 4096, 4096);
-	pair_close(&pr);
-	buf_free(&src);
-	buf_free(&dst);
-	assert_int_equal(vb_destroy_cq(pr.ascq), 0);
-	assert_int_equal(vb_destroy_cq(pr.pscq), 0);
-	assert_int_equal(vb_dealloc_pd(pr.apd), 0);
-	assert_int_equal(vb_dealloc_pd(pr.ppd), 0);
+	assert_int_equal(vb_cq_drive(pr[0].pscq), 0);
+	for (int i = 0; i < npairs; i++)
+		pair_open(&pr[i]);
+	assert_int_not_equal(vb_cq_drive(pr[0].ascq), 0);
+	for (int i = 0; i < npairs; i++)
+		driven_traffic(&pr[i], 10 * (uint64_t)(i + 1));
+	for (int i = 0; i < npairs; i++)
+		pair_close(&pr[i]);
+	assert_int_equal(vb_destroy_cq(pr[0].ascq), 0);
+	assert_int_equal(vb_destroy_cq(pr[0].pscq), 0);
+	assert_int_equal(vb_dealloc_pd(pr[0].apd), 0);
+	assert_int_equal(vb_dealloc_pd(pr[0].ppd), 0);
+}
+
+/* See driven_cq_pairs: one connection per CQ. */
+void driven_cq(void **state)
+{
+	(void)state;
+	driven_cq_pairs(1);
+}
+
+/* See driven_cq_pairs: two connections share each CQ. */
+void driven_cq_shared(void **state)
+{
+	(void)state;
+	driven_cq_pairs(2);
 }
 
 /* ---- several threads on one QP ---- */
