@@ -188,12 +188,12 @@ struct soft_cq {
 	unsigned users;	      /* QPs attached */
 	struct poller *drive; /* driven: the poller cq_fd is (see above); NULL if not */
 	pthread_mutex_t pump;
-	/* The one connection that uses it, while no other ever did (under lock,
-	 * and cleared under pump too): its pump reads that socket without asking
-	 * the poller first, which costs no more when it is empty and saves a
-	 * system call when it is not. */
+	/* The connection that attached to it alone, for sends and receives
+	 * both, while it is attached and no other is (under lock; cleared under
+	 * pump too, by the teardown of a driven one): its pump reads that socket
+	 * without asking the poller first, which costs no more when it is empty
+	 * and saves a system call when it is not. */
 	struct soft_conn *sole;
-	bool shared; /* two connections used it */
 };
 
 int soft_create_cq(struct vb_device *dev, int cqe, struct vb_cq **out);

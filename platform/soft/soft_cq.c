@@ -154,15 +154,15 @@ static void pump(struct soft_cq *cq)
 }
 
 /* Count c's QP attaching (+1) or detaching (-1), so destroy_cq can refuse;
- * and note whether c alone uses the CQ. */
+ * and note whether c alone uses the CQ, for both its queues (see soft.h). */
 void soft_cq_use(struct soft_cq *cq, struct soft_conn *c, int delta)
 {
 	pthread_mutex_lock(&cq->lock);
 	cq->users += (unsigned)delta;
-	if (delta > 0 && cq->sole != c) {
-		cq->shared = cq->shared || cq->users > 1;
-		cq->sole = cq->shared ? NULL : c;
-	}
+	if (delta > 0 && cq->sole != c)
+		cq->sole = cq->users == 1 && c->base.send_cq == c->base.recv_cq ? c : NULL;
+	else if (delta < 0 && cq->sole == c)
+		cq->sole = NULL;
 	pthread_mutex_unlock(&cq->lock);
 }
 

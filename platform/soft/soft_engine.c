@@ -196,13 +196,18 @@ static void conn_interest(struct soft_engine *e, struct soft_conn *c)
 		soft_poller_want(cq->drive, c->fd, &c->cpo, cq_want);
 }
 
-/* See soft.h. */
-void soft_conn_work(struct soft_conn *c, bool rx, bool tx)
+/* soft_conn_work; driven: only if c's CQ's poller watches it for reading
+ * (soft_conn_drive_rx), checked under the same hold of c->lock. */
+static void conn_work(struct soft_conn *c, bool rx, bool tx, bool driven)
 {
 	struct soft_engine *e = c->dev->eng;
 	bool more_rx = false, more_tx = false;
 
 	pthread_mutex_lock(&c->lock);
+	if (driven && !(c->cpo.watched && (c->cpo.events & POLLER_IN))) {
+		pthread_mutex_unlock(&c->lock);
+		return;
+	}
 	if (c->cm == SOFT_CM_CONNECTING) {
 		if (rx || tx)
 			soft_cm_connected(c);
@@ -223,15 +228,15 @@ void soft_conn_work(struct soft_conn *c, bool rx, bool tx)
 }
 
 /* See soft.h. */
+void soft_conn_work(struct soft_conn *c, bool rx, bool tx)
+{
+	conn_work(c, rx, tx, false);
+}
+
+/* See soft.h. */
 void soft_conn_drive_rx(struct soft_conn *c)
 {
-	bool watched;
-
-	pthread_mutex_lock(&c->lock);
-	watched = c->cpo.watched && (c->cpo.events & POLLER_IN);
-	pthread_mutex_unlock(&c->lock);
-	if (watched)
-		soft_conn_work(c, true, false);
+	conn_work(c, true, false, true);
 }
 
 /* One poller event. */
