@@ -14,7 +14,7 @@ EXTRAS=${NFSRDMA_EXTRAS:-auto}
 START=$(date +%s)
 BUDGET=${NFSRDMA_CI_BUDGET:-4800}   # seconds for the whole run; CI allows 90 minutes
 
-pass=0 fail=0 skip=0 cut=""
+pass=0 fail=0 skip=0 cut="" failed=""
 log() { echo "check: $*"; }
 left() { echo $((BUDGET - ($(date +%s) - START))); }
 # deadline SECONDS: SECONDS, or what is left of the budget if that is less.
@@ -45,6 +45,19 @@ tally() { # tally LOGFILE
 	s=$(sed -n 's/^# SKIP: *\([0-9]*\)/\1/p' "$1" | awk '{s+=$1} END {print s+0}')
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 }
+# failures LOG DIR: name the tests LOG reports failed (kept for the summary)
+# and show the end of each one's log under DIR, so that CI's output says which.
+failures() {
+	local t f
+	while IFS= read -r t; do
+		failed="$failed
+check:   $t"
+	done < <(grep -E '^(FAIL|ERROR|XPASS):' "$1")
+	for f in $(grep -lsE '^(FAIL|ERROR|XPASS):' "$2"/t/*.log "$2"/t/*/*.log); do
+		echo "--- ${f#"$top"/}"
+		tail -n 30 "$f"
+	done
+}
 # A step that is one check on its own (style, distcheck): pass or fail.
 step() { # step NAME CMD...
 	local name=$1 limit rc
@@ -58,6 +71,8 @@ step() { # step NAME CMD...
 	else
 		was_cut "$name" "$limit" $rc || log "$name: FAILED (see build/$name.log)"
 		tail -n 40 "$top/build/$name.log"
+		# distcheck keeps its tree when it fails; its tests' logs are in there
+		failures "$top/build/$name.log" "$(find "$B" -maxdepth 3 -type d -name sub -path '*/_build/*' -print -quit 2>/dev/null)"
 		fail=$((fail + 1))
 	fi
 }
@@ -85,8 +100,7 @@ bounded "$limit" make -C "$B" -j"$(nproc)" check 2>&1 | tee "$top/build/make-che
 was_cut "make check" "$limit" "${PIPESTATUS[0]}"
 tally "$top/build/make-check.log"
 grep -q '^# TOTAL' "$top/build/make-check.log" || fail=$((fail + 1))
-grep -q '^# FAIL: *0' "$top/build/make-check.log" && grep -q '^# ERROR: *0' "$top/build/make-check.log" ||
-	{ for f in $(grep -lE '^(FAIL|ERROR)' "$B"/t/*.log "$B"/t/*/*.log 2>/dev/null); do echo "--- $f"; tail -n 30 "$f"; done; }
+failures "$top/build/make-check.log" "$B"
 
 step format-check make -C "$B" format-check
 # The illumos cross build: compiles and link-checks against ../shared/illumos (cheap).
@@ -126,6 +140,7 @@ run_extra() { # run_extra TARGET MIN_SECONDS_LEFT
 		fail=$((fail + 1))
 	elif grep -q '^# TOTAL' "$top/build/$1.log"; then
 		tally "$top/build/$1.log"
+		failures "$top/build/$1.log" "$dir"
 	elif [ "$rc" -eq 0 ]; then
 		pass=$((pass + 1))
 	else
@@ -139,6 +154,7 @@ done
 
 log "took $(( $(date +%s) - START ))s"
 [ -z "$cut" ] || log "cut off by their deadlines:$cut"
+[ -z "$failed" ] || log "failed:$failed"
 summary="$pass passed, $fail failed"
 [ "$skip" -eq 0 ] || summary="$summary, $skip skipped"
 echo "$summary"
