@@ -15,7 +15,8 @@
 # EXER_OPS operations (5000) per transport, through two mounts.
 #
 # Environment: POSIX_TRANSPORTS (default "rdma-rw rdma-rr tcp"), PJD_FILES
-# (globs under pjdfstest/tests, default "*/*.t"), POSIX_SUITES (default
+# (globs under pjdfstest/tests, default "*/*.t"), PJD_JOBS (4: the files run
+# in that many shards side by side), POSIX_SUITES (default
 # "cthon pjd exer"), POSIX_LOGS (default t/posix-run in the build tree),
 # POSIX_BACKEND (posix, the default: a tmpfs; cephfs: a throwaway CephFS
 # started with t/system/ceph_lib.sh), POSIX_HANDLES (the server's
@@ -151,24 +152,48 @@ run_cthon() {
 	done
 }
 
+# pjd_shard TRANSPORT K FILE...: the files one after another in $M/pjd-K,
+# each one's output in $L/TRANSPORT/pjd/FILE.out (slashes made underscores).
+pjd_shard() {
+	local tr=$1 k=$2 f
+	shift 2
+	mkdir -p "$M/pjd-$k"
+	for f; do
+		(cd "$M/pjd-$k" && timeout 300 prove -v "$SU/pjdfstest/tests/$f") > "$L/$tr/pjd/${f//\//_}.out" 2>&1
+		rm -rf "$M/pjd-$k"/* 2> /dev/null
+	done
+	rmdir "$M/pjd-$k"
+}
+
 # pjd TRANSPORT: every file of PJD_FILES; counts subtests, lists failures.
+# The files are dealt to PJD_JOBS (4) shards that run side by side, each in a
+# directory of its own: most of a file's time is its own sleep(1)s, waiting
+# for a second to pass between a change and the times it should have changed.
 run_pjd() {
-	local tr=$1 f rel total=0 failed=0 xfail=0 xpass=0 unexpected=""
-	mkdir -p "$M/pjd"
+	local tr=$1 f rel out total=0 failed=0 xfail=0 xpass=0 unexpected="" files k pids=""
+	local jobs=${PJD_JOBS:-4}
+	files=$(cd "$SU/pjdfstest/tests" && eval ls ${PJD_FILES:-"*/*.t"})
+	mkdir -p "$L/$tr/pjd"
 	: > "$L/$tr/pjd-failures"
-	for f in $(cd "$SU/pjdfstest/tests" && eval ls ${PJD_FILES:-"*/*.t"}); do
+	for ((k = 0; k < jobs; k++)); do
+		# shellcheck disable=SC2046 # one word per file
+		pjd_shard "$tr" $k $(echo "$files" | awk -v k=$k -v n="$jobs" 'NR % n == k') &
+		pids="$pids $!"
+	done
+	# shellcheck disable=SC2086
+	wait $pids
+	for f in $files; do
 		rel=$f
-		(cd "$M/pjd" && timeout 300 prove -v "$SU/pjdfstest/tests/$f") > "$L/$tr/pjd.out" 2>&1
+		out=$L/$tr/pjd/${f//\//_}.out
 		echo "== $rel" >> "$L/$tr/pjd.log"
-		cat "$L/$tr/pjd.out" >> "$L/$tr/pjd.log"
-		total=$((total + $(grep -cE '^(not )?ok [0-9]' "$L/$tr/pjd.out")))
+		cat "$out" >> "$L/$tr/pjd.log"
+		total=$((total + $(grep -cE '^(not )?ok [0-9]' "$out")))
 		# "not ok N # TODO": a known failure of Linux itself, not counted
-		grep -E '^not ok [0-9]+' "$L/$tr/pjd.out" | grep -v '# TODO' | grep -oE '^not ok [0-9]+' |
+		grep -E '^not ok [0-9]+' "$out" | grep -v '# TODO' | grep -oE '^not ok [0-9]+' |
 			sed "s|^not ok |$rel:|" >> "$L/$tr/pjd-failures"
 		# a file that died before its plan: counted as one failure
-		grep -qE '^(Parse errors|Bad plan|.*Dubious)' "$L/$tr/pjd.out" &&
-			! grep -qE '^not ok' "$L/$tr/pjd.out" && echo "$rel:died" >> "$L/$tr/pjd-failures"
-		rm -rf "$M/pjd"/* 2> /dev/null
+		grep -qE '^(Parse errors|Bad plan|.*Dubious)' "$out" &&
+			! grep -qE '^not ok' "$out" && echo "$rel:died" >> "$L/$tr/pjd-failures"
 	done
 	while read -r id; do
 		if echo "$EXPECTED" | grep -q "^$id "; then
