@@ -47,16 +47,25 @@ tally() { # tally LOGFILE
 }
 # failures LOG DIR: name the tests LOG reports failed (kept for the summary)
 # and show the end of each one's log under DIR, so that CI's output says which.
+# LOG has automake's lines ("FAIL: t/x.sh 3 - what"), or a script's own TAP.
 failures() {
-	local t f
+	local t f shown=" " step=${1##*/}
 	while IFS= read -r t; do
+		if [[ $t == "not ok"* ]]; then
+			failed="$failed
+check:   ${step%.log}: $t"
+			continue
+		fi
 		failed="$failed
 check:   $t"
-	done < <(grep -E '^(FAIL|ERROR|XPASS):' "$1")
-	for f in $(grep -lsE '^(FAIL|ERROR|XPASS):' "$2"/t/*.log "$2"/t/*/*.log); do
+		f=${t#*: }
+		f=$2/${f%% *}
+		f=${f%.sh}.log
+		[[ $shown == *" $f "* ]] || [ ! -f "$f" ] && continue
+		shown="$shown$f "
 		echo "--- ${f#"$top"/}"
 		tail -n 30 "$f"
-	done
+	done < <(grep -E '^(FAIL|ERROR|XPASS):|^not ok' "$1")
 }
 # A step that is one check on its own (style, distcheck): pass or fail.
 step() { # step NAME CMD...
