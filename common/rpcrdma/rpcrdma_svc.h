@@ -26,6 +26,8 @@ struct svc_conn {
 	unsigned limit;	  /* most credits we grant now */
 	unsigned grant;	  /* last grant sent */
 	unsigned ceiling; /* calls active beyond this are an overrun */
+	/* replies sent since the ceiling was last set, and their highest grant */
+	unsigned window, window_max;
 	unsigned active;
 	size_t held;			     /* registered bytes its requests hold */
 	size_t exposed;			     /* bytes exposed (or reserved) to the peer now */

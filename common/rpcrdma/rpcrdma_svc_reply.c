@@ -23,8 +23,20 @@ static unsigned next_grant(struct rr_sreq *rq)
 	if (g < 1)
 		g = 1;
 	sc->grant = g;
-	if (sc->active <= g || g > sc->ceiling)
+	/* The client sends while it has fewer calls out than the last grant it
+	 * has seen, and up to `credits` replies may still be on their way to it:
+	 * a lower grant becomes the ceiling only once credits + 1 replies in a
+	 * row have carried nothing higher. A higher one applies at once. */
+	if (g >= sc->ceiling) {
 		sc->ceiling = g;
+		sc->window = sc->window_max = 0;
+	} else {
+		sc->window_max = g > sc->window_max ? g : sc->window_max;
+		if (++sc->window > rq->srv->ep->p.credits) {
+			sc->ceiling = sc->window_max;
+			sc->window = sc->window_max = 0;
+		}
+	}
 	pthread_mutex_unlock(&rq->conn->lock);
 	rq->conn->st.credits_granted = g;
 	return g;

@@ -551,6 +551,8 @@ int main(void)
 		cmocka_unit_test(matrix),
 	};
 
+	if (getenv("RRT_FILTER")) /* one test, or a few: a cmocka pattern */
+		cmocka_set_test_filter(getenv("RRT_FILTER"));
 	if (getenv("RRT_DEBUG"))
 		log_set_level(LOG_LVL_DEBUG);
 	else
