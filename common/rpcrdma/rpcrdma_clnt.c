@@ -115,7 +115,7 @@ static void clnt_on_recv(struct rr_conn *c, struct rr_recv *r)
 		s->recv = r;
 		s->payload_off = cu.pos;
 		if (rh->proc == RPCRDMA_ERROR)
-			s->err = rh->err == RPCRDMA_ERR_VERS ? -EPROTONOSUPPORT : -EPROTO;
+			s->err = rh->err == RPCRDMA_ERR_VERS ? -EPROTONOSUPPORT : -EIO;
 		slot_set(s, &s->done, 1);
 		pthread_mutex_unlock(&s->lock);
 	} else {
@@ -319,6 +319,25 @@ static int wait_reply(struct cslot *s, int timeout_ms)
 	return -ETIMEDOUT;
 }
 
+/* The server answered ERR_CHUNK: it ran the call, or would have, but had no
+ * room for the reply where the call said it may go. Said once per client. */
+static void chunk_refused(const struct cslot *s)
+{
+	struct rr_clnt *cl = s->cl;
+
+	if (__atomic_exchange_n(&cl->chunk_refused, 1, __ATOMIC_RELAXED))
+		return;
+	if (!s->h->has_reply && !(cl->ep->p.modes & RR_MODE_READ_WRITE))
+		log_err("%s: the server has no room for a long reply (RDMA_ERROR ERR_CHUNK): "
+			"it does not serve read-read mode (its server.modes); "
+			"mount with mode=read-write",
+			cl->conn->peer);
+	else
+		log_err("%s: the server has no room for a reply in the chunks offered "
+			"(RDMA_ERROR ERR_CHUNK)",
+			cl->conn->peer);
+}
+
 static int rr_call(struct rpc_clnt *base, struct rpc_call *call)
 {
 	struct rr_clnt *cl = (struct rr_clnt *)base;
@@ -377,6 +396,8 @@ static int rr_call(struct rpc_clnt *base, struct rpc_call *call)
 		rc = wait_reply(s, call->timeout_ms ? call->timeout_ms : cl->ep->p.call_timeout_ms);
 	else
 		wait_reply(s, 1); /* unlink */
+	if (rc == -EIO && s->rh && s->rh->proc == RPCRDMA_ERROR)
+		chunk_refused(s);
 	if (rc == 0 && s->rh->nreads) {
 		rc = rrc_pull_exposed(s);
 		if (rc == 0)

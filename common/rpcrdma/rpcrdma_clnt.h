@@ -59,6 +59,7 @@ struct rr_clnt {
 	pthread_cond_t cond;  /* a credit came free */
 	struct cslot *slots;
 	unsigned granted, outstanding;
+	int chunk_refused; /* ERR_CHUNK was said (once) */
 };
 
 struct clnt_ddp {

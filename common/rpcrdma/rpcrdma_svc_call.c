@@ -207,6 +207,8 @@ static int dispatch(struct rr_sreq *rq)
 			cap = len < MAX_REPLY(p) ? len : MAX_REPLY(p);
 	} else if (p->modes & RR_MODE_READ_READ) {
 		cap = MAX_REPLY(p);
+	} else {
+		return -E2BIG; /* nowhere to put it: ERR_CHUNK, as the Linux server answers */
 	}
 	if (cap && (rq->reply_buf = rrs_buf_get(
 			    rq, cap, RR_GET_ASYNC | (rq->hdr.has_reply ? 0 : RR_GET_EXPOSE)))) {
@@ -215,11 +217,10 @@ static int dispatch(struct rr_sreq *rq)
 		rq->long_reply = 1;
 	}
 	rc = rpc_reencode(rq->srv->rpc, x);
-	if (rc == 0 && rq->long_reply && x->status != RPC_OK) {
-		/* too long even for that: it became a SYSTEM_ERR of a few words, inline */
-		memcpy(rq->send->buf + reserve, x->reply, x->reply_len);
-		rq->long_reply = 0;
-	}
+	/* too long even for the space it was given: ERR_CHUNK (with no buffer
+	 * for it, the SYSTEM_ERR it became is sent inline) */
+	if (rc == 0 && rq->long_reply && x->status != RPC_OK)
+		return -E2BIG;
 	return rc;
 }
 
@@ -234,6 +235,10 @@ static void sreq_reply(void *arg)
 		rc = -ECONNRESET;
 	if (rc == 0)
 		rc = rrs_post_reply(rq);
+	if (rc == -E2BIG) { /* the reply does not fit where the client said it may go */
+		rrs_answer_error(rq, rc);
+		return;
+	}
 	if (rc) {
 		if (rc != -EBADMSG && rc != -EALREADY && rc != -ECONNRESET)
 			log_info("%s: xid %#x: no reply: %s", c->peer, rq->hdr.xid, strerror(-rc));

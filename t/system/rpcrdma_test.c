@@ -159,12 +159,17 @@ static void read_read_refused(void **state)
 {
 	struct rrt_server t;
 	struct rpc_clnt *c;
+	struct rr_stats st;
 
 	assert_int_equal(rrt_server_start(&t, RR_MODE_READ_WRITE, RR_REG_DYNAMIC, 0), 0);
 	assert_int_equal(rrt_client(&t, RR_MODE_READ_READ, RR_REG_ZEROCOPY, 0, &c), 0);
 	assert_int_equal(rrt_get(c, 1, 1000), 0);	/* fits inline */
-	assert_int_equal(rrt_get(c, 1, 1 << 20), -EIO); /* SYSTEM_ERR */
-	assert_int_equal(rrt_put(c, 1, 1 << 20), 0);	/* Read chunks work in any mode */
+	assert_int_equal(rrt_get(c, 1, 1 << 20), -EIO); /* RDMA_ERROR ERR_CHUNK */
+	assert_int_equal(rrt_get(c, 1, 200000), -EIO);
+	assert_int_equal(rrt_get(c, 1, 1000), 0); /* and the connection goes on */
+	rr_server_get_stats(t.rr, &st);
+	assert_int_equal(st.err_chunk_sent, 2);
+	assert_int_equal(rrt_put(c, 1, 1 << 20), 0); /* Read chunks work in any mode */
 	rpc_clnt_destroy(c);
 	rrt_server_stop(&t);
 }
