@@ -38,13 +38,14 @@
 
 /* ---- Send buffers (loop) ---- */
 
-/* Run rq->with_send once a Send buffer is rq's: now, or when one comes back. */
+/* Run rq->with_send once a Send buffer is rq's: now (it may hold one already, as a
+ * call whose reply could not be sent does), or when one comes back. */
 void rrs_with_send(struct rr_sreq *rq, void (*step)(struct rr_sreq *rq))
 {
 	struct svc_conn *sc = rq->conn->side;
 
 	rq->with_send = step;
-	if (!sc->send_wait && (rq->send = rr_send_tryget(rq->conn)) != NULL) {
+	if (rq->send || (!sc->send_wait && (rq->send = rr_send_tryget(rq->conn)) != NULL)) {
 		step(rq);
 		return;
 	}

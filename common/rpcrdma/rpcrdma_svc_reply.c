@@ -117,10 +117,7 @@ static void send_error(struct rr_sreq *rq)
 void rrs_answer_error(struct rr_sreq *rq, int rc)
 {
 	rq->answer_rc = rc;
-	if (rq->send) /* a call that ran, and whose reply could not be sent */
-		send_error(rq);
-	else
-		rrs_with_send(rq, send_error);
+	rrs_with_send(rq, send_error);
 }
 
 /* ---- building the reply ---- */

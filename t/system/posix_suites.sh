@@ -170,7 +170,7 @@ pjd_shard() {
 # directory of its own: most of a file's time is its own sleep(1)s, waiting
 # for a second to pass between a change and the times it should have changed.
 run_pjd() {
-	local tr=$1 f rel out total=0 failed=0 xfail=0 xpass=0 unexpected="" files k pids=""
+	local tr=$1 f out total=0 failed=0 xfail=0 xpass=0 unexpected="" files k pids=""
 	local jobs=${PJD_JOBS:-4}
 	files=$(cd "$SU/pjdfstest/tests" && eval ls ${PJD_FILES:-"*/*.t"})
 	mkdir -p "$L/$tr/pjd"
@@ -183,17 +183,16 @@ run_pjd() {
 	# shellcheck disable=SC2086
 	wait $pids
 	for f in $files; do
-		rel=$f
 		out=$L/$tr/pjd/${f//\//_}.out
-		echo "== $rel" >> "$L/$tr/pjd.log"
+		echo "== $f" >> "$L/$tr/pjd.log"
 		cat "$out" >> "$L/$tr/pjd.log"
 		total=$((total + $(grep -cE '^(not )?ok [0-9]' "$out")))
 		# "not ok N # TODO": a known failure of Linux itself, not counted
 		grep -E '^not ok [0-9]+' "$out" | grep -v '# TODO' | grep -oE '^not ok [0-9]+' |
-			sed "s|^not ok |$rel:|" >> "$L/$tr/pjd-failures"
+			sed "s|^not ok |$f:|" >> "$L/$tr/pjd-failures"
 		# a file that died before its plan: counted as one failure
 		grep -qE '^(Parse errors|Bad plan|.*Dubious)' "$out" &&
-			! grep -qE '^not ok' "$out" && echo "$rel:died" >> "$L/$tr/pjd-failures"
+			! grep -qE '^not ok' "$out" && echo "$f:died" >> "$L/$tr/pjd-failures"
 	done
 	while read -r id; do
 		if echo "$EXPECTED" | grep -q "^$id "; then
