@@ -87,9 +87,7 @@ struct soft_device {
 	int sockbuf;	/* SO_SNDBUF/SO_RCVBUF (VB_SOFT_SOCKBUF); 0: the default */
 	bool direct_tx; /* post_send transmits from the caller's thread (VB_SOFT_DIRECT_TX) */
 	bool cq_drive;	/* CQs may be driven by their consumers (VB_SOFT_CQ_DRIVE) */
-	unsigned ack_delay_ms; /* the ACK of an answered Send waits this long for
-				  the answer (VB_SOFT_ACK_DELAY_MS) */
-	bool no_mw;	       /* test only: no memory windows, like some devices (VB_SOFT_NO_MW) */
+	bool no_mw;	/* test only: no memory windows, like some devices (VB_SOFT_NO_MW) */
 	unsigned long cred_epoch; /* the opener's credentials (osdep_cred_epoch) */
 	/* test only (VB_SOFT_SILENT): as responder, never answer RDMA Reads, or
 	 * never acknowledge, like a peer that stopped responding */
@@ -334,6 +332,8 @@ struct soft_conn {
 	struct vb_qp_cap cap;
 	unsigned rnr_timeout_ms;
 	unsigned ack_timeout_ms; /* a request unanswered this long fails RETRY_EXC */
+	unsigned ack_delay_ms;	 /* the ACK of an answered Send waits this long for
+				    the answer (VB_SOFT_ACK_DELAY_MS) */
 	uint64_t ack_wait_ms;	 /* since when the oldest send WR waits for the peer; 0: none */
 	bool no_ord_throttle;
 	uint8_t my_ird, my_ord;
@@ -355,7 +355,7 @@ struct soft_conn {
 	uint32_t ack_seq;
 	bool ack_pending;
 	uint64_t ack_hold_ms;	/* the pending ACK waits for an answer until then; 0: no */
-	bool ack_held_once;	/* the pending ACK's hold was set: it is never set again */
+	uint64_t ack_hold_end;	/* the end of its first hold, which no later one passes; 0: none */
 	struct soft_resp *resp; /* Reads owed, ring of SOFT_MAX_RD_ATOM */
 	uint32_t resp_head, resp_count;
 	unsigned reads_in; /* Reads accepted and not fully answered */

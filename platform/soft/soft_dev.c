@@ -23,11 +23,12 @@
  *                            (vb_cq_drive) reads its connections' sockets in
  *                            poll_cq, on the consumer's thread; 0: the engine
  *                            thread reads every socket, as before
- *   VB_SOFT_ACK_DELAY_MS     how long the acknowledgement of a lone Send whose
- *                            sender expects an answer (VB_SEND_ANSWERED) waits
- *                            for that answer to carry it (default 1; 0:
- *                            acknowledge at once); anything else, and a second
- *                            such Send, is acknowledged at once
+ *   VB_SOFT_ACK_DELAY_MS     how long the acknowledgement of Sends whose
+ *                            sender expects an answer (VB_SEND_ANSWERED) waits,
+ *                            from the first, for that answer to carry it
+ *                            (default 1; 0: acknowledge at once); Writes just
+ *                            before such a Send wait with it, anything else
+ *                            is acknowledged at once; read when a QP is created
  *   VB_SOFT_NO_ORD_THROTTLE  test only: 1 lets a QP created while it is set put
  *                            more Reads on the wire than its ORD, so a test can
  *                            see the responder refuse them (REM_INV_REQ_ERR)
@@ -164,7 +165,6 @@ static int soft_open(const char *name, struct vb_device **out)
 	dev->sockbuf = (int)soft_env_uint("VB_SOFT_SOCKBUF", 0, 0, 1u << 30);
 	dev->direct_tx = soft_env_uint("VB_SOFT_DIRECT_TX", 1, 0, 1);
 	dev->cq_drive = soft_env_uint("VB_SOFT_CQ_DRIVE", 1, 0, 1);
-	dev->ack_delay_ms = soft_env_uint("VB_SOFT_ACK_DELAY_MS", 1, 0, 1000);
 	dev->no_mw = soft_env_uint("VB_SOFT_NO_MW", 0, 0, 1);
 	dev->cred_epoch = osdep_cred_epoch();
 	fail_post_parse(dev);

@@ -89,6 +89,7 @@ int soft_create_qp(struct vb_conn *conn, struct vb_pd *pd, struct vb_cq *send_cq
 	}
 	c->rnr_timeout_ms = soft_env_uint("VB_SOFT_RNR_TIMEOUT_MS", 3000, 1, 3600000);
 	c->ack_timeout_ms = soft_env_uint("VB_SOFT_ACK_TIMEOUT_MS", 8000, 1, 3600000);
+	c->ack_delay_ms = soft_env_uint("VB_SOFT_ACK_DELAY_MS", 1, 0, 1000);
 	c->no_ord_throttle = soft_env_uint("VB_SOFT_NO_ORD_THROTTLE", 0, 0, 1);
 	conn->pd = pd;
 	conn->send_cq = send_cq;
@@ -273,7 +274,7 @@ void soft_qp_error(struct soft_conn *c, enum soft_err_origin origin, uint32_t se
 	c->reads_in = 0;
 	c->ack_pending = false;
 	c->ack_hold_ms = 0;
-	c->ack_held_once = false;
+	c->ack_hold_end = 0;
 	if (origin == SOFT_ERR_RESPONDER || origin == SOFT_ERR_LOCAL) {
 		c->final_op = origin == SOFT_ERR_RESPONDER ? SOFT_OP_NAK : SOFT_OP_ERR;
 		c->final_seq = seq;

@@ -105,8 +105,10 @@ static bool seq_ok(struct soft_conn *c, const struct soft_hdr *h)
  * calls and replies; the Writes before them aside) waits up to ack_delay_ms
  * from the first of them for an answer to carry it: the peer then gets one
  * message, not an ACK and the answer, and wakes once. Anything else after
- * them is acknowledged at once, as a NIC does. The hold is set once per ACK:
- * never extended, so every request is acknowledged within ack_delay_ms. */
+ * them is acknowledged at once, as a NIC does. A Write ends the hold only
+ * until the Send that follows it (a reply's data, then the reply) takes it up
+ * again; its end is set once per ACK, so every request is acknowledged
+ * within ack_delay_ms. */
 static void request_done(struct soft_conn *c, const struct soft_hdr *h, bool answered)
 {
 	c->rx_expect = h->seq + 1;
@@ -114,11 +116,12 @@ static void request_done(struct soft_conn *c, const struct soft_hdr *h, bool ans
 		return; /* VB_SOFT_SILENT: a peer that never acknowledges */
 	c->ack_seq = h->seq;
 	c->ack_pending = true;
-	if (!answered || !c->dev->ack_delay_ms) {
+	if (!answered || !c->ack_delay_ms) {
 		c->ack_hold_ms = 0;
-	} else if (!c->ack_held_once) {
-		c->ack_held_once = true;
-		c->ack_hold_ms = soft_now_ms() + c->dev->ack_delay_ms;
+	} else if (c->ack_hold_ms == 0) {
+		if (c->ack_hold_end == 0)
+			c->ack_hold_end = soft_now_ms() + c->ack_delay_ms;
+		c->ack_hold_ms = c->ack_hold_end;
 		soft_conn_arm(c);
 	}
 }

@@ -70,7 +70,7 @@ static void fill_ctrl(struct soft_conn *c)
 		tx_add(c, &h, SOFT_TX_CTRL);
 		c->ack_pending = false;
 		c->ack_hold_ms = 0;
-		c->ack_held_once = false;
+		c->ack_hold_end = 0;
 	}
 	while (c->resp_count && c->tx_count < SOFT_TX_RING) {
 		struct soft_resp *r = &c->resp[c->resp_head];

@@ -380,6 +380,7 @@ int main(void)
 		cmocka_unit_test(mixed_order_and_fence),
 		cmocka_unit_test(inline_send),
 		cmocka_unit_test(answered_send),
+		cmocka_unit_test(answered_hold_write),
 		cmocka_unit_test(bad_rkey),
 		cmocka_unit_test(lkey_is_not_rkey),
 		cmocka_unit_test(out_of_bounds),

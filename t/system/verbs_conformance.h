@@ -108,6 +108,7 @@ void full_send_queue(void **state);
 void mixed_order_and_fence(void **state);
 void inline_send(void **state);
 void answered_send(void **state);
+void answered_hold_write(void **state);
 void rnr_then_receive(void **state);
 void rnr_retries_exhausted(void **state);
 void ord_throttles_reads(void **state);

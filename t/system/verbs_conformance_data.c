@@ -307,6 +307,63 @@ void answered_send(void **state)
 	pair_close(&pr);
 }
 
+/* An RPC reply is a chain: its data in a Write, then the reply, a Send marked
+ * answered. On the soft provider the Write must not end the hold of an ACK
+ * that waits for an answer: the Send after it takes the hold up again, with
+ * the end the first answered Send set. (Before, a Write ended it for good, and
+ * a client with several calls out acknowledged most replies in a message of
+ * their own.) A NIC ignores the flag and acknowledges at once. */
+void answered_hold_write(void **state)
+{
+	struct pair pr = {0};
+	struct buf a, p;
+	struct vb_sge s[2];
+	struct vb_send_wr wr[2];
+
+	if (!is_soft)
+		skip_because("the soft provider's acknowledgement hold");
+	setenv("VB_SOFT_ACK_DELAY_MS", "1000", 1); /* read when the QP is created */
+	pair_open(&pr);
+	unsetenv("VB_SOFT_ACK_DELAY_MS");
+	buf_new(&a, pr.apd, 4096, VB_ACCESS_LOCAL_WRITE, 33);
+	buf_new(&p, pr.ppd, 4096, VB_ACCESS_LOCAL_WRITE | VB_ACCESS_REMOTE_WRITE, 34);
+	post_recv1(pr.p, 1, &p, 0, 64);
+	post_recv1(pr.p, 2, &p, 64, 64);
+	post1(pr.a, 3, VB_WR_SEND, &a, 0, 64, 0, 0, VB_SEND_SIGNALED | VB_SEND_ANSWERED);
+	expect_wc(pr.prcq, 1, VB_WC_SUCCESS);
+	s[0] = sge_of(&a, 1024, 512);
+	s[1] = sge_of(&a, 128, 64);
+	wr[0] = (struct vb_send_wr){.wr_id = 4,
+				    .sg_list = &s[0],
+				    .num_sge = 1,
+				    .opcode = VB_WR_RDMA_WRITE,
+				    .send_flags = VB_SEND_SIGNALED,
+				    .remote_addr = raddr(&p, 1024),
+				    .rkey = p.mr->rkey,
+				    .next = &wr[1]};
+	wr[1] = (struct vb_send_wr){.wr_id = 5,
+				    .sg_list = &s[1],
+				    .num_sge = 1,
+				    .opcode = VB_WR_SEND,
+				    .send_flags = VB_SEND_SIGNALED | VB_SEND_ANSWERED};
+	assert_int_equal(vb_post_send(pr.a, wr, NULL), 0);
+	expect_wc(pr.prcq, 2, VB_WC_SUCCESS);
+	assert_memory_equal(p.p + 1024, a.p + 1024, 512);
+	usleep(300 * 1000); /* well within the hold, which ends 1 s after the first Send */
+	expect_no_wc(pr.ascq);
+	/* the answer carries the acknowledgement of all three */
+	post_recv1(pr.a, 6, &a, 2048, 64);
+	post1(pr.p, 7, VB_WR_SEND, &p, 0, 64, 0, 0, VB_SEND_SIGNALED);
+	expect_wc(pr.arcq, 6, VB_WC_SUCCESS);
+	expect_wc_tmo(pr.ascq, 3, VB_WC_SUCCESS, 500);
+	expect_wc_tmo(pr.ascq, 4, VB_WC_SUCCESS, 500);
+	expect_wc_tmo(pr.ascq, 5, VB_WC_SUCCESS, 500);
+	expect_wc(pr.pscq, 7, VB_WC_SUCCESS);
+	buf_free(&a);
+	buf_free(&p);
+	pair_close(&pr);
+}
+
 /* ---- receiver not ready ---- */
 
 void rnr_then_receive(void **state)
