@@ -105,10 +105,10 @@ static bool seq_ok(struct soft_conn *c, const struct soft_hdr *h)
  * calls and replies; the Writes before them aside) waits up to ack_delay_ms
  * from the first of them for an answer to carry it: the peer then gets one
  * message, not an ACK and the answer, and wakes once. Anything else after
- * them is acknowledged at once, as a NIC does. A Write ends the hold only
- * until the Send that follows it (a reply's data, then the reply) takes it up
- * again; its end is set once per ACK, so every request is acknowledged
- * within ack_delay_ms. */
+ * them is acknowledged at once, as a NIC does, unless an answered Send comes
+ * right behind it (a reply's data in a Write, then the reply) and takes the
+ * hold up again. The hold's end is set once per ACK, so every request is
+ * acknowledged within ack_delay_ms. */
 static void request_done(struct soft_conn *c, const struct soft_hdr *h, bool answered)
 {
 	c->rx_expect = h->seq + 1;
