@@ -354,8 +354,8 @@ struct soft_conn {
 	uint32_t rx_expect; /* seq of the next request from the peer */
 	uint32_t ack_seq;
 	bool ack_pending;
-	uint64_t ack_hold_ms;	/* the pending ACK waits for an answer until then; 0: no */
-	uint64_t ack_hold_end;	/* the end of its first hold, which no later one passes; 0: none */
+	bool ack_hold;	       /* its requests end with an answered Send: it waits for the answer */
+	uint64_t ack_hold_end; /* until then at most, set by the first of them; 0: none */
 	struct soft_resp *resp; /* Reads owed, ring of SOFT_MAX_RD_ATOM */
 	uint32_t resp_head, resp_count;
 	unsigned reads_in; /* Reads accepted and not fully answered */

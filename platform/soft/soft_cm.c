@@ -304,7 +304,7 @@ void soft_conn_timeout(struct soft_conn *c)
 			soft_sq_fail_head(c, VB_WC_RETRY_EXC_ERR);
 			soft_qp_error(c, SOFT_ERR_LOCAL, 0, VB_WC_RETRY_EXC_ERR);
 			soft_tx_pump(c);
-		} else if (c->ack_pending && c->ack_hold_ms && now >= c->ack_hold_ms) {
+		} else if (c->ack_pending && c->ack_hold_end && now >= c->ack_hold_end) {
 			soft_tx_pump(c); /* nothing came to carry the ACK */
 		}
 		soft_conn_arm(c);
@@ -327,8 +327,8 @@ void soft_conn_arm(struct soft_conn *c)
 		at = c->rx.stalled_ms + c->rnr_timeout_ms;
 	if (c->ack_wait_ms && (at == 0 || c->ack_wait_ms + c->ack_timeout_ms < at))
 		at = c->ack_wait_ms + c->ack_timeout_ms;
-	if (c->ack_pending && c->ack_hold_ms && (at == 0 || c->ack_hold_ms < at))
-		at = c->ack_hold_ms;
+	if (c->ack_pending && c->ack_hold_end && (at == 0 || c->ack_hold_end < at))
+		at = c->ack_hold_end;
 	now = soft_now_ms();
 	soft_engine_timer(c->dev->eng, c, at == 0 ? 0 : at > now ? (unsigned)(at - now) : 1);
 }

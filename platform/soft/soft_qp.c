@@ -273,7 +273,7 @@ void soft_qp_error(struct soft_conn *c, enum soft_err_origin origin, uint32_t se
 	}
 	c->reads_in = 0;
 	c->ack_pending = false;
-	c->ack_hold_ms = 0;
+	c->ack_hold = false;
 	c->ack_hold_end = 0;
 	if (origin == SOFT_ERR_RESPONDER || origin == SOFT_ERR_LOCAL) {
 		c->final_op = origin == SOFT_ERR_RESPONDER ? SOFT_OP_NAK : SOFT_OP_ERR;

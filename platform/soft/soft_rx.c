@@ -116,13 +116,10 @@ static void request_done(struct soft_conn *c, const struct soft_hdr *h, bool ans
 		return; /* VB_SOFT_SILENT: a peer that never acknowledges */
 	c->ack_seq = h->seq;
 	c->ack_pending = true;
-	if (!answered || !c->ack_delay_ms) {
-		c->ack_hold_ms = 0;
-	} else if (c->ack_hold_ms == 0) {
-		if (c->ack_hold_end == 0)
-			c->ack_hold_end = soft_now_ms() + c->ack_delay_ms;
-		c->ack_hold_ms = c->ack_hold_end;
-		soft_conn_arm(c);
+	c->ack_hold = answered && c->ack_delay_ms;
+	if (c->ack_hold && c->ack_hold_end == 0) {
+		c->ack_hold_end = soft_now_ms() + c->ack_delay_ms;
+		soft_conn_arm(c); /* once per ACK: the deadline stays while the ACK waits */
 	}
 }
 

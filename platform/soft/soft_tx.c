@@ -49,8 +49,8 @@ static void tx_small(struct soft_txmsg *m, const void *data, uint32_t len)
  * it, and its hold (request_done) has not ended. */
 static bool ack_held(const struct soft_conn *c)
 {
-	return c->ack_hold_ms && c->tx_count == 0 && c->sq_unpicked == 0 && c->resp_count == 0 &&
-	       c->final_op == SOFT_OP_NONE && soft_now_ms() < c->ack_hold_ms;
+	return c->ack_hold && c->tx_count == 0 && c->sq_unpicked == 0 && c->resp_count == 0 &&
+	       c->final_op == SOFT_OP_NONE && soft_now_ms() < c->ack_hold_end;
 }
 
 /* Pick the connection-manager message, ACK, Read responses and final message. */
@@ -69,7 +69,7 @@ static void fill_ctrl(struct soft_conn *c)
 		h = (struct soft_hdr){.op = SOFT_OP_ACK, .seq = c->ack_seq};
 		tx_add(c, &h, SOFT_TX_CTRL);
 		c->ack_pending = false;
-		c->ack_hold_ms = 0;
+		c->ack_hold = false;
 		c->ack_hold_end = 0;
 	}
 	while (c->resp_count && c->tx_count < SOFT_TX_RING) {
