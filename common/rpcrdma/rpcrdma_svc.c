@@ -261,15 +261,8 @@ void *rrs_get_buf(struct rpc_req *req, size_t len)
 	unsigned flags = RR_GET_ASYNC | (rrs_rr_possible(rq) ? RR_GET_EXPOSE : 0);
 	struct rr_buf *b;
 
-	if (req->nowait) {
-		/* on the loop: registered here, at once, and never an exposure,
-		 * whose bound may wait for the client (reserve_exposure) */
-		if (rrs_rr_possible(rq)) {
-			req->would_block = 1;
-			return NULL;
-		}
-		flags = RR_GET_NOWAIT;
-	}
+	if (req->nowait) /* on the loop: registered here, at once */
+		flags = RR_GET_NOWAIT | (flags & RR_GET_EXPOSE);
 	b = rrs_buf_get(rq, len, flags);
 	if (!b && req->nowait)
 		req->would_block = 1; /* no room now: a worker may wait for it */

@@ -31,6 +31,7 @@ struct svc_conn {
 	unsigned active;
 	size_t held;			     /* registered bytes its requests hold */
 	size_t exposed;			     /* bytes exposed (or reserved) to the peer now */
+	unsigned exp_waiting;		     /* workers waiting for room to expose */
 	struct rr_sreq *exp_head, *exp_tail; /* awaiting RDMA_DONE, oldest first */
 	/* loop only: requests waiting for a Send buffer, oldest first */
 	struct rr_sreq *send_wait, *send_wait_tail;

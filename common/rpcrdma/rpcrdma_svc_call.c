@@ -275,6 +275,8 @@ static int run_inline(struct rr_sreq *rq)
 		return 0;
 	rq->x.nowait = 1;
 	rc = dispatch(rq);
+	if (rc == 0) /* Read-Read's exposure too, if its bound has room now */
+		rc = rrs_prepare_reply(rq);
 	rq->x.nowait = 0;
 	if (rc == -EAGAIN) {
 		rpc_dispatch_done(rq->srv->rpc, &rq->x);
@@ -286,7 +288,7 @@ static int run_inline(struct rr_sreq *rq)
 	}
 	rr_stat_add(&rq->conn->st.calls, 1);
 	rr_stat_add(&rq->conn->st.calls_inline, 1);
-	rq->run_rc = rc == 0 ? rrs_prepare_reply(rq) : rc;
+	rq->run_rc = rc;
 	sreq_reply(rq);
 	return 1;
 }

@@ -136,8 +136,10 @@ size_t rrs_hdr_reserve(const struct rr_sreq *rq)
 	return RNDUP4(n);
 }
 
-/* Worker: wait until the connection may expose bytes more (Read-Read's bound),
- * and reserve them. */
+/* Wait until the connection may expose bytes more (Read-Read's bound), and
+ * reserve them; on the loop (nowait), -EAGAIN at once if it may not now or a
+ * worker already waits (which would otherwise lose the room to the loop's
+ * calls every time). */
 static int reserve_exposure(struct rr_sreq *rq, size_t bytes)
 {
 	struct rr_conn *c = rq->conn;
@@ -149,14 +151,18 @@ static int reserve_exposure(struct rr_sreq *rq, size_t bytes)
 	if (bytes > p->exposed_max)
 		return -E2BIG;
 	pthread_mutex_lock(&c->lock);
-	while (!c->dead && sc->exposed + bytes > p->exposed_max) {
+	if (rq->x.nowait && sc->exp_waiting)
+		rc = -EAGAIN;
+	while (rc == 0 && !c->dead && sc->exposed + bytes > p->exposed_max) {
 		struct timespec ts = clock_deadline(CLOCK_REALTIME, TICK_MS);
 
-		if (clock_now_ns() >= until) {
-			rc = -EBUSY;
+		if (rq->x.nowait || clock_now_ns() >= until) {
+			rc = rq->x.nowait ? -EAGAIN : -EBUSY;
 			break;
 		}
+		sc->exp_waiting++;
 		pthread_cond_timedwait(&c->cond, &c->lock, &ts);
+		sc->exp_waiting--;
 	}
 	if (c->dead)
 		rc = -ECONNRESET;
@@ -168,7 +174,8 @@ static int reserve_exposure(struct rr_sreq *rq, size_t bytes)
 	return rc;
 }
 
-/* Worker: the registered buffer an item goes out of; copies it into one if needed. */
+/* The registered buffer an item goes out of; copies it into one if needed
+ * (on the loop, registered there and then). */
 static struct rr_buf *item_buf(struct rr_sreq *rq, struct rr_item *it, unsigned flags)
 {
 	struct rr_reg_ctx *reg = rq->srv->ep->reg;
@@ -176,7 +183,7 @@ static struct rr_buf *item_buf(struct rr_sreq *rq, struct rr_item *it, unsigned 
 
 	if (b && (!(flags & RR_GET_EXPOSE) || rr_buf_exposable(reg, b)))
 		return b;
-	b = rrs_buf_get(rq, it->len, flags | RR_GET_ASYNC);
+	b = rrs_buf_get(rq, it->len, flags | (rq->x.nowait ? RR_GET_NOWAIT : RR_GET_ASYNC));
 	if (!b)
 		return NULL;
 	memcpy(b->addr, it->data, it->len);
@@ -184,8 +191,9 @@ static struct rr_buf *item_buf(struct rr_sreq *rq, struct rr_item *it, unsigned 
 	return b;
 }
 
-/* Worker: every bulk item in a registered buffer, Read-Read's exposure
- * reserved, every registration of the request finished. */
+/* Every bulk item in a registered buffer, Read-Read's exposure reserved,
+ * every registration of the request finished: on a worker, waiting for what
+ * it must; on the loop (rq->x.nowait), -EAGAIN where it would wait. */
 int rrs_prepare_reply(struct rr_sreq *rq)
 {
 	struct rr_reg_ctx *reg = rq->srv->ep->reg;
@@ -197,7 +205,7 @@ int rrs_prepare_reply(struct rr_sreq *rq)
 		struct rr_item *it = &rq->items[i];
 
 		if (!(it->buf = item_buf(rq, it, it->wchunk < 0 ? RR_GET_EXPOSE : 0)))
-			return -ENOMEM;
+			return rq->x.nowait ? -EAGAIN : -ENOMEM;
 		if (it->wchunk < 0)
 			bytes += it->len;
 	}

@@ -536,6 +536,44 @@ static void caller_polls(void **state)
 	rrt_server_stop(&t);
 }
 
+/* With inline calls, a Read-Read reply is exposed and sent from the loop
+ * while the connection's exposure bound has room: one caller's GETs never go
+ * to a worker. Eight callers' exposures do not all fit: a call that finds no
+ * room goes to a worker, which waits for it; every reply is right. */
+static void read_read_inline(void **state)
+{
+	struct sum_loader l = {0};
+	struct rrt_server t;
+	struct rr_params p;
+	struct rr_stats st0, st;
+	pthread_t th[8];
+
+	rrt_params(&p, RR_MODE_READ_READ, RR_REG_CACHE);
+	p.exposed_max = 131072; /* one 128 KiB reply at a time */
+	assert_int_equal(rrt_server_start_inline(&t, &p), 0);
+	assert_int_equal(rrt_client(&t, RR_MODE_READ_READ, RR_REG_FASTREG, 0, &l.c), 0);
+	rr_server_get_stats(t.rr, &st0);
+	for (uint32_t i = 0; i < 20; i++)
+		assert_int_equal(rrt_get(l.c, i, i % 2 ? 4096 : 131072), 0);
+	rr_server_get_stats(t.rr, &st);
+	assert_int_equal(st.calls_inline - st0.calls_inline, 20);
+	assert_int_equal(st.inline_declined - st0.inline_declined, 0);
+	assert_int_equal(st.bytes_exposed - st0.bytes_exposed, 10 * (4096 + 131072));
+	for (int i = 0; i < 8; i++)
+		pthread_create(&th[i], NULL, get_main, &l);
+	for (int i = 0; i < 8; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(l.errors, 0);
+	rr_server_get_stats(t.rr, &st0);
+	print_message("# 8 callers: %llu calls on the loop, %llu handed to a worker\n",
+		      (unsigned long long)(st0.calls_inline - st.calls_inline),
+		      (unsigned long long)(st0.inline_declined - st.inline_declined));
+	assert_true(st0.inline_declined > st.inline_declined);
+	assert_true(st0.calls_inline > st.calls_inline);
+	rpc_clnt_destroy(l.c);
+	rrt_server_stop(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -553,6 +591,7 @@ int main(void)
 		cmocka_unit_test(refused_before_pulling),
 		cmocka_unit_test(nomsg_pulls_one_at_a_time),
 		cmocka_unit_test(caller_polls),
+		cmocka_unit_test(read_read_inline),
 		cmocka_unit_test(matrix),
 	};
 

@@ -37,11 +37,26 @@ int rrt_server_start(struct rrt_server *t, unsigned modes, enum rr_reg reg, int 
 	return rrt_server_start_p(t, &p, with_key);
 }
 
-int rrt_server_start_p(struct rrt_server *t, const struct rr_params *pp, int with_key)
+/* The bulk program's NULL and GET may run on the loop that received them. */
+static int bulk_may_inline(void *ctx, uint32_t proc)
 {
-	struct rpc_server_params sp = {.threads = 8};
+	return proc == BULK_NULL || proc == BULK_GET;
+}
+
+static int server_start(struct rrt_server *t, const struct rr_params *pp, int with_key,
+			int inline_calls)
+{
+	static struct rpc_program inline_prog;
+	struct rpc_server_params sp = {.threads = 8, .inline_calls = inline_calls};
+	const struct rpc_program *prog = &bulk_program;
 	struct rr_params p = *pp;
 	int rc;
+
+	if (inline_calls) {
+		inline_prog = bulk_program;
+		inline_prog.may_inline = bulk_may_inline;
+		prog = &inline_prog;
+	}
 
 	memset(t, 0, sizeof(*t));
 	if (with_key) {
@@ -50,11 +65,21 @@ int rrt_server_start_p(struct rrt_server *t, const struct rr_params *pp, int wit
 		sp.key = &t->key;
 	}
 	if ((rc = rpc_server_create(&sp, &t->rpc)) != 0 ||
-	    (rc = rpc_server_add_program(t->rpc, &bulk_program)) != 0 ||
+	    (rc = rpc_server_add_program(t->rpc, prog)) != 0 ||
 	    (rc = rr_server_create(t->rpc, &p, &t->rr)) != 0)
 		return rc;
 	snprintf(t->port, sizeof(t->port), "%d", net_free_port());
 	return rr_server_listen(t->rr, "127.0.0.1", t->port);
+}
+
+int rrt_server_start_p(struct rrt_server *t, const struct rr_params *p, int with_key)
+{
+	return server_start(t, p, with_key, 0);
+}
+
+int rrt_server_start_inline(struct rrt_server *t, const struct rr_params *p)
+{
+	return server_start(t, p, 0, 1);
 }
 
 void rrt_server_stop(struct rrt_server *t)
