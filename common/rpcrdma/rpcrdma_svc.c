@@ -254,15 +254,21 @@ struct rr_buf *rrs_buf_find(struct rr_sreq *rq, const void *data, size_t len)
 	return NULL;
 }
 
-/* The transport's rrs_buf_get (worker): registration overlaps the procedure filling it. */
+/* The transport's rrs_buf_get: on a worker, registration overlaps the
+ * procedure filling it; on the loop, it registers at once. */
 void *rrs_get_buf(struct rpc_req *req, size_t len)
 {
 	struct rr_sreq *rq = req->xprt_req;
 	unsigned flags = RR_GET_ASYNC | (rrs_rr_possible(rq) ? RR_GET_EXPOSE : 0);
 	struct rr_buf *b;
 
-	if (req->nowait) /* on the loop: registered here, at once */
+	if (req->nowait) { /* on the loop: registered here, at once, if it may be exposed now */
+		if ((flags & RR_GET_EXPOSE) && !rrs_loop_may_expose(rq, len)) {
+			req->would_block = 1;
+			return NULL;
+		}
 		flags = RR_GET_NOWAIT | (flags & RR_GET_EXPOSE);
+	}
 	b = rrs_buf_get(rq, len, flags);
 	if (!b && req->nowait)
 		req->would_block = 1; /* no room now: a worker may wait for it */

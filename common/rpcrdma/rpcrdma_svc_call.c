@@ -261,8 +261,9 @@ void rrs_work(struct work *w)
 
 /* Loop: run a cheap call here, from decoding to its reply, without the
  * hand-offs to a worker and back (server.inline_calls). 0 when it is not one
- * or turned out to need a worker (identity, storage, a long reply): nothing
- * of the attempt is left and it goes to the pool as any other. */
+ * or turned out to need a worker (identity, storage, a long reply, no room
+ * to expose a Read-Read reply now): nothing of the attempt is left and it
+ * goes to the pool as any other. */
 static int run_inline(struct rr_sreq *rq)
 {
 	struct rr_reg_ctx *reg = rq->srv->ep->reg;

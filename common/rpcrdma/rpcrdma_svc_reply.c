@@ -1,6 +1,7 @@
 /*
  * rpcrdma_svc_reply.c: the RPC/RDMA server's answers (loop, but for what
- * prepare_reply does on the worker): credits granted, RDMA_ERROR, the reply's
+ * prepare_reply does on a worker, for calls not run inline): credits granted,
+ * RDMA_ERROR, the reply's
  * RDMA Writes into Write and Reply chunks, Read-Read exposure with its bound
  * and deadline, and the Send.
  */
@@ -136,10 +137,29 @@ size_t rrs_hdr_reserve(const struct rr_sreq *rq)
 	return RNDUP4(n);
 }
 
+/* Whether the loop may expose bytes more now (c->lock held): the bound has
+ * room and no worker waits for it, which would otherwise lose the room to the
+ * loop's calls every time. */
+static int loop_room(const struct rr_sreq *rq, size_t bytes)
+{
+	const struct svc_conn *sc = rq->conn->side;
+
+	return !sc->exp_waiting && sc->exposed + bytes <= rq->srv->ep->p.exposed_max;
+}
+
+/* See rpcrdma_svc.h. */
+int rrs_loop_may_expose(struct rr_sreq *rq, size_t bytes)
+{
+	int ok;
+
+	pthread_mutex_lock(&rq->conn->lock);
+	ok = loop_room(rq, bytes);
+	pthread_mutex_unlock(&rq->conn->lock);
+	return ok;
+}
+
 /* Wait until the connection may expose bytes more (Read-Read's bound), and
- * reserve them; on the loop (nowait), -EAGAIN at once if it may not now or a
- * worker already waits (which would otherwise lose the room to the loop's
- * calls every time). */
+ * reserve them; on the loop (nowait), -EAGAIN at once if it may not now. */
 static int reserve_exposure(struct rr_sreq *rq, size_t bytes)
 {
 	struct rr_conn *c = rq->conn;
@@ -151,13 +171,13 @@ static int reserve_exposure(struct rr_sreq *rq, size_t bytes)
 	if (bytes > p->exposed_max)
 		return -E2BIG;
 	pthread_mutex_lock(&c->lock);
-	if (rq->x.nowait && sc->exp_waiting)
+	if (rq->x.nowait && !loop_room(rq, bytes))
 		rc = -EAGAIN;
 	while (rc == 0 && !c->dead && sc->exposed + bytes > p->exposed_max) {
 		struct timespec ts = clock_deadline(CLOCK_REALTIME, TICK_MS);
 
-		if (rq->x.nowait || clock_now_ns() >= until) {
-			rc = rq->x.nowait ? -EAGAIN : -EBUSY;
+		if (clock_now_ns() >= until) {
+			rc = -EBUSY;
 			break;
 		}
 		sc->exp_waiting++;

@@ -443,6 +443,17 @@ struct sum_loader {
 	int errors;
 };
 
+/* fn(l) on 8 threads at once; returns when all are done. */
+static void on_8_threads(void *(*fn)(void *), struct sum_loader *l)
+{
+	pthread_t th[8];
+
+	for (int i = 0; i < 8; i++)
+		pthread_create(&th[i], NULL, fn, l);
+	for (int i = 0; i < 8; i++)
+		pthread_join(th[i], NULL);
+}
+
 static void *sum_main(void *arg)
 {
 	struct sum_loader *l = arg;
@@ -460,14 +471,10 @@ static void nomsg_pulls_one_at_a_time(void **state)
 	struct sum_loader l = {0};
 	struct rrt_server t;
 	struct rr_stats st;
-	pthread_t th[8];
 
 	assert_int_equal(rrt_server_start(&t, RR_MODE_READ_WRITE, RR_REG_DYNAMIC, 0), 0);
 	assert_int_equal(rrt_client(&t, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY, 0, &l.c), 0);
-	for (int i = 0; i < 8; i++)
-		pthread_create(&th[i], NULL, sum_main, &l);
-	for (int i = 0; i < 8; i++)
-		pthread_join(th[i], NULL);
+	on_8_threads(sum_main, &l);
 	assert_int_equal(l.errors, 0);
 	rr_server_get_stats(t.rr, &st);
 	print_message("# RDMA_NOMSG calls that waited their turn: %llu of 160\n",
@@ -508,7 +515,6 @@ static void caller_polls(void **state)
 			struct sum_loader l = {0};
 			struct rr_params p;
 			struct rr_stats st;
-			pthread_t th[8];
 
 			rrt_params(&p, mode ? RR_MODE_READ_READ : RR_MODE_READ_WRITE,
 				   RR_REG_FASTREG);
@@ -516,10 +522,7 @@ static void caller_polls(void **state)
 			p.spin_us = v == 2 ? 200 : 0;
 			assert_int_equal(rrt_client_p(&t, &p, 0, &l.c), 0);
 			get_main(&l);
-			for (int i = 0; i < 8; i++)
-				pthread_create(&th[i], NULL, get_main, &l);
-			for (int i = 0; i < 8; i++)
-				pthread_join(th[i], NULL);
+			on_8_threads(get_main, &l);
 			assert_int_equal(l.errors, 0);
 			rr_clnt_get_stats(l.c, &st);
 			print_message("# %s, poll_in_caller %d, spin %u us: %llu of the waits "
@@ -539,16 +542,16 @@ static void caller_polls(void **state)
 /* With inline calls, a Read-Read reply is exposed and sent from the loop
  * while the connection's exposure bound has room: one caller's GETs never go
  * to a worker. Eight callers' exposures do not all fit: a call that finds no
- * room goes to a worker, which waits for it; every reply is right. */
-static void read_read_inline(void **state)
+ * room goes to a worker, which waits for it; every reply is right. With each
+ * server strategy that can expose. */
+static void read_read_inline_with(enum rr_reg reg)
 {
 	struct sum_loader l = {0};
 	struct rrt_server t;
 	struct rr_params p;
 	struct rr_stats st0, st;
-	pthread_t th[8];
 
-	rrt_params(&p, RR_MODE_READ_READ, RR_REG_CACHE);
+	rrt_params(&p, RR_MODE_READ_READ, reg);
 	p.exposed_max = 131072; /* one 128 KiB reply at a time */
 	assert_int_equal(rrt_server_start_inline(&t, &p), 0);
 	assert_int_equal(rrt_client(&t, RR_MODE_READ_READ, RR_REG_FASTREG, 0, &l.c), 0);
@@ -559,19 +562,24 @@ static void read_read_inline(void **state)
 	assert_int_equal(st.calls_inline - st0.calls_inline, 20);
 	assert_int_equal(st.inline_declined - st0.inline_declined, 0);
 	assert_int_equal(st.bytes_exposed - st0.bytes_exposed, 10 * (4096 + 131072));
-	for (int i = 0; i < 8; i++)
-		pthread_create(&th[i], NULL, get_main, &l);
-	for (int i = 0; i < 8; i++)
-		pthread_join(th[i], NULL);
+	on_8_threads(get_main, &l);
 	assert_int_equal(l.errors, 0);
 	rr_server_get_stats(t.rr, &st0);
-	print_message("# 8 callers: %llu calls on the loop, %llu handed to a worker\n",
-		      (unsigned long long)(st0.calls_inline - st.calls_inline),
+	print_message("# %s, 8 callers: %llu calls on the loop, %llu handed to a worker\n",
+		      rr_reg_name(reg), (unsigned long long)(st0.calls_inline - st.calls_inline),
 		      (unsigned long long)(st0.inline_declined - st.inline_declined));
 	assert_true(st0.inline_declined > st.inline_declined);
 	assert_true(st0.calls_inline > st.calls_inline);
 	rpc_clnt_destroy(l.c);
 	rrt_server_stop(&t);
+}
+
+static void read_read_inline(void **state)
+{
+	const enum rr_reg regs[] = {RR_REG_CACHE, RR_REG_DYNAMIC, RR_REG_FASTREG};
+
+	for (size_t i = 0; i < sizeof(regs) / sizeof(regs[0]); i++)
+		read_read_inline_with(regs[i]);
 }
 
 int main(void)
