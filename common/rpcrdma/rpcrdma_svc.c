@@ -259,17 +259,15 @@ struct rr_buf *rrs_buf_find(struct rr_sreq *rq, const void *data, size_t len)
 void *rrs_get_buf(struct rpc_req *req, size_t len)
 {
 	struct rr_sreq *rq = req->xprt_req;
-	unsigned flags = RR_GET_ASYNC | (rrs_rr_possible(rq) ? RR_GET_EXPOSE : 0);
+	unsigned expose = rrs_rr_possible(rq) ? RR_GET_EXPOSE : 0;
 	struct rr_buf *b;
 
-	if (req->nowait) { /* on the loop: registered here, at once, if it may be exposed now */
-		if ((flags & RR_GET_EXPOSE) && !rrs_loop_may_expose(rq, len)) {
-			req->would_block = 1;
-			return NULL;
-		}
-		flags = RR_GET_NOWAIT | (flags & RR_GET_EXPOSE);
+	/* the loop takes no buffer it may not expose now */
+	if (req->nowait && expose && !rrs_loop_may_expose(rq, len)) {
+		req->would_block = 1;
+		return NULL;
 	}
-	b = rrs_buf_get(rq, len, flags);
+	b = rrs_buf_get(rq, len, rrs_get_how(rq) | expose);
 	if (!b && req->nowait)
 		req->would_block = 1; /* no room now: a worker may wait for it */
 	return b ? b->addr : NULL;

@@ -126,6 +126,13 @@ struct rr_server {
 	struct vb_mr *exposed; /* rr_server_expose's, until destroy */
 };
 
+/* How a buffer of rq's is registered: at once on the loop (rq->x.nowait),
+ * overlapping the procedure on a worker. */
+static inline unsigned rrs_get_how(const struct rr_sreq *rq)
+{
+	return rq->x.nowait ? RR_GET_NOWAIT : RR_GET_ASYNC;
+}
+
 static inline int rrs_rr_possible(const struct rr_sreq *rq)
 {
 	return (rq->srv->ep->p.modes & RR_MODE_READ_READ) && rq->hdr.nwrites == 0;

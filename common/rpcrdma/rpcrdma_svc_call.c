@@ -246,6 +246,15 @@ static void sreq_reply(void *arg)
 	}
 }
 
+/* Run the call and ready its reply's buffers (rrs_prepare_reply); on the
+ * loop (rq->x.nowait), -EAGAIN where either would wait. */
+static int run_call(struct rr_sreq *rq)
+{
+	int rc = dispatch(rq);
+
+	return rc ? rc : rrs_prepare_reply(rq);
+}
+
 /* Worker: everything about the call that may block or take on the caller's
  * identity, and nothing that touches the device. */
 void rrs_work(struct work *w)
@@ -253,9 +262,7 @@ void rrs_work(struct work *w)
 	struct rr_sreq *rq = (struct rr_sreq *)w;
 
 	rr_stat_add(&rq->conn->st.calls, 1);
-	rq->run_rc = dispatch(rq);
-	if (rq->run_rc == 0)
-		rq->run_rc = rrs_prepare_reply(rq);
+	rq->run_rc = run_call(rq);
 	evloop_call(rq->srv->ep->loop, sreq_reply, rq);
 }
 
@@ -275,9 +282,7 @@ static int run_inline(struct rr_sreq *rq)
 				   rq->recv->len - rq->payload_off))
 		return 0;
 	rq->x.nowait = 1;
-	rc = dispatch(rq);
-	if (rc == 0) /* Read-Read's exposure too, if its bound has room now */
-		rc = rrs_prepare_reply(rq);
+	rc = run_call(rq); /* Read-Read's exposure too, if its bound has room now */
 	rq->x.nowait = 0;
 	if (rc == -EAGAIN) {
 		rpc_dispatch_done(rq->srv->rpc, &rq->x);

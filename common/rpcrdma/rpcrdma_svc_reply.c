@@ -1,9 +1,8 @@
 /*
  * rpcrdma_svc_reply.c: the RPC/RDMA server's answers (loop, but for what
  * prepare_reply does on a worker, for calls not run inline): credits granted,
- * RDMA_ERROR, the reply's
- * RDMA Writes into Write and Reply chunks, Read-Read exposure with its bound
- * and deadline, and the Send.
+ * RDMA_ERROR, the reply's RDMA Writes into Write and Reply chunks, Read-Read
+ * exposure with its bound and deadline, and the Send.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -203,7 +202,7 @@ static struct rr_buf *item_buf(struct rr_sreq *rq, struct rr_item *it, unsigned 
 
 	if (b && (!(flags & RR_GET_EXPOSE) || rr_buf_exposable(reg, b)))
 		return b;
-	b = rrs_buf_get(rq, it->len, flags | (rq->x.nowait ? RR_GET_NOWAIT : RR_GET_ASYNC));
+	b = rrs_buf_get(rq, it->len, flags | rrs_get_how(rq));
 	if (!b)
 		return NULL;
 	memcpy(b->addr, it->data, it->len);
