@@ -242,6 +242,10 @@ static void print_rdma(FILE *f, const struct rr_stats *r)
 	       (double)r->exposed_expired);
 	single(f, "nfsrdma_rdma_credits_granted", "gauge",
 	       "Credits granted now, summed over the connections.", (double)r->credits_granted);
+	single(f, "nfsrdma_rdma_posts_total", "counter",
+	       "Work request chains handed to the RDMA device, those of one batch of "
+	       "completions together.",
+	       (double)r->posts);
 	single(f, "nfsrdma_rdma_nomsg_waits_total", "counter",
 	       "RDMA_NOMSG calls that waited for another call's pull on their connection.",
 	       (double)r->nomsg_waits);

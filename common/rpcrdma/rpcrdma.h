@@ -98,6 +98,8 @@ struct rr_stats {
 	uint64_t err_vers_sent, err_chunk_sent;
 	uint64_t credit_overruns;
 	uint64_t post_failures;	  /* work request chains the provider refused */
+	uint64_t posts;		  /* calls of the provider's post_send (chains held
+				     while completions are taken share one) */
 	uint64_t op_timeouts;	  /* connections dropped: an RDMA operation past its deadline */
 	uint64_t remote_regs_now; /* registrations a peer can reach right now */
 	uint64_t registered_now;  /* bytes registered right now */

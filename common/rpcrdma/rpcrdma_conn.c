@@ -437,6 +437,7 @@ void rr_stats_print(const struct rr_stats *s, const char *prefix, FILE *f)
 	P(err_chunk_sent);
 	P(credit_overruns);
 	P(post_failures);
+	P(posts);
 	P(op_timeouts);
 	P(remote_regs_now);
 	P(registered_now);

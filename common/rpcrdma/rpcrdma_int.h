@@ -25,7 +25,12 @@
  * Send queue. A connection has sq_depth send-queue slots. rr_post() takes the
  * slots its chain needs, or queues the chain until completions give enough
  * back (it never waits), signals only the chain's last work request, and gets
- * the slots back when that completes.
+ * the slots back when that completes. A chain posted by the thread that is
+ * taking the connection's completions (the loop, or a polling caller) is held
+ * instead, with its slots taken, and goes to the provider with the others held
+ * in the same batch of completions once the batch is handled: one post for the
+ * replies to several calls (one sendmsg on the soft provider, one doorbell on
+ * rxe), not one each.
  *
  * Completions. A chain's context (struct rr_wr) gets exactly one call of its
  * done(), whatever happens: its completion, or, for a chain that never
@@ -87,6 +92,15 @@ struct rr_recv {
 	struct rr_recv *next; /* free list */
 };
 
+#define RR_HOLD_WR 64 /* work requests held for one post (see "Send queue") */
+
+/* Chains held by the thread taking completions, linked in post order. */
+struct rr_hold {
+	struct vb_send_wr wr[RR_HOLD_WR];
+	struct vb_sge sge[2 * RR_HOLD_WR];
+	unsigned nwr, nsge;
+};
+
 /* A Send buffer: header and inline payload, registered with the connection. */
 struct rr_send {
 	uint8_t *buf;
@@ -99,6 +113,7 @@ struct rr_conn {
 	struct vb_conn *vc;
 	struct vb_cq *cq;
 	pthread_mutex_t cq_lock; /* one thread at a time takes completions */
+	struct rr_hold hold;	 /* its chains, slots taken, to post after the batch */
 	struct evloop_io *cq_io; /* the loop's watch on the CQ's fd */
 	struct rr_conn *next;	 /* in ep->conns */
 	char peer[VB_NAME_MAX];

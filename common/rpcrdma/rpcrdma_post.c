@@ -187,6 +187,8 @@ static void post_chain(struct rr_conn *c, struct vb_send_wr *wr)
 	int rc = vb_post_send(c->vc, wr, &bad);
 	char why[96];
 
+	rr_stat_add(&c->st.posts, 1);
+
 	pthread_mutex_lock(&c->lock);
 	if (--c->posting == 0)
 		pthread_cond_broadcast(&c->cond);
@@ -204,10 +206,51 @@ static void take_slots(struct rr_conn *c, unsigned n, struct rr_wr *ctx)
 	c->sq_free -= n;
 	ctx->nwr = n;
 	owe(c, ctx);
-	c->posting++;
 }
 
-/* Post the queued chains that now fit, in order (c->lock not held). */
+/* The connection whose completions this thread is taking (drain_cq): the
+ * chains it posts there are held until the batch is handled. */
+static __thread struct rr_conn *holder;
+
+/* Whether b fits beside the chains c holds. */
+static int hold_fits(const struct rr_conn *c, const struct rr_batch *b)
+{
+	unsigned nsge = 0;
+
+	for (unsigned i = 0; i < b->n; i++)
+		nsge += (unsigned)b->wr[i].num_sge;
+	return c->hold.nwr + b->n <= RR_HOLD_WR && c->hold.nsge + nsge <= 2 * RR_HOLD_WR;
+}
+
+/* Append b's work requests, slots taken, to what c holds (the holder only). */
+static void hold_add(struct rr_conn *c, const struct rr_batch *b)
+{
+	struct rr_hold *h = &c->hold;
+
+	for (unsigned i = 0; i < b->n; i++) {
+		struct vb_send_wr *w = &h->wr[h->nwr];
+
+		*w = b->wr[i];
+		memcpy(&h->sge[h->nsge], w->sg_list, (size_t)w->num_sge * sizeof(*w->sg_list));
+		w->sg_list = &h->sge[h->nsge];
+		w->next = NULL;
+		h->nsge += (unsigned)w->num_sge;
+		if (h->nwr++)
+			h->wr[h->nwr - 2].next = w;
+	}
+}
+
+/* Post the chains c holds, in one call (the holder only). */
+static void post_held(struct rr_conn *c)
+{
+	if (c->hold.nwr == 0)
+		return;
+	post_chain(c, c->hold.wr);
+	c->hold.nwr = c->hold.nsge = 0;
+}
+
+/* Post the queued chains that now fit, in order (c->lock not held); what
+ * this thread holds was posted before them and goes first. */
 static void post_queued(struct rr_conn *c)
 {
 	for (;;) {
@@ -223,7 +266,10 @@ static void post_queued(struct rr_conn *c)
 		if (!c->queued)
 			c->queued_tail = NULL;
 		take_slots(c, ch->n, ch->ctx);
+		c->posting++;
 		pthread_mutex_unlock(&c->lock);
+		if (holder == c)
+			post_held(c);
 		post_chain(c, ch->wr);
 		free(ch);
 	}
@@ -244,6 +290,8 @@ int rr_post(struct rr_conn *c, struct rr_batch *b, struct rr_wr *ctx)
 		b->wr[b->n - 1].wr_id = (uintptr_t)ctx;
 	}
 	ctx->nwr = 0;
+	if (holder == c && !hold_fits(c, b))
+		post_held(c);
 	pthread_mutex_lock(&c->lock);
 	if (c->dead || b->n == 0 || b->n > c->sq_depth) {
 		rc = c->dead ? -ECONNRESET : -E2BIG;
@@ -257,9 +305,16 @@ int rr_post(struct rr_conn *c, struct rr_batch *b, struct rr_wr *ctx)
 			c->queued = c->queued_tail = ch;
 		}
 	} else {
+		int hold = holder == c && hold_fits(c, b);
+
 		take_slots(c, b->n, ctx);
+		if (!hold || c->hold.nwr == 0)
+			c->posting++; /* held chains are one post */
 		pthread_mutex_unlock(&c->lock);
-		post_chain(c, b->wr);
+		if (hold)
+			hold_add(c, b);
+		else
+			post_chain(c, b->wr);
 		return 0;
 	}
 	if (rc) {
@@ -318,20 +373,25 @@ static void handle_wc(struct rr_conn *c, const struct vb_wc *wc)
 }
 
 /* Poll until a poll comes short (the CQ was empty then; the caller arms and
- * looks once more). Returns how many were taken, or -errno if the CQ failed. */
+ * looks once more), posting after each batch what its handlers held. Returns
+ * how many were taken, or -errno if the CQ failed. */
 static int drain_cq(struct rr_conn *c)
 {
+	struct rr_conn *outer = holder;
 	struct vb_wc wc[CQ_BATCH];
 	int n, took = 0;
 
+	holder = c;
 	do {
 		if ((n = vb_poll_cq(c->cq, CQ_BATCH, wc)) < 0)
-			return n;
+			break;
 		for (int i = 0; i < n; i++)
 			handle_wc(c, &wc[i]);
 		took += n;
+		post_held(c);
 	} while (n == CQ_BATCH);
-	return took;
+	holder = outer;
+	return n < 0 ? n : took;
 }
 
 /* The CQ's fd was readable: take every completion, and arm again (the loop's

@@ -582,6 +582,63 @@ static void read_read_inline(void **state)
 		read_read_inline_with(regs[i]);
 }
 
+static void *sleep_main(void *arg)
+{
+	struct sum_loader *l = arg;
+	u_int ms = 500;
+	struct rpc_call call = {.prog = BULKPROG,
+				.vers = BULKVERS,
+				.proc = BULK_SLEEP,
+				.xdr_args = (xdrproc_t)xdr_u_int,
+				.args = &ms,
+				.xdr_res = (xdrproc_t)xdr_void};
+
+	if (rpc_clnt_call(l->c, &call) != 0)
+		__atomic_add_fetch(&l->errors, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void *one_get_main(void *arg)
+{
+	struct sum_loader *l = arg;
+
+	if (rrt_get(l->c, 7, 4096) != 0)
+		__atomic_add_fetch(&l->errors, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* The replies to calls the loop takes from one batch of completions go to the
+ * device in one post: 8 GETs that arrive while a SLEEP holds the loop up are
+ * answered with fewer posts than replies (one each before). */
+static void replies_posted_together(void **state)
+{
+	struct sum_loader l = {0};
+	struct rrt_server t;
+	struct rr_params p;
+	struct rr_stats st0, st;
+	pthread_t sleeper;
+
+	rrt_params(&p, RR_MODE_READ_WRITE, RR_REG_DYNAMIC);
+	assert_int_equal(rrt_server_start_inline(&t, &p), 0);
+	assert_int_equal(rrt_client(&t, RR_MODE_READ_WRITE, RR_REG_FASTREG, 0, &l.c), 0);
+	assert_int_equal(rrt_get(l.c, 1, 4096), 0); /* connected */
+	rr_server_get_stats(t.rr, &st0);
+	pthread_create(&sleeper, NULL, sleep_main, &l);
+	usleep(50000);
+	on_8_threads(one_get_main, &l);
+	pthread_join(sleeper, NULL);
+	assert_int_equal(l.errors, 0);
+	rr_server_get_stats(t.rr, &st);
+	print_message("# %llu replies, %llu posts\n",
+		      (unsigned long long)(st.replies - st0.replies),
+		      (unsigned long long)(st.posts - st0.posts));
+	assert_int_equal(st.replies - st0.replies, 9);
+	assert_int_equal(st.calls_inline - st0.calls_inline, 9);
+	assert_true(st.posts - st0.posts < st.replies - st0.replies);
+	rpc_clnt_destroy(l.c);
+	rrt_server_stop(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -600,6 +657,7 @@ int main(void)
 		cmocka_unit_test(nomsg_pulls_one_at_a_time),
 		cmocka_unit_test(caller_polls),
 		cmocka_unit_test(read_read_inline),
+		cmocka_unit_test(replies_posted_together),
 		cmocka_unit_test(matrix),
 	};
 

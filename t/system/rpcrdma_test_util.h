@@ -18,7 +18,8 @@ void rrt_params(struct rr_params *p, unsigned modes, enum rr_reg reg);
 /* A server of the bulk program on 127.0.0.1 (integrity key accepted if with_key). */
 int rrt_server_start(struct rrt_server *t, unsigned modes, enum rr_reg reg, int with_key);
 int rrt_server_start_p(struct rrt_server *t, const struct rr_params *p, int with_key);
-/* The same with server.inline_calls: NULL and GET run on the loop when they can. */
+/* The same with server.inline_calls: NULL and GET run on the loop when they
+ * can, and SLEEP always does (holding the loop up). */
 int rrt_server_start_inline(struct rrt_server *t, const struct rr_params *p);
 void rrt_server_stop(struct rrt_server *t);
 /* A client with the test parameters and the client's defaults (rrt_client),
