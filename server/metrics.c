@@ -243,8 +243,8 @@ static void print_rdma(FILE *f, const struct rr_stats *r)
 	single(f, "nfsrdma_rdma_credits_granted", "gauge",
 	       "Credits granted now, summed over the connections.", (double)r->credits_granted);
 	single(f, "nfsrdma_rdma_posts_total", "counter",
-	       "Work request chains handed to the RDMA device, those of one batch of "
-	       "completions together.",
+	       "Calls of the RDMA device's post_send; the replies to calls taken from one "
+	       "batch of completions share one.",
 	       (double)r->posts);
 	single(f, "nfsrdma_rdma_nomsg_waits_total", "counter",
 	       "RDMA_NOMSG calls that waited for another call's pull on their connection.",

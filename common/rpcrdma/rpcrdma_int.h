@@ -26,11 +26,12 @@
  * slots its chain needs, or queues the chain until completions give enough
  * back (it never waits), signals only the chain's last work request, and gets
  * the slots back when that completes. A chain posted by the thread that is
- * taking the connection's completions (the loop, or a polling caller) is held
- * instead, with its slots taken, and goes to the provider with the others held
- * in the same batch of completions once the batch is handled: one post for the
- * replies to several calls (one sendmsg on the soft provider, one doorbell on
- * rxe), not one each.
+ * taking the connection's completions is held instead, with its slots taken,
+ * and goes to the provider with the others held in the same batch of
+ * completions once the batch is handled: on the server, one post for the
+ * replies to several calls that the loop ran (one sendmsg on the soft
+ * provider, one doorbell on rxe), not one each. (The client's completion
+ * handlers post nothing.)
  *
  * Completions. A chain's context (struct rr_wr) gets exactly one call of its
  * done(), whatever happens: its completion, or, for a chain that never
@@ -98,7 +99,7 @@ struct rr_recv {
 struct rr_hold {
 	struct vb_send_wr wr[RR_HOLD_WR];
 	struct vb_sge sge[2 * RR_HOLD_WR];
-	unsigned nwr, nsge;
+	unsigned nwr, nsge, nchains;
 };
 
 /* A Send buffer: header and inline payload, registered with the connection. */
@@ -140,7 +141,7 @@ struct rr_conn {
 	unsigned posted_recvs;		       /* receives the provider holds */
 	struct rr_wr *owed;		       /* contexts whose done() is still to come */
 	struct rr_chain *queued, *queued_tail; /* chains waiting for sq slots, in order */
-	unsigned posting;		       /* threads in a verbs call on vc (rr_conn_enter) */
+	unsigned posting; /* threads in a verbs call on vc (rr_conn_enter), chains held */
 	int established;
 	int dead;	    /* no new work; tearing down */
 	int qp_gone;	    /* the QP is destroyed and its CQ drained */

@@ -177,20 +177,21 @@ static struct rr_chain *chain_copy(const struct vb_send_wr *wr, unsigned n, stru
 	return ch;
 }
 
-/* Hand a chain whose slots are taken to the provider (c->lock not held). A
- * failed post may or may not have queued what it was given (rxe queues the
- * chain, then its doorbell write() fails), so ctx stays owed: its completion,
- * or the flush made up at teardown, ends it. */
-static void post_chain(struct rr_conn *c, struct vb_send_wr *wr)
+/* Hand chains whose slots are taken to the provider in one call (c->lock not
+ * held); they were counted in c->posting as nposts. A failed post may or may
+ * not have queued what it was given (rxe queues the chain, then its doorbell
+ * write() fails), so their contexts stay owed: a completion, or the flush made
+ * up at teardown, ends each. */
+static void post_chain(struct rr_conn *c, struct vb_send_wr *wr, unsigned nposts)
 {
 	struct vb_send_wr *bad = NULL;
 	int rc = vb_post_send(c->vc, wr, &bad);
 	char why[96];
 
 	rr_stat_add(&c->st.posts, 1);
-
 	pthread_mutex_lock(&c->lock);
-	if (--c->posting == 0)
+	c->posting -= nposts;
+	if (c->posting == 0)
 		pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
 	if (rc) {
@@ -200,37 +201,39 @@ static void post_chain(struct rr_conn *c, struct vb_send_wr *wr)
 	}
 }
 
-/* Take the slots of an n-WR chain for ctx (c->lock held); it goes out next. */
+/* Take the slots of an n-WR chain for ctx (c->lock held); it goes out next
+ * (hand_over). */
 static void take_slots(struct rr_conn *c, unsigned n, struct rr_wr *ctx)
 {
 	c->sq_free -= n;
 	ctx->nwr = n;
 	owe(c, ctx);
+	c->posting++;
 }
 
 /* The connection whose completions this thread is taking (drain_cq): the
  * chains it posts there are held until the batch is handled. */
 static __thread struct rr_conn *holder;
 
-/* Whether b fits beside the chains c holds. */
-static int hold_fits(const struct rr_conn *c, const struct rr_batch *b)
+/* Whether the n-WR chain wr fits beside the chains c holds. */
+static int hold_fits(const struct rr_conn *c, const struct vb_send_wr *wr, unsigned n)
 {
 	unsigned nsge = 0;
 
-	for (unsigned i = 0; i < b->n; i++)
-		nsge += (unsigned)b->wr[i].num_sge;
-	return c->hold.nwr + b->n <= RR_HOLD_WR && c->hold.nsge + nsge <= 2 * RR_HOLD_WR;
+	for (unsigned i = 0; i < n; i++)
+		nsge += (unsigned)wr[i].num_sge;
+	return c->hold.nwr + n <= RR_HOLD_WR && c->hold.nsge + nsge <= 2 * RR_HOLD_WR;
 }
 
-/* Append b's work requests, slots taken, to what c holds (the holder only). */
-static void hold_add(struct rr_conn *c, const struct rr_batch *b)
+/* Append the n-WR chain wr to what c holds. */
+static void hold_add(struct rr_conn *c, const struct vb_send_wr *wr, unsigned n)
 {
 	struct rr_hold *h = &c->hold;
 
-	for (unsigned i = 0; i < b->n; i++) {
+	for (unsigned i = 0; i < n; i++) {
 		struct vb_send_wr *w = &h->wr[h->nwr];
 
-		*w = b->wr[i];
+		*w = wr[i];
 		memcpy(&h->sge[h->nsge], w->sg_list, (size_t)w->num_sge * sizeof(*w->sg_list));
 		w->sg_list = &h->sge[h->nsge];
 		w->next = NULL;
@@ -238,6 +241,7 @@ static void hold_add(struct rr_conn *c, const struct rr_batch *b)
 		if (h->nwr++)
 			h->wr[h->nwr - 2].next = w;
 	}
+	h->nchains++;
 }
 
 /* Post the chains c holds, in one call (the holder only). */
@@ -245,12 +249,24 @@ static void post_held(struct rr_conn *c)
 {
 	if (c->hold.nwr == 0)
 		return;
-	post_chain(c, c->hold.wr);
-	c->hold.nwr = c->hold.nsge = 0;
+	post_chain(c, c->hold.wr, c->hold.nchains);
+	c->hold.nwr = c->hold.nsge = c->hold.nchains = 0;
 }
 
-/* Post the queued chains that now fit, in order (c->lock not held); what
- * this thread holds was posted before them and goes first. */
+/* After take_slots (c->lock not held): the holder of c's completions holds
+ * the chain, behind what it holds already (posting that first if there is no
+ * room); anyone else posts it at once. */
+static void hand_over(struct rr_conn *c, struct vb_send_wr *wr, unsigned n)
+{
+	if (holder == c && !hold_fits(c, wr, n))
+		post_held(c);
+	if (holder == c && hold_fits(c, wr, n))
+		hold_add(c, wr, n);
+	else
+		post_chain(c, wr, 1);
+}
+
+/* Post the queued chains that now fit, in order (c->lock not held). */
 static void post_queued(struct rr_conn *c)
 {
 	for (;;) {
@@ -266,11 +282,8 @@ static void post_queued(struct rr_conn *c)
 		if (!c->queued)
 			c->queued_tail = NULL;
 		take_slots(c, ch->n, ch->ctx);
-		c->posting++;
 		pthread_mutex_unlock(&c->lock);
-		if (holder == c)
-			post_held(c);
-		post_chain(c, ch->wr);
+		hand_over(c, ch->wr, ch->n);
 		free(ch);
 	}
 }
@@ -290,8 +303,6 @@ int rr_post(struct rr_conn *c, struct rr_batch *b, struct rr_wr *ctx)
 		b->wr[b->n - 1].wr_id = (uintptr_t)ctx;
 	}
 	ctx->nwr = 0;
-	if (holder == c && !hold_fits(c, b))
-		post_held(c);
 	pthread_mutex_lock(&c->lock);
 	if (c->dead || b->n == 0 || b->n > c->sq_depth) {
 		rc = c->dead ? -ECONNRESET : -E2BIG;
@@ -305,16 +316,9 @@ int rr_post(struct rr_conn *c, struct rr_batch *b, struct rr_wr *ctx)
 			c->queued = c->queued_tail = ch;
 		}
 	} else {
-		int hold = holder == c && hold_fits(c, b);
-
 		take_slots(c, b->n, ctx);
-		if (!hold || c->hold.nwr == 0)
-			c->posting++; /* held chains are one post */
 		pthread_mutex_unlock(&c->lock);
-		if (hold)
-			hold_add(c, b);
-		else
-			post_chain(c, b->wr);
+		hand_over(c, b->wr, b->n);
 		return 0;
 	}
 	if (rc) {

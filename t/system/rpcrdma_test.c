@@ -624,7 +624,12 @@ static void replies_posted_together(void **state)
 	assert_int_equal(rrt_get(l.c, 1, 4096), 0); /* connected */
 	rr_server_get_stats(t.rr, &st0);
 	pthread_create(&sleeper, NULL, sleep_main, &l);
-	usleep(50000);
+	for (int ms = 0; ms < 5000; ms++) { /* until the loop has taken the SLEEP */
+		rr_server_get_stats(t.rr, &st);
+		if (st.bytes_inline_in > st0.bytes_inline_in)
+			break;
+		usleep(1000);
+	}
 	on_8_threads(one_get_main, &l);
 	pthread_join(sleeper, NULL);
 	assert_int_equal(l.errors, 0);
