@@ -349,12 +349,7 @@ static void malformed_headers_answered(void **state)
 	for (int i = 0; i < CREDITS; i++) {
 		struct rpcrdma_hdr *h = new_hdr(&r, RPCRDMA_MSG);
 		u_int ms = 50;
-		struct rpc_call call = {.prog = BULKPROG,
-					.vers = BULKVERS,
-					.proc = BULK_SLEEP,
-					.xdr_args = (xdrproc_t)xdr_u_int,
-					.args = &ms,
-					.xdr_res = (xdrproc_t)xdr_void};
+		struct rpc_call call = rrt_sleep_call(&ms);
 
 		raw_send(&r, buf, build(&r, h, &call, buf));
 		free(h);
@@ -384,12 +379,7 @@ static void credit_overrun_answered(void **state)
 	for (int i = 0; i < CREDITS + 2; i++) {
 		struct rpcrdma_hdr *h = new_hdr(&r, RPCRDMA_MSG);
 		u_int ms = 300;
-		struct rpc_call call = {.prog = BULKPROG,
-					.vers = BULKVERS,
-					.proc = BULK_SLEEP,
-					.xdr_args = (xdrproc_t)xdr_u_int,
-					.args = &ms,
-					.xdr_res = (xdrproc_t)xdr_void};
+		struct rpc_call call = rrt_sleep_call(&ms);
 
 		raw_send(&r, buf, build(&r, h, &call, buf));
 		free(h);

@@ -586,12 +586,7 @@ static void *sleep_main(void *arg)
 {
 	struct sum_loader *l = arg;
 	u_int ms = 500;
-	struct rpc_call call = {.prog = BULKPROG,
-				.vers = BULKVERS,
-				.proc = BULK_SLEEP,
-				.xdr_args = (xdrproc_t)xdr_u_int,
-				.args = &ms,
-				.xdr_res = (xdrproc_t)xdr_void};
+	struct rpc_call call = rrt_sleep_call(&ms);
 
 	if (rpc_clnt_call(l->c, &call) != 0)
 		__atomic_add_fetch(&l->errors, 1, __ATOMIC_RELAXED);

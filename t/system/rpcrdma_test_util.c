@@ -215,6 +215,16 @@ int rrt_sum(struct rpc_clnt *c, size_t len)
 	return rc;
 }
 
+struct rpc_call rrt_sleep_call(u_int *ms)
+{
+	return (struct rpc_call){.prog = BULKPROG,
+				 .vers = BULKVERS,
+				 .proc = BULK_SLEEP,
+				 .xdr_args = (xdrproc_t)xdr_u_int,
+				 .args = ms,
+				 .xdr_res = (xdrproc_t)xdr_void};
+}
+
 int rrt_tcp_flood_gets(const char *port, unsigned n, uint32_t len)
 {
 	struct bulk_get_args a = {.seed = 9, .len = len};

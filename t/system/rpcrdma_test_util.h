@@ -33,6 +33,8 @@ int rrt_put(struct rpc_clnt *c, uint32_t seed, size_t len);
 int rrt_get(struct rpc_clnt *c, uint32_t seed, size_t len);
 int rrt_big(struct rpc_clnt *c, u_int n);
 int rrt_sum(struct rpc_clnt *c, size_t len);
+/* A BULK_SLEEP call of *ms milliseconds (ms lives as long as the call). */
+struct rpc_call rrt_sleep_call(u_int *ms);
 
 /* A client that will never read: a raw TCP connection to 127.0.0.1:port with
  * a 4 KiB receive buffer that has sent n BULK_GETs of len bytes. Its fd, or -1. */
