@@ -150,30 +150,42 @@ static void unowe(struct rr_conn *c, struct rr_wr *ctx)
 	ctx->prev = ctx->next = NULL;
 }
 
+/* The SGEs of n chained WRs. */
+static unsigned chain_sges(const struct vb_send_wr *wr, unsigned n)
+{
+	unsigned nsge = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		nsge += (unsigned)wr[i].num_sge;
+	return nsge;
+}
+
+/* Copy n chained WRs to dst, linked in order, and their SGEs to sge. */
+static void chain_copy_to(struct vb_send_wr *dst, struct vb_sge *sge, const struct vb_send_wr *wr,
+			  unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		dst[i] = wr[i];
+		memcpy(sge, wr[i].sg_list, (size_t)wr[i].num_sge * sizeof(*sge));
+		dst[i].sg_list = sge;
+		dst[i].next = i + 1 < n ? &dst[i + 1] : NULL;
+		sge += wr[i].num_sge;
+	}
+}
+
 /* A copy of n chained WRs and their SGEs, to post later. */
 static struct rr_chain *chain_copy(const struct vb_send_wr *wr, unsigned n, struct rr_wr *ctx)
 {
-	size_t nsge = 0;
-	struct rr_chain *ch;
-	struct vb_sge *sge;
+	size_t nsge = chain_sges(wr, n);
+	struct rr_chain *ch = malloc(sizeof(*ch) + n * sizeof(*wr) + nsge * sizeof(struct vb_sge));
 
-	for (unsigned i = 0; i < n; i++)
-		nsge += (size_t)wr[i].num_sge;
-	ch = malloc(sizeof(*ch) + n * sizeof(*wr) + nsge * sizeof(*sge));
 	if (!ch)
 		return NULL;
 	ch->next = NULL;
 	ch->ctx = ctx;
 	ch->n = n;
 	ch->wr = (struct vb_send_wr *)(ch + 1);
-	sge = (struct vb_sge *)(ch->wr + n);
-	for (unsigned i = 0; i < n; i++) {
-		ch->wr[i] = wr[i];
-		memcpy(sge, wr[i].sg_list, (size_t)wr[i].num_sge * sizeof(*sge));
-		ch->wr[i].sg_list = sge;
-		ch->wr[i].next = i + 1 < n ? &ch->wr[i + 1] : NULL;
-		sge += wr[i].num_sge;
-	}
+	chain_copy_to(ch->wr, (struct vb_sge *)(ch->wr + n), wr, n);
 	return ch;
 }
 
@@ -215,35 +227,6 @@ static void take_slots(struct rr_conn *c, unsigned n, struct rr_wr *ctx)
  * chains it posts there are held until the batch is handled. */
 static __thread struct rr_conn *holder;
 
-/* Whether the n-WR chain wr fits beside the chains c holds. */
-static int hold_fits(const struct rr_conn *c, const struct vb_send_wr *wr, unsigned n)
-{
-	unsigned nsge = 0;
-
-	for (unsigned i = 0; i < n; i++)
-		nsge += (unsigned)wr[i].num_sge;
-	return c->hold.nwr + n <= RR_HOLD_WR && c->hold.nsge + nsge <= 2 * RR_HOLD_WR;
-}
-
-/* Append the n-WR chain wr to what c holds. */
-static void hold_add(struct rr_conn *c, const struct vb_send_wr *wr, unsigned n)
-{
-	struct rr_hold *h = &c->hold;
-
-	for (unsigned i = 0; i < n; i++) {
-		struct vb_send_wr *w = &h->wr[h->nwr];
-
-		*w = wr[i];
-		memcpy(&h->sge[h->nsge], w->sg_list, (size_t)w->num_sge * sizeof(*w->sg_list));
-		w->sg_list = &h->sge[h->nsge];
-		w->next = NULL;
-		h->nsge += (unsigned)w->num_sge;
-		if (h->nwr++)
-			h->wr[h->nwr - 2].next = w;
-	}
-	h->nchains++;
-}
-
 /* Post the chains c holds, in one call (the holder only). */
 static void post_held(struct rr_conn *c)
 {
@@ -258,12 +241,26 @@ static void post_held(struct rr_conn *c)
  * room); anyone else posts it at once. */
 static void hand_over(struct rr_conn *c, struct vb_send_wr *wr, unsigned n)
 {
-	if (holder == c && !hold_fits(c, wr, n))
-		post_held(c);
-	if (holder == c && hold_fits(c, wr, n))
-		hold_add(c, wr, n);
-	else
+	struct rr_hold *h = &c->hold;
+	unsigned nsge;
+
+	if (holder != c) {
 		post_chain(c, wr, 1);
+		return;
+	}
+	nsge = chain_sges(wr, n);
+	if (h->nwr + n > RR_HOLD_WR || h->nsge + nsge > 2 * RR_HOLD_WR)
+		post_held(c);
+	if (n > RR_HOLD_WR || nsge > 2 * RR_HOLD_WR) { /* longer than the hold */
+		post_chain(c, wr, 1);
+		return;
+	}
+	chain_copy_to(&h->wr[h->nwr], &h->sge[h->nsge], wr, n);
+	if (h->nwr)
+		h->wr[h->nwr - 1].next = &h->wr[h->nwr];
+	h->nwr += n;
+	h->nsge += nsge;
+	h->nchains++;
 }
 
 /* Post the queued chains that now fit, in order (c->lock not held). */
