@@ -4,7 +4,7 @@ libnfsrdma_a_SOURCES += platform/providers.c \
 	platform/soft/soft.h platform/soft/soft_list.h platform/soft/soft_wire.h \
 	platform/soft/soft_wire.c platform/soft/soft_dev.c platform/soft/soft_cq.c \
 	platform/soft/soft_mr.c platform/soft/soft_engine.c platform/soft/soft_cm.c platform/soft/soft_listen.c \
-	platform/soft/soft_qp.c platform/soft/soft_tx.c platform/soft/soft_rx.c
+	platform/soft/soft_local.c platform/soft/soft_qp.c platform/soft/soft_tx.c platform/soft/soft_rx.c
 
 if HAVE_CMOCKA
 check_PROGRAMS += t/system/verbs_conformance
@@ -19,8 +19,8 @@ TESTS += t/unit/verbs_registry_test
 t_unit_verbs_registry_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_unit_verbs_registry_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
 endif
-TESTS += t/system/verbs_soft_unix.sh
-dist_check_SCRIPTS += t/system/verbs_soft_unix.sh
+TESTS += t/system/verbs_soft_unix.sh t/system/verbs_soft_tcp.sh
+dist_check_SCRIPTS += t/system/verbs_soft_unix.sh t/system/verbs_soft_tcp.sh
 
 # nfsrdma-vbench: the verbs microbenchmark; `make bench-verbs` runs it quickly
 # on the soft provider and writes $(VBENCH_DIR)/vbench-soft.csv.

@@ -84,10 +84,11 @@ struct soft_device {
 	struct vb_device base;
 	struct soft_keytab keys;
 	struct soft_engine *eng;
-	int sockbuf;	/* SO_SNDBUF/SO_RCVBUF (VB_SOFT_SOCKBUF); 0: the default */
-	bool direct_tx; /* post_send transmits from the caller's thread (VB_SOFT_DIRECT_TX) */
-	bool cq_drive;	/* CQs may be driven by their consumers (VB_SOFT_CQ_DRIVE) */
-	bool no_mw;	/* test only: no memory windows, like some devices (VB_SOFT_NO_MW) */
+	int sockbuf;	 /* SO_SNDBUF/SO_RCVBUF (VB_SOFT_SOCKBUF); 0: the default */
+	bool direct_tx;	 /* post_send transmits from the caller's thread (VB_SOFT_DIRECT_TX) */
+	bool cq_drive;	 /* CQs may be driven by their consumers (VB_SOFT_CQ_DRIVE) */
+	bool local_unix; /* loopback connections go over AF_UNIX (VB_SOFT_LOCAL_UNIX) */
+	bool no_mw;	 /* test only: no memory windows, like some devices (VB_SOFT_NO_MW) */
 	unsigned long cred_epoch; /* the opener's credentials (osdep_cred_epoch) */
 	/* test only (VB_SOFT_SILENT): as responder, never answer RDMA Reads, or
 	 * never acknowledge, like a peer that stopped responding */
@@ -213,7 +214,12 @@ void soft_cq_forget(struct soft_conn *c);
 
 /* ---- connections and queue pairs (soft_cm.c, soft_qp.c, soft_tx.c, soft_rx.c) ---- */
 
-enum soft_poll_type { SOFT_POLL_WAKE, SOFT_POLL_LISTENER, SOFT_POLL_CONN };
+enum soft_poll_type {
+	SOFT_POLL_WAKE,
+	SOFT_POLL_LISTENER,
+	SOFT_POLL_LOCAL_LISTENER,
+	SOFT_POLL_CONN
+};
 
 struct soft_pollobj {
 	enum soft_poll_type type;
@@ -382,8 +388,11 @@ struct soft_conn {
 struct soft_listener {
 	struct vb_listener base;
 	struct soft_pollobj po;
+	struct soft_pollobj lpo; /* local_fd's */
 	pthread_mutex_t lock;
 	int fd;
+	int local_fd;		   /* the local carrier's AF_UNIX listener (soft_local.c), or -1 */
+	int local_family;	   /* AF_INET or AF_INET6: what its peers are said to be */
 	struct wakefd ev;	   /* listener_fd: a semaphore, one count per request */
 	int spare_fd;		   /* /dev/null, given up to refuse a peer when out of fds */
 	struct soft_list pending;  /* conns waiting for their HELLO */
@@ -412,8 +421,8 @@ int soft_disconnect(struct vb_conn *conn);
 int soft_conn_fd(struct vb_conn *conn);
 int soft_conn_get_event(struct vb_conn *conn, struct vb_cm_event *ev);
 int soft_conn_destroy(struct vb_conn *conn);
-/* Engine side: a listener socket is readable. */
-void soft_listener_io(struct soft_listener *l);
+/* Engine side: a listener socket (fd: l->fd or l->local_fd) is readable. */
+void soft_listener_io(struct soft_listener *l, int fd);
 /* Engine side: free a listener-owned conn that failed before its HELLO. */
 void soft_cm_reap(struct soft_conn *c);
 /* Queue a CM event on the conn's fd (conn->lock held). */
@@ -519,6 +528,20 @@ int soft_unix_addr(const char *host, struct sockaddr_storage *ss, socklen_t *len
  * not post, poll, arm, register or connect on it. 0, or -EACCES (logged once
  * per device). */
 int soft_cred_check(struct vb_device *d);
+
+/* soft_local.c: the local carrier (AF_UNIX between two ends on this host). */
+/* A non-blocking AF_UNIX listener under the local name of the address inet_fd
+ * is bound to, and in *family the family its peers are said to be of; -1 if
+ * that is not a loopback or wildcard address, the carrier is off, or another
+ * listener has the name (said in the log). */
+int soft_local_listen(struct soft_device *dev, int inet_fd, int backlog, int *family);
+/* A non-blocking AF_UNIX socket connected to the listener that has the local
+ * name of sa, a loopback address; -1 if there is none, or the carrier is off. */
+int soft_local_connect(struct soft_device *dev, const struct sockaddr *sa);
+/* The loopback address of family, port 0: the address of the local peer on
+ * fd; its name for logs ("127.0.0.1 (local, pid N)") in name. */
+void soft_local_peer(int family, int fd, struct sockaddr_storage *ss, socklen_t *len, char *name,
+		     size_t n);
 /* Whether this post_send (whose first WR is wr) is the one VB_SOFT_FAIL_POST
  * asks to fail; the mode if so, SOFT_FAIL_NONE if not. */
 enum soft_fail_mode soft_fail_post(struct soft_device *dev, const struct vb_send_wr *wr);

@@ -208,17 +208,20 @@ static int set_param(struct soft_conn *c, const struct vb_conn_param *p)
 	return 0;
 }
 
-/* Start the socket connect; the outcome arrives as a conn event. conn->lock held. */
+/* Start the socket connect (over the local carrier if it takes us, soft_local.c);
+ * the outcome arrives as a conn event. conn->lock held. */
 static int start_connect(struct soft_conn *c)
 {
-	int fd = socket(c->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int fd = soft_local_connect(c->dev, (struct sockaddr *)&c->sa);
+	bool local = fd >= 0; /* and connected already */
 	int rc;
 
-	if (fd < 0)
+	if (!local &&
+	    (fd = socket(c->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0)
 		return -errno;
-	soft_tune_socket(c->dev, fd, c->sa.ss_family);
+	soft_tune_socket(c->dev, fd, local ? AF_UNIX : c->sa.ss_family);
 	c->fd = fd;
-	if (connect(fd, (struct sockaddr *)&c->sa, c->salen) == 0) {
+	if (local || connect(fd, (struct sockaddr *)&c->sa, c->salen) == 0) {
 		c->cm = SOFT_CM_HELLO_SENT;
 		c->cm_op = SOFT_OP_HELLO;
 	} else if (errno == EINPROGRESS) {

@@ -23,6 +23,9 @@
  *                            (vb_cq_drive) reads its connections' sockets in
  *                            poll_cq, on the consumer's thread; 0: the engine
  *                            thread reads every socket, as before
+ *   VB_SOFT_LOCAL_UNIX       1 (default): a connection between two ends on this
+ *                            host's loopback goes over AF_UNIX (soft_local.c);
+ *                            0: over TCP, as any other
  *   VB_SOFT_ACK_DELAY_MS     how long the acknowledgement of Sends whose
  *                            sender expects an answer (VB_SEND_ANSWERED) waits,
  *                            from the first, for that answer to carry it
@@ -165,6 +168,7 @@ static int soft_open(const char *name, struct vb_device **out)
 	dev->sockbuf = (int)soft_env_uint("VB_SOFT_SOCKBUF", 0, 0, 1u << 30);
 	dev->direct_tx = soft_env_uint("VB_SOFT_DIRECT_TX", 1, 0, 1);
 	dev->cq_drive = soft_env_uint("VB_SOFT_CQ_DRIVE", 1, 0, 1);
+	dev->local_unix = soft_env_uint("VB_SOFT_LOCAL_UNIX", 1, 0, 1);
 	dev->no_mw = soft_env_uint("VB_SOFT_NO_MW", 0, 0, 1);
 	dev->cred_epoch = osdep_cred_epoch();
 	fail_post_parse(dev);

@@ -251,9 +251,18 @@ static void dispatch(struct soft_engine *e, const struct poller_event *ev)
 		e->woken = false;
 		pthread_mutex_unlock(&e->lock);
 		break;
-	case SOFT_POLL_LISTENER:
-		soft_listener_io(soft_container_of(po, struct soft_listener, po));
+	case SOFT_POLL_LISTENER: {
+		struct soft_listener *l = soft_container_of(po, struct soft_listener, po);
+
+		soft_listener_io(l, l->fd);
 		break;
+	}
+	case SOFT_POLL_LOCAL_LISTENER: {
+		struct soft_listener *l = soft_container_of(po, struct soft_listener, lpo);
+
+		soft_listener_io(l, l->local_fd);
+		break;
+	}
 	case SOFT_POLL_CONN:
 		soft_conn_work(soft_container_of(po, struct soft_conn, po),
 			       ev->events & (POLLER_IN | POLLER_ERR),

@@ -2,6 +2,8 @@
  * soft_listen.c: the soft provider's listeners: a listening socket (TCP, or
  * AF_UNIX for "unix:/path") per vb_listener; accepted sockets become conns
  * that wait for the peer's HELLO (soft_cm.c) before CONNECT_REQUEST is raised.
+ * A listener on a loopback or wildcard address also takes local peers on an
+ * AF_UNIX socket (soft_local.c).
  * Out of descriptors, a listener gives up a spare one to accept the waiting
  * peer and close it at once (as libuv does): the peer is refused, and the
  * engine does not spin on a listening socket that stays readable.
@@ -76,6 +78,19 @@ static int listen_unix(const char *host, int backlog)
 	return fd;
 }
 
+/* Close what a listener holds and free it; the engine no longer watches it. */
+static void listener_free(struct soft_listener *l)
+{
+	close(l->fd);
+	if (l->local_fd >= 0)
+		close(l->local_fd);
+	wakefd_close(&l->ev);
+	if (l->spare_fd >= 0)
+		close(l->spare_fd);
+	pthread_mutex_destroy(&l->lock);
+	free(l);
+}
+
 /* Listen on host:port (or unix:/path); CONNECT_REQUESTs come on the listener fd. */
 int soft_listen(struct vb_device *dev, const char *host, const char *port, int backlog,
 		struct vb_listener **out)
@@ -100,20 +115,25 @@ int soft_listen(struct vb_device *dev, const char *host, const char *port, int b
 		return -ENOMEM;
 	}
 	l->fd = fd;
+	l->local_fd = is_unix ? -1
+			      : soft_local_listen(soft_dev(dev), fd, backlog > 0 ? backlog : 128,
+						  &l->local_family);
 	l->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	l->hello_ms = soft_env_uint("VB_SOFT_HELLO_TIMEOUT_MS", 10000, 1, 3600000);
 	l->po.type = SOFT_POLL_LISTENER;
+	l->lpo.type = SOFT_POLL_LOCAL_LISTENER;
 	l->base.dev = dev;
 	pthread_mutex_init(&l->lock, NULL);
 	soft_list_init(&l->pending);
 	soft_list_init(&l->requests);
 	if ((rc = soft_engine_watch(soft_dev(dev)->eng, fd, &l->po, POLLER_IN)) != 0) {
-		wakefd_close(&l->ev);
-		if (l->spare_fd >= 0)
-			close(l->spare_fd);
-		close(fd);
-		free(l);
+		listener_free(l);
 		return rc;
+	}
+	if (l->local_fd >= 0 &&
+	    soft_engine_watch(soft_dev(dev)->eng, l->local_fd, &l->lpo, POLLER_IN) != 0) {
+		close(l->local_fd); /* local peers come over TCP */
+		l->local_fd = -1;
 	}
 	*out = &l->base;
 	return 0;
@@ -126,7 +146,7 @@ int soft_listener_fd(struct vb_listener *l)
 }
 
 /* Engine: accept failed with err. Returns whether to go on accepting. */
-static bool accept_failed(struct soft_listener *l, int err)
+static bool accept_failed(struct soft_listener *l, int lfd, int err)
 {
 	int fd;
 
@@ -139,7 +159,7 @@ static bool accept_failed(struct soft_listener *l, int err)
 		return false;
 	}
 	close(l->spare_fd);
-	fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd >= 0)
 		close(fd);
 	l->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -147,19 +167,20 @@ static bool accept_failed(struct soft_listener *l, int err)
 	return fd >= 0;
 }
 
-/* Engine: take new sockets; each waits for its HELLO on the listener's pending list. */
-void soft_listener_io(struct soft_listener *l)
+/* Engine: take new sockets from lfd; each waits for its HELLO on the
+ * listener's pending list. */
+void soft_listener_io(struct soft_listener *l, int lfd)
 {
 	struct soft_device *dev = soft_dev(l->base.dev);
 	struct sockaddr_storage ss;
 
 	for (;;) {
 		socklen_t len = sizeof(ss);
-		int fd = accept4(l->fd, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC);
+		int fd = accept4(lfd, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC);
 		struct soft_conn *c;
 
 		if (fd < 0) {
-			if (!accept_failed(l, errno))
+			if (!accept_failed(l, lfd, errno))
 				return;
 			continue;
 		}
@@ -169,7 +190,12 @@ void soft_listener_io(struct soft_listener *l)
 			continue;
 		}
 		soft_tune_socket(dev, fd, ss.ss_family);
-		soft_addr_name((struct sockaddr *)&ss, len, c->base.peer, sizeof(c->base.peer));
+		if (lfd == l->local_fd)
+			soft_local_peer(l->local_family, fd, &ss, &len, c->base.peer,
+					sizeof(c->base.peer));
+		else
+			soft_addr_name((struct sockaddr *)&ss, len, c->base.peer,
+				       sizeof(c->base.peer));
 		memcpy(&c->base.peer_addr, &ss, len);
 		c->base.peer_addr_len = len;
 		c->fd = fd;
@@ -235,6 +261,8 @@ static void listener_teardown(void *arg)
 	struct soft_list *lists[] = {&l->pending, &l->requests}, *n;
 
 	soft_engine_unwatch(soft_dev(l->base.dev)->eng, l->fd);
+	if (l->local_fd >= 0)
+		soft_engine_unwatch(soft_dev(l->base.dev)->eng, l->local_fd);
 	for (int i = 0; i < 2; i++) {
 		while ((n = soft_list_pop(lists[i])) != NULL) {
 			struct soft_conn *c = soft_container_of(n, struct soft_conn, lnode);
@@ -252,11 +280,6 @@ int soft_listener_destroy(struct vb_listener *lb)
 	struct soft_listener *l = (struct soft_listener *)lb;
 
 	soft_engine_call(soft_dev(lb->dev)->eng, listener_teardown, l);
-	close(l->fd);
-	wakefd_close(&l->ev);
-	if (l->spare_fd >= 0)
-		close(l->spare_fd);
-	pthread_mutex_destroy(&l->lock);
-	free(l);
+	listener_free(l);
 	return 0;
 }

@@ -298,18 +298,22 @@ uint64_t raddr(const struct buf *b, size_t off)
 static void pick_port(void)
 {
 	const char *env = getenv("VB_PORT");
+
+	if (env && *env)
+		snprintf(port, sizeof(port), "%s", env);
+	else if (strncmp(addr, "unix:", 5) == 0)
+		snprintf(port, sizeof(port), "0");
+	else
+		free_port(port);
+}
+
+/* See verbs_conformance.h. */
+void free_port(char out[16])
+{
 	struct sockaddr_storage ss = {0};
 	socklen_t len = sizeof(ss);
 	int fd;
 
-	if (env && *env) {
-		snprintf(port, sizeof(port), "%s", env);
-		return;
-	}
-	if (strncmp(addr, "unix:", 5) == 0) {
-		snprintf(port, sizeof(port), "0");
-		return;
-	}
 	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
 	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
 	if (inet_pton(AF_INET6, addr, &s6->sin6_addr) == 1) {
@@ -324,8 +328,7 @@ static void pick_port(void)
 	assert_true(fd >= 0);
 	assert_int_equal(bind(fd, (struct sockaddr *)&ss, len), 0);
 	assert_int_equal(getsockname(fd, (struct sockaddr *)&ss, &len), 0);
-	snprintf(port, sizeof(port), "%u",
-		 ntohs(ss.ss_family == AF_INET6 ? s6->sin6_port : s4->sin_port));
+	snprintf(out, 16, "%u", ntohs(ss.ss_family == AF_INET6 ? s6->sin6_port : s4->sin_port));
 	close(fd);
 }
 
@@ -372,6 +375,7 @@ int main(void)
 		cmocka_unit_test(connect_private_data),
 		cmocka_unit_test(connect_rejected),
 		cmocka_unit_test(connect_unreachable),
+		cmocka_unit_test(local_carrier),
 		cmocka_unit_test(send_recv_order),
 		cmocka_unit_test(write_then_send),
 		cmocka_unit_test(rdma_read_sges),

@@ -67,6 +67,8 @@ void expect_no_wc(struct vb_cq *cq);
 void expect_event(struct vb_conn *c, enum vb_cm_event_type want, struct vb_cm_event *ev);
 /* The listener's next CONNECT_REQUEST. */
 void expect_request(struct vb_cm_event *ev);
+/* A free TCP port on addr (an IP address), as a decimal string. */
+void free_port(char out[16]);
 /* Queue sizes most cases use. */
 struct vb_qp_cap default_cap(void);
 /* Active conn resolved, QP created, connect started. */
@@ -95,6 +97,7 @@ void open_names(void **state);
 void connect_private_data(void **state);
 void connect_rejected(void **state);
 void connect_unreachable(void **state);
+void local_carrier(void **state);
 void disconnect_flushes(void **state);
 void peer_vanishes(void **state);
 void many_connections(void **state);

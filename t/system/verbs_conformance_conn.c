@@ -1,8 +1,8 @@
 /*
  * verbs_conformance_conn.c: opening the device, connecting (private data,
- * reject, nobody listening), disconnecting, 64 connections at once and
- * connections torn down while data moves.
- * Part of t/system/verbs_conformance (the helpers: verbs_conformance.c).
+ * reject, nobody listening), the soft provider's local carrier, disconnecting, 64 connections at
+ * once and connections torn down while data moves. Part of t/system/verbs_conformance (the helpers:
+ * verbs_conformance.c).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,6 +14,9 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <unistd.h>
 
 #include "common/verbs.h"
 #include "verbs_conformance.h"
@@ -98,6 +101,83 @@ void connect_unreachable(void **state)
 	}
 	pr.a = c;
 	pair_close(&pr);
+}
+
+/* The port of an AF_INET/AF_INET6 address; whether it is a loopback one in *lo. */
+static unsigned port_of(const struct vb_conn *c, bool *lo)
+{
+	const struct sockaddr_storage *ss = &c->peer_addr;
+
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)ss;
+
+		*lo = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+		return ntohs(in6->sin6_port);
+	}
+	assert_int_equal(ss->ss_family, AF_INET);
+	*lo = ntohl(((const struct sockaddr_in *)(const void *)ss)->sin_addr.s_addr) >> 24 == 127;
+	return ntohs(((const struct sockaddr_in *)(const void *)ss)->sin_port);
+}
+
+/* Soft, to a loopback address: the connection goes over AF_UNIX unless
+ * VB_SOFT_LOCAL_UNIX=0, and the listener sees the peer as a loopback address
+ * with port 0; to a listener without the carrier it falls back to TCP. */
+void local_carrier(void **state)
+{
+	const char *env = getenv("VB_SOFT_LOCAL_UNIX");
+	bool on = env == NULL || strcmp(env, "0") != 0, lo;
+	struct pair_opts o = {.cap = default_cap()};
+	struct vb_cq *scq, *rcq;
+	struct vb_listener *l2;
+	struct vb_device *d2;
+	struct vb_conn *p;
+	struct vb_cm_event ev;
+	struct pair pr = {0};
+	struct vb_pd *pd;
+	char want[64], p2[16];
+
+	if (!is_soft || strncmp(addr, "unix:", 5) == 0)
+		skip_because("the local carrier is the soft provider's, to an IP address");
+	snprintf(want, sizeof(want), "(local, pid %d)", (int)getpid());
+	pair_open(&pr);
+	assert_int_equal(port_of(pr.p, &lo) == 0, on);
+	assert_true(lo);
+	assert_int_equal(strstr(pr.p->peer, want) != NULL, on);
+	pair_close(&pr);
+	pr = (struct pair){0};
+
+	/* A device opened with the carrier off has no local name to reach. */
+	setenv("VB_SOFT_LOCAL_UNIX", "0", 1);
+	assert_int_equal(vb_open("soft", &d2), 0);
+	if (env)
+		setenv("VB_SOFT_LOCAL_UNIX", env, 1);
+	else
+		unsetenv("VB_SOFT_LOCAL_UNIX");
+	free_port(p2);
+	assert_int_equal(vb_listen(d2, addr, p2, 8, &l2), 0);
+	pair_res(&pr);
+	assert_int_equal(vb_resolve(dev, addr, p2, TMO_MS, &pr.a), 0);
+	assert_int_equal(vb_create_qp(pr.a, pr.apd, pr.ascq, pr.arcq, &o.cap), 0);
+	assert_int_equal(vb_connect(pr.a, NULL), 0);
+	while (vb_listener_get_event(l2, &ev) == -EAGAIN)
+		assert_true(wait_fd(vb_listener_fd(l2), TMO_MS));
+	assert_int_equal(vb_alloc_pd(d2, &pd), 0);
+	assert_int_equal(vb_create_cq(d2, 64, &scq), 0);
+	assert_int_equal(vb_create_cq(d2, 64, &rcq), 0);
+	p = ev.conn;
+	assert_int_equal(vb_create_qp(p, pd, scq, rcq, &o.cap), 0);
+	assert_int_equal(vb_accept(p, NULL), 0);
+	expect_event(pr.a, VB_CM_ESTABLISHED, &ev);
+	expect_event(p, VB_CM_ESTABLISHED, &ev);
+	assert_int_not_equal(port_of(p, &lo), 0); /* over TCP */
+	assert_null(strstr(p->peer, "(local"));
+	assert_int_equal(vb_conn_destroy(p), 0);
+	pair_close(&pr);
+	assert_int_equal(vb_destroy_cq(scq), 0);
+	assert_int_equal(vb_destroy_cq(rcq), 0);
+	assert_int_equal(vb_dealloc_pd(pd), 0);
+	assert_int_equal(vb_listener_destroy(l2), 0);
+	vb_close(d2);
 }
 
 /* ---- disconnect ---- */
