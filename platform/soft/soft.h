@@ -421,8 +421,8 @@ int soft_disconnect(struct vb_conn *conn);
 int soft_conn_fd(struct vb_conn *conn);
 int soft_conn_get_event(struct vb_conn *conn, struct vb_cm_event *ev);
 int soft_conn_destroy(struct vb_conn *conn);
-/* Engine side: a listener socket (fd: l->fd or l->local_fd) is readable. */
-void soft_listener_io(struct soft_listener *l, int fd);
+/* Engine side: a listener socket (l->local_fd if local, else l->fd) is readable. */
+void soft_listener_io(struct soft_listener *l, bool local);
 /* Engine side: free a listener-owned conn that failed before its HELLO. */
 void soft_cm_reap(struct soft_conn *c);
 /* Queue a CM event on the conn's fd (conn->lock held). */
@@ -536,10 +536,11 @@ int soft_cred_check(struct vb_device *d);
  * listener has the name (said in the log). */
 int soft_local_listen(struct soft_device *dev, int inet_fd, int backlog, int *family);
 /* A non-blocking AF_UNIX socket connected to the listener that has the local
- * name of sa, a loopback address; -1 if there is none, or the carrier is off. */
+ * name of sa (127.0.0.1 or ::1); -1 if there is none, it runs as a user who
+ * may not hold the port, or the carrier is off. */
 int soft_local_connect(struct soft_device *dev, const struct sockaddr *sa);
 /* The loopback address of family, port 0: the address of the local peer on
- * fd; its name for logs ("127.0.0.1 (local, pid N)") in name. */
+ * fd; its name for logs and statistics ("127.0.0.1:local-PID") in name. */
 void soft_local_peer(int family, int fd, struct sockaddr_storage *ss, socklen_t *len, char *name,
 		     size_t n);
 /* Whether this post_send (whose first WR is wr) is the one VB_SOFT_FAIL_POST

@@ -254,13 +254,13 @@ static void dispatch(struct soft_engine *e, const struct poller_event *ev)
 	case SOFT_POLL_LISTENER: {
 		struct soft_listener *l = soft_container_of(po, struct soft_listener, po);
 
-		soft_listener_io(l, l->fd);
+		soft_listener_io(l, false);
 		break;
 	}
 	case SOFT_POLL_LOCAL_LISTENER: {
 		struct soft_listener *l = soft_container_of(po, struct soft_listener, lpo);
 
-		soft_listener_io(l, l->local_fd);
+		soft_listener_io(l, true);
 		break;
 	}
 	case SOFT_POLL_CONN:

@@ -103,8 +103,9 @@ int soft_listen(struct vb_device *dev, const char *host, const char *port, int b
 		log_err("listen needs a port");
 		return -EINVAL;
 	}
-	fd = is_unix ? listen_unix(host, backlog > 0 ? backlog : 128)
-		     : listen_inet(host, port, backlog > 0 ? backlog : 128);
+	if (backlog <= 0)
+		backlog = 128;
+	fd = is_unix ? listen_unix(host, backlog) : listen_inet(host, port, backlog);
 	if (fd < 0)
 		return fd;
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -115,9 +116,8 @@ int soft_listen(struct vb_device *dev, const char *host, const char *port, int b
 		return -ENOMEM;
 	}
 	l->fd = fd;
-	l->local_fd = is_unix ? -1
-			      : soft_local_listen(soft_dev(dev), fd, backlog > 0 ? backlog : 128,
-						  &l->local_family);
+	l->local_fd =
+		is_unix ? -1 : soft_local_listen(soft_dev(dev), fd, backlog, &l->local_family);
 	l->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	l->hello_ms = soft_env_uint("VB_SOFT_HELLO_TIMEOUT_MS", 10000, 1, 3600000);
 	l->po.type = SOFT_POLL_LISTENER;
@@ -167,11 +167,12 @@ static bool accept_failed(struct soft_listener *l, int lfd, int err)
 	return fd >= 0;
 }
 
-/* Engine: take new sockets from lfd; each waits for its HELLO on the
- * listener's pending list. */
-void soft_listener_io(struct soft_listener *l, int lfd)
+/* Engine: take new sockets (from the local carrier's listener if local);
+ * each waits for its HELLO on the listener's pending list. */
+void soft_listener_io(struct soft_listener *l, bool local)
 {
 	struct soft_device *dev = soft_dev(l->base.dev);
+	int lfd = local ? l->local_fd : l->fd;
 	struct sockaddr_storage ss;
 
 	for (;;) {
@@ -190,7 +191,7 @@ void soft_listener_io(struct soft_listener *l, int lfd)
 			continue;
 		}
 		soft_tune_socket(dev, fd, ss.ss_family);
-		if (lfd == l->local_fd)
+		if (local)
 			soft_local_peer(l->local_family, fd, &ss, &len, c->base.peer,
 					sizeof(c->base.peer));
 		else

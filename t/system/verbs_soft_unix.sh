@@ -2,7 +2,8 @@
 # verbs_soft_unix.sh: the verbs conformance suite against the soft provider
 # over AF_UNIX sockets (VB_ADDR=unix:/path). The plain run,
 # t/system/verbs_conformance, goes to 127.0.0.1 over the local carrier;
-# verbs_soft_tcp.sh runs this with VB_ADDR=127.0.0.1 and the carrier off.
+# verbs_soft_tcp.sh runs this with VB_SOFT_RUN_ADDR=127.0.0.1 (the address
+# instead of the socket path) and the carrier off.
 # Prints TAP: the suite's own lines.
 bin=${top_builddir:-.}/t/system/verbs_conformance
 if [ ! -x "$bin" ]; then
@@ -11,7 +12,7 @@ if [ ! -x "$bin" ]; then
 fi
 dir=$(mktemp -d /tmp/nfsrdma-vb.XXXXXX) || exit 1
 trap 'rm -rf "$dir"' EXIT
-addr=${VB_ADDR:-unix:$dir/sock}
+addr=${VB_SOFT_RUN_ADDR:-unix:$dir/sock}
 out=$(VB_DEVICE=soft VB_ADDR="$addr" CMOCKA_MESSAGE_OUTPUT=TAP "$bin" 2>"$dir/err")
 rc=$?
 # cmocka says "not ok N # SKIP" for a skipped case; TAP's skip is "ok N # SKIP"
