@@ -181,8 +181,7 @@ void soft_local_peer(int family, int fd, struct sockaddr_storage *ss, socklen_t 
 #ifdef __linux__
 	uid_t uid;
 
-	if (peer_cred(fd, &uid, &pid) < 0)
-		pid = 0;
+	(void)peer_cred(fd, &uid, &pid); /* pid stays 0 if it cannot be told */
 #else
 	(void)fd;
 #endif
