@@ -31,11 +31,13 @@ server_libnfsserver_a_SOURCES = \
 # The CephFS backend (libcephfs), where configure found it. Its header wants
 # a 64-bit off_t, hence CEPHFS_CFLAGS on the whole library.
 EXTRA_DIST += server/backend_ceph.c server/backend_ceph_attr.c server/backend_ceph_io.c \
-	server/backend_ceph_dir.c server/backend_ceph_lock.c server/backend_ceph.h
+	server/backend_ceph_dir.c server/backend_ceph_lock.c server/backend_ceph_files.c \
+	server/backend_ceph.h
 server_libnfsserver_a_CFLAGS = $(AM_CFLAGS) $(CEPHFS_CFLAGS) $(LMDB_CFLAGS)
 if HAVE_CEPHFS
 server_libnfsserver_a_SOURCES += server/backend_ceph.c server/backend_ceph_attr.c \
 	server/backend_ceph_io.c server/backend_ceph_dir.c server/backend_ceph_lock.c \
+	server/backend_ceph_files.c \
 	server/backend_ceph.h
 endif
 # What links the server's procedures: the daemon and the tests that serve.
@@ -102,7 +104,8 @@ t_unit_backend_osdep_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
 if HAVE_CEPHFS
 check_PROGRAMS += t/system/backend_ceph_test
 t_system_backend_ceph_test_SOURCES = t/system/backend_ceph_test.c t/system/backend_ceph_test.h \
-	t/system/backend_ceph_test_procs.c t/system/backend_ceph_test_rules.c t/unit/nfs3_testlib.c
+	t/system/backend_ceph_test_procs.c t/system/backend_ceph_test_files.c \
+	t/system/backend_ceph_test_rules.c t/unit/nfs3_testlib.c
 t_system_backend_ceph_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(CEPHFS_CFLAGS)
 t_system_backend_ceph_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
 endif

@@ -11,7 +11,8 @@
  * names: the filesystem id, the inode number and the snapshot id. Every head
  * that mounts the same CephFS with the same handle key (server.handle_key_file)
  * makes and takes the same handles, and a head that restarts finds an inode
- * it has never seen with ceph_ll_lookup_inode. Each call runs with a UserPerm
+ * it has never seen with ceph_ll_lookup_vino (its own inode cache first,
+ * else one LOOKUPINO to the MDS). Each call runs with a UserPerm
  * of the caller after the export's squashing, so the cluster checks access.
  */
 #include <errno.h>
@@ -135,6 +136,7 @@ static int ce_open(struct export *e)
 	e->id = e->conf.fsid ? e->conf.fsid : export_id_for_path(e->path);
 	log_notice("export '%s': CephFS filesystem %lld, root inode %llx", e->path,
 		   (long long)ce->fscid, (unsigned long long)ce->root_ino);
+	ce_files_start(ce);
 	return 0;
 }
 
@@ -153,6 +155,7 @@ static void *ce_unmount_main(void *arg)
 	struct ceph_export *ce = arg;
 	int abandoned;
 
+	ce_files_stop(ce);
 	if (ce->root)
 		ceph_ll_put(ce->cm, ce->root);
 	ceph_shutdown(ce->cm);
@@ -176,6 +179,7 @@ static void ce_unmount(struct ceph_export *ce, const char *what)
 	int done;
 
 	if (ce->cm == NULL || pthread_create(&t, NULL, ce_unmount_main, ce) != 0) {
+		ce_files_stop(ce);
 		if (ce->cm)
 			ceph_shutdown(ce->cm);
 		ce_free(ce);
@@ -295,15 +299,7 @@ static nfsstat3 ce_find(struct ce_obj *o, const struct osdep_fh *ofh)
 		return NFS3ERR_STALE;
 	ino = get64(ofh->data + 8);
 	snap = get64(ofh->data + 16);
-	if (snap == CEPH_NOSNAP) {
-		struct inodeno_t i = {ino};
-
-		r = ceph_ll_lookup_inode(o->ce->cm, i, &o->in);
-	} else {
-		vinodeno_t v = {{ino}, {snap}};
-
-		r = ceph_ll_lookup_vino(o->ce->cm, v, &o->in);
-	}
+	r = ceph_ll_lookup_vino(o->ce->cm, (vinodeno_t){{ino}, {snap}}, &o->in);
 	if (r < 0) {
 		o->in = NULL;
 		return r == -ENOMEM ? NFS3ERR_JUKEBOX : r == -EIO ? NFS3ERR_IO : NFS3ERR_STALE;

@@ -13,6 +13,7 @@
 
 #include <cephfs/libcephfs.h>
 
+#include "server/fhcache.h"
 #include "server/nfs3_proc.h"
 
 /* The attributes every call asks for. */
@@ -31,6 +32,11 @@ struct ceph_export {
 	int unmounted, abandoned;
 	unsigned lock_files; /* under lock: the lock manager's open files */
 	int retired;	     /* under lock: closed; the last lock file unmounts */
+	/* the files READ and WRITE keep open (backend_ceph_files.c); NULL: none */
+	struct fhcache *files;
+	pthread_t sweeper; /* closes the idle ones; stops on sweep_stop (under lock) */
+	pthread_cond_t sweep_cond;
+	int sweep_stop, sweep_inited;
 };
 
 /* An object a handle resolved to, with the caller's identity on its export. */
@@ -88,6 +94,25 @@ void ce_proc_readlink(struct nfs_req *req, void *argp, void *resp);
 void ce_proc_fsstat(struct nfs_req *req, void *argp, void *resp);
 void ce_proc_fsinfo(struct nfs_req *req, void *argp, void *resp);
 void ce_proc_pathconf(struct nfs_req *req, void *argp, void *resp);
+
+/* The open files of READ and WRITE (backend_ceph_files.c): start and stop
+ * the export's cache (ce_open, the unmount), and how many it holds. */
+void ce_files_start(struct ceph_export *ce);
+void ce_files_stop(struct ceph_export *ce);
+size_t ce_files_count(struct ceph_export *ce);
+/* An open file for one call: from the cache (ent) or for the call alone. */
+struct ce_file {
+	struct Fh *fh;
+	struct fhc_entry *ent;
+};
+/* Open o for READ or WRITE (ISDIR, INVAL for other types); ce_file_close after. */
+nfsstat3 ce_file_open(struct ce_obj *o, int write, struct ce_file *f);
+void ce_file_close(struct ce_obj *o, struct ce_file *f);
+/* Before d/name goes (REMOVE, RENAME over it): its inode, if the cache holds
+ * any file (1; *in then referenced); after, ce_files_forget closes the cached
+ * file if gone says the name went, and puts in (NULL: nothing). */
+int ce_files_lookup(struct ce_obj *d, const char *name, Inode **in, struct ceph_statx *stx);
+void ce_files_forget(struct ceph_export *ce, Inode *in, const struct ceph_statx *stx, int gone);
 
 /* READ, WRITE and COMMIT (backend_ceph_io.c). */
 void ce_proc_read(struct nfs_req *req, void *argp, void *resp);

@@ -252,14 +252,18 @@ void ce_proc_remove(struct nfs_req *req, void *argp, void *resp)
 {
 	REMOVE3args *a = argp;
 	REMOVE3res *r = resp;
+	struct ceph_statx was;
 	struct ce_obj d;
+	Inode *in;
 	int e;
 
 	if ((r->status = dirop_begin(req, &a->object, &d, &r->REMOVE3res_u.resok.dir_wcc)) !=
 	    NFS3_OK)
 		return;
+	ce_files_lookup(&d, a->object.name, &in, &was);
 	if ((e = ceph_ll_unlink(d.ce->cm, d.in, a->object.name, d.perm)) < 0)
 		r->status = nfs3_errno_to_stat(-e);
+	ce_files_forget(d.ce, in, &was, e == 0);
 	dirop_end(&d, &r->REMOVE3res_u.resok.dir_wcc);
 }
 
@@ -309,16 +313,23 @@ void ce_proc_rename(struct nfs_req *req, void *argp, void *resp)
 	RENAME3args *a = argp;
 	RENAME3res *r = resp;
 	RENAME3resok *ok = &r->RENAME3res_u.resok;
+	struct ceph_statx was;
 	struct ce_obj from, to;
-	int e;
+	Inode *in = NULL;
+	int e = -1;
 
 	if ((r->status = resolve_pair(req, &a->from.dir, &a->to.dir, &from, &to, 1)) != NFS3_OK)
 		return;
 	if ((r->status = be_name_check(a->from.name)) == NFS3_OK &&
-	    (r->status = be_name_check(a->to.name)) == NFS3_OK &&
-	    (e = ceph_ll_rename(from.ce->cm, from.in, a->from.name, to.in, a->to.name, from.perm)) <
-		    0)
-		r->status = nfs3_errno_to_stat(-e);
+	    (r->status = be_name_check(a->to.name)) == NFS3_OK) {
+		/* a file renamed over goes */
+		ce_files_lookup(&to, a->to.name, &in, &was);
+		e = ceph_ll_rename(from.ce->cm, from.in, a->from.name, to.in, a->to.name,
+				   from.perm);
+		if (e < 0)
+			r->status = nfs3_errno_to_stat(-e);
+		ce_files_forget(to.ce, in, &was, e == 0);
+	}
 	ce_wcc(&from, &ok->fromdir_wcc);
 	ce_wcc(&to, &ok->todir_wcc);
 	ce_release(&to);

@@ -1,8 +1,6 @@
 /*
- * backend_ceph_io.c: the CephFS backend's READ, WRITE and COMMIT. Each opens
- * the file for the call alone (ceph_ll_open): as the server for the file's
- * owner, who always may, and as the caller for anyone else, so the cluster
- * checks their access; an export's async rule skips the syncs.
+ * backend_ceph_io.c: the CephFS backend's READ, WRITE and COMMIT, on the
+ * files backend_ceph_files.c opens; an export's async rule skips the syncs.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -10,22 +8,6 @@
 #include <unistd.h>
 
 #include "server/backend_ceph.h"
-
-/* Open o for I/O. The owner always may (as knfsd and the POSIX backend
- * allow, for writes to a file created read-only): then the server's own
- * identity opens it; anyone else opens it as themselves. */
-static nfsstat3 ce_open_io(struct ce_obj *o, int write, struct Fh **fh)
-{
-	const UserPerm *who = o->st.st_uid == o->uid ? ceph_mount_perms(o->ce->cm) : o->perm;
-	int e;
-
-	if (!S_ISREG(o->st.st_mode))
-		return S_ISDIR(o->st.st_mode) ? NFS3ERR_ISDIR : NFS3ERR_INVAL;
-	e = ceph_ll_open(o->ce->cm, o->in, write ? O_WRONLY : O_RDONLY, fh, who);
-	if (e < 0 && !write && o->st.st_uid != o->uid && ce_mode_allows(o, X_OK))
-		e = ceph_ll_open(o->ce->cm, o->in, O_RDONLY, fh, ceph_mount_perms(o->ce->cm));
-	return e < 0 ? nfs3_errno_to_stat(-e) : NFS3_OK;
-}
 
 /* A buffer for READ data: the transport's if it offers one, else malloc. */
 static char *read_buf(struct nfs_req *req, size_t len)
@@ -38,18 +20,18 @@ static nfsstat3 ce_read_data(struct nfs_req *req, struct ce_obj *o, const READ3a
 			     READ3resok *ok)
 {
 	size_t count = a->count < req->be->max_io ? a->count : req->be->max_io, done = 0;
-	struct Fh *fh = NULL;
+	struct ce_file f;
 	nfsstat3 st;
 	int n = 0;
 
 	if (a->offset > INT64_MAX)
 		return NFS3ERR_INVAL;
-	if ((st = ce_open_io(o, 0, &fh)) != NFS3_OK)
+	if ((st = ce_file_open(o, 0, &f)) != NFS3_OK)
 		return st;
 	if (count && (ok->data.data_val = read_buf(req, count)) == NULL)
 		st = NFS3ERR_JUKEBOX;
 	while (st == NFS3_OK && done < count) {
-		n = ceph_ll_read(o->ce->cm, fh, (int64_t)(a->offset + done), count - done,
+		n = ceph_ll_read(o->ce->cm, f.fh, (int64_t)(a->offset + done), count - done,
 				 ok->data.data_val + done);
 		if (n < 0)
 			st = nfs3_errno_to_stat(-n);
@@ -57,7 +39,7 @@ static nfsstat3 ce_read_data(struct nfs_req *req, struct ce_obj *o, const READ3a
 			break;
 		done += (size_t)n;
 	}
-	ceph_ll_close(o->ce->cm, fh);
+	ce_file_close(o, &f);
 	if (st != NFS3_OK)
 		return st;
 	ok->data.data_len = (u_int)done;
@@ -91,7 +73,7 @@ void ce_proc_read(struct nfs_req *req, void *argp, void *resp)
 static nfsstat3 ce_write_data(struct nfs_req *req, struct ce_obj *o, const WRITE3args *a,
 			      WRITE3resok *ok)
 {
-	struct Fh *fh = NULL;
+	struct ce_file f;
 	size_t done = 0;
 	nfsstat3 st;
 	int n;
@@ -102,10 +84,10 @@ static nfsstat3 ce_write_data(struct nfs_req *req, struct ce_obj *o, const WRITE
 		return NFS3ERR_FBIG;
 	if (o->st.st_uid != o->uid && !ce_mode_allows(o, W_OK))
 		return NFS3ERR_ACCES;
-	if ((st = ce_open_io(o, 1, &fh)) != NFS3_OK)
+	if ((st = ce_file_open(o, 1, &f)) != NFS3_OK)
 		return st;
 	while (st == NFS3_OK && done < a->count) {
-		n = ceph_ll_write(o->ce->cm, fh, (int64_t)(a->offset + done), a->count - done,
+		n = ceph_ll_write(o->ce->cm, f.fh, (int64_t)(a->offset + done), a->count - done,
 				  a->data.data_val + done);
 		if (n <= 0)
 			st = n < 0 ? nfs3_errno_to_stat(-n) : NFS3ERR_IO;
@@ -114,9 +96,9 @@ static nfsstat3 ce_write_data(struct nfs_req *req, struct ce_obj *o, const WRITE
 	}
 	/* an async export says the data is stable without making it so */
 	if (st == NFS3_OK && a->stable != UNSTABLE && !o->rule.async &&
-	    (n = ceph_ll_fsync(o->ce->cm, fh, a->stable == DATA_SYNC)) < 0)
+	    (n = ceph_ll_fsync(o->ce->cm, f.fh, a->stable == DATA_SYNC)) < 0)
 		st = nfs3_errno_to_stat(-n);
-	ceph_ll_close(o->ce->cm, fh);
+	ce_file_close(o, &f);
 	if (st != NFS3_OK)
 		return st;
 	ok->count = a->count;

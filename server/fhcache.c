@@ -1,13 +1,15 @@
 /*
  * fhcache.c: the fd cache (fhcache.h). One mutex guards a chained hash table
  * and an LRU list of every live entry; idle entries past the bound are closed
- * from the cold end. Lock order: none, nothing is called with the lock held.
+ * from the cold end, and fhcache_expire closes those idle too long. Lock
+ * order: none, nothing is called with the lock held (closing neither).
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fhcache.h"
@@ -18,7 +20,18 @@ struct fhcache {
 	size_t nbuckets; /* a power of two */
 	struct fhc_entry **buckets;
 	struct fhc_entry *lru_head, *lru_tail; /* head = most recently used */
+	fhcache_close_fn close;		       /* NULL: entries are fds */
+	void *close_arg;
 };
+
+/* Now in ms, CLOCK_MONOTONIC. */
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
 
 /* FNV-1a over the key and kind. */
 static unsigned key_hash(const void *key, size_t len, int kind)
@@ -32,12 +45,14 @@ static unsigned key_hash(const void *key, size_t len, int kind)
 }
 
 /* See fhcache.h. */
-struct fhcache *fhcache_create(size_t max_entries)
+struct fhcache *fhcache_create_with(size_t max_entries, fhcache_close_fn close, void *arg)
 {
 	struct fhcache *c = calloc(1, sizeof(*c));
 
 	if (c == NULL)
 		return NULL;
+	c->close = close;
+	c->close_arg = arg;
 	c->max = max_entries ? max_entries : 1;
 	c->nbuckets = 16;
 	while (c->nbuckets < c->max * 2 && c->nbuckets < (1u << 20))
@@ -49,6 +64,12 @@ struct fhcache *fhcache_create(size_t max_entries)
 	}
 	pthread_mutex_init(&c->lock, NULL);
 	return c;
+}
+
+/* See fhcache.h. */
+struct fhcache *fhcache_create(size_t max_entries)
+{
+	return fhcache_create_with(max_entries, NULL, NULL);
 }
 
 /* Unlink e from the LRU list. Lock held. */
@@ -92,25 +113,39 @@ static struct fhc_entry *detach(struct fhcache *c, struct fhc_entry *e)
 	return e->refs == 0 ? e : NULL;
 }
 
-/* Close and free a detached entry. Called without the lock. */
-static void entry_free(struct fhc_entry *e)
+/* Close what fd or obj is. Called without the lock. */
+static void close_file(struct fhcache *c, int fd, void *obj)
 {
-	if (e->fd >= 0)
-		close(e->fd);
+	if (c->close)
+		c->close(c->close_arg, fd, obj);
+	else if (fd >= 0)
+		close(fd);
+}
+
+/* Close and free a detached entry. Called without the lock. */
+static void entry_free(struct fhcache *c, struct fhc_entry *e)
+{
+	close_file(c, e->fd, e->obj);
 	free(e);
+}
+
+/* Close and free the entries of a list linked by lnext. */
+static void list_free(struct fhcache *c, struct fhc_entry *e)
+{
+	struct fhc_entry *next;
+
+	for (; e; e = next) {
+		next = e->lnext;
+		entry_free(c, e);
+	}
 }
 
 /* See fhcache.h. */
 void fhcache_destroy(struct fhcache *c)
 {
-	struct fhc_entry *e, *next;
-
 	if (c == NULL)
 		return;
-	for (e = c->lru_head; e; e = next) {
-		next = e->lnext;
-		entry_free(e);
-	}
+	list_free(c, c->lru_head);
 	pthread_mutex_destroy(&c->lock);
 	free(c->buckets);
 	free(c);
@@ -160,17 +195,19 @@ static struct fhc_entry *evict_one(struct fhcache *c)
 	return NULL;
 }
 
-/* See fhcache.h. */
-struct fhc_entry *fhcache_insert(struct fhcache *c, const void *key, size_t len, int kind, int fd)
+/* fhcache_insert and fhcache_insert_obj. */
+static struct fhc_entry *insert(struct fhcache *c, const void *key, size_t len, int kind, int fd,
+				void *obj)
 {
 	unsigned h = key_hash(key, len, kind);
 	struct fhc_entry *e, *old, *victim[2];
 
 	if (len > FHCACHE_KEY_MAX || (e = calloc(1, sizeof(*e))) == NULL) {
-		close(fd);
+		close_file(c, fd, obj);
 		return NULL;
 	}
 	e->fd = fd;
+	e->obj = obj;
 	e->kind = kind;
 	e->keylen = len;
 	memcpy(e->key, key, len);
@@ -181,7 +218,7 @@ struct fhc_entry *fhcache_insert(struct fhcache *c, const void *key, size_t len,
 	if (old) {
 		old->refs++;
 		pthread_mutex_unlock(&c->lock);
-		entry_free(e);
+		entry_free(c, e);
 		return old;
 	}
 	e->hnext = c->buckets[h & (c->nbuckets - 1)];
@@ -193,8 +230,21 @@ struct fhc_entry *fhcache_insert(struct fhcache *c, const void *key, size_t len,
 	pthread_mutex_unlock(&c->lock);
 	for (int i = 0; i < 2; i++)
 		if (victim[i])
-			entry_free(victim[i]);
+			entry_free(c, victim[i]);
 	return e;
+}
+
+/* See fhcache.h. */
+struct fhc_entry *fhcache_insert(struct fhcache *c, const void *key, size_t len, int kind, int fd)
+{
+	return insert(c, key, len, kind, fd, NULL);
+}
+
+/* See fhcache.h. */
+struct fhc_entry *fhcache_insert_obj(struct fhcache *c, const void *key, size_t len, int kind,
+				     void *obj)
+{
+	return insert(c, key, len, kind, -1, obj);
 }
 
 /* See fhcache.h. */
@@ -207,44 +257,56 @@ void fhcache_put(struct fhcache *c, struct fhc_entry *e)
 	pthread_mutex_lock(&c->lock);
 	if (--e->refs == 0 && e->dead)
 		victim = e;
-	else if (e->refs == 0)
+	else if (e->refs == 0) {
+		e->idle_since = now_ms();
 		victim = evict_one(c);
+	}
 	pthread_mutex_unlock(&c->lock);
 	if (victim)
-		entry_free(victim);
+		entry_free(c, victim);
 }
 
-/* Drop the entries for key (any kind), or all of them when key is NULL. */
-static void forget(struct fhcache *c, const void *key, size_t len)
+/* Drop the entries for key (any kind), or all of them when key is NULL, or
+ * (idle_ms > 0) those idle since before now - idle_ms. How many went. */
+static size_t forget(struct fhcache *c, const void *key, size_t len, unsigned idle_ms)
 {
 	struct fhc_entry *free_list = NULL, *e, *next;
+	uint64_t before = idle_ms ? now_ms() - idle_ms : 0;
+	size_t n = 0;
 
 	pthread_mutex_lock(&c->lock);
 	for (e = c->lru_head; e; e = next) {
 		next = e->lnext;
-		if ((key == NULL || (e->keylen == len && memcmp(e->key, key, len) == 0)) &&
-		    detach(c, e)) {
-			e->lnext = free_list;
-			free_list = e;
+		if (idle_ms ? e->refs == 0 && e->idle_since <= before
+			    : key == NULL || (e->keylen == len && memcmp(e->key, key, len) == 0)) {
+			n++;
+			if (detach(c, e)) {
+				e->lnext = free_list;
+				free_list = e;
+			}
 		}
 	}
 	pthread_mutex_unlock(&c->lock);
-	for (e = free_list; e; e = next) {
-		next = e->lnext;
-		entry_free(e);
-	}
+	list_free(c, free_list);
+	return n;
 }
 
 /* See fhcache.h. */
 void fhcache_forget(struct fhcache *c, const void *key, size_t len)
 {
-	forget(c, key, len);
+	forget(c, key, len, 0);
 }
 
 /* See fhcache.h. */
 void fhcache_forget_all(struct fhcache *c)
 {
-	forget(c, NULL, 0);
+	forget(c, NULL, 0, 0);
+}
+
+/* See fhcache.h. */
+size_t fhcache_expire(struct fhcache *c, unsigned idle_ms)
+{
+	return forget(c, NULL, 0, idle_ms ? idle_ms : 1);
 }
 
 /* See fhcache.h. */

@@ -1,5 +1,5 @@
 #!/bin/bash
-# ceph_bench.sh OUTDIR: make bench-ceph (issue 16). 1 MiB WRITE (UNSTABLE,
+# ceph_bench.sh OUTDIR: make bench-ceph (issue 16). 1 MiB (BENCH_CEPH_RECORD) WRITE (UNSTABLE,
 # then COMMIT) and READ by 4 client threads on a throwaway one-node CephFS
 # (t/system/ceph_lib.sh), three ways side by side in every round:
 #   direct  libcephfs driven directly (t/bench/ceph_direct: one mount, 4
@@ -17,12 +17,15 @@
 # Figures: MB/s of all threads per pass (the two processes' sums); CPU per
 # MiB of the process that drives libcephfs (ceph_direct; head A, the soft
 # provider's copies included, which run in its threads and which a NIC would
-# do); medians of the rounds with min..max; OUTDIR/ceph.csv has every sample. Ratios:
+# do), and of the whole machine (/proc/stat busy time: the cluster's daemons
+# and the bench clients too; on a machine this small, what the ways compete
+# for); medians of the rounds with min..max; OUTDIR/ceph.csv has every sample. Ratios:
 # 1head / direct (the issue's goal: >= 0.8), 2heads / 1head and 1head / posix. Figures
 # only: nothing here is a timed assertion.
 # Environment: BENCH_ROUNDS (3), BENCH_CEPH_MIB (256: MiB per thread; with
 # 32, passes of a tenth of a second, what each pass pays once weighed enough
-# to make one head write at 0.35 of libcephfs and two heads at twice one).
+# to make one head write at 0.35 of libcephfs and two heads at twice one),
+# BENCH_CEPH_RECORD (1m: the record size, 4k to 1m, for both ways).
 . "$(dirname "$0")/../system/client_lib.sh"
 . "$(dirname "$0")/bench_lib.sh"
 . "$(dirname "$0")/../system/ceph_lib.sh"
@@ -37,6 +40,12 @@ out=$(cd "$out" && pwd)
 rounds=${BENCH_ROUNDS:-3}
 [ "$rounds" -ge 3 ] || rounds=3
 mib=${BENCH_CEPH_MIB:-256}
+rec=${BENCH_CEPH_RECORD:-1m}
+case $rec in
+4k | 8k | 16k | 32k | 64k | 128k | 256k | 512k) rec_kib=${rec%k} ;;
+1m) rec_kib=1024 ;;
+*) skip_all "BENCH_CEPH_RECORD=$rec: not one of 4k 8k ... 512k 1m" ;;
+esac
 scratch
 trap 'cleanup; ceph_stop; rm -rf "${EXP:-}"' EXIT
 raw=$out/ceph.csv
@@ -84,23 +93,26 @@ ok $? "two heads serve the same CephFS"
 record() { echo "$1,$2,$3,$4,$5" >> "$raw"; }
 pid_a=$(cat "$T_SCRATCH/A.pid")
 
-# Around each pass of bench (both processes call it): the pass, the time and
-# head A's CPU nanoseconds, all its threads (schedstat).
+# Around each pass of bench (both processes call it): the pass, the time,
+# head A's CPU nanoseconds, all its threads (schedstat), and the machine's busy
+# CPU in clock ticks (/proc/stat: all but idle and iowait).
 cat > "$T_SCRATCH/hook.sh" << 'HOOK'
 #!/bin/sh
 # hook.sh PID FILE start|end TEST THREADS RECORD
+busy=$(awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat)
 cat /proc/$1/task/*/schedstat | awk -v when="$3" -v test="$4" -v now="$(date +%s.%N)" \
-	'{ns += $1} END {print when, test, now, ns + 0}' >> "$2"
+	-v busy="$busy" '{ns += $1} END {print when, test, now, ns + 0, busy}' >> "$2"
 HOOK
 chmod 755 "$T_SCRATCH/hook.sh"
 
 # direct ROUND
 direct() {
-	"$DIRECT" "$CCONF" "$CEPH_CLIENT_ID" "$CEPH_KEYRING" 4 "$mib" > "$T_SCRATCH/d.out" \
+	"$DIRECT" "$CCONF" "$CEPH_CLIENT_ID" "$CEPH_KEYRING" 4 "$mib" "$rec_kib" > "$T_SCRATCH/d.out" \
 		2>&1 || { diag "direct: $(tail -1 "$T_SCRATCH/d.out")"; return 1; }
-	while read -r pass mbps cpu; do
+	while read -r pass mbps cpu machine; do
 		record direct "$pass" mb_s "$1" "$mbps"
 		record direct "$pass" cpu_us_mib "$1" "$cpu"
+		record direct "$pass" machine_us_mib "$1" "$machine"
 	done < "$T_SCRATCH/d.out"
 }
 
@@ -112,7 +124,7 @@ heads() {
 	for port in "$@"; do
 		k=$((k + 1))
 		"$CLIENT" bench "127.0.0.1:$exp" -o "port=$port,provider=soft" -q -t write,read \
-			-r 1m -j 2 -s "${mib}m" --csv "$T_SCRATCH/h.$k.csv" \
+			-r "$rec" -j 2 -s "${mib}m" --csv "$T_SCRATCH/h.$k.csv" \
 			--hook "$T_SCRATCH/hook.sh $pid_a $T_SCRATCH/cpu" > "$T_SCRATCH/h.$k.out" 2>&1 &
 	done
 	wait -n || failed=1
@@ -122,14 +134,18 @@ heads() {
 		record "$way" "$pass" mb_s "$r" "$(cat "$T_SCRATCH"/h.*.csv |
 			awk -F, -v p="$pass" '$1 == p {s += $8} END {printf "%.1f", s}')"
 		[ "$way" = 2heads ] && continue # head A's CPU is for the ways through A alone
-		# head A's CPU per MiB from the first start to the last end of the pass
+		# head A's and the machine's CPU per MiB from the first start to the
+		# last end of the pass
 		sort -k3 -g "$T_SCRATCH/cpu" | awk -v p="$pass" -v mib=$((4 * mib)) -v w="$way" -v r="$r" \
-			'$2 == p && $1 == "start" && !s {s = 1; c0 = $4} $2 == p && $1 == "end" {c1 = $4}
-			END {printf "%s,%s,cpu_us_mib,%s,%.1f\n", w, p, r, (c1 - c0) / 1e3 / mib}' >> "$raw"
+			-v hz="$(getconf CLK_TCK)" \
+			'$2 == p && $1 == "start" && !s {s = 1; c0 = $4; m0 = $5}
+			$2 == p && $1 == "end" {c1 = $4; m1 = $5}
+			END {printf "%s,%s,cpu_us_mib,%s,%.1f\n", w, p, r, (c1 - c0) / 1e3 / mib
+			printf "%s,%s,machine_us_mib,%s,%.1f\n", w, p, r, (m1 - m0) * 1e6 / hz / mib}' >> "$raw"
 	done
 }
 
-echo "# bench-ceph: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $rounds rounds, 4 threads x $mib MiB, records of 1 MiB"
+echo "# bench-ceph: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $rounds rounds, 4 threads x $mib MiB, records of $rec"
 failed=0
 for r in $(seq 1 "$rounds"); do
 	direct "$r" || failed=1
@@ -151,5 +167,6 @@ for p in write read; do
 		"one head / the same head's tmpfs export $(ratio "$(med 1head "$p" mb_s)" "$(med posix "$p" mb_s)");" \
 		"CPU per MiB: head $(med 1head "$p" cpu_us_mib) us = libcephfs alone $(med direct "$p" cpu_us_mib)" \
 		"+ $(awk -v a="$(med 1head "$p" cpu_us_mib)" -v b="$(med direct "$p" cpu_us_mib)" 'BEGIN {printf "%.0f", a - b}') (NFS, RPC/RDMA, soft provider);" \
-		"tmpfs export $(med posix "$p" cpu_us_mib) us"
+		"tmpfs export $(med posix "$p" cpu_us_mib) us;" \
+		"the machine's CPU per MiB: one head $(med 1head "$p" machine_us_mib) us, libcephfs alone $(med direct "$p" machine_us_mib) us"
 done

@@ -5,7 +5,8 @@
  * procedure table and the XDR routines, as the RPC layer drives them. Each
  * test works in a directory of its own under the export's root.
  *
- * The cases are in backend_ceph_test_procs.c (the procedures) and
+ * The cases are in backend_ceph_test_procs.c (the procedures),
+ * backend_ceph_test_files.c (the open files READ and WRITE keep) and
  * backend_ceph_test_rules.c (handles, identities, rules, an unreachable
  * cluster); this file has the fixture (backend_ceph_test.h) and the case
  * table.
@@ -85,6 +86,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(namespace_ops, setup, teardown),
 		cmocka_unit_test_setup_teardown(create_modes, setup, teardown),
 		cmocka_unit_test_setup_teardown(readdir_pages, setup, teardown),
+		cmocka_unit_test_setup_teardown(open_files_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(handles_across_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(identity_and_rules, setup, teardown),
 		cmocka_unit_test(unreachable_cluster),

@@ -1,7 +1,7 @@
 /*
  * backend_ceph_test.h: what the parts of t/system/backend_ceph_test share:
  * the state each case gets from the set-up (backend_ceph_test.c) and the
- * cases, one file per topic (backend_ceph_test_procs.c, _rules.c).
+ * cases, one file per topic (backend_ceph_test_procs.c, _files.c, _rules.c).
  */
 #ifndef NFSRDMA_T_BACKEND_CEPH_TEST_H
 #define NFSRDMA_T_BACKEND_CEPH_TEST_H
@@ -23,6 +23,8 @@ void setattr_cases(void **state);
 void namespace_ops(void **state);
 void create_modes(void **state);
 void readdir_pages(void **state);
+/* ... backend_ceph_test_files.c ... */
+void open_files_kept(void **state);
 /* ... and backend_ceph_test_rules.c. */
 void handles_across_restart(void **state);
 void identity_and_rules(void **state);

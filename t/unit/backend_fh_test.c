@@ -253,6 +253,49 @@ static void fhcache_bound_and_refs(void **state)
 	fhcache_destroy(c);
 }
 
+/* A cache with a closer: objects go to it, idle ones expire, held ones not. */
+static int closed[4];
+
+static void count_close(void *arg, int fd, void *obj)
+{
+	assert_ptr_equal(arg, closed);
+	assert_int_equal(fd, -1);
+	closed[(int *)obj - closed]++;
+}
+
+static void fhcache_closer_and_expiry(void **state)
+{
+	struct fhcache *c = fhcache_create_with(4, count_close, closed);
+	struct fhc_entry *idle, *held, *e;
+
+	(void)state;
+	memset(closed, 0, sizeof(closed));
+	assert_non_null(c);
+	idle = fhcache_insert_obj(c, "a", 1, 0, &closed[0]);
+	held = fhcache_insert_obj(c, "b", 1, 0, &closed[1]);
+	assert_non_null(idle);
+	assert_non_null(held);
+	assert_ptr_equal(held->obj, &closed[1]);
+	/* a second insert of a key closes the newcomer */
+	e = fhcache_insert_obj(c, "a", 1, 0, &closed[2]);
+	assert_ptr_equal(e, idle);
+	assert_int_equal(closed[2], 1);
+	fhcache_put(c, e);
+	fhcache_put(c, idle);
+	assert_int_equal(fhcache_expire(c, 60000), 0);
+	usleep(30000);
+	/* the idle one goes, the held one stays however old */
+	assert_int_equal(fhcache_expire(c, 20), 1);
+	assert_int_equal(closed[0], 1);
+	assert_int_equal(closed[1], 0);
+	assert_int_equal(fhcache_count(c), 1);
+	assert_null(fhcache_get(c, "a", 1, 0));
+	fhcache_put(c, held);
+	assert_int_equal(fhcache_expire(c, 60000), 0);
+	fhcache_destroy(c);
+	assert_int_equal(closed[1], 1);
+}
+
 /* Run the group (TAP output when CMOCKA_MESSAGE_OUTPUT=TAP). */
 int main(void)
 {
@@ -263,6 +306,7 @@ int main(void)
 		cmocka_unit_test(bad_exports_refused),
 		cmocka_unit_test(rename_link_across_exports),
 		cmocka_unit_test(fhcache_bound_and_refs),
+		cmocka_unit_test(fhcache_closer_and_expiry),
 	};
 	return cmocka_run_group_tests_name("backend_fh", tests, NULL, NULL);
 }

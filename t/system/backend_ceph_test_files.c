@@ -1,0 +1,115 @@
+/*
+ * backend_ceph_test_files.c: the files a CephFS export keeps open between
+ * READs and WRITEs (server/backend_ceph_files.c): what the server opens as
+ * itself stays open and is used again, one per inode and mode; a caller who
+ * opens as themselves does not leave one; REMOVE and RENAME over a file close
+ * it at once, and an idle one closes within a few seconds.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "server/backend_ceph.h"
+#include "server/backend_int.h"
+#include "t/unit/nfs3_testlib.h"
+#include "backend_ceph_test.h"
+
+/* The files the test's export holds open. */
+static size_t open_files(struct tenv *t)
+{
+	return ce_files_count(t->be->exports[0].priv);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static nfsstat3 t_remove(struct tenv *t, const nfs_fh3 *dir, const char *name)
+{
+	REMOVE3args a = {.object = {*dir, (char *)name}};
+	REMOVE3res r;
+	nfsstat3 st;
+
+	tcall(t, NFSPROC3_REMOVE, &a, &r);
+	st = r.status;
+	tfree(NFSPROC3_REMOVE, &r);
+	return st;
+}
+
+static nfsstat3 t_rename(struct tenv *t, const nfs_fh3 *dir, const char *from, const char *to)
+{
+	RENAME3args a = {.from = {*dir, (char *)from}, .to = {*dir, (char *)to}};
+	RENAME3res r;
+	nfsstat3 st;
+
+	tcall(t, NFSPROC3_RENAME, &a, &r);
+	st = r.status;
+	tfree(NFSPROC3_RENAME, &r);
+	return st;
+}
+
+void open_files_kept(void **state)
+{
+	struct cenv *c = *state;
+	struct tenv *t = &c->t;
+	char back[16];
+	nfs_fh3 f, g, h;
+	size_t got;
+	double t0;
+
+	assert_int_equal(open_files(t), 0);
+	assert_int_equal(t_create(t, &c->dir, "f", 0644, &f), NFS3_OK);
+	/* the owner's WRITEs share one open file, READs another */
+	assert_int_equal(t_write(t, &f, 0, "0123456789", 10, UNSTABLE), NFS3_OK);
+	assert_int_equal(open_files(t), 1);
+	assert_int_equal(t_write(t, &f, 10, "abcdef", 6, UNSTABLE), NFS3_OK);
+	assert_int_equal(open_files(t), 1);
+	assert_int_equal(t_read(t, &f, 0, back, sizeof(back), &got), NFS3_OK);
+	assert_int_equal(got, 16);
+	assert_memory_equal(back, "0123456789abcdef", 16);
+	assert_int_equal(open_files(t), 2);
+	/* someone else opens as themselves, for the call alone */
+	assert_int_equal(t_create(t, &c->dir, "g", 0666, &g), NFS3_OK);
+	t->req.cred.uid = t->req.cred.gid = 1000;
+	assert_int_equal(t_write(t, &g, 0, "user", 4, FILE_SYNC), NFS3_OK);
+	assert_int_equal(t_read(t, &g, 0, back, 4, &got), NFS3_OK);
+	assert_memory_equal(back, "user", 4);
+	t->req.cred.uid = t->req.cred.gid = 0;
+	assert_int_equal(open_files(t), 2);
+	/* a REMOVE closes the removed file's, both modes */
+	assert_int_equal(t_remove(t, &c->dir, "f"), NFS3_OK);
+	assert_int_equal(open_files(t), 0);
+	/* so does a RENAME over it, not a RENAME of it */
+	assert_int_equal(t_create(t, &c->dir, "h", 0644, &h), NFS3_OK);
+	assert_int_equal(t_write(t, &h, 0, "h", 1, UNSTABLE), NFS3_OK);
+	assert_int_equal(t_write(t, &g, 0, "g", 1, UNSTABLE), NFS3_OK);
+	assert_int_equal(open_files(t), 2);
+	assert_int_equal(t_rename(t, &c->dir, "h", "h2"), NFS3_OK);
+	assert_int_equal(open_files(t), 2);
+	assert_int_equal(t_rename(t, &c->dir, "g", "h2"), NFS3_OK);
+	assert_int_equal(open_files(t), 1);
+	assert_int_equal(t_read(t, &g, 0, back, 4, &got), NFS3_OK);
+	assert_memory_equal(back, "gser", 4);
+	/* an idle one closes after two seconds (the sweeper looks every second) */
+	assert_int_equal(open_files(t), 2);
+	t0 = now_s();
+	while (open_files(t) > 0 && now_s() - t0 < 10)
+		usleep(50000);
+	assert_int_equal(open_files(t), 0);
+	assert_true(now_s() - t0 >= 1.5);
+	fh_free(&f);
+	fh_free(&g);
+	fh_free(&h);
+}
