@@ -332,11 +332,14 @@ static void print_table(const struct opts *o, const struct results *r, const cha
 	printf("nfsrdma-vbench: device %s, %ld CPUs, %.2f s per point, median of %d runs\n\n", dev,
 	       sysconf(_SC_NPROCESSORS_ONLN), o->secs, o->reps);
 	if (strcmp(dev, "soft") == 0) {
-		const char *e = getenv("VB_SOFT_LOCAL_UNIX");
+		const char *e = getenv("VB_SOFT_LOCAL_UNIX"), *m = getenv("VB_SOFT_CMA");
+		int tcp = e && strcmp(e, "0") == 0, cma = !(m && strcmp(m, "0") == 0);
 
-		printf("soft on loopback goes over %s (VB_SOFT_LOCAL_UNIX=%s)\n",
-		       e && strcmp(e, "0") == 0 ? "TCP" : "AF_UNIX where the OS has it",
-		       e && *e ? e : "1");
+		printf("soft on loopback goes over %s (VB_SOFT_LOCAL_UNIX=%s)%s\n",
+		       tcp ? "TCP" : "AF_UNIX where the OS has it", e && *e ? e : "1",
+		       tcp   ? ""
+		       : cma ? ", Writes and Reads from 16 KiB copied between the processes"
+			     : ", all data through the socket (VB_SOFT_CMA=0)");
 	}
 	printf("bandwidth, MB/s (qd = work requests outstanding); tcp = plain TCP loopback\n");
 	printf("%8s %-6s", "size", "op");

@@ -4,14 +4,15 @@ libnfsrdma_a_SOURCES += platform/providers.c \
 	platform/soft/soft.h platform/soft/soft_list.h platform/soft/soft_wire.h \
 	platform/soft/soft_wire.c platform/soft/soft_dev.c platform/soft/soft_cq.c \
 	platform/soft/soft_mr.c platform/soft/soft_engine.c platform/soft/soft_cm.c platform/soft/soft_listen.c \
-	platform/soft/soft_local.c platform/soft/soft_qp.c platform/soft/soft_tx.c platform/soft/soft_rx.c
+	platform/soft/soft_local.c platform/soft/soft_cma.c platform/soft/soft_qp.c platform/soft/soft_tx.c platform/soft/soft_rx.c
 
 if HAVE_CMOCKA
 check_PROGRAMS += t/system/verbs_conformance
 TESTS += t/system/verbs_conformance
 t_system_verbs_conformance_SOURCES = t/system/verbs_conformance.c t/system/verbs_conformance.h \
 	t/system/verbs_conformance_conn.c t/system/verbs_conformance_data.c \
-	t/system/verbs_conformance_access.c t/system/verbs_conformance_hostile.c
+	t/system/verbs_conformance_access.c t/system/verbs_conformance_hostile.c \
+	t/system/verbs_conformance_cma.c
 t_system_verbs_conformance_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_system_verbs_conformance_LDADD = $(LDADD) $(CMOCKA_LIBS)
 check_PROGRAMS += t/unit/verbs_registry_test

@@ -51,7 +51,9 @@
 #define SOFT_MAX_INLINE	 512
 #define SOFT_MAX_MSG	 (1u << 31) /* largest message, as IB's 2 GiB */
 #define SOFT_MAX_MR_SIZE (1ULL << 46)
-#define SOFT_TX_RING	 16 /* messages picked for transmission at once */
+#define SOFT_TX_RING	 16	     /* messages picked for transmission at once */
+#define SOFT_CMA_MAX_SEG 4	     /* segments of a Write or Read copied directly */
+#define SOFT_CMA_MIN	 (16u << 10) /* smaller ones go through the socket */
 #define SOFT_RX_BUF	 (64 * 1024)
 #define SOFT_MAX_PENDING 1024	 /* half-open conns per listener */
 #define SOFT_UNIX_PREFIX "unix:" /* host of an AF_UNIX address: "unix:/path" */
@@ -88,6 +90,7 @@ struct soft_device {
 	bool direct_tx;	 /* post_send transmits from the caller's thread (VB_SOFT_DIRECT_TX) */
 	bool cq_drive;	 /* CQs may be driven by their consumers (VB_SOFT_CQ_DRIVE) */
 	bool local_unix; /* loopback connections go over AF_UNIX (VB_SOFT_LOCAL_UNIX) */
+	bool cma;	 /* and RDMA data is copied between the processes (VB_SOFT_CMA) */
 	bool no_mw;	 /* test only: no memory windows, like some devices (VB_SOFT_NO_MW) */
 	unsigned long cred_epoch; /* the opener's credentials (osdep_cred_epoch) */
 	/* test only (VB_SOFT_SILENT): as responder, never answer RDMA Reads, or
@@ -292,6 +295,8 @@ struct soft_resp {
 	uint32_t seq, len;
 	uint64_t addr;
 	struct soft_mr *mr;
+	int ncma; /* > 0: copy the data to these segments of the initiator (soft_cma.c) */
+	struct iovec cma[SOFT_CMA_MAX_SEG];
 };
 
 enum soft_rx_kind { SOFT_RX_NONE, SOFT_RX_DATA, SOFT_RX_DISCARD };
@@ -310,7 +315,8 @@ struct soft_rx {
 	struct iovec iov[SOFT_MAX_SGE];
 	struct soft_mr *mrs[SOFT_MAX_SGE];
 	uint8_t pdata[VB_MAX_PRIVATE_DATA];
-	uint32_t wqe; /* SQ index of the Read being answered (READ_RESP) */
+	uint8_t cma[16 * SOFT_CMA_MAX_SEG]; /* a segment list (soft_cma.c) */
+	uint32_t wqe;			    /* SQ index of the Read being answered (READ_RESP) */
 };
 
 struct soft_conn {
@@ -370,6 +376,11 @@ struct soft_conn {
 	uint8_t cm_op; /* a CM message to send, or SOFT_OP_NONE */
 	uint8_t cm_pdata[VB_MAX_PRIVATE_DATA];
 	uint8_t cm_pdata_len;
+	/* cross-memory attach (soft_cma.c): the peer's pid; probe and OK owed;
+	 * the peer copies our data (it answered our probe); we copy its data */
+	pid_t cma_pid;
+	int cma_pidfd; /* that very process (a pid can be reused once it is gone), or -1 */
+	bool cma_probe_owed, cma_ok_owed, cma_peer_copies, cma_we_copy;
 	uint8_t final_op; /* NAK or ERR after an error, or SOFT_OP_NONE */
 	uint8_t final_status;
 	uint32_t final_seq;
@@ -528,6 +539,25 @@ int soft_unix_addr(const char *host, struct sockaddr_storage *ss, socklen_t *len
  * not post, poll, arm, register or connect on it. 0, or -EACCES (logged once
  * per device). */
 int soft_cred_check(struct vb_device *d);
+
+/* soft_cma.c: RDMA data copied between the processes of a local connection. */
+/* Whether this end of c can: VB_SOFT_CMA and the local carrier. */
+bool soft_cma_able(struct soft_conn *c);
+/* The peer said it can too: note its pid and owe it a probe, if this end can. */
+void soft_cma_peer_able(struct soft_conn *c);
+/* The probe's payload (8 bytes) into out; its length. */
+uint32_t soft_cma_probe_payload(uint8_t *out);
+/* The peer's probe: if its word is in reach, we copy from now on and owe CMA_OK. */
+void soft_cma_probe_recv(struct soft_conn *c, const uint8_t *payload, uint32_t len);
+/* A segment list: encode n iovecs into out (16 bytes each); its length. */
+uint32_t soft_cma_encode(const struct iovec *iov, int n, uint8_t *out);
+/* Decode len bytes of list into iov: how many segments, or -1 unless there are
+ * 1..SOFT_CMA_MAX_SEG of them adding up to total. */
+int soft_cma_decode(const uint8_t *in, uint32_t len, uint64_t total, struct iovec *iov);
+/* Copy len bytes at local to (to_peer) or from the peer's segments; false
+ * (logged) unless all of them went. */
+bool soft_cma_copy(struct soft_conn *c, bool to_peer, void *local, size_t len,
+		   const struct iovec *remote, int n);
 
 /* soft_local.c: the local carrier (AF_UNIX between two ends on this host). */
 /* A non-blocking AF_UNIX listener under the local name of the address inet_fd

@@ -34,6 +34,7 @@ struct soft_conn *soft_conn_new(struct soft_device *dev)
 	if (c == NULL)
 		return NULL;
 	c->fd = -1;
+	c->cma_pidfd = -1;
 	c->tx = calloc(SOFT_TX_RING, sizeof(*c->tx));
 	c->resp = calloc(SOFT_MAX_RD_ATOM, sizeof(*c->resp));
 	if (wakefd_open(&c->ev, true) != 0 || c->tx == NULL || c->resp == NULL ||
@@ -65,6 +66,8 @@ void soft_conn_free(struct soft_conn *c)
 	soft_qp_free(c);
 	if (c->fd >= 0)
 		close(c->fd);
+	if (c->cma_pidfd >= 0)
+		close(c->cma_pidfd);
 	wakefd_close(&c->ev);
 	free(c->tx);
 	free(c->resp);

@@ -53,6 +53,51 @@ static bool ack_held(const struct soft_conn *c)
 	       c->final_op == SOFT_OP_NONE && soft_now_ms() < c->ack_hold_end;
 }
 
+/* The cross-memory attach messages owed (soft_cma.c), once connected. */
+static void fill_cma(struct soft_conn *c)
+{
+	uint8_t probe[8];
+	struct soft_hdr h;
+
+	if (c->cm != SOFT_CM_ACCEPTED && c->cm != SOFT_CM_CONNECTED)
+		return;
+	if (c->cma_probe_owed && c->tx_count < SOFT_TX_RING) {
+		h = (struct soft_hdr){.op = SOFT_OP_CMA_PROBE,
+				      .len = soft_cma_probe_payload(probe)};
+		tx_small(tx_add(c, &h, SOFT_TX_CTRL), probe, h.len);
+		c->cma_probe_owed = false;
+	}
+	if (c->cma_ok_owed && c->tx_count < SOFT_TX_RING) {
+		h = (struct soft_hdr){.op = SOFT_OP_CMA_OK};
+		tx_add(c, &h, SOFT_TX_CTRL);
+		c->cma_ok_owed = false;
+	}
+}
+
+/* The response to Read r: its data, or none if it went straight to the
+ * initiator's segments (soft_cma.c). */
+static void add_resp(struct soft_conn *c, struct soft_resp *r)
+{
+	struct soft_hdr h = {.op = SOFT_OP_READ_RESP, .seq = r->seq, .len = r->len};
+	struct soft_txmsg *m;
+	bool copied = r->ncma > 0 && r->len &&
+		      soft_cma_copy(c, true, (void *)(uintptr_t)r->addr, r->len, r->cma, r->ncma);
+
+	if (copied) {
+		h.flags = SOFT_FLAG_CMA;
+		h.aux = r->len;
+		h.len = 0;
+	}
+	m = tx_add(c, &h, SOFT_TX_RESP);
+	if (r->len && !copied) {
+		m->iov[0] =
+			(struct iovec){.iov_base = (void *)(uintptr_t)r->addr, .iov_len = r->len};
+		m->niov = 1;
+	}
+	m->mrs[0] = r->mr;
+	m->nmr = r->mr ? 1 : 0;
+}
+
 /* Pick the connection-manager message, ACK, Read responses and final message. */
 static void fill_ctrl(struct soft_conn *c)
 {
@@ -62,9 +107,12 @@ static void fill_ctrl(struct soft_conn *c)
 		h = (struct soft_hdr){
 			.op = c->cm_op, .len = c->cm_pdata_len, .addr = SOFT_WIRE_MAGIC};
 		h.aux = (uint32_t)c->my_ird << 8 | c->my_ord;
+		if ((h.op == SOFT_OP_HELLO || h.op == SOFT_OP_ACCEPT) && soft_cma_able(c))
+			h.flags = SOFT_FLAG_CMA_ABLE;
 		tx_small(tx_add(c, &h, SOFT_TX_CTRL), c->cm_pdata, c->cm_pdata_len);
 		c->cm_op = SOFT_OP_NONE;
 	}
+	fill_cma(c);
 	if (c->ack_pending && c->tx_count < SOFT_TX_RING && !ack_held(c)) {
 		h = (struct soft_hdr){.op = SOFT_OP_ACK, .seq = c->ack_seq};
 		tx_add(c, &h, SOFT_TX_CTRL);
@@ -73,18 +121,7 @@ static void fill_ctrl(struct soft_conn *c)
 		c->ack_hold_end = 0;
 	}
 	while (c->resp_count && c->tx_count < SOFT_TX_RING) {
-		struct soft_resp *r = &c->resp[c->resp_head];
-		struct soft_txmsg *m;
-
-		h = (struct soft_hdr){.op = SOFT_OP_READ_RESP, .seq = r->seq, .len = r->len};
-		m = tx_add(c, &h, SOFT_TX_RESP);
-		if (r->len) {
-			m->iov[0] = (struct iovec){.iov_base = (void *)(uintptr_t)r->addr,
-						   .iov_len = r->len};
-			m->niov = 1;
-			m->mrs[0] = r->mr;
-			m->nmr = 1;
-		}
+		add_resp(c, &c->resp[c->resp_head]);
 		c->resp_head = (c->resp_head + 1) % SOFT_MAX_RD_ATOM;
 		c->resp_count--;
 	}
@@ -123,21 +160,41 @@ static struct soft_hdr wqe_hdr(const struct soft_swqe *w)
 	return h;
 }
 
+/* Whether the peer copies the data of a Write or Read of len bytes in n
+ * segments itself (soft_cma.c). */
+static bool by_cma(const struct soft_conn *c, uint32_t len, int n)
+{
+	return c->cma_peer_copies && len >= SOFT_CMA_MIN && n <= SOFT_CMA_MAX_SEG;
+}
+
+/* Make ring message m (header h) carry the segments iov instead of data. */
+static void tx_cma(struct soft_txmsg *m, struct soft_hdr *h, const struct iovec *iov, int n)
+{
+	h->flags |= SOFT_FLAG_CMA;
+	h->aux = h->op == SOFT_OP_WRITE ? h->len : h->aux;
+	h->len = soft_cma_encode(iov, n, m->small);
+	soft_hdr_encode(h, m->hdr);
+	m->total = SOFT_HDR_LEN + h->len;
+	m->iov[0] = (struct iovec){.iov_base = (void *)m->small, .iov_len = h->len};
+	m->niov = 1;
+}
+
 /* Put send WR w in the ring; false (and the QP in error) if its local keys are bad. */
 static bool pick_wqe(struct soft_conn *c, struct soft_swqe *w, uint32_t idx)
 {
 	struct soft_hdr h = wqe_hdr(w);
 	struct soft_txmsg *m;
 	enum vb_wc_status st = VB_WC_SUCCESS;
+	struct iovec land[SOFT_MAX_SGE];
+	int nland = 0;
 
 	if (w->opcode == VB_WR_RDMA_READ) {
 		/* check the landing zone now; it is resolved again when the data comes */
-		struct iovec iov[SOFT_MAX_SGE];
 		struct soft_mr *mrs[SOFT_MAX_SGE];
-		int niov, nmr;
+		int nmr;
 
 		st = soft_keys_local(c->dev, c->base.pd, w->sge, w->num_sge, VB_ACCESS_LOCAL_WRITE,
-				     iov, &niov, mrs, &nmr);
+				     land, &nland, mrs, &nmr);
 		soft_mr_put(c->dev, mrs, nmr);
 	}
 	if (st != VB_WC_SUCCESS)
@@ -146,6 +203,8 @@ static bool pick_wqe(struct soft_conn *c, struct soft_swqe *w, uint32_t idx)
 	m->wqe = idx;
 	if (w->opcode == VB_WR_RDMA_READ) {
 		c->reads_out++;
+		if (by_cma(c, w->len, nland))
+			tx_cma(m, &h, land, nland);
 	} else if (w->is_inline) {
 		tx_small(m, w->inline_data, w->len);
 	} else {
@@ -154,6 +213,12 @@ static bool pick_wqe(struct soft_conn *c, struct soft_swqe *w, uint32_t idx)
 		if (st != VB_WC_SUCCESS) {
 			c->tx_count--;
 			goto bad;
+		}
+		if (w->opcode == VB_WR_RDMA_WRITE && by_cma(c, w->len, m->niov)) {
+			struct iovec src[SOFT_CMA_MAX_SEG];
+
+			memcpy(src, m->iov, sizeof(*src) * (size_t)m->niov);
+			tx_cma(m, &h, src, m->niov);
 		}
 	}
 	w->state = SOFT_WQE_PICKED;

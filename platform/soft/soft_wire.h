@@ -32,6 +32,8 @@ enum soft_op {
 	SOFT_OP_ACK,	   /* requests up to and including `seq` are done */
 	SOFT_OP_NAK,	   /* request `seq` failed with `status` (enum vb_wc_status) */
 	SOFT_OP_ERR,	   /* the sender's QP went to error; flush */
+	SOFT_OP_CMA_PROBE, /* payload: the address of a word of the sender's (soft_cma.c) */
+	SOFT_OP_CMA_OK,	   /* the sender read it: it copies the other's RDMA data */
 	SOFT_OP_MAX,
 };
 
@@ -50,6 +52,11 @@ struct soft_hdr {
 /* flags of a SEND or SEND_INV: the sender will get an answer, which may carry
  * the acknowledgement (VB_SEND_ANSWERED) */
 #define SOFT_FLAG_ANSWERED 0x1
+/* flags of a WRITE or READ_REQ: the payload is the initiator's segment list
+ * (aux: the data's length); of a READ_RESP: the data is in place (soft_cma.c) */
+#define SOFT_FLAG_CMA 0x2
+/* flags of a HELLO or ACCEPT: the sender can copy RDMA data directly */
+#define SOFT_FLAG_CMA_ABLE 0x4
 
 void soft_hdr_encode(const struct soft_hdr *h, uint8_t out[SOFT_HDR_LEN]);
 void soft_hdr_decode(const uint8_t in[SOFT_HDR_LEN], struct soft_hdr *h);

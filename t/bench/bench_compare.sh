@@ -146,7 +146,13 @@ plan 3
 echo "# bench-compare: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $rounds rounds"
 case "$prov/$addr/${VB_SOFT_LOCAL_UNIX:-1}" in
 soft/127.0.0.1/0 | soft/::1/0) echo "# soft provider on $addr: over TCP (VB_SOFT_LOCAL_UNIX=0)" ;;
-soft/127.0.0.1/* | soft/::1/*) echo "# soft provider on $addr: over AF_UNIX, the local carrier" ;;
+soft/127.0.0.1/* | soft/::1/*)
+	if [ "${VB_SOFT_CMA:-1}" = 0 ]; then
+		echo "# soft provider on $addr: over AF_UNIX, the local carrier, all data through the socket (VB_SOFT_CMA=0)"
+	else
+		echo "# soft provider on $addr: over AF_UNIX, the local carrier; RDMA data from 16 KiB copied between the processes"
+	fi
+	;;
 esac
 # the provider's limits: RDMA Write 1 MiB qd 4 and Send 4 KiB qd 16 (message rate)
 for r in $(seq 1 "$rounds"); do

@@ -207,6 +207,7 @@ void pair_open_opts(struct pair *pr, const struct pair_opts *opts)
 		assert_memory_equal(ev.private_data, o.acc_pdata, strlen(o.acc_pdata));
 	}
 	expect_event(pr->p, VB_CM_ESTABLISHED, &ev);
+	cma_wait(pr);
 }
 
 /* Connect a pair with default options. */
@@ -376,6 +377,8 @@ int main(void)
 		cmocka_unit_test(connect_rejected),
 		cmocka_unit_test(connect_unreachable),
 		cmocka_unit_test(local_carrier),
+		cmocka_unit_test(cross_memory_copies),
+		cmocka_unit_test(cross_memory_off),
 		cmocka_unit_test(send_recv_order),
 		cmocka_unit_test(write_then_send),
 		cmocka_unit_test(rdma_read_sges),

@@ -78,6 +78,9 @@ void pair_res(struct pair *pr);
 /* Connect a pair through the listener (with options, or the defaults). */
 void pair_open_opts(struct pair *pr, const struct pair_opts *opts);
 void pair_open(struct pair *pr);
+/* Wait until both ends of a pair copy each other's RDMA data directly, where
+ * the soft provider does that (verbs_conformance_cma.c). */
+void cma_wait(struct pair *pr);
 /* Tear a pair down; conns flush whatever is outstanding. */
 void pair_close(struct pair *pr);
 /* A page-aligned buffer, filled with a pattern seeded by seed, registered with access. */
@@ -134,6 +137,9 @@ void mw_bind_write_rebind(void **state);
 void mw_range_and_rights(void **state);
 void mw_unbind_len0(void **state);
 void mw_send_with_invalidate(void **state);
+/* ... verbs_conformance_cma.c ... */
+void cross_memory_copies(void **state);
+void cross_memory_off(void **state);
 /* ... and verbs_conformance_hostile.c. */
 void hostile_handshake(void **state);
 void hostile_requests(void **state);

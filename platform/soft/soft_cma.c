@@ -1,0 +1,187 @@
+/*
+ * soft_cma.c: RDMA data between two processes of this host without the
+ * socket (cross-memory attach, process_vm_readv/writev), on the local carrier.
+ *
+ * Through the socket, the data of an RDMA Write or Read is copied twice (into
+ * the kernel and out of it) and crosses in pieces of the socket's buffer. A
+ * responder that may reach its peer's memory copies it once instead: an
+ * initiator's Write carries the list of its source segments instead of the
+ * data, and the responder reads them into the registration the Write
+ * addresses (after the same key, right and bounds checks); a Read carries the
+ * list of its landing segments, and the responder writes the data there
+ * before its response, which then carries none. The responder checks its own
+ * keys as always and touches no memory of the initiator's but what the
+ * initiator named; the initiator's memory stays its WR's until the WR
+ * completes (a Write at the acknowledgement, after the copy).
+ *
+ * Whether a responder may: both ends say in HELLO/ACCEPT that they can
+ * (SOFT_FLAG_CMA_ABLE: VB_SOFT_CMA is not 0 and the connection is on the
+ * local carrier); then each sends a probe (the address of a known word of its
+ * own), and the peer that read that word back through process_vm_readv
+ * answers CMA_OK. Only an initiator that got CMA_OK sends segment lists, and
+ * only a responder that answered it takes them. The kernel allows the copy
+ * where the responder may ptrace the initiator (root, or the same user where
+ * Yama allows it); elsewhere the data goes through the socket as before.
+ * The peer is the process that made the connection (SO_PEERCRED), held as a
+ * pidfd from the start: before each copy the pidfd must still name a live
+ * process, so a pid the peer left behind and another process took is never
+ * copied to or from. Linux only.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/pidfd.h>
+#endif
+
+#include "common/base/log.h"
+#include "soft.h"
+
+/* The word the probe names. */
+static const volatile uint64_t cma_probe_word = SOFT_WIRE_MAGIC ^ 0x434d41u;
+
+/* Segment lists on the wire: (address, length) pairs of 8 bytes each, in this
+ * host's byte order (both ends are on it). */
+static void put_u64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+static uint64_t get_u64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+#ifdef __linux__
+/* Whether the peer process is still the one that connected. */
+static bool peer_alive(struct soft_conn *c)
+{
+	return c->cma_pidfd >= 0 && pidfd_send_signal(c->cma_pidfd, 0, NULL, 0) == 0;
+}
+#endif
+
+/* See soft.h. */
+bool soft_cma_able(struct soft_conn *c)
+{
+#ifdef __linux__
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	return c->dev->cma && c->fd >= 0 && getsockname(c->fd, (struct sockaddr *)&ss, &len) == 0 &&
+	       ss.ss_family == AF_UNIX;
+#else
+	(void)c;
+	return false;
+#endif
+}
+
+/* See soft.h. */
+void soft_cma_peer_able(struct soft_conn *c)
+{
+#ifdef __linux__
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (!soft_cma_able(c) || c->cma_pidfd >= 0 ||
+	    getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || cr.pid <= 0 ||
+	    (c->cma_pidfd = pidfd_open(cr.pid, 0)) < 0)
+		return;
+	c->cma_pid = cr.pid;
+	c->cma_probe_owed = true;
+#else
+	(void)c;
+#endif
+}
+
+/* See soft.h. */
+uint32_t soft_cma_probe_payload(uint8_t *out)
+{
+	put_u64(out, (uint64_t)(uintptr_t)&cma_probe_word);
+	return 8;
+}
+
+/* See soft.h. */
+void soft_cma_probe_recv(struct soft_conn *c, const uint8_t *payload, uint32_t len)
+{
+#ifdef __linux__
+	uint64_t got = 0;
+	struct iovec l = {&got, sizeof(got)};
+	struct iovec r = {NULL, sizeof(got)};
+
+	if (c->cma_pid <= 0 || len != 8 || !peer_alive(c))
+		return;
+	r.iov_base = (void *)(uintptr_t)get_u64(payload);
+	if (process_vm_readv(c->cma_pid, &l, 1, &r, 1, 0) == (ssize_t)sizeof(got) &&
+	    got == (SOFT_WIRE_MAGIC ^ 0x434d41u)) {
+		c->cma_we_copy = true;
+		c->cma_ok_owed = true;
+		log_info("%s: RDMA data from and to this peer is copied directly between the "
+			 "processes (cross-memory attach)",
+			 c->base.peer);
+	} else {
+		log_info("%s: the peer's memory is out of reach (%s): RDMA data goes through the "
+			 "socket",
+			 c->base.peer, strerror(errno));
+	}
+#else
+	(void)c, (void)payload, (void)len;
+#endif
+}
+
+/* See soft.h. */
+uint32_t soft_cma_encode(const struct iovec *iov, int n, uint8_t *out)
+{
+	for (int i = 0; i < n; i++) {
+		put_u64(out + 16 * i, (uint64_t)(uintptr_t)iov[i].iov_base);
+		put_u64(out + 16 * i + 8, iov[i].iov_len);
+	}
+	return 16u * (uint32_t)n;
+}
+
+/* See soft.h. */
+int soft_cma_decode(const uint8_t *in, uint32_t len, uint64_t total, struct iovec *iov)
+{
+	uint64_t sum = 0;
+	int n = (int)(len / 16);
+
+	if (len % 16 || n < 1 || n > SOFT_CMA_MAX_SEG)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		iov[i].iov_base = (void *)(uintptr_t)get_u64(in + 16 * i);
+		iov[i].iov_len = get_u64(in + 16 * i + 8);
+		if (iov[i].iov_len > total)
+			return -1;
+		sum += iov[i].iov_len;
+	}
+	return sum == total ? n : -1;
+}
+
+/* See soft.h. */
+bool soft_cma_copy(struct soft_conn *c, bool to_peer, void *local, size_t len,
+		   const struct iovec *remote, int n)
+{
+#ifdef __linux__
+	struct iovec l = {local, len};
+	ssize_t r;
+
+	if (!peer_alive(c)) {
+		log_warn("%s: the peer process is gone: no cross-memory copy", c->base.peer);
+		return false;
+	}
+	r = to_peer ? process_vm_writev(c->cma_pid, &l, 1, remote, (unsigned long)n, 0)
+		    : process_vm_readv(c->cma_pid, &l, 1, remote, (unsigned long)n, 0);
+	if (r == (ssize_t)len)
+		return true;
+	log_warn("%s: cross-memory copy of %zu bytes %s the peer failed: %s", c->base.peer, len,
+		 to_peer ? "to" : "from", r < 0 ? strerror(errno) : "short");
+	return false;
+#else
+	(void)c, (void)to_peer, (void)local, (void)len, (void)remote, (void)n;
+	return false;
+#endif
+}

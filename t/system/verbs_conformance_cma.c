@@ -1,0 +1,193 @@
+/*
+ * verbs_conformance_cma.c: the soft provider's cross-memory copies
+ * (platform/soft/soft_cma.c). On the local carrier, both ends of a pair find
+ * that they may reach each other's memory (a probe and its answer) unless
+ * VB_SOFT_CMA=0 on either; then Writes and Reads of 16 KiB or more in up to 4
+ * segments carry segment lists instead of data, with the same results and
+ * the same checks at the responder as through the socket. This file looks
+ * into the provider's connections (white box): whether each end copies is
+ * not visible through the verbs.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "platform/soft/soft.h"
+#include "verbs_conformance.h"
+
+/* Whether the peer of c copies c's RDMA data (it answered c's probe). */
+static bool peer_copies(struct vb_conn *c)
+{
+	struct soft_conn *sc = soft_conn(c);
+	bool v;
+
+	pthread_mutex_lock(&sc->lock);
+	v = sc->cma_peer_copies;
+	pthread_mutex_unlock(&sc->lock);
+	return v;
+}
+
+/* Whether pairs through the suite's listener copy directly: soft, on the
+ * local carrier, neither VB_SOFT_LOCAL_UNIX nor VB_SOFT_CMA 0. */
+static bool cma_expected(void)
+{
+	const char *u = getenv("VB_SOFT_LOCAL_UNIX"), *m = getenv("VB_SOFT_CMA");
+
+#ifndef __linux__
+	return false;
+#endif
+	return is_soft && (strcmp(addr, "127.0.0.1") == 0 || strcmp(addr, "::1") == 0) &&
+	       (u == NULL || strcmp(u, "0") != 0) && (m == NULL || strcmp(m, "0") != 0);
+}
+
+/* See verbs_conformance.h. */
+void cma_wait(struct pair *pr)
+{
+	long long until = now_ms() + TMO_MS;
+
+	if (!cma_expected() || strstr(pr->p->peer, ":local-") == NULL ||
+	    !soft_conn(pr->a)->dev->cma || !soft_conn(pr->p)->dev->cma)
+		return;
+	while (!(peer_copies(pr->a) && peer_copies(pr->p)) && now_ms() < until) {
+		struct vb_cq *cq[] = {pr->ascq, pr->arcq, pr->pscq, pr->prcq};
+		struct vb_wc wc;
+
+		/* CQs their consumer drives move their connections only when polled;
+		 * nothing is posted yet, so nothing completes */
+		for (int i = 0; i < 4; i++)
+			assert_int_equal(vb_poll_cq(cq[i], 1, &wc), 0);
+		usleep(1000);
+	}
+	assert_true(peer_copies(pr->a));
+	assert_true(peer_copies(pr->p));
+}
+
+/* A Write or Read of the segments s[0..n) of b to or from raddr/rkey. */
+static void rdma(struct pair *pr, uint64_t id, enum vb_wr_opcode op, struct vb_sge *s, int n,
+		 uint64_t ra, uint32_t rkey, enum vb_wc_status st)
+{
+	struct vb_send_wr wr = {.wr_id = id,
+				.sg_list = s,
+				.num_sge = n,
+				.opcode = op,
+				.send_flags = VB_SEND_SIGNALED,
+				.remote_addr = ra,
+				.rkey = rkey};
+
+	assert_int_equal(vb_post_send(pr->a, &wr, NULL), 0);
+	expect_wc(pr->ascq, id, st);
+}
+
+/* Writes and Reads in several segments land where they should, nothing
+ * around them moves; more segments than a list holds go through the socket;
+ * the responder still refuses what its keys do not allow. */
+void cross_memory_copies(void **state)
+{
+	const unsigned rw = VB_ACCESS_LOCAL_WRITE | VB_ACCESS_REMOTE_WRITE | VB_ACCESS_REMOTE_READ;
+	struct pair_opts o = {.cap = default_cap()};
+	struct pair pr = {0};
+	struct buf a, p;
+	struct vb_sge s[5];
+
+	(void)state;
+	if (!cma_expected())
+		skip_because("cross-memory copies are the soft provider's, on the local carrier "
+			     "(Linux), with VB_SOFT_CMA and VB_SOFT_LOCAL_UNIX not 0");
+	o.cap.max_send_sge = 5;
+	pair_open_opts(&pr, &o); /* waits for both ends to copy */
+	buf_new(&a, pr.apd, 1 << 20, VB_ACCESS_LOCAL_WRITE, 21);
+	buf_new(&p, pr.ppd, 1 << 20, rw, 22);
+	memset(p.p, 0, p.len);
+	/* a Write of three segments, 70000 bytes */
+	s[0] = sge_of(&a, 100000, 20000);
+	s[1] = sge_of(&a, 3, 45000);
+	s[2] = sge_of(&a, 500000, 5000);
+	rdma(&pr, 1, VB_WR_RDMA_WRITE, s, 3, raddr(&p, 4097), p.mr->rkey, VB_WC_SUCCESS);
+	assert_memory_equal(p.p + 4097, a.p + 100000, 20000);
+	assert_memory_equal(p.p + 4097 + 20000, a.p + 3, 45000);
+	assert_memory_equal(p.p + 4097 + 65000, a.p + 500000, 5000);
+	assert_int_equal(p.p[4096], 0);
+	assert_int_equal(p.p[4097 + 70000], 0);
+	/* a Read of two segments back into another part of a */
+	memset(a.p + 600000, 0, 200000);
+	s[0] = sge_of(&a, 600000, 30000);
+	s[1] = sge_of(&a, 700000, 40000);
+	rdma(&pr, 2, VB_WR_RDMA_READ, s, 2, raddr(&p, 4097), p.mr->rkey, VB_WC_SUCCESS);
+	assert_memory_equal(a.p + 600000, p.p + 4097, 30000);
+	assert_memory_equal(a.p + 700000, p.p + 4097 + 30000, 40000);
+	assert_int_equal(a.p[600000 + 30000], 0);
+	assert_int_equal(a.p[700000 + 40000], 0);
+	/* five segments: through the socket, same result */
+	for (int i = 0; i < 5; i++)
+		s[i] = sge_of(&a, (size_t)i * 100000, 20000);
+	rdma(&pr, 3, VB_WR_RDMA_WRITE, s, 5, raddr(&p, 300000), p.mr->rkey, VB_WC_SUCCESS);
+	for (int i = 0; i < 5; i++)
+		assert_memory_equal(p.p + 300000 + i * 20000, a.p + i * 100000, 20000);
+	/* past the end of the responder's registration: refused, nothing lands */
+	memset(p.p + p.len - 100, 0, 100);
+	s[0] = sge_of(&a, 0, 65536);
+	rdma(&pr, 4, VB_WR_RDMA_WRITE, s, 1, raddr(&p, p.len - 65535), p.mr->rkey,
+	     VB_WC_REM_ACCESS_ERR);
+	for (size_t i = p.len - 100; i < p.len; i++)
+		assert_int_equal(p.p[i], 0);
+	buf_free(&a);
+	buf_free(&p);
+	pair_close(&pr);
+}
+
+/* On a device opened with VB_SOFT_CMA=0, neither end of a pair copies for
+ * the other, and the data goes through the socket. */
+void cross_memory_off(void **state)
+{
+	struct vb_device *d2, *dev1 = dev;
+	struct vb_listener *l2, *lst1 = lst;
+	char port1[sizeof(port)];
+	struct pair pr = {0};
+	struct buf a, p;
+	struct vb_sge s;
+	char p2[16];
+
+	(void)state;
+	if (!cma_expected())
+		skip_because("cross-memory copies are the soft provider's, on the local carrier "
+			     "(Linux), with VB_SOFT_CMA and VB_SOFT_LOCAL_UNIX not 0");
+	assert_int_equal(setenv("VB_SOFT_CMA", "0", 1), 0);
+	assert_int_equal(vb_open("soft", &d2), 0);
+	assert_int_equal(unsetenv("VB_SOFT_CMA"), 0);
+	free_port(p2);
+	assert_int_equal(vb_listen(d2, addr, p2, 8, &l2), 0);
+	/* the suite's pair helpers, on d2 and its listener */
+	memcpy(port1, port, sizeof(port));
+	dev = d2, lst = l2;
+	snprintf(port, sizeof(port), "%s", p2);
+	pair_open(&pr);
+	buf_new(&a, pr.apd, 65536, VB_ACCESS_LOCAL_WRITE, 23);
+	buf_new(&p, pr.ppd, 65536, VB_ACCESS_LOCAL_WRITE | VB_ACCESS_REMOTE_WRITE, 24);
+	/* a Send each way first: any probe would have been answered by then */
+	post_recv1(pr.p, 10, &p, 0, 64);
+	post1(pr.a, 11, VB_WR_SEND, &a, 0, 64, 0, 0, VB_SEND_SIGNALED);
+	expect_wc(pr.prcq, 10, VB_WC_SUCCESS);
+	expect_wc(pr.ascq, 11, VB_WC_SUCCESS);
+	post_recv1(pr.a, 12, &a, 0, 64);
+	post1(pr.p, 13, VB_WR_SEND, &p, 0, 64, 0, 0, VB_SEND_SIGNALED);
+	expect_wc(pr.arcq, 12, VB_WC_SUCCESS);
+	expect_wc(pr.pscq, 13, VB_WC_SUCCESS);
+	assert_false(peer_copies(pr.a));
+	assert_false(peer_copies(pr.p));
+	s = sge_of(&a, 0, 65536);
+	rdma(&pr, 14, VB_WR_RDMA_WRITE, &s, 1, raddr(&p, 0), p.mr->rkey, VB_WC_SUCCESS);
+	assert_memory_equal(p.p, a.p, 65536);
+	buf_free(&a);
+	buf_free(&p);
+	pair_close(&pr);
+	dev = dev1, lst = lst1;
+	memcpy(port, port1, sizeof(port));
+	assert_int_equal(vb_listener_destroy(l2), 0);
+	vb_close(d2);
+}
