@@ -338,7 +338,7 @@ static void print_table(const struct opts *o, const struct results *r, const cha
 		printf("soft on loopback goes over %s (VB_SOFT_LOCAL_UNIX=%s)%s\n",
 		       tcp ? "TCP" : "AF_UNIX where the OS has it", e && *e ? e : "1",
 		       tcp   ? ""
-		       : cma ? ", Writes and Reads from 16 KiB copied between the processes"
+		       : cma ? ", Writes from 16 KiB copied between the processes"
 			     : ", all data through the socket (VB_SOFT_CMA=0)");
 	}
 	printf("bandwidth, MB/s (qd = work requests outstanding); tcp = plain TCP loopback\n");

@@ -271,7 +271,7 @@ void fhcache_put(struct fhcache *c, struct fhc_entry *e)
 static size_t forget(struct fhcache *c, const void *key, size_t len, unsigned idle_ms)
 {
 	struct fhc_entry *free_list = NULL, *e, *next;
-	uint64_t before = idle_ms ? now_ms() - idle_ms : 0;
+	uint64_t now = now_ms(), before = idle_ms && now > idle_ms ? now - idle_ms : 0;
 	size_t n = 0;
 
 	pthread_mutex_lock(&c->lock);

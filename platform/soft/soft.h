@@ -52,8 +52,9 @@
 #define SOFT_MAX_MSG	 (1u << 31) /* largest message, as IB's 2 GiB */
 #define SOFT_MAX_MR_SIZE (1ULL << 46)
 #define SOFT_TX_RING	 16	     /* messages picked for transmission at once */
-#define SOFT_CMA_MAX_SEG 4	     /* segments of a Write or Read copied directly */
-#define SOFT_CMA_MIN	 (16u << 10) /* smaller ones go through the socket */
+#define SOFT_CMA_MAX_SEG 4	     /* segments of a Write copied directly */
+#define SOFT_CMA_MIN	 (16u << 10) /* smaller Writes go through the socket */
+#define SOFT_CMA_MAX	 (64u << 20) /* and larger ones (a copy must not come back short) */
 #define SOFT_RX_BUF	 (64 * 1024)
 #define SOFT_MAX_PENDING 1024	 /* half-open conns per listener */
 #define SOFT_UNIX_PREFIX "unix:" /* host of an AF_UNIX address: "unix:/path" */
@@ -295,8 +296,6 @@ struct soft_resp {
 	uint32_t seq, len;
 	uint64_t addr;
 	struct soft_mr *mr;
-	int ncma; /* > 0: copy the data to these segments of the initiator (soft_cma.c) */
-	struct iovec cma[SOFT_CMA_MAX_SEG];
 };
 
 enum soft_rx_kind { SOFT_RX_NONE, SOFT_RX_DATA, SOFT_RX_DISCARD };
@@ -554,10 +553,9 @@ uint32_t soft_cma_encode(const struct iovec *iov, int n, uint8_t *out);
 /* Decode len bytes of list into iov: how many segments, or -1 unless there are
  * 1..SOFT_CMA_MAX_SEG of them adding up to total. */
 int soft_cma_decode(const uint8_t *in, uint32_t len, uint64_t total, struct iovec *iov);
-/* Copy len bytes at local to (to_peer) or from the peer's segments; false
- * (logged) unless all of them went. */
-bool soft_cma_copy(struct soft_conn *c, bool to_peer, void *local, size_t len,
-		   const struct iovec *remote, int n);
+/* Copy len bytes from the peer's segments to local; false (logged) unless
+ * all of them came. */
+bool soft_cma_read(struct soft_conn *c, void *local, size_t len, const struct iovec *remote, int n);
 
 /* soft_local.c: the local carrier (AF_UNIX between two ends on this host). */
 /* A non-blocking AF_UNIX listener under the local name of the address inet_fd

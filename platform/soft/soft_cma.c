@@ -1,31 +1,33 @@
 /*
- * soft_cma.c: RDMA data between two processes of this host without the
- * socket (cross-memory attach, process_vm_readv/writev), on the local carrier.
+ * soft_cma.c: RDMA Write data between two processes of this host without the
+ * socket (cross-memory attach, process_vm_readv), on the local carrier.
  *
- * Through the socket, the data of an RDMA Write or Read is copied twice (into
- * the kernel and out of it) and crosses in pieces of the socket's buffer. A
- * responder that may reach its peer's memory copies it once instead: an
+ * Through the socket, the data of an RDMA Write is copied twice (into the
+ * kernel and out of it) and crosses in pieces of the socket's buffer. A
+ * responder that may reach its peer's memory copies it once instead: the
  * initiator's Write carries the list of its source segments instead of the
  * data, and the responder reads them into the registration the Write
- * addresses (after the same key, right and bounds checks); a Read carries the
- * list of its landing segments, and the responder writes the data there
- * before its response, which then carries none. The responder checks its own
- * keys as always and touches no memory of the initiator's but what the
- * initiator named; the initiator's memory stays its WR's until the WR
- * completes (a Write at the acknowledgement, after the copy).
+ * addresses, after the same key, right and bounds checks. It only reads the
+ * initiator's memory, what the initiator named, and the Write completes at
+ * the acknowledgement, after the copy.
+ *
+ * Reads stay on the socket: there the responder would write into the
+ * initiator's memory, and a Read that the initiator flushes (its QP in
+ * error) must not be written to once the application has it back, which
+ * would take holding such flushes until the peer is known to have stopped.
  *
  * Whether a responder may: both ends say in HELLO/ACCEPT that they can
  * (SOFT_FLAG_CMA_ABLE: VB_SOFT_CMA is not 0 and the connection is on the
  * local carrier); then each sends a probe (the address of a known word of its
  * own), and the peer that read that word back through process_vm_readv
  * answers CMA_OK. Only an initiator that got CMA_OK sends segment lists, and
- * only a responder that answered it takes them. The kernel allows the copy
- * where the responder may ptrace the initiator (root, or the same user where
- * Yama allows it); elsewhere the data goes through the socket as before.
- * The peer is the process that made the connection (SO_PEERCRED), held as a
- * pidfd from the start: before each copy the pidfd must still name a live
- * process, so a pid the peer left behind and another process took is never
- * copied to or from. Linux only.
+ * only a responder that answered it takes them. A responder copies only for
+ * a peer of its own user (SO_PEERCRED), which could ptrace it anyway, and
+ * only where the kernel lets it (Yama, a process that changed its identity);
+ * elsewhere the data goes through the socket as before. The peer is the
+ * process that made the connection, held as a pidfd from the start: before
+ * each copy the pidfd must still name a live process, so a pid the peer left
+ * behind and another process took is never copied from. Linux only.
  */
 #include <errno.h>
 #include <string.h>
@@ -89,7 +91,7 @@ void soft_cma_peer_able(struct soft_conn *c)
 
 	if (!soft_cma_able(c) || c->cma_pidfd >= 0 ||
 	    getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || cr.pid <= 0 ||
-	    (c->cma_pidfd = pidfd_open(cr.pid, 0)) < 0)
+	    cr.uid != geteuid() || (c->cma_pidfd = pidfd_open(cr.pid, 0)) < 0)
 		return;
 	c->cma_pid = cr.pid;
 	c->cma_probe_owed = true;
@@ -112,12 +114,14 @@ void soft_cma_probe_recv(struct soft_conn *c, const uint8_t *payload, uint32_t l
 	uint64_t got = 0;
 	struct iovec l = {&got, sizeof(got)};
 	struct iovec r = {NULL, sizeof(got)};
+	ssize_t n;
 
 	if (c->cma_pid <= 0 || len != 8 || !peer_alive(c))
 		return;
 	r.iov_base = (void *)(uintptr_t)get_u64(payload);
-	if (process_vm_readv(c->cma_pid, &l, 1, &r, 1, 0) == (ssize_t)sizeof(got) &&
-	    got == (SOFT_WIRE_MAGIC ^ 0x434d41u)) {
+	n = process_vm_readv(c->cma_pid, &l, 1, &r, 1, 0);
+
+	if (n == (ssize_t)sizeof(got) && got == (SOFT_WIRE_MAGIC ^ 0x434d41u)) {
 		c->cma_we_copy = true;
 		c->cma_ok_owed = true;
 		log_info("%s: RDMA data from and to this peer is copied directly between the "
@@ -126,7 +130,7 @@ void soft_cma_probe_recv(struct soft_conn *c, const uint8_t *payload, uint32_t l
 	} else {
 		log_info("%s: the peer's memory is out of reach (%s): RDMA data goes through the "
 			 "socket",
-			 c->base.peer, strerror(errno));
+			 c->base.peer, n < 0 ? strerror(errno) : "the probe's word differs");
 	}
 #else
 	(void)c, (void)payload, (void)len;
@@ -162,8 +166,7 @@ int soft_cma_decode(const uint8_t *in, uint32_t len, uint64_t total, struct iove
 }
 
 /* See soft.h. */
-bool soft_cma_copy(struct soft_conn *c, bool to_peer, void *local, size_t len,
-		   const struct iovec *remote, int n)
+bool soft_cma_read(struct soft_conn *c, void *local, size_t len, const struct iovec *remote, int n)
 {
 #ifdef __linux__
 	struct iovec l = {local, len};
@@ -173,15 +176,14 @@ bool soft_cma_copy(struct soft_conn *c, bool to_peer, void *local, size_t len,
 		log_warn("%s: the peer process is gone: no cross-memory copy", c->base.peer);
 		return false;
 	}
-	r = to_peer ? process_vm_writev(c->cma_pid, &l, 1, remote, (unsigned long)n, 0)
-		    : process_vm_readv(c->cma_pid, &l, 1, remote, (unsigned long)n, 0);
+	r = process_vm_readv(c->cma_pid, &l, 1, remote, (unsigned long)n, 0);
 	if (r == (ssize_t)len)
 		return true;
-	log_warn("%s: cross-memory copy of %zu bytes %s the peer failed: %s", c->base.peer, len,
-		 to_peer ? "to" : "from", r < 0 ? strerror(errno) : "short");
+	log_warn("%s: cross-memory copy of %zu bytes from the peer failed: %s", c->base.peer, len,
+		 r < 0 ? strerror(errno) : "short");
 	return false;
 #else
-	(void)c, (void)to_peer, (void)local, (void)len, (void)remote, (void)n;
+	(void)c, (void)local, (void)len, (void)remote, (void)n;
 	return false;
 #endif
 }

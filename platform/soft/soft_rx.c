@@ -251,6 +251,8 @@ static enum rx_verdict write_start(struct soft_conn *c, const struct soft_hdr *h
 
 	if (!seq_ok(c, h) || (cma && !cma_list(c, h)))
 		return RX_FAIL;
+	if (cma && h->aux > SOFT_CMA_MAX)
+		return nak(c, h, VB_WC_REM_INV_REQ_ERR);
 	st = soft_keys_remote(c->dev, c->base.pd, h->key, h->addr, cma ? h->aux : h->len,
 			      VB_ACCESS_REMOTE_WRITE, &rx->mrs[0]);
 	if (st != VB_WC_SUCCESS)
@@ -274,7 +276,7 @@ static void write_done(struct soft_conn *c, const struct soft_hdr *h)
 	if (h->flags & SOFT_FLAG_CMA) {
 		if ((n = soft_cma_decode(c->rx.cma, h->len, h->aux, seg)) < 0)
 			st = VB_WC_REM_INV_REQ_ERR;
-		else if (!soft_cma_copy(c, false, (void *)(uintptr_t)h->addr, h->aux, seg, n))
+		else if (!soft_cma_read(c, (void *)(uintptr_t)h->addr, h->aux, seg, n))
 			st = VB_WC_REM_ACCESS_ERR;
 	}
 	soft_mr_put(c->dev, c->rx.mrs, c->rx.nmr);
@@ -285,31 +287,14 @@ static void write_done(struct soft_conn *c, const struct soft_hdr *h)
 		request_done(c, h, false);
 }
 
-/* Owe the peer the response to Read request h (from mr; to its segments if
- * ncma > 0), and acknowledge the request. */
-static void owe_read(struct soft_conn *c, const struct soft_hdr *h, struct soft_mr *mr,
-		     const struct iovec *seg, int ncma)
-{
-	struct soft_resp *r = &c->resp[(c->resp_head + c->resp_count++) % SOFT_MAX_RD_ATOM];
-
-	*r = (struct soft_resp){
-		.seq = h->seq, .len = h->aux, .addr = h->addr, .mr = mr, .ncma = ncma};
-	if (ncma > 0)
-		memcpy(r->cma, seg, sizeof(*seg) * (size_t)ncma);
-	c->reads_in++;
-	request_done(c, h, false);
-}
-
 /* A Read request: check IRD, key and bounds, then owe the peer a response. */
 static enum rx_verdict read_start(struct soft_conn *c, const struct soft_hdr *h)
 {
+	struct soft_resp *r;
 	struct soft_mr *mr;
 	enum vb_wc_status st;
 
 	if (!seq_ok(c, h))
-		return RX_FAIL;
-	if (h->flags & SOFT_FLAG_CMA ? !cma_list(c, h)
-				     : h->len && !proto_err(c, h, "payload on a Read request"))
 		return RX_FAIL;
 	if (c->reads_in >= c->base.ird || c->resp_count >= SOFT_MAX_RD_ATOM)
 		return nak(c, h, VB_WC_REM_INV_REQ_ERR);
@@ -325,33 +310,11 @@ static enum rx_verdict read_start(struct soft_conn *c, const struct soft_hdr *h)
 		c->rx_expect = h->seq + 1;
 		return RX_GO;
 	}
-	if (h->flags & SOFT_FLAG_CMA) {
-		/* owed once its segment list is in (read_done); held until then */
-		c->rx.mrs[0] = mr;
-		c->rx.nmr = 1;
-		return RX_GO;
-	}
-	owe_read(c, h, mr, NULL, 0);
+	r = &c->resp[(c->resp_head + c->resp_count++) % SOFT_MAX_RD_ATOM];
+	*r = (struct soft_resp){.seq = h->seq, .len = h->aux, .addr = h->addr, .mr = mr};
+	c->reads_in++;
+	request_done(c, h, false);
 	return RX_GO;
-}
-
-/* A Read request's segment list came (soft_cma.c): owe the response, which
- * copies the data there. */
-static void read_done(struct soft_conn *c, const struct soft_hdr *h)
-{
-	struct iovec seg[SOFT_CMA_MAX_SEG];
-	struct soft_mr *mr = c->rx.mrs[0];
-	int n;
-
-	if (!(h->flags & SOFT_FLAG_CMA) || c->dev->silent_reads)
-		return;
-	c->rx.nmr = 0;
-	if ((n = soft_cma_decode(c->rx.cma, h->len, h->aux, seg)) < 0) {
-		soft_mr_put(c->dev, &mr, 1);
-		nak(c, h, VB_WC_REM_INV_REQ_ERR);
-		return;
-	}
-	owe_read(c, h, mr, seg, n);
 }
 
 /* The data of our oldest Read on the wire: it must be that Read's, whole. */
@@ -367,12 +330,6 @@ static enum rx_verdict resp_start(struct soft_conn *c, const struct soft_hdr *h)
 			rx->wqe = i;
 			break;
 		}
-	}
-	if (h->flags & SOFT_FLAG_CMA) {
-		if (w == NULL || w->seq != h->seq || w->len != h->aux || h->len ||
-		    !c->cma_peer_copies)
-			return proto_err(c, h, "Read response matches no outstanding Read");
-		return RX_GO; /* the data is in place already */
 	}
 	if (w == NULL || w->seq != h->seq || w->len != h->len)
 		return proto_err(c, h, "Read response matches no outstanding Read");
@@ -438,7 +395,7 @@ static const struct rx_op rx_ops[SOFT_OP_MAX] = {
 	[SOFT_OP_SEND] = {"SEND", SOFT_MAX_MSG, ST_DATA, send_start, send_done},
 	[SOFT_OP_SEND_INV] = {"SEND_INV", SOFT_MAX_MSG, ST_DATA, send_start, send_done},
 	[SOFT_OP_WRITE] = {"WRITE", SOFT_MAX_MSG, ST_DATA, write_start, write_done},
-	[SOFT_OP_READ_REQ] = {"READ_REQ", 16 * SOFT_CMA_MAX_SEG, ST_DATA, read_start, read_done},
+	[SOFT_OP_READ_REQ] = {"READ_REQ", 0, ST_DATA, read_start, NULL},
 	[SOFT_OP_READ_RESP] = {"READ_RESP", SOFT_MAX_MSG, ST_DATA, resp_start, resp_done},
 	[SOFT_OP_ACK] = {"ACK", 0, ST_DATA, ack_start, NULL},
 	[SOFT_OP_NAK] = {"NAK", 0, ST_DATA, nak_start, NULL},

@@ -74,22 +74,13 @@ static void fill_cma(struct soft_conn *c)
 	}
 }
 
-/* The response to Read r: its data, or none if it went straight to the
- * initiator's segments (soft_cma.c). */
+/* The response to Read r, with its data. */
 static void add_resp(struct soft_conn *c, struct soft_resp *r)
 {
 	struct soft_hdr h = {.op = SOFT_OP_READ_RESP, .seq = r->seq, .len = r->len};
-	struct soft_txmsg *m;
-	bool copied = r->ncma > 0 && r->len &&
-		      soft_cma_copy(c, true, (void *)(uintptr_t)r->addr, r->len, r->cma, r->ncma);
+	struct soft_txmsg *m = tx_add(c, &h, SOFT_TX_RESP);
 
-	if (copied) {
-		h.flags = SOFT_FLAG_CMA;
-		h.aux = r->len;
-		h.len = 0;
-	}
-	m = tx_add(c, &h, SOFT_TX_RESP);
-	if (r->len && !copied) {
+	if (r->len) {
 		m->iov[0] =
 			(struct iovec){.iov_base = (void *)(uintptr_t)r->addr, .iov_len = r->len};
 		m->niov = 1;
@@ -160,18 +151,19 @@ static struct soft_hdr wqe_hdr(const struct soft_swqe *w)
 	return h;
 }
 
-/* Whether the peer copies the data of a Write or Read of len bytes in n
- * segments itself (soft_cma.c). */
+/* Whether the peer copies the data of a Write of len bytes in n segments
+ * itself (soft_cma.c). */
 static bool by_cma(const struct soft_conn *c, uint32_t len, int n)
 {
-	return c->cma_peer_copies && len >= SOFT_CMA_MIN && n <= SOFT_CMA_MAX_SEG;
+	return c->cma_peer_copies && len >= SOFT_CMA_MIN && len <= SOFT_CMA_MAX &&
+	       n <= SOFT_CMA_MAX_SEG;
 }
 
 /* Make ring message m (header h) carry the segments iov instead of data. */
 static void tx_cma(struct soft_txmsg *m, struct soft_hdr *h, const struct iovec *iov, int n)
 {
 	h->flags |= SOFT_FLAG_CMA;
-	h->aux = h->op == SOFT_OP_WRITE ? h->len : h->aux;
+	h->aux = h->len;
 	h->len = soft_cma_encode(iov, n, m->small);
 	soft_hdr_encode(h, m->hdr);
 	m->total = SOFT_HDR_LEN + h->len;
@@ -185,16 +177,15 @@ static bool pick_wqe(struct soft_conn *c, struct soft_swqe *w, uint32_t idx)
 	struct soft_hdr h = wqe_hdr(w);
 	struct soft_txmsg *m;
 	enum vb_wc_status st = VB_WC_SUCCESS;
-	struct iovec land[SOFT_MAX_SGE];
-	int nland = 0;
 
 	if (w->opcode == VB_WR_RDMA_READ) {
 		/* check the landing zone now; it is resolved again when the data comes */
+		struct iovec iov[SOFT_MAX_SGE];
 		struct soft_mr *mrs[SOFT_MAX_SGE];
-		int nmr;
+		int niov, nmr;
 
 		st = soft_keys_local(c->dev, c->base.pd, w->sge, w->num_sge, VB_ACCESS_LOCAL_WRITE,
-				     land, &nland, mrs, &nmr);
+				     iov, &niov, mrs, &nmr);
 		soft_mr_put(c->dev, mrs, nmr);
 	}
 	if (st != VB_WC_SUCCESS)
@@ -203,8 +194,6 @@ static bool pick_wqe(struct soft_conn *c, struct soft_swqe *w, uint32_t idx)
 	m->wqe = idx;
 	if (w->opcode == VB_WR_RDMA_READ) {
 		c->reads_out++;
-		if (by_cma(c, w->len, nland))
-			tx_cma(m, &h, land, nland);
 	} else if (w->is_inline) {
 		tx_small(m, w->inline_data, w->len);
 	} else {

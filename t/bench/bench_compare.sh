@@ -150,7 +150,7 @@ soft/127.0.0.1/* | soft/::1/*)
 	if [ "${VB_SOFT_CMA:-1}" = 0 ]; then
 		echo "# soft provider on $addr: over AF_UNIX, the local carrier, all data through the socket (VB_SOFT_CMA=0)"
 	else
-		echo "# soft provider on $addr: over AF_UNIX, the local carrier; RDMA data from 16 KiB copied between the processes"
+		echo "# soft provider on $addr: over AF_UNIX, the local carrier; RDMA Writes from 16 KiB copied between the processes"
 	fi
 	;;
 esac

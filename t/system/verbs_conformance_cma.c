@@ -2,9 +2,9 @@
  * verbs_conformance_cma.c: the soft provider's cross-memory copies
  * (platform/soft/soft_cma.c). On the local carrier, both ends of a pair find
  * that they may reach each other's memory (a probe and its answer) unless
- * VB_SOFT_CMA=0 on either; then Writes and Reads of 16 KiB or more in up to 4
- * segments carry segment lists instead of data, with the same results and
- * the same checks at the responder as through the socket. This file looks
+ * VB_SOFT_CMA=0 on either; then Writes of 16 KiB or more in up to 4 segments
+ * carry segment lists instead of data, with the same results and the same
+ * checks at the responder as through the socket (Reads stay on the socket). This file looks
  * into the provider's connections (white box): whether each end copies is
  * not visible through the verbs.
  */
@@ -114,7 +114,7 @@ void cross_memory_copies(void **state)
 	assert_memory_equal(p.p + 4097 + 65000, a.p + 500000, 5000);
 	assert_int_equal(p.p[4096], 0);
 	assert_int_equal(p.p[4097 + 70000], 0);
-	/* a Read of two segments back into another part of a */
+	/* a Read of two segments back into another part of a (through the socket) */
 	memset(a.p + 600000, 0, 200000);
 	s[0] = sge_of(&a, 600000, 30000);
 	s[1] = sge_of(&a, 700000, 40000);
