@@ -36,30 +36,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static nfsstat3 t_remove(struct tenv *t, const nfs_fh3 *dir, const char *name)
-{
-	REMOVE3args a = {.object = {*dir, (char *)name}};
-	REMOVE3res r;
-	nfsstat3 st;
-
-	tcall(t, NFSPROC3_REMOVE, &a, &r);
-	st = r.status;
-	tfree(NFSPROC3_REMOVE, &r);
-	return st;
-}
-
-static nfsstat3 t_rename(struct tenv *t, const nfs_fh3 *dir, const char *from, const char *to)
-{
-	RENAME3args a = {.from = {*dir, (char *)from}, .to = {*dir, (char *)to}};
-	RENAME3res r;
-	nfsstat3 st;
-
-	tcall(t, NFSPROC3_RENAME, &a, &r);
-	st = r.status;
-	tfree(NFSPROC3_RENAME, &r);
-	return st;
-}
-
 void open_files_kept(void **state)
 {
 	struct cenv *c = *state;

@@ -246,19 +246,6 @@ static void write_clears_setuid(void **state)
 	tenv_fini(&t);
 }
 
-/* REMOVE of dir/name as the current caller. */
-static nfsstat3 remove_as(struct tenv *t, const nfs_fh3 *dir, const char *name)
-{
-	REMOVE3args a = {.object = {.dir = *dir, .name = (char *)name}};
-	REMOVE3res r;
-	nfsstat3 st;
-
-	tcall(t, NFSPROC3_REMOVE, &a, &r);
-	st = r.status;
-	tfree(NFSPROC3_REMOVE, &r);
-	return st;
-}
-
 /* SETATTR of the mode as the current caller. */
 static nfsstat3 chmod_as(struct tenv *t, const nfs_fh3 *fh, uint32_t mode)
 {
@@ -303,14 +290,14 @@ static void sticky_setgid_chmod(void **state)
 	assert_int_equal(t_create(&t, &tmp, "a", 0666, &a), NFS3_OK);
 	assert_int_equal(owner_of(&t, "tmp/a"), 1000);
 	as_user(&t, 2000, 2000);
-	assert_int_equal(remove_as(&t, &tmp, "a"), NFS3ERR_PERM);
+	assert_int_equal(t_remove(&t, &tmp, "a"), NFS3ERR_PERM);
 	assert_int_equal(chmod_as(&t, &a, 0600), NFS3ERR_PERM);
-	assert_int_equal(remove_as(&t, &tmp, "missing"), NFS3ERR_NOENT);
+	assert_int_equal(t_remove(&t, &tmp, "missing"), NFS3ERR_NOENT);
 	as_user(&t, 1000, 1000);
 	assert_int_equal(chmod_as(&t, &a, 02644), NFS3_OK);
 	assert_int_equal(stat(tpath(&t, "tmp/a"), &st), 0);
 	assert_int_equal(st.st_mode & 07777, 02644); /* its own group */
-	assert_int_equal(remove_as(&t, &tmp, "a"), NFS3_OK);
+	assert_int_equal(t_remove(&t, &tmp, "a"), NFS3_OK);
 	assert_int_equal(t_create(&t, &sg, "b", 0644, &b), NFS3_OK);
 	assert_int_equal(stat(tpath(&t, "sg/b"), &st), 0);
 	assert_int_equal(st.st_uid, 1000);

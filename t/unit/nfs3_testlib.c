@@ -340,6 +340,32 @@ nfsstat3 t_read(struct tenv *t, const nfs_fh3 *fh, uint64_t off, void *buf, size
 }
 
 /* See nfs3_testlib.h. */
+nfsstat3 t_remove(struct tenv *t, const nfs_fh3 *dir, const char *name)
+{
+	REMOVE3args a = {.object = {*dir, (char *)name}};
+	REMOVE3res r;
+	nfsstat3 st;
+
+	tcall(t, NFSPROC3_REMOVE, &a, &r);
+	st = r.status;
+	tfree(NFSPROC3_REMOVE, &r);
+	return st;
+}
+
+/* See nfs3_testlib.h. */
+nfsstat3 t_rename(struct tenv *t, const nfs_fh3 *dir, const char *from, const char *to)
+{
+	RENAME3args a = {.from = {*dir, (char *)from}, .to = {*dir, (char *)to}};
+	RENAME3res r;
+	nfsstat3 st;
+
+	tcall(t, NFSPROC3_RENAME, &a, &r);
+	st = r.status;
+	tfree(NFSPROC3_RENAME, &r);
+	return st;
+}
+
+/* See nfs3_testlib.h. */
 nfsstat3 t_getattr(struct tenv *t, const nfs_fh3 *fh, fattr3 *out)
 {
 	GETATTR3args a = {*fh};

@@ -69,6 +69,9 @@ nfsstat3 t_write(struct tenv *t, const nfs_fh3 *fh, uint64_t off, const void *da
 nfsstat3 t_read(struct tenv *t, const nfs_fh3 *fh, uint64_t off, void *buf, size_t len,
 		size_t *got);
 nfsstat3 t_getattr(struct tenv *t, const nfs_fh3 *fh, fattr3 *out);
+/* REMOVE of dir/name; RENAME of dir/from to dir/to. */
+nfsstat3 t_remove(struct tenv *t, const nfs_fh3 *dir, const char *name);
+nfsstat3 t_rename(struct tenv *t, const nfs_fh3 *dir, const char *from, const char *to);
 
 /* Path of name inside the scratch export. */
 const char *tpath(struct tenv *t, const char *name);
