@@ -16,8 +16,17 @@
  * error) must not be written to once the application has it back, which
  * would take holding such flushes until the peer is known to have stopped.
  *
+ * Off unless VB_SOFT_CMA=1, because Writes have the mirror of that problem:
+ * an initiator whose QP goes to error (its peer silent past the ack timeout)
+ * flushes a Write whose segment list is already in the peer's socket, and the
+ * application may reuse the buffer; a peer that then wakes up copies the new
+ * contents and, if the initiator's Send was in the socket too, delivers them
+ * as the Write's. The fix to come: a generation word per connection in memory
+ * that is never freed, raised before any flush and checked by the responder
+ * after each copy (a copy is good only if it did not change meanwhile).
+ *
  * Whether a responder may: both ends say in HELLO/ACCEPT that they can
- * (SOFT_FLAG_CMA_ABLE: VB_SOFT_CMA is not 0 and the connection is on the
+ * (SOFT_FLAG_CMA_ABLE: VB_SOFT_CMA=1 and the connection is on the
  * local carrier); then each sends a probe (the address of a known word of its
  * own), and the peer that read that word back through process_vm_readv
  * answers CMA_OK. Only an initiator that got CMA_OK sends segment lists, and

@@ -1,8 +1,9 @@
 /*
  * verbs_conformance_cma.c: the soft provider's cross-memory copies
- * (platform/soft/soft_cma.c). On the local carrier, both ends of a pair find
- * that they may reach each other's memory (a probe and its answer) unless
- * VB_SOFT_CMA=0 on either; then Writes of 16 KiB or more in up to 4 segments
+ * (platform/soft/soft_cma.c). On the local carrier with VB_SOFT_CMA=1 (these
+ * cases open a device of their own with it; t/system/verbs_soft_cma.sh runs
+ * the whole suite so), both ends of a pair find that they may reach each
+ * other's memory (a probe and its answer); then Writes of 16 KiB or more in up to 4 segments
  * carry segment lists instead of data, with the same results and the same
  * checks at the responder as through the socket (Reads stay on the socket). This file looks
  * into the provider's connections (white box): whether each end copies is
@@ -33,17 +34,17 @@ static bool peer_copies(struct vb_conn *c)
 	return v;
 }
 
-/* Whether pairs through the suite's listener copy directly: soft, on the
- * local carrier, neither VB_SOFT_LOCAL_UNIX nor VB_SOFT_CMA 0. */
-static bool cma_expected(void)
+/* Whether the suite's pairs are soft on the local carrier (Linux, to
+ * 127.0.0.1 or ::1, VB_SOFT_LOCAL_UNIX not 0), where copies can be on. */
+static bool cma_possible(void)
 {
-	const char *u = getenv("VB_SOFT_LOCAL_UNIX"), *m = getenv("VB_SOFT_CMA");
+	const char *u = getenv("VB_SOFT_LOCAL_UNIX");
 
 #ifndef __linux__
 	return false;
 #endif
 	return is_soft && (strcmp(addr, "127.0.0.1") == 0 || strcmp(addr, "::1") == 0) &&
-	       (u == NULL || strcmp(u, "0") != 0) && (m == NULL || strcmp(m, "0") != 0);
+	       (u == NULL || strcmp(u, "0") != 0);
 }
 
 /* See verbs_conformance.h. */
@@ -51,7 +52,7 @@ void cma_wait(struct pair *pr)
 {
 	long long until = now_ms() + TMO_MS;
 
-	if (!cma_expected() || strstr(pr->p->peer, ":local-") == NULL ||
+	if (!cma_possible() || strstr(pr->p->peer, ":local-") == NULL ||
 	    !soft_conn(pr->a)->dev->cma || !soft_conn(pr->p)->dev->cma)
 		return;
 	while (!(peer_copies(pr->a) && peer_copies(pr->p)) && now_ms() < until) {
@@ -66,6 +67,41 @@ void cma_wait(struct pair *pr)
 	}
 	assert_true(peer_copies(pr->a));
 	assert_true(peer_copies(pr->p));
+}
+
+/* The suite's device and listener, and another's (a soft device opened with
+ * VB_SOFT_CMA=cma) in their place until swap_back. */
+struct swap {
+	struct vb_device *dev;
+	struct vb_listener *lst;
+	char port[sizeof(port)];
+};
+
+static void swap_in(struct swap *sw, const char *cma)
+{
+	const char *was = getenv("VB_SOFT_CMA");
+	char keep[16], p2[16];
+	struct vb_device *d2;
+	struct vb_listener *l2;
+
+	snprintf(keep, sizeof(keep), "%s", was ? was : "");
+	assert_int_equal(setenv("VB_SOFT_CMA", cma, 1), 0);
+	assert_int_equal(vb_open("soft", &d2), 0);
+	assert_int_equal(was ? setenv("VB_SOFT_CMA", keep, 1) : unsetenv("VB_SOFT_CMA"), 0);
+	free_port(p2);
+	assert_int_equal(vb_listen(d2, addr, p2, 8, &l2), 0);
+	*sw = (struct swap){.dev = dev, .lst = lst};
+	memcpy(sw->port, port, sizeof(port));
+	dev = d2, lst = l2;
+	snprintf(port, sizeof(port), "%s", p2);
+}
+
+static void swap_back(struct swap *sw)
+{
+	assert_int_equal(vb_listener_destroy(lst), 0);
+	vb_close(dev);
+	dev = sw->dev, lst = sw->lst;
+	memcpy(port, sw->port, sizeof(port));
 }
 
 /* A Write or Read of the segments s[0..n) of b to or from raddr/rkey. */
@@ -94,11 +130,13 @@ void cross_memory_copies(void **state)
 	struct pair pr = {0};
 	struct buf a, p;
 	struct vb_sge s[5];
+	struct swap sw;
 
 	(void)state;
-	if (!cma_expected())
+	if (!cma_possible())
 		skip_because("cross-memory copies are the soft provider's, on the local carrier "
-			     "(Linux), with VB_SOFT_CMA and VB_SOFT_LOCAL_UNIX not 0");
+			     "(Linux)");
+	swap_in(&sw, "1");
 	o.cap.max_send_sge = 5;
 	pair_open_opts(&pr, &o); /* waits for both ends to copy */
 	buf_new(&a, pr.apd, 1 << 20, VB_ACCESS_LOCAL_WRITE, 21);
@@ -139,33 +177,23 @@ void cross_memory_copies(void **state)
 	buf_free(&a);
 	buf_free(&p);
 	pair_close(&pr);
+	swap_back(&sw);
 }
 
 /* On a device opened with VB_SOFT_CMA=0, neither end of a pair copies for
  * the other, and the data goes through the socket. */
 void cross_memory_off(void **state)
 {
-	struct vb_device *d2, *dev1 = dev;
-	struct vb_listener *l2, *lst1 = lst;
-	char port1[sizeof(port)];
 	struct pair pr = {0};
 	struct buf a, p;
 	struct vb_sge s;
-	char p2[16];
+	struct swap sw;
 
 	(void)state;
-	if (!cma_expected())
+	if (!cma_possible())
 		skip_because("cross-memory copies are the soft provider's, on the local carrier "
-			     "(Linux), with VB_SOFT_CMA and VB_SOFT_LOCAL_UNIX not 0");
-	assert_int_equal(setenv("VB_SOFT_CMA", "0", 1), 0);
-	assert_int_equal(vb_open("soft", &d2), 0);
-	assert_int_equal(unsetenv("VB_SOFT_CMA"), 0);
-	free_port(p2);
-	assert_int_equal(vb_listen(d2, addr, p2, 8, &l2), 0);
-	/* the suite's pair helpers, on d2 and its listener */
-	memcpy(port1, port, sizeof(port));
-	dev = d2, lst = l2;
-	snprintf(port, sizeof(port), "%s", p2);
+			     "(Linux)");
+	swap_in(&sw, "0");
 	pair_open(&pr);
 	buf_new(&a, pr.apd, 65536, VB_ACCESS_LOCAL_WRITE, 23);
 	buf_new(&p, pr.ppd, 65536, VB_ACCESS_LOCAL_WRITE | VB_ACCESS_REMOTE_WRITE, 24);
@@ -186,8 +214,5 @@ void cross_memory_off(void **state)
 	buf_free(&a);
 	buf_free(&p);
 	pair_close(&pr);
-	dev = dev1, lst = lst1;
-	memcpy(port, port1, sizeof(port));
-	assert_int_equal(vb_listener_destroy(l2), 0);
-	vb_close(d2);
+	swap_back(&sw);
 }
