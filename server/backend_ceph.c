@@ -109,12 +109,17 @@ static int ce_open(struct export *e)
 {
 	struct ceph_export *ce = calloc(1, sizeof(*ce));
 	struct ceph_statx stx;
+	pthread_condattr_t ca;
 	int r;
 
 	if ((e->priv = ce) == NULL)
 		return -ENOMEM;
 	pthread_mutex_init(&ce->lock, NULL);
 	pthread_cond_init(&ce->cond, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&ce->sweep_cond, &ca);
+	pthread_condattr_destroy(&ca);
 	ce->timeout_s = e->conf.ceph.mount_timeout_s ? e->conf.ceph.mount_timeout_s : 30;
 	if ((r = ce_mount(e, ce)) < 0)
 		return r;
@@ -145,6 +150,7 @@ static void ce_free(struct ceph_export *ce)
 {
 	pthread_mutex_destroy(&ce->lock);
 	pthread_cond_destroy(&ce->cond);
+	pthread_cond_destroy(&ce->sweep_cond);
 	free(ce);
 }
 

@@ -34,9 +34,9 @@ struct ceph_export {
 	int retired;	     /* under lock: closed; the last lock file unmounts */
 	/* the files READ and WRITE keep open (backend_ceph_files.c); NULL: none */
 	struct fhcache *files;
-	pthread_t sweeper; /* closes the idle ones; stops on sweep_stop (under lock) */
-	pthread_cond_t sweep_cond;
-	int sweep_stop, sweep_inited;
+	pthread_t sweeper;	   /* closes the idle ones; stops on sweep_stop (under lock) */
+	pthread_cond_t sweep_cond; /* CLOCK_MONOTONIC */
+	int sweep_stop;
 };
 
 /* An object a handle resolved to, with the caller's identity on its export. */
@@ -108,10 +108,10 @@ struct ce_file {
 /* Open o for READ or WRITE (ISDIR, INVAL for other types); ce_file_close after. */
 nfsstat3 ce_file_open(struct ce_obj *o, int write, struct ce_file *f);
 void ce_file_close(struct ce_obj *o, struct ce_file *f);
-/* Before d/name goes (REMOVE, RENAME over it): its inode, if the cache holds
- * any file (1; *in then referenced); after, ce_files_forget closes the cached
- * file if gone says the name went, and puts in (NULL: nothing). */
-int ce_files_lookup(struct ce_obj *d, const char *name, Inode **in, struct ceph_statx *stx);
+/* Before d/name goes (REMOVE, RENAME over it): *in its inode, referenced, if
+ * the cache holds any file (else NULL); after, ce_files_forget closes the
+ * cached file if gone says the name went, and puts in (NULL: nothing). */
+void ce_files_lookup(struct ce_obj *d, const char *name, Inode **in, struct ceph_statx *stx);
 void ce_files_forget(struct ceph_export *ce, Inode *in, const struct ceph_statx *stx, int gone);
 
 /* READ, WRITE and COMMIT (backend_ceph_io.c). */

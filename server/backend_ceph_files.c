@@ -67,13 +67,6 @@ static void *sweep_main(void *arg)
 /* See backend_ceph.h. */
 void ce_files_start(struct ceph_export *ce)
 {
-	pthread_condattr_t ca;
-
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&ce->sweep_cond, &ca);
-	pthread_condattr_destroy(&ca);
-	ce->sweep_inited = 1;
 	ce->files = fhcache_create_with(CE_FILES_MAX, file_close, ce);
 	if (ce->files && pthread_create(&ce->sweeper, NULL, sweep_main, ce) == 0)
 		return;
@@ -85,18 +78,15 @@ void ce_files_start(struct ceph_export *ce)
 /* See backend_ceph.h. */
 void ce_files_stop(struct ceph_export *ce)
 {
-	if (ce->files) {
-		pthread_mutex_lock(&ce->lock);
-		ce->sweep_stop = 1;
-		pthread_cond_signal(&ce->sweep_cond);
-		pthread_mutex_unlock(&ce->lock);
-		pthread_join(ce->sweeper, NULL);
-		fhcache_destroy(ce->files);
-		ce->files = NULL;
-	}
-	if (ce->sweep_inited)
-		pthread_cond_destroy(&ce->sweep_cond);
-	ce->sweep_inited = 0;
+	if (ce->files == NULL)
+		return;
+	pthread_mutex_lock(&ce->lock);
+	ce->sweep_stop = 1;
+	pthread_cond_signal(&ce->sweep_cond);
+	pthread_mutex_unlock(&ce->lock);
+	pthread_join(ce->sweeper, NULL);
+	fhcache_destroy(ce->files);
+	ce->files = NULL;
 }
 
 /* See backend_ceph.h. */
@@ -163,12 +153,12 @@ void ce_file_close(struct ce_obj *o, struct ce_file *f)
 }
 
 /* See backend_ceph.h. */
-int ce_files_lookup(struct ce_obj *d, const char *name, Inode **in, struct ceph_statx *stx)
+void ce_files_lookup(struct ce_obj *d, const char *name, Inode **in, struct ceph_statx *stx)
 {
 	*in = NULL;
-	if (ce_files_count(d->ce) == 0)
-		return 0;
-	return ceph_ll_lookup(d->ce->cm, d->in, name, in, stx, CEPH_STATX_INO, 0, d->perm) == 0;
+	if (ce_files_count(d->ce) > 0 &&
+	    ceph_ll_lookup(d->ce->cm, d->in, name, in, stx, CEPH_STATX_INO, 0, d->perm) < 0)
+		*in = NULL;
 }
 
 /* See backend_ceph.h. */

@@ -130,7 +130,7 @@ void soft_cma_probe_recv(struct soft_conn *c, const uint8_t *payload, uint32_t l
 	r.iov_base = (void *)(uintptr_t)get_u64(payload);
 	n = process_vm_readv(c->cma_pid, &l, 1, &r, 1, 0);
 
-	if (n == (ssize_t)sizeof(got) && got == (SOFT_WIRE_MAGIC ^ 0x434d41u)) {
+	if (n == (ssize_t)sizeof(got) && got == cma_probe_word) {
 		c->cma_we_copy = true;
 		c->cma_ok_owed = true;
 		log_info("%s: RDMA data from and to this peer is copied directly between the "

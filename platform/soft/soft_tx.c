@@ -59,7 +59,8 @@ static void fill_cma(struct soft_conn *c)
 	uint8_t probe[8];
 	struct soft_hdr h;
 
-	if (c->cm != SOFT_CM_ACCEPTED && c->cm != SOFT_CM_CONNECTED)
+	if ((!c->cma_probe_owed && !c->cma_ok_owed) ||
+	    (c->cm != SOFT_CM_ACCEPTED && c->cm != SOFT_CM_CONNECTED))
 		return;
 	if (c->cma_probe_owed && c->tx_count < SOFT_TX_RING) {
 		h = (struct soft_hdr){.op = SOFT_OP_CMA_PROBE,
@@ -159,12 +160,13 @@ static bool by_cma(const struct soft_conn *c, uint32_t len, int n)
 	       n <= SOFT_CMA_MAX_SEG;
 }
 
-/* Make ring message m (header h) carry the segments iov instead of data. */
-static void tx_cma(struct soft_txmsg *m, struct soft_hdr *h, const struct iovec *iov, int n)
+/* Make ring message m (header h) carry the list of its data's segments
+ * instead of the data. */
+static void tx_cma(struct soft_txmsg *m, struct soft_hdr *h)
 {
 	h->flags |= SOFT_FLAG_CMA;
 	h->aux = h->len;
-	h->len = soft_cma_encode(iov, n, m->small);
+	h->len = soft_cma_encode(m->iov, m->niov, m->small);
 	soft_hdr_encode(h, m->hdr);
 	m->total = SOFT_HDR_LEN + h->len;
 	m->iov[0] = (struct iovec){.iov_base = (void *)m->small, .iov_len = h->len};
@@ -203,12 +205,8 @@ static bool pick_wqe(struct soft_conn *c, struct soft_swqe *w, uint32_t idx)
 			c->tx_count--;
 			goto bad;
 		}
-		if (w->opcode == VB_WR_RDMA_WRITE && by_cma(c, w->len, m->niov)) {
-			struct iovec src[SOFT_CMA_MAX_SEG];
-
-			memcpy(src, m->iov, sizeof(*src) * (size_t)m->niov);
-			tx_cma(m, &h, src, m->niov);
-		}
+		if (w->opcode == VB_WR_RDMA_WRITE && by_cma(c, w->len, m->niov))
+			tx_cma(m, &h);
 	}
 	w->state = SOFT_WQE_PICKED;
 	return true;
