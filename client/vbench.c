@@ -333,13 +333,13 @@ static void print_table(const struct opts *o, const struct results *r, const cha
 	       sysconf(_SC_NPROCESSORS_ONLN), o->secs, o->reps);
 	if (strcmp(dev, "soft") == 0) {
 		const char *e = getenv("VB_SOFT_LOCAL_UNIX"), *m = getenv("VB_SOFT_CMA");
-		int tcp = e && strcmp(e, "0") == 0, cma = m && strcmp(m, "1") == 0;
+		int tcp = e && strcmp(e, "0") == 0, cma = !m || strcmp(m, "0") != 0;
 
 		printf("soft on loopback goes over %s (VB_SOFT_LOCAL_UNIX=%s)%s\n",
 		       tcp ? "TCP" : "AF_UNIX where the OS has it", e && *e ? e : "1",
-		       !tcp && cma
-			       ? ", Writes from 16 KiB copied between the processes (VB_SOFT_CMA=1)"
-			       : "");
+		       !tcp && cma ? ", Writes from 16 KiB copied between the processes "
+				     "(VB_SOFT_CMA=0 turns that off)"
+				   : "");
 	}
 	printf("bandwidth, MB/s (qd = work requests outstanding); tcp = plain TCP loopback\n");
 	printf("%8s %-6s", "size", "op");

@@ -20,9 +20,9 @@ TESTS += t/unit/verbs_registry_test
 t_unit_verbs_registry_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_unit_verbs_registry_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
 endif
-TESTS += t/system/verbs_soft_unix.sh t/system/verbs_soft_tcp.sh t/system/verbs_soft_cma.sh
+TESTS += t/system/verbs_soft_unix.sh t/system/verbs_soft_tcp.sh t/system/verbs_soft_nocma.sh
 dist_check_SCRIPTS += t/system/verbs_soft_unix.sh t/system/verbs_soft_tcp.sh \
-	t/system/verbs_soft_cma.sh
+	t/system/verbs_soft_nocma.sh
 
 # nfsrdma-vbench: the verbs microbenchmark; `make bench-verbs` runs it quickly
 # on the soft provider and writes $(VBENCH_DIR)/vbench-soft.csv.

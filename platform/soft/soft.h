@@ -91,7 +91,7 @@ struct soft_device {
 	bool direct_tx;	 /* post_send transmits from the caller's thread (VB_SOFT_DIRECT_TX) */
 	bool cq_drive;	 /* CQs may be driven by their consumers (VB_SOFT_CQ_DRIVE) */
 	bool local_unix; /* loopback connections go over AF_UNIX (VB_SOFT_LOCAL_UNIX) */
-	bool cma;	 /* and Write data is copied between the processes (VB_SOFT_CMA=1) */
+	bool cma;	 /* and Write data is copied between the processes (VB_SOFT_CMA) */
 	bool no_mw;	 /* test only: no memory windows, like some devices (VB_SOFT_NO_MW) */
 	unsigned long cred_epoch; /* the opener's credentials (osdep_cred_epoch) */
 	/* test only (VB_SOFT_SILENT): as responder, never answer RDMA Reads, or
@@ -380,6 +380,10 @@ struct soft_conn {
 	pid_t cma_pid;
 	int cma_pidfd; /* that very process (a pid can be reused once it is gone), or -1 */
 	bool cma_probe_owed, cma_ok_owed, cma_peer_copies, cma_we_copy;
+	/* our generation word (a slot of soft_cma.c's table, or -1) and the
+	 * value the peer was told; the peer's word and the value it told us */
+	int cma_slot;
+	uint64_t cma_gen, cma_peer_gen_addr, cma_peer_gen;
 	uint8_t final_op; /* NAK or ERR after an error, or SOFT_OP_NONE */
 	uint8_t final_status;
 	uint32_t final_seq;
@@ -544,8 +548,15 @@ int soft_cred_check(struct vb_device *d);
 bool soft_cma_able(struct soft_conn *c);
 /* The peer said it can too: note its pid and owe it a probe, if this end can. */
 void soft_cma_peer_able(struct soft_conn *c);
-/* The probe's payload (8 bytes) into out; its length. */
-uint32_t soft_cma_probe_payload(uint8_t *out);
+/* The probe's payload into out (SOFT_CMA_PROBE_LEN bytes): the probe word's
+ * address and c's generation word's (a slot taken now) with its value. */
+#define SOFT_CMA_PROBE_LEN 24
+uint32_t soft_cma_probe_payload(struct soft_conn *c, uint8_t *out);
+/* c is about to flush (its QP goes to error) or to be freed: raise its
+ * generation word, so that the peer stops copying from it. */
+void soft_cma_raise(struct soft_conn *c);
+/* c is freed: raise its word and give its slot back. */
+void soft_cma_release(struct soft_conn *c);
 /* The peer's probe: if its word is in reach, we copy from now on and owe CMA_OK. */
 void soft_cma_probe_recv(struct soft_conn *c, const uint8_t *payload, uint32_t len);
 /* A segment list: encode n iovecs into out (16 bytes each); its length. */
@@ -554,7 +565,8 @@ uint32_t soft_cma_encode(const struct iovec *iov, int n, uint8_t *out);
  * 1..SOFT_CMA_MAX_SEG of them adding up to total. */
 int soft_cma_decode(const uint8_t *in, uint32_t len, uint64_t total, struct iovec *iov);
 /* Copy len bytes from the peer's segments to local; false (logged) unless
- * all of them came. */
+ * all of them came and the peer's generation word still holds its value
+ * afterwards (the peer flushed nothing meanwhile). */
 bool soft_cma_read(struct soft_conn *c, void *local, size_t len, const struct iovec *remote, int n);
 
 /* soft_local.c: the local carrier (AF_UNIX between two ends on this host). */

@@ -35,6 +35,7 @@ struct soft_conn *soft_conn_new(struct soft_device *dev)
 		return NULL;
 	c->fd = -1;
 	c->cma_pidfd = -1;
+	c->cma_slot = -1;
 	c->tx = calloc(SOFT_TX_RING, sizeof(*c->tx));
 	c->resp = calloc(SOFT_MAX_RD_ATOM, sizeof(*c->resp));
 	if (wakefd_open(&c->ev, true) != 0 || c->tx == NULL || c->resp == NULL ||
@@ -68,6 +69,7 @@ void soft_conn_free(struct soft_conn *c)
 		close(c->fd);
 	if (c->cma_pidfd >= 0)
 		close(c->cma_pidfd);
+	soft_cma_release(c);
 	wakefd_close(&c->ev);
 	free(c->tx);
 	free(c->resp);

@@ -16,17 +16,25 @@
  * error) must not be written to once the application has it back, which
  * would take holding such flushes until the peer is known to have stopped.
  *
- * Off unless VB_SOFT_CMA=1, because Writes have the mirror of that problem:
- * an initiator whose QP goes to error (its peer silent past the ack timeout)
- * flushes a Write whose segment list is already in the peer's socket, and the
- * application may reuse the buffer; a peer that then wakes up copies the new
- * contents and, if the initiator's Send was in the socket too, delivers them
- * as the Write's. The fix to come: a generation word per connection in memory
- * that is never freed, raised before any flush and checked by the responder
- * after each copy (a copy is good only if it did not change meanwhile).
+ * On unless VB_SOFT_CMA=0. Writes have the mirror of that problem, which
+ * the generation words below solve: an initiator whose QP goes to error (its
+ * peer silent past the ack timeout) flushes a Write whose segment list may
+ * already be in the peer's socket, and the application may then reuse the
+ * buffer; a peer that woke up later would copy the new contents and, if the
+ * initiator's Send was in the socket too, deliver them as the Write's. So
+ * each connection whose peer copies from it has a generation word, in a
+ * table of this process that is never freed; the probe tells the peer the
+ * word's address and value. The word is raised before the connection
+ * flushes anything (soft_qp_error) and when it is freed, and the responder
+ * reads it after each copy: a copy is good only if the word still holds the
+ * value it was told, i.e. it was taken before the initiator let go of any
+ * buffer; otherwise the Write fails as a bad copy does (NAK, the responder's
+ * QP to error), and nothing after it is delivered. A slot goes back to the
+ * table raised, so the next connection's value differs. When the table is
+ * full, the probe names no word and the peer does not copy.
  *
  * Whether a responder may: both ends say in HELLO/ACCEPT that they can
- * (SOFT_FLAG_CMA_ABLE: VB_SOFT_CMA=1 and the connection is on the
+ * (SOFT_FLAG_CMA_ABLE: VB_SOFT_CMA not 0 and the connection is on the
  * local carrier); then each sends a probe (the address of a known word of its
  * own), and the peer that read that word back through process_vm_readv
  * answers CMA_OK. Only an initiator that got CMA_OK sends segment lists, and
@@ -50,8 +58,16 @@
 #include "common/base/log.h"
 #include "soft.h"
 
+#define CMA_SLOTS 1024 /* connections whose peers copy from this process at once */
+
 /* The word the probe names. */
 static const volatile uint64_t cma_probe_word = SOFT_WIRE_MAGIC ^ 0x434d41u;
+
+/* The generation words (never freed: a peer may read one at any time) and
+ * which slots are taken. */
+static uint64_t cma_gen[CMA_SLOTS];
+static bool cma_taken[CMA_SLOTS];
+static pthread_mutex_t cma_slots_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Segment lists on the wire: (address, length) pairs of 8 bytes each, in this
  * host's byte order (both ends are on it). */
@@ -110,10 +126,51 @@ void soft_cma_peer_able(struct soft_conn *c)
 }
 
 /* See soft.h. */
-uint32_t soft_cma_probe_payload(uint8_t *out)
+uint32_t soft_cma_probe_payload(struct soft_conn *c, uint8_t *out)
 {
+	uint64_t addr = 0;
+
+	if (c->cma_slot < 0) {
+		pthread_mutex_lock(&cma_slots_lock);
+		for (int i = 0; i < CMA_SLOTS && c->cma_slot < 0; i++)
+			if (!cma_taken[i]) {
+				cma_taken[i] = true;
+				c->cma_slot = i;
+			}
+		pthread_mutex_unlock(&cma_slots_lock);
+		if (c->cma_slot < 0)
+			log_notice("%s: %d connections are copied from already: this one's RDMA "
+				   "data goes through the socket",
+				   c->base.peer, CMA_SLOTS);
+		else
+			c->cma_gen = __atomic_load_n(&cma_gen[c->cma_slot], __ATOMIC_SEQ_CST);
+	}
+	if (c->cma_slot >= 0)
+		addr = (uint64_t)(uintptr_t)&cma_gen[c->cma_slot];
 	put_u64(out, (uint64_t)(uintptr_t)&cma_probe_word);
-	return 8;
+	put_u64(out + 8, addr);
+	put_u64(out + 16, c->cma_gen);
+	return SOFT_CMA_PROBE_LEN;
+}
+
+/* See soft.h. */
+void soft_cma_raise(struct soft_conn *c)
+{
+	if (c->cma_slot >= 0 &&
+	    __atomic_load_n(&cma_gen[c->cma_slot], __ATOMIC_SEQ_CST) == c->cma_gen)
+		__atomic_add_fetch(&cma_gen[c->cma_slot], 1, __ATOMIC_SEQ_CST);
+}
+
+/* See soft.h. */
+void soft_cma_release(struct soft_conn *c)
+{
+	if (c->cma_slot < 0)
+		return;
+	soft_cma_raise(c);
+	pthread_mutex_lock(&cma_slots_lock);
+	cma_taken[c->cma_slot] = false;
+	pthread_mutex_unlock(&cma_slots_lock);
+	c->cma_slot = -1;
 }
 
 /* See soft.h. */
@@ -125,12 +182,18 @@ void soft_cma_probe_recv(struct soft_conn *c, const uint8_t *payload, uint32_t l
 	struct iovec r = {NULL, sizeof(got)};
 	ssize_t n;
 
-	if (c->cma_pid <= 0 || len != 8 || !peer_alive(c))
+	if (c->cma_pid <= 0 || len != SOFT_CMA_PROBE_LEN || !peer_alive(c))
 		return;
 	r.iov_base = (void *)(uintptr_t)get_u64(payload);
 	n = process_vm_readv(c->cma_pid, &l, 1, &r, 1, 0);
+	c->cma_peer_gen_addr = get_u64(payload + 8);
+	c->cma_peer_gen = get_u64(payload + 16);
 
-	if (n == (ssize_t)sizeof(got) && got == cma_probe_word) {
+	if (n == (ssize_t)sizeof(got) && got == cma_probe_word && c->cma_peer_gen_addr == 0) {
+		log_info("%s: the peer has no generation word to spare: RDMA data goes through the "
+			 "socket",
+			 c->base.peer);
+	} else if (n == (ssize_t)sizeof(got) && got == cma_probe_word) {
 		c->cma_we_copy = true;
 		c->cma_ok_owed = true;
 		log_info("%s: RDMA data from and to this peer is copied directly between the "
@@ -178,7 +241,9 @@ int soft_cma_decode(const uint8_t *in, uint32_t len, uint64_t total, struct iove
 bool soft_cma_read(struct soft_conn *c, void *local, size_t len, const struct iovec *remote, int n)
 {
 #ifdef __linux__
-	struct iovec l = {local, len};
+	uint64_t gen = 0;
+	struct iovec l = {local, len}, lg = {&gen, sizeof(gen)};
+	struct iovec rg = {(void *)(uintptr_t)c->cma_peer_gen_addr, sizeof(gen)};
 	ssize_t r;
 
 	if (!peer_alive(c)) {
@@ -186,10 +251,20 @@ bool soft_cma_read(struct soft_conn *c, void *local, size_t len, const struct io
 		return false;
 	}
 	r = process_vm_readv(c->cma_pid, &l, 1, remote, (unsigned long)n, 0);
-	if (r == (ssize_t)len)
+	if (r != (ssize_t)len) {
+		log_warn("%s: cross-memory copy of %zu bytes from the peer failed: %s",
+			 c->base.peer, len, r < 0 ? strerror(errno) : "short");
+		return false;
+	}
+	/* the word is read after the data: a copy taken before the peer raised
+	 * it was taken before the peer let go of the buffer */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	r = process_vm_readv(c->cma_pid, &lg, 1, &rg, 1, 0);
+	if (r == (ssize_t)sizeof(gen) && gen == c->cma_peer_gen)
 		return true;
-	log_warn("%s: cross-memory copy of %zu bytes from the peer failed: %s", c->base.peer, len,
-		 r < 0 ? strerror(errno) : "short");
+	log_warn("%s: the peer flushed while its data was copied (generation %s): the copy "
+		 "does not count",
+		 c->base.peer, r == (ssize_t)sizeof(gen) ? "raised" : "unreadable");
 	return false;
 #else
 	(void)c, (void)local, (void)len, (void)remote, (void)n;

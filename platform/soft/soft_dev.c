@@ -26,11 +26,10 @@
  *   VB_SOFT_LOCAL_UNIX       1 (default): a connection between two ends on this
  *                            host's loopback goes over AF_UNIX (soft_local.c);
  *                            0: over TCP, as any other
- *   VB_SOFT_CMA              1: on AF_UNIX, the data of Writes of 16 KiB to
- *                            64 MiB is copied between the two processes of one
- *                            user where the kernel allows (soft_cma.c); 0
- *                            (default): through the socket (see soft_cma.c for
- *                            why it is not the default yet)
+ *   VB_SOFT_CMA              1 (default): on AF_UNIX, the data of Writes of
+ *                            16 KiB to 64 MiB is copied between the two
+ *                            processes of one user where the kernel allows
+ *                            (soft_cma.c); 0: through the socket
  *   VB_SOFT_ACK_DELAY_MS     how long the acknowledgement of Sends whose
  *                            sender expects an answer (VB_SEND_ANSWERED) waits,
  *                            from the first, for that answer to carry it
@@ -174,7 +173,7 @@ static int soft_open(const char *name, struct vb_device **out)
 	dev->direct_tx = soft_env_uint("VB_SOFT_DIRECT_TX", 1, 0, 1);
 	dev->cq_drive = soft_env_uint("VB_SOFT_CQ_DRIVE", 1, 0, 1);
 	dev->local_unix = soft_env_uint("VB_SOFT_LOCAL_UNIX", 1, 0, 1);
-	dev->cma = soft_env_uint("VB_SOFT_CMA", 0, 0, 1);
+	dev->cma = soft_env_uint("VB_SOFT_CMA", 1, 0, 1);
 	dev->no_mw = soft_env_uint("VB_SOFT_NO_MW", 0, 0, 1);
 	dev->cred_epoch = osdep_cred_epoch();
 	fail_post_parse(dev);

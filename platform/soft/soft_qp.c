@@ -264,6 +264,7 @@ void soft_qp_error(struct soft_conn *c, enum soft_err_origin origin, uint32_t se
 	if (c->qp == SOFT_QP_ERROR || c->qp == SOFT_QP_NONE)
 		return;
 	c->qp = SOFT_QP_ERROR;
+	soft_cma_raise(c); /* before anything is flushed (soft_cma.c) */
 	soft_rx_abort(c);
 	soft_tx_drop(c, origin == SOFT_ERR_RESPONDER || origin == SOFT_ERR_LOCAL);
 	while (c->resp_count) {

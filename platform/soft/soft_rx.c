@@ -157,7 +157,7 @@ static bool cma_list(struct soft_conn *c, const struct soft_hdr *h)
 /* The peer's probe: its word lands in rx->cma. */
 static enum rx_verdict probe_start(struct soft_conn *c, const struct soft_hdr *h)
 {
-	if (h->len != 8)
+	if (h->len != SOFT_CMA_PROBE_LEN)
 		return proto_err(c, h, "probe of the wrong length");
 	c->rx.iov[0] = (struct iovec){.iov_base = (void *)c->rx.cma, .iov_len = h->len};
 	c->rx.niov = 1;
@@ -400,7 +400,7 @@ static const struct rx_op rx_ops[SOFT_OP_MAX] = {
 	[SOFT_OP_ACK] = {"ACK", 0, ST_DATA, ack_start, NULL},
 	[SOFT_OP_NAK] = {"NAK", 0, ST_DATA, nak_start, NULL},
 	[SOFT_OP_ERR] = {"ERR", 0, ST_DATA, err_start, NULL},
-	[SOFT_OP_CMA_PROBE] = {"CMA_PROBE", 8, ST_DATA, probe_start, probe_done},
+	[SOFT_OP_CMA_PROBE] = {"CMA_PROBE", SOFT_CMA_PROBE_LEN, ST_DATA, probe_start, probe_done},
 	[SOFT_OP_CMA_OK] = {"CMA_OK", 0, ST_DATA, cma_ok_start, NULL},
 };
 

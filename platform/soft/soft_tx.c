@@ -56,7 +56,7 @@ static bool ack_held(const struct soft_conn *c)
 /* The cross-memory attach messages owed (soft_cma.c), once connected. */
 static void fill_cma(struct soft_conn *c)
 {
-	uint8_t probe[8];
+	uint8_t probe[SOFT_CMA_PROBE_LEN];
 	struct soft_hdr h;
 
 	if ((!c->cma_probe_owed && !c->cma_ok_owed) ||
@@ -64,7 +64,7 @@ static void fill_cma(struct soft_conn *c)
 		return;
 	if (c->cma_probe_owed && c->tx_count < SOFT_TX_RING) {
 		h = (struct soft_hdr){.op = SOFT_OP_CMA_PROBE,
-				      .len = soft_cma_probe_payload(probe)};
+				      .len = soft_cma_probe_payload(c, probe)};
 		tx_small(tx_add(c, &h, SOFT_TX_CTRL), probe, h.len);
 		c->cma_probe_owed = false;
 	}

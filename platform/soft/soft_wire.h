@@ -32,7 +32,7 @@ enum soft_op {
 	SOFT_OP_ACK,	   /* requests up to and including `seq` are done */
 	SOFT_OP_NAK,	   /* request `seq` failed with `status` (enum vb_wc_status) */
 	SOFT_OP_ERR,	   /* the sender's QP went to error; flush */
-	SOFT_OP_CMA_PROBE, /* payload: the address of a word of the sender's (soft_cma.c) */
+	SOFT_OP_CMA_PROBE, /* payload: addresses of words of the sender's (soft_cma.c) */
 	SOFT_OP_CMA_OK,	   /* the sender read it: it copies the other's RDMA data */
 	SOFT_OP_MAX,
 };

@@ -147,10 +147,10 @@ echo "# bench-compare: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $ro
 case "$prov/$addr/${VB_SOFT_LOCAL_UNIX:-1}" in
 soft/127.0.0.1/0 | soft/::1/0) echo "# soft provider on $addr: over TCP (VB_SOFT_LOCAL_UNIX=0)" ;;
 soft/127.0.0.1/* | soft/::1/*)
-	if [ "${VB_SOFT_CMA:-0}" = 1 ]; then
-		echo "# soft provider on $addr: over AF_UNIX, the local carrier; RDMA Writes from 16 KiB copied between the processes (VB_SOFT_CMA=1)"
+	if [ "${VB_SOFT_CMA:-1}" = 0 ]; then
+		echo "# soft provider on $addr: over AF_UNIX, the local carrier; RDMA Writes through the socket (VB_SOFT_CMA=0)"
 	else
-		echo "# soft provider on $addr: over AF_UNIX, the local carrier"
+		echo "# soft provider on $addr: over AF_UNIX, the local carrier; RDMA Writes from 16 KiB copied between the processes"
 	fi
 	;;
 esac

@@ -140,6 +140,7 @@ void mw_send_with_invalidate(void **state);
 /* ... verbs_conformance_cma.c ... */
 void cross_memory_copies(void **state);
 void cross_memory_off(void **state);
+void cross_memory_flushed(void **state);
 /* ... and verbs_conformance_hostile.c. */
 void hostile_handshake(void **state);
 void hostile_requests(void **state);
