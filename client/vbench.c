@@ -337,7 +337,7 @@ static void print_table(const struct opts *o, const struct results *r, const cha
 
 		printf("soft on loopback goes over %s (VB_SOFT_LOCAL_UNIX=%s)%s\n",
 		       tcp ? "TCP" : "AF_UNIX where the OS has it", e && *e ? e : "1",
-		       !tcp && cma ? ", Writes from 16 KiB copied between the processes "
+		       !tcp && cma ? ", Writes and Reads from 16 KiB copied between the processes "
 				     "(VB_SOFT_CMA=0 turns that off)"
 				   : "");
 	}

@@ -67,6 +67,7 @@ enum soft_key_kind { SOFT_KEY_LKEY, SOFT_KEY_MR_RKEY, SOFT_KEY_MW_RKEY };
 struct soft_key {
 	uint32_t key;
 	uint8_t kind;
+	uint32_t cma_word;     /* since a peer was let copy through it (soft_cma.c), or 0 */
 	struct soft_mr *mr;    /* the registration the key leads to */
 	struct soft_mw *mw;    /* SOFT_KEY_MW_RKEY */
 	struct soft_key *next; /* hash chain */
@@ -141,10 +142,13 @@ static inline struct soft_device *soft_dev(struct vb_device *d)
 
 int soft_keys_init(struct soft_keytab *t);
 void soft_keys_fini(struct soft_keytab *t);
-/* A remote access of len bytes at addr with rkey, from a QP in pd; takes an in-flight ref. */
+/* A remote access of len bytes at addr with rkey, from a QP in pd; takes an
+ * in-flight ref. With word non-NULL, the peer is to copy the data itself:
+ * *word is the address of the key's generation word (0 if none is left) and
+ * word[1] its value (soft_cma.c). */
 enum vb_wc_status soft_keys_remote(struct soft_device *dev, struct vb_pd *pd, uint32_t rkey,
-				   uint64_t addr, uint32_t len, unsigned need,
-				   struct soft_mr **mrp);
+				   uint64_t addr, uint32_t len, unsigned need, struct soft_mr **mrp,
+				   uint64_t *word);
 /* Resolve local SGEs into iovecs with in-flight refs (mrs[i]); LOC_PROT_ERR if invalid. */
 enum vb_wc_status soft_keys_local(struct soft_device *dev, struct vb_pd *pd,
 				  const struct vb_sge *sge, int n, unsigned need, struct iovec *iov,
@@ -296,6 +300,8 @@ struct soft_resp {
 	uint32_t seq, len;
 	uint64_t addr;
 	struct soft_mr *mr;
+	bool cma;	  /* the peer copies it itself: send the grant (soft_cma.c) */
+	uint64_t word[2]; /* then the key's generation word: address, value */
 };
 
 enum soft_rx_kind { SOFT_RX_NONE, SOFT_RX_DATA, SOFT_RX_DISCARD };
@@ -380,9 +386,9 @@ struct soft_conn {
 	pid_t cma_pid;
 	int cma_pidfd; /* that very process (a pid can be reused once it is gone), or -1 */
 	bool cma_probe_owed, cma_ok_owed, cma_peer_copies, cma_we_copy;
-	/* our generation word (a slot of soft_cma.c's table, or -1) and the
-	 * value the peer was told; the peer's word and the value it told us */
-	int cma_slot;
+	/* our generation word (soft_cma.c; 0: none) and the value the peer was
+	 * told; the address of the peer's and the value it told us */
+	uint32_t cma_word;
 	uint64_t cma_gen, cma_peer_gen_addr, cma_peer_gen;
 	uint8_t final_op; /* NAK or ERR after an error, or SOFT_OP_NONE */
 	uint8_t final_status;
@@ -552,6 +558,16 @@ void soft_cma_peer_able(struct soft_conn *c);
  * address and c's generation word's (a slot taken now) with its value. */
 #define SOFT_CMA_PROBE_LEN 24
 uint32_t soft_cma_probe_payload(struct soft_conn *c, uint8_t *out);
+/* Generation words: 64-bit words in memory that this process never frees,
+ * which a peer reads after copying to learn whether the copy still counts.
+ * get: a word (its number, never 0), or 0 if none is left; value, addr: its
+ * value and address; raise: change its value, before letting go of what it
+ * guards; put: raise it and give it back (0: nothing to do). */
+uint32_t soft_cma_word_get(void);
+uint64_t soft_cma_word_value(uint32_t w);
+uint64_t soft_cma_word_addr(uint32_t w);
+void soft_cma_word_raise(uint32_t w);
+void soft_cma_word_put(uint32_t w);
 /* c is about to flush (its QP goes to error) or to be freed: raise its
  * generation word, so that the peer stops copying from it. */
 void soft_cma_raise(struct soft_conn *c);
@@ -568,6 +584,15 @@ int soft_cma_decode(const uint8_t *in, uint32_t len, uint64_t total, struct iove
  * all of them came and the peer's generation word still holds its value
  * afterwards (the peer flushed nothing meanwhile). */
 bool soft_cma_read(struct soft_conn *c, void *local, size_t len, const struct iovec *remote, int n);
+/* A Read's grant: the key's generation word (address, value) into out; its
+ * length (SOFT_CMA_GRANT_LEN). */
+#define SOFT_CMA_GRANT_LEN 16
+uint32_t soft_cma_grant(const uint64_t word[2], uint8_t *out);
+/* The same for a Read that the peer let us copy (its READ_RESP's grant):
+ * len bytes at the peer's addr into the local iovecs; the key's generation
+ * word (grant: its address and value) must hold too. */
+bool soft_cma_pull(struct soft_conn *c, const struct iovec *local, int n, uint64_t addr, size_t len,
+		   const uint8_t *grant);
 
 /* soft_local.c: the local carrier (AF_UNIX between two ends on this host). */
 /* A non-blocking AF_UNIX listener under the local name of the address inet_fd

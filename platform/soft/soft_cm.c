@@ -35,7 +35,6 @@ struct soft_conn *soft_conn_new(struct soft_device *dev)
 		return NULL;
 	c->fd = -1;
 	c->cma_pidfd = -1;
-	c->cma_slot = -1;
 	c->tx = calloc(SOFT_TX_RING, sizeof(*c->tx));
 	c->resp = calloc(SOFT_MAX_RD_ATOM, sizeof(*c->resp));
 	if (wakefd_open(&c->ev, true) != 0 || c->tx == NULL || c->resp == NULL ||

@@ -6,7 +6,10 @@
  * binding. Every remote access is checked here against the key's PD, rights
  * and bounds, and holds an in-flight reference on the MR until the data has
  * moved; deregistration removes the keys at once and then waits for those
- * references to drain. Everything here is under dev->keys.lock.
+ * references to drain. A Read whose initiator copies the data itself
+ * (soft_cma.c) holds none once granted: the key's generation word, raised
+ * when the key goes, makes that copy fail instead. Everything here is under
+ * dev->keys.lock.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +94,8 @@ static void key_remove(struct soft_keytab *t, struct soft_key *k)
 		t->count--;
 	}
 	k->next = NULL;
+	soft_cma_word_put(k->cma_word); /* a copy taken through it no longer counts */
+	k->cma_word = 0;
 }
 
 /* A random, non-zero key not in use (t->lock held). */
@@ -213,7 +218,8 @@ static bool in_range(uint64_t base, uint64_t blen, uint64_t addr, uint64_t len)
 
 /* Check a peer's access (key, PD, right, bounds); take an in-flight ref. */
 enum vb_wc_status soft_keys_remote(struct soft_device *dev, struct vb_pd *pd, uint32_t rkey,
-				   uint64_t addr, uint32_t len, unsigned need, struct soft_mr **mrp)
+				   uint64_t addr, uint32_t len, unsigned need, struct soft_mr **mrp,
+				   uint64_t *word)
 {
 	struct soft_keytab *t = &dev->keys;
 	enum vb_wc_status st = VB_WC_REM_ACCESS_ERR;
@@ -241,6 +247,12 @@ enum vb_wc_status soft_keys_remote(struct soft_device *dev, struct vb_pd *pd, ui
 	if (st == VB_WC_SUCCESS) {
 		k->mr->inflight++;
 		*mrp = k->mr;
+	}
+	if (st == VB_WC_SUCCESS && word) {
+		if (k->cma_word == 0)
+			k->cma_word = soft_cma_word_get();
+		word[0] = k->cma_word ? soft_cma_word_addr(k->cma_word) : 0;
+		word[1] = k->cma_word ? soft_cma_word_value(k->cma_word) : 0;
 	}
 	pthread_mutex_unlock(&t->lock);
 	return st;

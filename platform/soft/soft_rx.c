@@ -254,7 +254,7 @@ static enum rx_verdict write_start(struct soft_conn *c, const struct soft_hdr *h
 	if (cma && h->aux > SOFT_CMA_MAX)
 		return nak(c, h, VB_WC_REM_INV_REQ_ERR);
 	st = soft_keys_remote(c->dev, c->base.pd, h->key, h->addr, cma ? h->aux : h->len,
-			      VB_ACCESS_REMOTE_WRITE, &rx->mrs[0]);
+			      VB_ACCESS_REMOTE_WRITE, &rx->mrs[0], NULL);
 	if (st != VB_WC_SUCCESS)
 		return nak(c, h, st);
 	rx->nmr = rx->mrs[0] ? 1 : 0;
@@ -290,6 +290,10 @@ static void write_done(struct soft_conn *c, const struct soft_hdr *h)
 /* A Read request: check IRD, key and bounds, then owe the peer a response. */
 static enum rx_verdict read_start(struct soft_conn *c, const struct soft_hdr *h)
 {
+	/* the initiator asks to copy the data itself, and may (soft_cma.c) */
+	bool pull = (h->flags & SOFT_FLAG_CMA) && c->cma_peer_copies && h->aux >= SOFT_CMA_MIN &&
+		    h->aux <= SOFT_CMA_MAX;
+	uint64_t word[2] = {0, 0};
 	struct soft_resp *r;
 	struct soft_mr *mr;
 	enum vb_wc_status st;
@@ -301,7 +305,7 @@ static enum rx_verdict read_start(struct soft_conn *c, const struct soft_hdr *h)
 	if (h->aux > SOFT_MAX_MSG)
 		return nak(c, h, VB_WC_REM_INV_REQ_ERR);
 	st = soft_keys_remote(c->dev, c->base.pd, h->key, h->addr, h->aux, VB_ACCESS_REMOTE_READ,
-			      &mr);
+			      &mr, pull ? word : NULL);
 	if (st != VB_WC_SUCCESS)
 		return nak(c, h, st);
 	if (c->dev->silent_reads) {
@@ -311,18 +315,25 @@ static enum rx_verdict read_start(struct soft_conn *c, const struct soft_hdr *h)
 		return RX_GO;
 	}
 	r = &c->resp[(c->resp_head + c->resp_count++) % SOFT_MAX_RD_ATOM];
-	*r = (struct soft_resp){.seq = h->seq, .len = h->aux, .addr = h->addr, .mr = mr};
+	*r = (struct soft_resp){.seq = h->seq,
+				.len = h->aux,
+				.addr = h->addr,
+				.mr = mr,
+				.cma = word[0] != 0,
+				.word = {word[0], word[1]}};
 	c->reads_in++;
 	request_done(c, h, false);
 	return RX_GO;
 }
 
-/* The data of our oldest Read on the wire: it must be that Read's, whole. */
+/* The data of our oldest Read on the wire: it must be that Read's, whole; or
+ * the grant to copy it ourselves, if we asked for that (soft_cma.c). */
 static enum rx_verdict resp_start(struct soft_conn *c, const struct soft_hdr *h)
 {
 	struct soft_rx *rx = &c->rx;
 	uint32_t cap = c->cap.max_send_wr;
 	struct soft_swqe *w = NULL;
+	bool cma = h->flags & SOFT_FLAG_CMA;
 
 	for (uint32_t k = 0, i = c->sq_head; k < c->sq_count; k++, i = (i + 1) % cap) {
 		if (c->sq[i].opcode == VB_WR_RDMA_READ && c->sq[i].state == SOFT_WQE_SENT) {
@@ -331,9 +342,16 @@ static enum rx_verdict resp_start(struct soft_conn *c, const struct soft_hdr *h)
 			break;
 		}
 	}
-	if (w == NULL || w->seq != h->seq || w->len != h->len)
+	if (w == NULL || w->seq != h->seq || w->len != (cma ? h->aux : h->len))
 		return proto_err(c, h, "Read response matches no outstanding Read");
+	if (cma && (!c->cma_we_copy || h->len != SOFT_CMA_GRANT_LEN))
+		return proto_err(c, h, "a Read's grant we cannot take");
 	soft_sq_progress(c); /* the answer has begun: a long one is not a silent peer */
+	if (cma) {
+		rx->iov[0] = (struct iovec){.iov_base = (void *)rx->cma, .iov_len = h->len};
+		rx->niov = 1;
+		return RX_GO;
+	}
 	if (soft_keys_local(c->dev, c->base.pd, w->sge, w->num_sge, VB_ACCESS_LOCAL_WRITE, rx->iov,
 			    &rx->niov, rx->mrs, &rx->nmr) != VB_WC_SUCCESS) {
 		log_err("%s: Read WR %llu: local key or bounds invalid", c->base.peer,
@@ -346,9 +364,35 @@ static enum rx_verdict resp_start(struct soft_conn *c, const struct soft_hdr *h)
 	return RX_GO;
 }
 
-/* Our Read's data landed: complete it (in post order). */
+/* Copy the data of our Read w that the peer granted us (soft_cma.c); false,
+ * and the QP in error, if that fails or does not count. */
+static bool resp_pull(struct soft_conn *c, struct soft_swqe *w)
+{
+	struct iovec iov[SOFT_MAX_SGE];
+	struct soft_mr *mrs[SOFT_MAX_SGE];
+	int niov, nmr;
+	enum vb_wc_status st = soft_keys_local(c->dev, c->base.pd, w->sge, w->num_sge,
+					       VB_ACCESS_LOCAL_WRITE, iov, &niov, mrs, &nmr);
+
+	if (st != VB_WC_SUCCESS)
+		log_err("%s: Read WR %llu: local key or bounds invalid", c->base.peer,
+			(unsigned long long)w->wr_id);
+	else if (!soft_cma_pull(c, iov, niov, w->remote_addr, w->len, c->rx.cma))
+		st = VB_WC_REM_ACCESS_ERR;
+	soft_mr_put(c->dev, mrs, nmr);
+	if (st == VB_WC_SUCCESS)
+		return true;
+	w->state = SOFT_WQE_FAILED;
+	w->status = st;
+	soft_qp_error(c, SOFT_ERR_LOCAL, 0, st);
+	return false;
+}
+
+/* Our Read's data landed (or we copy it now): complete it (in post order). */
 static void resp_done(struct soft_conn *c, const struct soft_hdr *h)
 {
+	if ((h->flags & SOFT_FLAG_CMA) && !resp_pull(c, &c->sq[c->rx.wqe]))
+		return;
 	soft_mr_put(c->dev, c->rx.mrs, c->rx.nmr);
 	c->rx.nmr = 0;
 	c->sq[c->rx.wqe].state = SOFT_WQE_DONE;

@@ -75,13 +75,22 @@ static void fill_cma(struct soft_conn *c)
 	}
 }
 
-/* The response to Read r, with its data. */
+/* The response to Read r, with its data, or the grant to copy it (soft_cma.c). */
 static void add_resp(struct soft_conn *c, struct soft_resp *r)
 {
 	struct soft_hdr h = {.op = SOFT_OP_READ_RESP, .seq = r->seq, .len = r->len};
-	struct soft_txmsg *m = tx_add(c, &h, SOFT_TX_RESP);
+	uint8_t grant[SOFT_CMA_GRANT_LEN];
+	struct soft_txmsg *m;
 
-	if (r->len) {
+	if (r->cma) {
+		h.flags = SOFT_FLAG_CMA;
+		h.aux = r->len;
+		h.len = soft_cma_grant(r->word, grant);
+	}
+	m = tx_add(c, &h, SOFT_TX_RESP);
+	if (r->cma) {
+		tx_small(m, grant, h.len);
+	} else if (r->len) {
 		m->iov[0] =
 			(struct iovec){.iov_base = (void *)(uintptr_t)r->addr, .iov_len = r->len};
 		m->niov = 1;
@@ -192,6 +201,9 @@ static bool pick_wqe(struct soft_conn *c, struct soft_swqe *w, uint32_t idx)
 	}
 	if (st != VB_WC_SUCCESS)
 		goto bad;
+	if (w->opcode == VB_WR_RDMA_READ && c->cma_we_copy && w->len >= SOFT_CMA_MIN &&
+	    w->len <= SOFT_CMA_MAX)
+		h.flags |= SOFT_FLAG_CMA; /* we would rather copy the data ourselves */
 	m = tx_add(c, &h, SOFT_TX_WQE);
 	m->wqe = idx;
 	if (w->opcode == VB_WR_RDMA_READ) {

@@ -148,9 +148,9 @@ case "$prov/$addr/${VB_SOFT_LOCAL_UNIX:-1}" in
 soft/127.0.0.1/0 | soft/::1/0) echo "# soft provider on $addr: over TCP (VB_SOFT_LOCAL_UNIX=0)" ;;
 soft/127.0.0.1/* | soft/::1/*)
 	if [ "${VB_SOFT_CMA:-1}" = 0 ]; then
-		echo "# soft provider on $addr: over AF_UNIX, the local carrier; RDMA Writes through the socket (VB_SOFT_CMA=0)"
+		echo "# soft provider on $addr: over AF_UNIX, the local carrier; RDMA data through the socket (VB_SOFT_CMA=0)"
 	else
-		echo "# soft provider on $addr: over AF_UNIX, the local carrier; RDMA Writes from 16 KiB copied between the processes"
+		echo "# soft provider on $addr: over AF_UNIX, the local carrier; RDMA Writes and Reads from 16 KiB copied between the processes"
 	fi
 	;;
 esac

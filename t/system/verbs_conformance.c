@@ -380,6 +380,7 @@ int main(void)
 		cmocka_unit_test(cross_memory_copies),
 		cmocka_unit_test(cross_memory_off),
 		cmocka_unit_test(cross_memory_flushed),
+		cmocka_unit_test(cross_memory_reads),
 		cmocka_unit_test(send_recv_order),
 		cmocka_unit_test(write_then_send),
 		cmocka_unit_test(rdma_read_sges),

@@ -81,6 +81,9 @@ void pair_open(struct pair *pr);
 /* Wait until both ends of a pair copy each other's RDMA data directly, where
  * the soft provider does that (verbs_conformance_cma.c). */
 void cma_wait(struct pair *pr);
+/* Whether the active end of a pair copies the data of its large Reads itself
+ * (the soft provider's cross-memory copies, verbs_conformance_cma.c). */
+bool cma_pulls(struct pair *pr);
 /* Tear a pair down; conns flush whatever is outstanding. */
 void pair_close(struct pair *pr);
 /* A page-aligned buffer, filled with a pattern seeded by seed, registered with access. */
@@ -141,6 +144,7 @@ void mw_send_with_invalidate(void **state);
 void cross_memory_copies(void **state);
 void cross_memory_off(void **state);
 void cross_memory_flushed(void **state);
+void cross_memory_reads(void **state);
 /* ... and verbs_conformance_hostile.c. */
 void hostile_handshake(void **state);
 void hostile_requests(void **state);

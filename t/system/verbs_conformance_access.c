@@ -173,7 +173,9 @@ void dereg_while_peer_holds_key(void **state)
 }
 
 /* Deregistration waits for an access under way: a Read being answered out of the
- * MR when it is deregistered never delivers what the owner writes there after. */
+ * MR when it is deregistered never delivers what the owner writes there after.
+ * A Read that the soft provider's initiator copies itself (a cross-memory copy,
+ * granted before) fails instead, as it may on other devices. */
 void dereg_waits_for_inflight(void **state)
 {
 	enum { BIG = 64 << 20 };
@@ -202,7 +204,7 @@ void dereg_waits_for_inflight(void **state)
 	if (wc.status == VB_WC_SUCCESS)
 		assert_memory_equal(dst.p, expect, BIG);
 	else
-		assert_true(is_soft == false); /* soft must finish the Read */
+		assert_true(is_soft == false || cma_pulls(&pr)); /* else soft finishes it */
 	free(expect);
 	buf_free(&src);
 	buf_free(&dst);

@@ -50,6 +50,21 @@ static bool cma_possible(void)
 }
 
 /* See verbs_conformance.h. */
+bool cma_pulls(struct pair *pr)
+{
+	struct soft_conn *sc;
+	bool v;
+
+	if (!is_soft)
+		return false;
+	sc = soft_conn(pr->a);
+	pthread_mutex_lock(&sc->lock);
+	v = sc->cma_we_copy;
+	pthread_mutex_unlock(&sc->lock);
+	return v;
+}
+
+/* See verbs_conformance.h. */
 void cma_wait(struct pair *pr)
 {
 	long long until = now_ms() + TMO_MS;
@@ -263,6 +278,87 @@ void cross_memory_flushed(void **state)
 	expect_wc(pr.ascq, 3, VB_WC_WR_FLUSH_ERR);
 	memset(a.p, 0xee, 65536); /* the application has its buffer back */
 	expect_wc(pr.prcq, 1, VB_WC_WR_FLUSH_ERR);
+	buf_free(&a);
+	buf_free(&p);
+	pair_close(&pr);
+	assert_int_equal(vb_destroy_cq(pr.ascq), 0);
+	assert_int_equal(vb_destroy_cq(pr.pscq), 0);
+	assert_int_equal(vb_dealloc_pd(pr.apd), 0);
+	assert_int_equal(vb_dealloc_pd(pr.ppd), 0);
+	swap_back(&sw);
+}
+
+/* Poll the responder's driven CQ until the initiator's has something to
+ * read (the responder's answer), with no completion on either. */
+static void answer(struct pair *pr)
+{
+	long long until = now_ms() + TMO_MS;
+	struct vb_wc wc;
+
+	while (!wait_fd(vb_cq_fd(pr->ascq), 1) && now_ms() < until)
+		assert_int_equal(vb_poll_cq(pr->pscq, 1, &wc), 0);
+	assert_true(wait_fd(vb_cq_fd(pr->ascq), 0));
+}
+
+/* A Read of 16 KiB or more is copied by its initiator, after the responder
+ * checked the key and granted it: when the responder's key dies after the
+ * grant (its application deregistered the memory and changed it), or the
+ * responder's QP flushes, the initiator's copy does not count and the Read
+ * fails; otherwise it lands. Both sides' CQs are driven, so each side reads
+ * its socket only when the case polls it. */
+void cross_memory_reads(void **state)
+{
+	const unsigned rr = VB_ACCESS_LOCAL_WRITE | VB_ACCESS_REMOTE_READ;
+	struct pair pr = {.shared = true};
+	struct buf a, p;
+	struct swap sw;
+
+	(void)state;
+	swap_in(&sw, "1");
+	assert_int_equal(vb_alloc_pd(dev, &pr.apd), 0);
+	assert_int_equal(vb_alloc_pd(dev, &pr.ppd), 0);
+	assert_int_equal(vb_create_cq(dev, 64, &pr.ascq), 0);
+	pr.arcq = pr.ascq;
+	assert_int_equal(vb_create_cq(dev, 64, &pr.pscq), 0);
+	pr.prcq = pr.pscq;
+	assert_int_equal(vb_cq_drive(pr.ascq), 0);
+	assert_int_equal(vb_cq_drive(pr.pscq), 0);
+	pair_open(&pr);
+	buf_new(&a, pr.apd, 1 << 18, VB_ACCESS_LOCAL_WRITE, 27);
+	buf_new(&p, pr.ppd, 1 << 18, rr, 28);
+	/* granted and copied: two segments */
+	struct vb_sge s[2] = {sge_of(&a, 1000, 30000), sge_of(&a, 100000, 40000)};
+	struct vb_send_wr wr = {.wr_id = 1,
+				.sg_list = s,
+				.num_sge = 2,
+				.opcode = VB_WR_RDMA_READ,
+				.send_flags = VB_SEND_SIGNALED,
+				.remote_addr = raddr(&p, 5),
+				.rkey = p.mr->rkey};
+	assert_int_equal(vb_post_send(pr.a, &wr, NULL), 0);
+	answer(&pr);
+	expect_wc(pr.ascq, 1, VB_WC_SUCCESS);
+	assert_memory_equal(a.p + 1000, p.p + 5, 30000);
+	assert_memory_equal(a.p + 100000, p.p + 5 + 30000, 40000);
+	/* the key dies after the grant and the memory changes: no copy counts */
+	post1(pr.a, 2, VB_WR_RDMA_READ, &a, 0, 65536, raddr(&p, 0), p.mr->rkey, VB_SEND_SIGNALED);
+	answer(&pr);
+	assert_int_equal(vb_dereg_mr(p.mr), 0);
+	memset(p.p, 0xee, 65536);
+	expect_wc(pr.ascq, 2, VB_WC_REM_ACCESS_ERR);
+	assert_int_equal(vb_reg_mr(pr.ppd, p.p, p.len, rr, &p.mr), 0);
+	buf_free(&a);
+	buf_free(&p);
+	pair_close(&pr);
+	/* the responder flushes after the grant: no copy counts either */
+	pair_open(&pr);
+	buf_new(&a, pr.apd, 65536, VB_ACCESS_LOCAL_WRITE, 29);
+	buf_new(&p, pr.ppd, 65536, rr, 30);
+	post1(pr.a, 3, VB_WR_RDMA_READ, &a, 0, 65536, raddr(&p, 0), p.mr->rkey, VB_SEND_SIGNALED);
+	answer(&pr);
+	assert_int_equal(vb_disconnect(pr.p), 0);
+	memset(p.p, 0xee, 65536);
+	expect_wc(pr.ascq, 3, VB_WC_REM_ACCESS_ERR);
 	buf_free(&a);
 	buf_free(&p);
 	pair_close(&pr);
