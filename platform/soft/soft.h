@@ -92,7 +92,7 @@ struct soft_device {
 	bool direct_tx;	 /* post_send transmits from the caller's thread (VB_SOFT_DIRECT_TX) */
 	bool cq_drive;	 /* CQs may be driven by their consumers (VB_SOFT_CQ_DRIVE) */
 	bool local_unix; /* loopback connections go over AF_UNIX (VB_SOFT_LOCAL_UNIX) */
-	bool cma;	 /* and Write data is copied between the processes (VB_SOFT_CMA) */
+	bool cma;	 /* and RDMA data is copied between the processes (VB_SOFT_CMA) */
 	bool no_mw;	 /* test only: no memory windows, like some devices (VB_SOFT_NO_MW) */
 	unsigned long cred_epoch; /* the opener's credentials (osdep_cred_epoch) */
 	/* test only (VB_SOFT_SILENT): as responder, never answer RDMA Reads, or

@@ -238,8 +238,14 @@ void soft_cma_probe_recv(struct soft_conn *c, const uint8_t *payload, uint32_t l
 	struct iovec r = {NULL, sizeof(got)};
 	ssize_t n;
 
-	if (c->cma_pid <= 0 || len != SOFT_CMA_PROBE_LEN || !peer_alive(c))
+	if (c->cma_pid <= 0 || !peer_alive(c))
 		return;
+	if (len != SOFT_CMA_PROBE_LEN) {
+		log_info("%s: the peer's probe names no generation word (an older build): RDMA "
+			 "data goes through the socket",
+			 c->base.peer);
+		return;
+	}
 	r.iov_base = (void *)(uintptr_t)get_u64(payload);
 	n = process_vm_readv(c->cma_pid, &l, 1, &r, 1, 0);
 	c->cma_peer_gen_addr = get_u64(payload + 8);

@@ -26,8 +26,8 @@
  *   VB_SOFT_LOCAL_UNIX       1 (default): a connection between two ends on this
  *                            host's loopback goes over AF_UNIX (soft_local.c);
  *                            0: over TCP, as any other
- *   VB_SOFT_CMA              1 (default): on AF_UNIX, the data of Writes of
- *                            16 KiB to 64 MiB is copied between the two
+ *   VB_SOFT_CMA              1 (default): on AF_UNIX, the data of Writes and
+ *                            Reads of 16 KiB to 64 MiB is copied between the two
  *                            processes of one user where the kernel allows
  *                            (soft_cma.c); 0: through the socket
  *   VB_SOFT_ACK_DELAY_MS     how long the acknowledgement of Sends whose

@@ -157,7 +157,7 @@ static bool cma_list(struct soft_conn *c, const struct soft_hdr *h)
 /* The peer's probe: its word lands in rx->cma. */
 static enum rx_verdict probe_start(struct soft_conn *c, const struct soft_hdr *h)
 {
-	if (h->len != SOFT_CMA_PROBE_LEN)
+	if (h->len != SOFT_CMA_PROBE_LEN && h->len != 8) /* 8: a build without generation words */
 		return proto_err(c, h, "probe of the wrong length");
 	c->rx.iov[0] = (struct iovec){.iov_base = (void *)c->rx.cma, .iov_len = h->len};
 	c->rx.niov = 1;
@@ -344,7 +344,8 @@ static enum rx_verdict resp_start(struct soft_conn *c, const struct soft_hdr *h)
 	}
 	if (w == NULL || w->seq != h->seq || w->len != (cma ? h->aux : h->len))
 		return proto_err(c, h, "Read response matches no outstanding Read");
-	if (cma && (!c->cma_we_copy || h->len != SOFT_CMA_GRANT_LEN))
+	if (cma && (!c->cma_we_copy || h->len != SOFT_CMA_GRANT_LEN || w->len < SOFT_CMA_MIN ||
+		    w->len > SOFT_CMA_MAX))
 		return proto_err(c, h, "a Read's grant we cannot take");
 	soft_sq_progress(c); /* the answer has begun: a long one is not a silent peer */
 	if (cma) {

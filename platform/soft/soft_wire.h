@@ -52,8 +52,10 @@ struct soft_hdr {
 /* flags of a SEND or SEND_INV: the sender will get an answer, which may carry
  * the acknowledgement (VB_SEND_ANSWERED) */
 #define SOFT_FLAG_ANSWERED 0x1
-/* flags of a WRITE: the payload is the initiator's segment list (aux: the
- * data's length), the responder copies the data itself (soft_cma.c) */
+/* cross-memory copies (soft_cma.c): on a WRITE, the payload is the
+ * initiator's segment list (aux: the data's length) and the responder copies
+ * the data itself; on a READ_REQ, the initiator asks to copy the data itself;
+ * on a READ_RESP, the payload is the grant to (aux: the data's length) */
 #define SOFT_FLAG_CMA 0x2
 /* flags of a HELLO or ACCEPT: the sender can copy RDMA data directly */
 #define SOFT_FLAG_CMA_ABLE 0x4

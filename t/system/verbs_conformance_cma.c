@@ -5,11 +5,13 @@
  * t/system/verbs_soft_nocma.sh runs the whole suite with it off), both ends
  * of a pair find that they may reach each other's memory (a probe and its
  * answer); then Writes of 16 KiB or more in up to 4 segments carry segment
- * lists instead of data, with the same results and the same checks at the
- * responder as through the socket (Reads stay on the socket), and a Write
- * its initiator flushed meanwhile does not count. This file looks into the
- * provider's connections (white box): whether each end copies is not
- * visible through the verbs.
+ * lists instead of data, and Reads of 16 KiB or more are answered with a
+ * grant that the initiator copies by itself, with the same results and the
+ * same key checks at the responder as through the socket; and a copy does
+ * not count when the memory was let go of meanwhile (a Write its initiator
+ * flushed, a Read whose key went or whose responder flushed). This file
+ * looks into the provider's connections (white box): whether each end copies
+ * is not visible through the verbs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -170,7 +172,7 @@ void cross_memory_copies(void **state)
 	assert_memory_equal(p.p + 4097 + 65000, a.p + 500000, 5000);
 	assert_int_equal(p.p[4096], 0);
 	assert_int_equal(p.p[4097 + 70000], 0);
-	/* a Read of two segments back into another part of a (through the socket) */
+	/* a Read of two segments back into another part of a */
 	memset(a.p + 600000, 0, 200000);
 	s[0] = sge_of(&a, 600000, 30000);
 	s[1] = sge_of(&a, 700000, 40000);
