@@ -243,6 +243,8 @@ void hostile_requests(void **state)
 	struct raw_peer rp;
 	struct vb_cm_event ev;
 	struct soft_hdr h, r;
+	struct buf dst;
+	struct vb_wc wc;
 
 	if (!is_soft)
 		skip_because("speaks the soft provider's wire format");
@@ -262,6 +264,26 @@ void hostile_requests(void **state)
 		assert_int_equal(r.op, SOFT_OP_ERR);
 		raw_done(&rp);
 	}
+	/* a grant to copy our Read ourselves (soft_cma.c), on a connection where
+	 * no probe said we may: a protocol error, and the Read does not succeed */
+	raw_established(&rp);
+	buf_new(&dst, rp.pr.ppd, 65536, VB_ACCESS_LOCAL_WRITE, 52);
+	post1(rp.pr.p, 20, VB_WR_RDMA_READ, &dst, 0, 65536, 4096, 0x1234, VB_SEND_SIGNALED);
+	assert_true(raw_read(rp.fd, &r));
+	assert_int_equal(r.op, SOFT_OP_READ_REQ);
+	h = (struct soft_hdr){.op = SOFT_OP_READ_RESP,
+			      .flags = SOFT_FLAG_CMA,
+			      .seq = r.seq,
+			      .len = 16,
+			      .aux = 65536};
+	raw_msg(rp.fd, &h, junk, 16);
+	assert_true(raw_read(rp.fd, &r));
+	assert_int_equal(r.op, SOFT_OP_ERR);
+	assert_true(get_wc(rp.pr.pscq, &wc, TMO_MS));
+	assert_int_equal(wc.wr_id, 20);
+	assert_int_not_equal(wc.status, VB_WC_SUCCESS);
+	buf_free(&dst);
+	raw_done(&rp);
 	/* a Send cut short by EOF: DISCONNECTED, Receive flushed */
 	raw_established(&rp);
 	h = (struct soft_hdr){.op = SOFT_OP_SEND, .len = 1000};
