@@ -233,6 +233,31 @@ void cross_memory_off(void **state)
 	swap_back(&sw);
 }
 
+/* A pair's PDs and one CQ per side (for sends and receives), the
+ * responder's driven by the case, and the initiator's too if drive_a: their
+ * sockets are read only when the case polls them. */
+static void driven_res(struct pair *pr, bool drive_a)
+{
+	pr->shared = true;
+	assert_int_equal(vb_alloc_pd(dev, &pr->apd), 0);
+	assert_int_equal(vb_alloc_pd(dev, &pr->ppd), 0);
+	assert_int_equal(vb_create_cq(dev, 64, &pr->ascq), 0);
+	pr->arcq = pr->ascq;
+	assert_int_equal(vb_create_cq(dev, 64, &pr->pscq), 0);
+	pr->prcq = pr->pscq;
+	if (drive_a)
+		assert_int_equal(vb_cq_drive(pr->ascq), 0);
+	assert_int_equal(vb_cq_drive(pr->pscq), 0);
+}
+
+static void driven_free(struct pair *pr)
+{
+	assert_int_equal(vb_destroy_cq(pr->ascq), 0);
+	assert_int_equal(vb_destroy_cq(pr->pscq), 0);
+	assert_int_equal(vb_dealloc_pd(pr->apd), 0);
+	assert_int_equal(vb_dealloc_pd(pr->ppd), 0);
+}
+
 /* Whether c has sent everything it queued. */
 static bool tx_empty(struct vb_conn *c)
 {
@@ -252,20 +277,14 @@ static bool tx_empty(struct vb_conn *c)
  * Send that followed the Write is not delivered. */
 void cross_memory_flushed(void **state)
 {
-	struct pair pr = {.shared = true};
+	struct pair pr = {0};
 	struct buf a, p;
 	struct swap sw;
 	long long until;
 
 	(void)state;
 	swap_in(&sw, "1");
-	assert_int_equal(vb_alloc_pd(dev, &pr.apd), 0);
-	assert_int_equal(vb_alloc_pd(dev, &pr.ppd), 0);
-	assert_int_equal(vb_create_cq(dev, 64, &pr.ascq), 0);
-	pr.arcq = pr.ascq;
-	assert_int_equal(vb_create_cq(dev, 64, &pr.pscq), 0);
-	pr.prcq = pr.pscq;
-	assert_int_equal(vb_cq_drive(pr.pscq), 0);
+	driven_res(&pr, false);
 	pair_open(&pr); /* cma_wait polls the responder's CQ meanwhile */
 	buf_new(&a, pr.apd, 65536, VB_ACCESS_LOCAL_WRITE, 25);
 	buf_new(&p, pr.ppd, 65536 + 4096, VB_ACCESS_LOCAL_WRITE | VB_ACCESS_REMOTE_WRITE, 26);
@@ -283,10 +302,7 @@ void cross_memory_flushed(void **state)
 	buf_free(&a);
 	buf_free(&p);
 	pair_close(&pr);
-	assert_int_equal(vb_destroy_cq(pr.ascq), 0);
-	assert_int_equal(vb_destroy_cq(pr.pscq), 0);
-	assert_int_equal(vb_dealloc_pd(pr.apd), 0);
-	assert_int_equal(vb_dealloc_pd(pr.ppd), 0);
+	driven_free(&pr);
 	swap_back(&sw);
 }
 
@@ -311,20 +327,13 @@ static void answer(struct pair *pr)
 void cross_memory_reads(void **state)
 {
 	const unsigned rr = VB_ACCESS_LOCAL_WRITE | VB_ACCESS_REMOTE_READ;
-	struct pair pr = {.shared = true};
+	struct pair pr = {0};
 	struct buf a, p;
 	struct swap sw;
 
 	(void)state;
 	swap_in(&sw, "1");
-	assert_int_equal(vb_alloc_pd(dev, &pr.apd), 0);
-	assert_int_equal(vb_alloc_pd(dev, &pr.ppd), 0);
-	assert_int_equal(vb_create_cq(dev, 64, &pr.ascq), 0);
-	pr.arcq = pr.ascq;
-	assert_int_equal(vb_create_cq(dev, 64, &pr.pscq), 0);
-	pr.prcq = pr.pscq;
-	assert_int_equal(vb_cq_drive(pr.ascq), 0);
-	assert_int_equal(vb_cq_drive(pr.pscq), 0);
+	driven_res(&pr, true);
 	pair_open(&pr);
 	buf_new(&a, pr.apd, 1 << 18, VB_ACCESS_LOCAL_WRITE, 27);
 	buf_new(&p, pr.ppd, 1 << 18, rr, 28);
@@ -364,9 +373,6 @@ void cross_memory_reads(void **state)
 	buf_free(&a);
 	buf_free(&p);
 	pair_close(&pr);
-	assert_int_equal(vb_destroy_cq(pr.ascq), 0);
-	assert_int_equal(vb_destroy_cq(pr.pscq), 0);
-	assert_int_equal(vb_dealloc_pd(pr.apd), 0);
-	assert_int_equal(vb_dealloc_pd(pr.ppd), 0);
+	driven_free(&pr);
 	swap_back(&sw);
 }
