@@ -51,13 +51,15 @@
 #define SOFT_MAX_INLINE	 512
 #define SOFT_MAX_MSG	 (1u << 31) /* largest message, as IB's 2 GiB */
 #define SOFT_MAX_MR_SIZE (1ULL << 46)
-#define SOFT_TX_RING	 16	     /* messages picked for transmission at once */
-#define SOFT_CMA_MAX_SEG 4	     /* segments of a Write copied directly */
-#define SOFT_CMA_MIN	 (16u << 10) /* smaller Writes go through the socket */
-#define SOFT_CMA_MAX	 (64u << 20) /* and larger ones (a copy must not come back short) */
-#define SOFT_RX_BUF	 (64 * 1024)
-#define SOFT_MAX_PENDING 1024	 /* half-open conns per listener */
-#define SOFT_UNIX_PREFIX "unix:" /* host of an AF_UNIX address: "unix:/path" */
+#define SOFT_TX_RING	 16 /* messages picked for transmission at once */
+#define SOFT_CMA_MAX_SEG 4  /* segments of a Write copied directly */
+/* Whether RDMA data of len bytes is copied between the processes (soft_cma.c). */
+#define SOFT_CMA_SIZE_OK(len) ((len) >= SOFT_CMA_MIN && (len) <= SOFT_CMA_MAX)
+#define SOFT_CMA_MIN	      (16u << 10) /* smaller Writes and Reads go through the socket */
+#define SOFT_CMA_MAX	      (64u << 20) /* and larger ones (a copy must not come back short) */
+#define SOFT_RX_BUF	      (64 * 1024)
+#define SOFT_MAX_PENDING      1024    /* half-open conns per listener */
+#define SOFT_UNIX_PREFIX      "unix:" /* host of an AF_UNIX address: "unix:/path" */
 
 /* ---- device, PD, keys (soft_dev.c, soft_mr.c) ---- */
 

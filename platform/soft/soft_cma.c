@@ -218,7 +218,7 @@ uint32_t soft_cma_probe_payload(struct soft_conn *c, uint8_t *out)
 /* See soft.h. */
 void soft_cma_raise(struct soft_conn *c)
 {
-	if (c->cma_word && soft_cma_word_value(c->cma_word) == c->cma_gen)
+	if (c->cma_word)
 		soft_cma_word_raise(c->cma_word);
 }
 

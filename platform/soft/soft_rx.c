@@ -291,8 +291,7 @@ static void write_done(struct soft_conn *c, const struct soft_hdr *h)
 static enum rx_verdict read_start(struct soft_conn *c, const struct soft_hdr *h)
 {
 	/* the initiator asks to copy the data itself, and may (soft_cma.c) */
-	bool pull = (h->flags & SOFT_FLAG_CMA) && c->cma_peer_copies && h->aux >= SOFT_CMA_MIN &&
-		    h->aux <= SOFT_CMA_MAX;
+	bool pull = (h->flags & SOFT_FLAG_CMA) && c->cma_peer_copies && SOFT_CMA_SIZE_OK(h->aux);
 	uint64_t word[2] = {0, 0};
 	struct soft_resp *r;
 	struct soft_mr *mr;
@@ -326,6 +325,17 @@ static enum rx_verdict read_start(struct soft_conn *c, const struct soft_hdr *h)
 	return RX_GO;
 }
 
+/* Our Read w failed here with st (its landing zone, or its copy): the QP to error. */
+static void read_failed(struct soft_conn *c, struct soft_swqe *w, enum vb_wc_status st)
+{
+	if (st == VB_WC_LOC_PROT_ERR)
+		log_err("%s: Read WR %llu: local key or bounds invalid", c->base.peer,
+			(unsigned long long)w->wr_id);
+	w->state = SOFT_WQE_FAILED;
+	w->status = st;
+	soft_qp_error(c, SOFT_ERR_LOCAL, 0, st);
+}
+
 /* The data of our oldest Read on the wire: it must be that Read's, whole; or
  * the grant to copy it ourselves, if we asked for that (soft_cma.c). */
 static enum rx_verdict resp_start(struct soft_conn *c, const struct soft_hdr *h)
@@ -344,8 +354,7 @@ static enum rx_verdict resp_start(struct soft_conn *c, const struct soft_hdr *h)
 	}
 	if (w == NULL || w->seq != h->seq || w->len != (cma ? h->aux : h->len))
 		return proto_err(c, h, "Read response matches no outstanding Read");
-	if (cma && (!c->cma_we_copy || h->len != SOFT_CMA_GRANT_LEN || w->len < SOFT_CMA_MIN ||
-		    w->len > SOFT_CMA_MAX))
+	if (cma && (!c->cma_we_copy || h->len != SOFT_CMA_GRANT_LEN || !SOFT_CMA_SIZE_OK(w->len)))
 		return proto_err(c, h, "a Read's grant we cannot take");
 	soft_sq_progress(c); /* the answer has begun: a long one is not a silent peer */
 	if (cma) {
@@ -355,11 +364,7 @@ static enum rx_verdict resp_start(struct soft_conn *c, const struct soft_hdr *h)
 	}
 	if (soft_keys_local(c->dev, c->base.pd, w->sge, w->num_sge, VB_ACCESS_LOCAL_WRITE, rx->iov,
 			    &rx->niov, rx->mrs, &rx->nmr) != VB_WC_SUCCESS) {
-		log_err("%s: Read WR %llu: local key or bounds invalid", c->base.peer,
-			(unsigned long long)w->wr_id);
-		w->state = SOFT_WQE_FAILED;
-		w->status = VB_WC_LOC_PROT_ERR;
-		soft_qp_error(c, SOFT_ERR_LOCAL, 0, VB_WC_LOC_PROT_ERR);
+		read_failed(c, w, VB_WC_LOC_PROT_ERR);
 		return RX_FAIL;
 	}
 	return RX_GO;
@@ -375,18 +380,12 @@ static bool resp_pull(struct soft_conn *c, struct soft_swqe *w)
 	enum vb_wc_status st = soft_keys_local(c->dev, c->base.pd, w->sge, w->num_sge,
 					       VB_ACCESS_LOCAL_WRITE, iov, &niov, mrs, &nmr);
 
-	if (st != VB_WC_SUCCESS)
-		log_err("%s: Read WR %llu: local key or bounds invalid", c->base.peer,
-			(unsigned long long)w->wr_id);
-	else if (!soft_cma_pull(c, iov, niov, w->remote_addr, w->len, c->rx.cma))
+	if (st == VB_WC_SUCCESS && !soft_cma_pull(c, iov, niov, w->remote_addr, w->len, c->rx.cma))
 		st = VB_WC_REM_ACCESS_ERR;
 	soft_mr_put(c->dev, mrs, nmr);
-	if (st == VB_WC_SUCCESS)
-		return true;
-	w->state = SOFT_WQE_FAILED;
-	w->status = st;
-	soft_qp_error(c, SOFT_ERR_LOCAL, 0, st);
-	return false;
+	if (st != VB_WC_SUCCESS)
+		read_failed(c, w, st);
+	return st == VB_WC_SUCCESS;
 }
 
 /* Our Read's data landed (or we copy it now): complete it (in post order). */

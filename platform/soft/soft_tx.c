@@ -165,8 +165,7 @@ static struct soft_hdr wqe_hdr(const struct soft_swqe *w)
  * itself (soft_cma.c). */
 static bool by_cma(const struct soft_conn *c, uint32_t len, int n)
 {
-	return c->cma_peer_copies && len >= SOFT_CMA_MIN && len <= SOFT_CMA_MAX &&
-	       n <= SOFT_CMA_MAX_SEG;
+	return c->cma_peer_copies && SOFT_CMA_SIZE_OK(len) && n <= SOFT_CMA_MAX_SEG;
 }
 
 /* Make ring message m (header h) carry the list of its data's segments
@@ -201,8 +200,7 @@ static bool pick_wqe(struct soft_conn *c, struct soft_swqe *w, uint32_t idx)
 	}
 	if (st != VB_WC_SUCCESS)
 		goto bad;
-	if (w->opcode == VB_WR_RDMA_READ && c->cma_we_copy && w->len >= SOFT_CMA_MIN &&
-	    w->len <= SOFT_CMA_MAX)
+	if (w->opcode == VB_WR_RDMA_READ && c->cma_we_copy && SOFT_CMA_SIZE_OK(w->len))
 		h.flags |= SOFT_FLAG_CMA; /* we would rather copy the data ourselves */
 	m = tx_add(c, &h, SOFT_TX_WQE);
 	m->wqe = idx;

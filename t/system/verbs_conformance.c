@@ -271,20 +271,28 @@ void post_recv1(struct vb_conn *c, uint64_t id, struct buf *b, size_t off, uint3
 	assert_int_equal(vb_post_recv(c, &wr, NULL), 0);
 }
 
-/* Post one send-side WR over one SGE of b. */
-void post1(struct vb_conn *c, uint64_t id, enum vb_wr_opcode op, struct buf *b, size_t off,
-	   uint32_t len, uint64_t raddr, uint32_t rkey, unsigned flags)
+/* Post one send-side WR over the SGEs s[0..n). */
+void post_sges(struct vb_conn *c, uint64_t id, enum vb_wr_opcode op, struct vb_sge *s, int n,
+	       uint64_t raddr, uint32_t rkey, unsigned flags)
 {
-	struct vb_sge s = sge_of(b, off, len);
 	struct vb_send_wr wr = {.wr_id = id,
-				.sg_list = &s,
-				.num_sge = 1,
+				.sg_list = s,
+				.num_sge = n,
 				.opcode = op,
 				.send_flags = flags,
 				.remote_addr = raddr,
 				.rkey = rkey};
 
 	assert_int_equal(vb_post_send(c, &wr, NULL), 0);
+}
+
+/* Post one send-side WR over one SGE of b. */
+void post1(struct vb_conn *c, uint64_t id, enum vb_wr_opcode op, struct buf *b, size_t off,
+	   uint32_t len, uint64_t raddr, uint32_t rkey, unsigned flags)
+{
+	struct vb_sge s = sge_of(b, off, len);
+
+	post_sges(c, id, op, &s, 1, raddr, rkey, flags);
 }
 
 /* The remote address of offset off in b (VA-based keys). */

@@ -91,6 +91,9 @@ void buf_new(struct buf *b, struct vb_pd *pd, size_t len, unsigned access, unsig
 void buf_free(struct buf *b);
 /* An SGE over [off, off+len) of b. */
 struct vb_sge sge_of(struct buf *b, size_t off, uint32_t len);
+/* Post one send-side WR over the SGEs s[0..n). */
+void post_sges(struct vb_conn *c, uint64_t id, enum vb_wr_opcode op, struct vb_sge *s, int n,
+	       uint64_t raddr, uint32_t rkey, unsigned flags);
 /* Post one Receive, or one send-side WR, over one SGE of b. */
 void post_recv1(struct vb_conn *c, uint64_t id, struct buf *b, size_t off, uint32_t len);
 void post1(struct vb_conn *c, uint64_t id, enum vb_wr_opcode op, struct buf *b, size_t off,

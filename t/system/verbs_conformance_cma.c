@@ -131,15 +131,7 @@ static void swap_back(struct swap *sw)
 static void rdma(struct pair *pr, uint64_t id, enum vb_wr_opcode op, struct vb_sge *s, int n,
 		 uint64_t ra, uint32_t rkey, enum vb_wc_status st)
 {
-	struct vb_send_wr wr = {.wr_id = id,
-				.sg_list = s,
-				.num_sge = n,
-				.opcode = op,
-				.send_flags = VB_SEND_SIGNALED,
-				.remote_addr = ra,
-				.rkey = rkey};
-
-	assert_int_equal(vb_post_send(pr->a, &wr, NULL), 0);
+	post_sges(pr->a, id, op, s, n, ra, rkey, VB_SEND_SIGNALED);
 	expect_wc(pr->ascq, id, st);
 }
 
@@ -339,14 +331,7 @@ void cross_memory_reads(void **state)
 	buf_new(&p, pr.ppd, 1 << 18, rr, 28);
 	/* granted and copied: two segments */
 	struct vb_sge s[2] = {sge_of(&a, 1000, 30000), sge_of(&a, 100000, 40000)};
-	struct vb_send_wr wr = {.wr_id = 1,
-				.sg_list = s,
-				.num_sge = 2,
-				.opcode = VB_WR_RDMA_READ,
-				.send_flags = VB_SEND_SIGNALED,
-				.remote_addr = raddr(&p, 5),
-				.rkey = p.mr->rkey};
-	assert_int_equal(vb_post_send(pr.a, &wr, NULL), 0);
+	post_sges(pr.a, 1, VB_WR_RDMA_READ, s, 2, raddr(&p, 5), p.mr->rkey, VB_SEND_SIGNALED);
 	answer(&pr);
 	expect_wc(pr.ascq, 1, VB_WC_SUCCESS);
 	assert_memory_equal(a.p + 1000, p.p + 5, 30000);

@@ -105,14 +105,7 @@ void rdma_read_sges(void **state)
 	s[0] = sge_of(&dst, 0, 1000);
 	s[1] = sge_of(&dst, 1000 + PAGE, 100000);
 	s[2] = sge_of(&dst, 101000 + 2 * PAGE, SZ - 101000);
-	struct vb_send_wr wr = {.wr_id = 5,
-				.sg_list = s,
-				.num_sge = 3,
-				.opcode = VB_WR_RDMA_READ,
-				.send_flags = VB_SEND_SIGNALED,
-				.remote_addr = raddr(&src, 0),
-				.rkey = src.mr->rkey};
-	assert_int_equal(vb_post_send(pr.a, &wr, NULL), 0);
+	post_sges(pr.a, 5, VB_WR_RDMA_READ, s, 3, raddr(&src, 0), src.mr->rkey, VB_SEND_SIGNALED);
 	expect_wc(pr.ascq, 5, VB_WC_SUCCESS);
 	assert_memory_equal(dst.p, src.p, 1000);
 	assert_memory_equal(dst.p + 1000 + PAGE, src.p + 1000, 100000);
@@ -136,14 +129,8 @@ void rdma_write_sges(void **state)
 	memset(dst.p, 0, dst.len);
 	s[0] = sge_of(&src, 65536, 5000);
 	s[1] = sge_of(&src, 0, 65536);
-	struct vb_send_wr wr = {.wr_id = 6,
-				.sg_list = s,
-				.num_sge = 2,
-				.opcode = VB_WR_RDMA_WRITE,
-				.send_flags = VB_SEND_SIGNALED,
-				.remote_addr = raddr(&dst, 777),
-				.rkey = dst.mr->rkey};
-	assert_int_equal(vb_post_send(pr.a, &wr, NULL), 0);
+	post_sges(pr.a, 6, VB_WR_RDMA_WRITE, s, 2, raddr(&dst, 777), dst.mr->rkey,
+		  VB_SEND_SIGNALED);
 	expect_wc(pr.ascq, 6, VB_WC_SUCCESS);
 	assert_memory_equal(dst.p + 777, src.p + 65536, 5000);
 	assert_memory_equal(dst.p + 777 + 5000, src.p, 65536);
