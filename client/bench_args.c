@@ -27,7 +27,7 @@ static void bench_usage(FILE *f)
 		"  -s SIZE      file size per thread (64m)\n"
 		"  --csv FILE   results as CSV\n"
 		"  --plot FILE  results drawn by gnuplot as PNG\n"
-		"  --verify     check the data of every read\n"
+		"  --verify     write every record's own data, check it in every read\n"
 		"  --hook CMD   run `CMD start|end TEST THREADS RECORD` around each pass\n"
 		"  -q           no progress line\n"
 		"mount options (-o) as for mount; attributes are never cached (but with "
