@@ -218,6 +218,8 @@ static int connect_once(struct nfs3c *c, struct rpc_clnt **out)
 	if (c->p.proto == NFS3C_PROTO_RDMA) {
 		rp.connect_timeout_ms = c->p.connect_timeout_ms;
 		rp.call_timeout_ms = c->p.timeout_ms;
+		rp.region = c->wslab; /* WRITEs go from their records */
+		rp.region_len = c->wslab_len;
 		rc = rr_clnt_create(&rp, c->host, c->port, out);
 	} else {
 		rc = rpc_tcp_clnt_create(c->host, c->port, c->p.connect_timeout_ms, max, out);

@@ -19,6 +19,7 @@
 #define NFS3C_ATTR_BUCKETS   4096
 #define NFS3C_ATTR_CHAIN_MAX 8
 #define NFS3C_FILE_BUCKETS   256
+#define MAX_IO		     (1u << 20) /* the largest transfer size we use */
 
 /* One connection; replaced (never repaired) when it breaks. */
 struct nfs3c_conn {
@@ -40,9 +41,10 @@ struct attr_ent {
 /* Data of a write, shared by the pieces a later overlapping write cut it into. */
 struct wdata {
 	unsigned refs;
-	uint32_t cap;	    /* bytes[] holds this many */
+	uint32_t cap;	    /* bytes holds this many */
 	struct wdata *next; /* in the client's pool of spare buffers */
-	uint8_t bytes[];
+	uint8_t *bytes;	    /* in the slab, or just after this header */
+	int in_slab;
 };
 
 /* One unstable write not yet known to be committed. */
@@ -128,10 +130,15 @@ struct nfs3c {
 	struct nfs3c_file *files[NFS3C_FILE_BUCKETS];
 	size_t dirty; /* uncommitted bytes of all files (atomic) */
 	/* spare wsize buffers for the data of unstable writes (nfs3_clnt_wrec.c),
-	 * at most dirty_max + wsize bytes of them */
+	 * at most dirty_max + wsize bytes of them: the slots of the slab, which
+	 * the RPC/RDMA transport registers (rr_params.region) so that WRITEs go
+	 * from there without a copy, or malloc's if there is no slab */
 	pthread_mutex_t wpool_lock;
 	struct wdata *wpool;
 	size_t wpool_bytes;
+	uint8_t *wslab; /* mapped at mount, its pages touched as they are used */
+	size_t wslab_len;
+	struct wdata *wslots; /* the slab's headers, made once wsize is known */
 
 	uint64_t conn_ids; /* under lock: the last nfs3c_conn.id given */
 
@@ -204,12 +211,20 @@ void nfs3c_files_fini(struct nfs3c *c);
 /* The records of unstable writes (nfs3_clnt_wrec.c); f->lock held for all but
  * the pool's init and fini. */
 void nfs3c_wpool_init(struct nfs3c *c);
+/* Once wsize is known (after FSINFO): the slab's slots. */
+void nfs3c_wpool_carve(struct nfs3c *c);
 void nfs3c_wpool_fini(struct nfs3c *c);
+/* A copy of len bytes at data for a record, one reference; NULL: no memory.
+ * An unstable WRITE is sent from it: in the slab, without another copy. */
+struct wdata *nfs3c_wdata_copy(struct nfs3c *c, const void *data, uint32_t len);
+/* Drop a reference (f->lock held, or the only one). */
+void nfs3c_wdata_put(struct nfs3c *c, struct wdata *d);
 /* A WRITE of [off, off + len) was acknowledged with verf: remember it if
  * unstable, cutting older records it covers; *stale: some record was written
- * under another verifier than this one. */
+ * under another verifier than this one. The record holds d, the data's copy
+ * (the reference is taken over; NULL: data is copied now). */
 int nfs3c_record(struct nfs3c *c, struct nfs3c_file *f, uint64_t off, const void *data,
-		 uint32_t len, int unstable, const uint8_t *verf, int *stale);
+		 struct wdata *d, uint32_t len, int unstable, const uint8_t *verf, int *stale);
 /* Unlink and free r. */
 void nfs3c_rec_drop(struct nfs3c *c, struct nfs3c_file *f, struct wrec *r);
 /* f's latest verifier; a change may leave records stale. */

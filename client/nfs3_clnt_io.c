@@ -257,14 +257,23 @@ int nfs3c_write(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_file *f
 	}
 	while (done < len && rc == 0) {
 		uint32_t piece = len - done > c->wsize ? c->wsize : (uint32_t)(len - done), n = 0;
+		const uint8_t *data = (const uint8_t *)buf + done;
 		stable_how committed = how;
+		struct wdata *d = NULL;
 
+		/* unstable data is copied once, into its record, and sent from there */
+		if (how == UNSTABLE && !(d = nfs3c_wdata_copy(c, data, piece))) {
+			rc = -ENOMEM;
+			break;
+		}
 		pthread_rwlock_rdlock(&f->io);
-		rc = write_once(c, cr, &f->fh, off + done, (const uint8_t *)buf + done, piece, how,
-				&n, &committed, verf);
+		rc = write_once(c, cr, &f->fh, off + done, d ? d->bytes : data, piece, how, &n,
+				&committed, verf);
 		if (rc == 0)
-			rc = nfs3c_record(c, f, off + done, (const uint8_t *)buf + done, n,
-					  committed == UNSTABLE, verf, &stale);
+			rc = nfs3c_record(c, f, off + done, data, d, n, committed == UNSTABLE, verf,
+					  &stale);
+		else
+			nfs3c_wdata_put(c, d);
 		pthread_rwlock_unlock(&f->io);
 		if (rc == 0 && stale) {
 			nfs3c_stat_add(&c->st.verf_changes, 1);

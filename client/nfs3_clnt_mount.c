@@ -18,7 +18,6 @@
 #include "common/rpc/rpc_tcp.h"
 #include "common/nfs/nfs_prog.h"
 
-#define MAX_IO		  (1u << 20)
 #define MIN_IO		  4096u /* the smallest transfer size we use */
 #define RPCBIND_PORT	  "111"
 #define RPCBIND_TIMEOUT	  3000
@@ -428,6 +427,7 @@ int nfs3c_mount(const struct nfs3c_params *p, struct nfs3c **out, char *err, siz
 		client_free(c);
 		return rc;
 	}
+	nfs3c_wpool_carve(c);
 	c->mounted = 1;
 	log_info("mounted %s:%s over %s: rsize %u wsize %u", c->host, c->export,
 		 c->p.proto == NFS3C_PROTO_RDMA ? "rdma" : "tcp", c->rsize, c->wsize);

@@ -5,10 +5,14 @@
  * writes cover them; the copies of their data in buffers that a pool keeps
  * for the next writes (a fresh buffer costs a page fault and the zeroing of
  * every page it touches: a quarter of the client's CPU for 1 MiB writes).
+ * The pool's wsize buffers are the slots of one slab mapped at mount, which
+ * the RPC/RDMA transport registers: an unstable WRITE is sent from its
+ * record's copy, the only copy the client makes of it.
  */
 #include <search.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "client/nfs3_clnt_int.h"
 
@@ -21,6 +25,29 @@ static void dirty_add(struct nfs3c *c, struct nfs3c_file *f, int64_t n)
 	while (now > peak && !__atomic_compare_exchange_n(&c->st.dirty_peak, &peak, now, 0,
 							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
+}
+
+/* See nfs3_clnt_int.h: as many slots as the records can fill at once
+ * (dirty_max and the write that went past it). */
+void nfs3c_wpool_carve(struct nfs3c *c)
+{
+	size_t n = (c->p.dirty_max + c->wsize) / c->wsize;
+
+	if (n > c->wslab_len / c->wsize)
+		n = c->wslab_len / c->wsize;
+
+	if (!c->wslab || !(c->wslots = calloc(n, sizeof(*c->wslots))))
+		return; /* malloc's buffers */
+	for (size_t i = 0; i < n; i++) {
+		struct wdata *d = &c->wslots[i];
+
+		d->cap = c->wsize;
+		d->bytes = c->wslab + i * c->wsize;
+		d->in_slab = 1;
+		d->next = c->wpool;
+		c->wpool = d;
+		c->wpool_bytes += d->cap;
+	}
 }
 
 /* Data for a write of len bytes, one reference: a spare buffer of the pool
@@ -40,7 +67,7 @@ static struct wdata *wdata_get(struct nfs3c *c, uint32_t len)
 		pthread_mutex_unlock(&c->wpool_lock);
 	}
 	if (!d && (d = malloc(sizeof(*d) + cap)) != NULL) {
-		d->cap = cap;
+		*d = (struct wdata){.cap = cap, .bytes = (uint8_t *)(d + 1)};
 		nfs3c_stat_add(&c->st.wbufs_made, 1);
 	}
 	if (d)
@@ -48,16 +75,17 @@ static struct wdata *wdata_get(struct nfs3c *c, uint32_t len)
 	return d;
 }
 
-/* Drop a reference to shared write data; the last one gives a wsize buffer
- * to the pool, which keeps as many as the records can hold at once (dirty_max
- * and the write that went past it). f->lock held. */
-static void wdata_put(struct nfs3c *c, struct wdata *d)
+/* See nfs3_clnt_int.h: the last reference gives a slot back to the slab, or
+ * (without a slab) a wsize buffer to the pool, which keeps as many as the
+ * records can hold at once (dirty_max and the write that went past it). */
+void nfs3c_wdata_put(struct nfs3c *c, struct wdata *d)
 {
 	if (!d || --d->refs)
 		return;
 	if (d->cap == c->wsize) {
 		pthread_mutex_lock(&c->wpool_lock);
-		if (c->wpool_bytes + d->cap <= c->p.dirty_max + c->wsize) {
+		if (d->in_slab ||
+		    (!c->wslots && c->wpool_bytes + d->cap <= c->p.dirty_max + c->wsize)) {
 			d->next = c->wpool;
 			c->wpool = d;
 			c->wpool_bytes += d->cap;
@@ -69,20 +97,43 @@ static void wdata_put(struct nfs3c *c, struct wdata *d)
 }
 
 /* See nfs3_clnt_int.h. */
-void nfs3c_wpool_init(struct nfs3c *c)
+struct wdata *nfs3c_wdata_copy(struct nfs3c *c, const void *data, uint32_t len)
 {
-	pthread_mutex_init(&c->wpool_lock, NULL);
+	struct wdata *d = wdata_get(c, len);
+
+	if (d)
+		memcpy(d->bytes, data, len);
+	return d;
 }
 
-/* See nfs3_clnt_int.h. */
+/* See nfs3_clnt_int.h: the slab is only reserved here (dirty_max and one
+ * write past it, 1 MiB at most); its pages are touched as slots are used. */
+void nfs3c_wpool_init(struct nfs3c *c)
+{
+	size_t len = c->p.dirty_max + MAX_IO;
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	pthread_mutex_init(&c->wpool_lock, NULL);
+	if (m != MAP_FAILED) {
+		c->wslab = m;
+		c->wslab_len = len;
+	}
+}
+
+/* See nfs3_clnt_int.h; after the last connection is gone. */
 void nfs3c_wpool_fini(struct nfs3c *c)
 {
 	while (c->wpool) {
 		struct wdata *d = c->wpool;
 
 		c->wpool = d->next;
-		free(d);
+		if (!d->in_slab)
+			free(d);
 	}
+	free(c->wslots);
+	if (c->wslab)
+		munmap(c->wslab, c->wslab_len);
 	pthread_mutex_destroy(&c->wpool_lock);
 }
 
@@ -127,7 +178,7 @@ void nfs3c_rec_drop(struct nfs3c *c, struct nfs3c_file *f, struct wrec *r)
 	if (r->next)
 		r->next->prev = r->prev;
 	dirty_add(c, f, -(int64_t)r->len);
-	wdata_put(c, r->buf);
+	nfs3c_wdata_put(c, r->buf);
 	free(r);
 	if (!f->recs)
 		f->recs_end = 0;
@@ -203,23 +254,22 @@ int nfs3c_any_stale(struct nfs3c_file *f)
 	return 0;
 }
 
-/* A WRITE of [off, off + len) was acknowledged: remember it if unstable. */
+/* See nfs3_clnt_int.h. */
 int nfs3c_record(struct nfs3c *c, struct nfs3c_file *f, uint64_t off, const void *data,
-		 uint32_t len, int unstable, const uint8_t *verf, int *stale)
+		 struct wdata *d, uint32_t len, int unstable, const uint8_t *verf, int *stale)
 {
 	struct wrec *r = NULL;
 	int rc;
 
 	if (unstable) {
-		r = calloc(1, sizeof(*r));
-		if (r && !(r->buf = wdata_get(c, len))) {
-			free(r);
-			r = NULL;
-		}
+		if (!d)
+			d = nfs3c_wdata_copy(c, data, len);
+		if (d && !(r = calloc(1, sizeof(*r))))
+			nfs3c_wdata_put(c, d);
 		if (!r)
 			return -ENOMEM;
-		memcpy(r->buf->bytes, data, len);
-		r->data = r->buf->bytes;
+		r->buf = d;
+		r->data = d->bytes;
 		r->off = off;
 		r->len = len;
 		memcpy(r->verf, verf, NFS3_WRITEVERFSIZE);
@@ -235,8 +285,10 @@ int nfs3c_record(struct nfs3c *c, struct nfs3c_file *f, uint64_t off, const void
 	*stale = nfs3c_any_stale(f);
 	pthread_mutex_unlock(&f->lock);
 	if (r) {
-		wdata_put(c, r->buf);
+		nfs3c_wdata_put(c, r->buf);
 		free(r);
+	} else if (d && !unstable) {
+		nfs3c_wdata_put(c, d); /* written stably: nothing to remember */
 	}
 	return rc;
 }

@@ -55,7 +55,8 @@ struct rr_params {
 	uint32_t done_deadline_ms;	/* Read-Read: exposed buffers live at most this long */
 	uint32_t op_deadline_ms;	/* server: a pull's Reads or a reply's Send, at most */
 	size_t exposed_max;		/* Read-Read: exposed bytes per connection */
-	size_t mem_budget;		/* server: registered memory shared by all connections */
+	size_t mem_budget;		/* registered memory: all of a server's connections,
+					   a client's arena and region */
 	unsigned max_conns;		/* server: connections at once; 0: no limit */
 	unsigned max_conns_per_addr;	/* server: from one address; 0: no limit */
 	uint32_t idle_ms;		/* server: close a connection idle this long; 0: never */
@@ -64,6 +65,12 @@ struct rr_params {
 	int caller_polls;		/* client: a waiting caller polls the CQ when nobody does */
 	unsigned spin_us;		/* server: its loop, client: a polling caller, spins this
 					   long before sleeping for completions */
+	/* client, fastreg/allphys: memory of the caller's that outlives the
+	 * transport (a mount's write records), registered as the arena is when
+	 * the two fit in mem_budget; data in it is exposed where it is, not
+	 * copied */
+	void *region;
+	size_t region_len;
 };
 
 /* The transport's parameters from a configuration (rpcrdma_config.c): its
@@ -87,6 +94,8 @@ struct rr_stats {
 	uint64_t bytes_rdma_read;  /* bytes this side pulled with RDMA Read */
 	uint64_t bytes_rdma_write; /* bytes this side pushed with RDMA Write */
 	uint64_t bytes_exposed;	   /* bytes the peer pulled from us (Read-Read / read chunks) */
+	uint64_t bytes_in_place;   /* client: of which exposed where the caller had them
+				      (rr_params.region), not copied */
 	uint64_t regs, deregs;	   /* registrations made and undone */
 	uint64_t reg_ns, dereg_ns; /* time spent in them */
 	uint64_t binds;		   /* memory-window bindings */

@@ -31,7 +31,8 @@ static int add_buf(struct cslot *s, struct rr_buf *b)
 	return 0;
 }
 
-/* A buffer the server can reach, holding a copy of data (or data itself, zerocopy). */
+/* A buffer the server can reach, holding a copy of data, or data itself
+ * (zerocopy, or data in the caller's region). */
 static struct rr_buf *expose_data(struct cslot *s, void *data, size_t len, int copy)
 {
 	struct rr_clnt *cl = s->cl;
@@ -41,6 +42,12 @@ static struct rr_buf *expose_data(struct cslot *s, void *data, size_t len, int c
 	if (rr_reg_kind(reg) == RR_REG_ZEROCOPY) {
 		if (rr_buf_wrap(reg, data, len, &b) != 0)
 			return NULL;
+	} else if (rr_buf_in_region(reg, data, len, &b) == 0) {
+		if (expose(s, b) != 0) {
+			rr_buf_put(reg, b);
+			return NULL;
+		}
+		rr_stat_add(&cl->conn->st.bytes_in_place, (int64_t)len);
 	} else {
 		if (rr_buf_get(reg, len, RR_GET_EXPOSE, &b) != 0)
 			return NULL;

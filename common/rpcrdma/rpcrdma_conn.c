@@ -422,6 +422,7 @@ void rr_stats_print(const struct rr_stats *s, const char *prefix, FILE *f)
 	P(bytes_rdma_read);
 	P(bytes_rdma_write);
 	P(bytes_exposed);
+	P(bytes_in_place);
 	P(regs);
 	P(deregs);
 	P(reg_ns);

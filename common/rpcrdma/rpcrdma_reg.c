@@ -170,6 +170,7 @@ int reg_arena_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_bu
 			b->len = reg_class_size(c);
 			b->cls = c;
 			b->lkey = r->arena_mr->lkey;
+			b->base = r->arena_mr;
 			b->reg_done = 1;
 			r->arena_used += b->len;
 			break;
@@ -194,6 +195,29 @@ void reg_arena_put(struct rr_reg_ctx *r, struct rr_buf *b)
 	r->free[0][b->cls] = b;
 	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->lock);
+}
+
+/* The caller's region, registered as the arena is (with an arena only: the
+ * other strategies copy into buffers of their own), if the arena and it fit
+ * in the registered memory budget. Without it, data in the region is copied
+ * like any other. */
+static void region_register(struct rr_reg_ctx *r)
+{
+	int rc;
+
+	if (!r->p.region || !r->p.region_len || !r->arena_mr)
+		return;
+	if (r->p.mem_budget && r->arena_size + r->p.region_len > r->p.mem_budget) {
+		log_notice("the write records (%zu bytes) and the arena (%zu) are more than the "
+			   "registered memory budget (%zu): their data is copied to be sent",
+			   r->p.region_len, r->arena_size, r->p.mem_budget);
+		return;
+	}
+	rc = reg_do(r, r->p.region, r->p.region_len, r->arena_mr->access, &r->region_mr);
+	if (rc)
+		log_notice("cannot register %zu bytes of write records (%s): their data is "
+			   "copied to be sent",
+			   r->p.region_len, strerror(-rc));
 }
 
 /* ---- the interface ---- */
@@ -222,6 +246,7 @@ int rr_reg_create(struct vb_pd *pd, const struct rr_params *p, unsigned remote_r
 		rr_reg_destroy(r);
 		return rc;
 	}
+	region_register(r);
 	*out = r;
 	return 0;
 }
@@ -248,6 +273,8 @@ void rr_reg_destroy(struct rr_reg_ctx *r)
 	for (unsigned i = 0; i < r->nmw_free; i++)
 		vb_dealloc_mw(r->mws[i]);
 	free(r->mws);
+	if (r->region_mr)
+		reg_undo(r, r->region_mr);
 	if (r->arena_mr)
 		reg_undo(r, r->arena_mr);
 	free(r->arena);
@@ -328,6 +355,26 @@ int rr_buf_wrap(struct rr_reg_ctx *r, void *addr, size_t len, struct rr_buf **ou
 	b->lkey = b->mr->lkey;
 	b->rkey = b->mr->rkey;
 	b->exposed = 1;
+	*out = b;
+	return 0;
+}
+
+int rr_buf_in_region(struct rr_reg_ctx *r, void *addr, size_t len, struct rr_buf **out)
+{
+	uintptr_t a = (uintptr_t)addr, base = (uintptr_t)r->p.region;
+	struct rr_buf *b;
+
+	if (!r->region_mr || len == 0 || a < base || a - base > r->p.region_len ||
+	    len > r->p.region_len - (a - base))
+		return -ENOENT;
+	if (!(b = calloc(1, sizeof(*b))))
+		return -ENOMEM;
+	b->addr = addr;
+	b->len = len;
+	b->wrapped = 1; /* the caller's memory: put frees only b */
+	b->base = r->region_mr;
+	b->lkey = r->region_mr->lkey;
+	b->reg_done = 1;
 	*out = b;
 	return 0;
 }

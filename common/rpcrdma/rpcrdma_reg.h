@@ -46,12 +46,13 @@ struct rr_buf {
 	uint32_t rkey; /* valid while exposed */
 	int exposed;
 	/* the strategy's */
-	struct vb_mr *mr; /* own registration (dynamic, cache, zerocopy) */
-	struct vb_mw *mw; /* window (fastreg, while exposed) */
-	int cls;	  /* size class (cache, arenas) */
-	int remote;	  /* registered with remote rights (cache) */
-	int wrapped;	  /* zerocopy: the memory is the caller's */
-	int reg_rc;	  /* async registration result, valid when reg_done */
+	struct vb_mr *mr;   /* own registration (dynamic, cache, zerocopy) */
+	struct vb_mw *mw;   /* window (fastreg, while exposed) */
+	struct vb_mr *base; /* the registration it lies in (arena, region) */
+	int cls;	    /* size class (cache, arenas) */
+	int remote;	    /* registered with remote rights (cache) */
+	int wrapped;	    /* the memory is the caller's (zerocopy, region) */
+	int reg_rc;	    /* async registration result, valid when reg_done */
 	int reg_done;
 	struct rr_buf *next;
 	struct rr_reg_ctx *owner; /* and its job, for a background registration */
@@ -80,6 +81,9 @@ void rr_buf_unexpose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *
 void rr_buf_put(struct rr_reg_ctx *r, struct rr_buf *b);
 /* zerocopy: register the caller's memory [addr, addr+len) for exposure. */
 int rr_buf_wrap(struct rr_reg_ctx *r, void *addr, size_t len, struct rr_buf **out);
+/* [addr, addr+len) inside rr_params.region, as a buffer to expose like one of
+ * the arena's (no copy, nothing registered); -ENOENT if it is not there. */
+int rr_buf_in_region(struct rr_reg_ctx *r, void *addr, size_t len, struct rr_buf **out);
 enum rr_reg rr_reg_kind(const struct rr_reg_ctx *r);
 /* Whether b can be exposed: registered with remote rights, or in an arena. */
 int rr_buf_exposable(const struct rr_reg_ctx *r, const struct rr_buf *b);

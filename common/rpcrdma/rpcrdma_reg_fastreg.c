@@ -49,7 +49,7 @@ static int window_bind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf
 	pthread_mutex_unlock(&r->lock);
 	if (!mw)
 		return -EAGAIN;
-	rc = vb_bind_mw(conn, mw, r->arena_mr, b->addr, b->len, r->remote_rights, 0, 0);
+	rc = vb_bind_mw(conn, mw, b->base, b->addr, b->len, r->remote_rights, 0, 0);
 	if (rc) {
 		pthread_mutex_lock(&r->lock);
 		r->mws[r->nmw_free++] = mw;
@@ -68,7 +68,7 @@ static void window_unbind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_
 {
 	struct vb_mw *mw = b->mw;
 
-	if (!conn || vb_bind_mw(conn, mw, r->arena_mr, b->addr, 0, 0, 0, 0) != 0) {
+	if (!conn || vb_bind_mw(conn, mw, b->base, b->addr, 0, 0, 0, 0) != 0) {
 		vb_dealloc_mw(mw);
 		if (vb_alloc_mw(r->pd, &mw) != 0) {
 			log_err("cannot replace a memory window; the pool shrinks");

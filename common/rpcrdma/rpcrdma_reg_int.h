@@ -31,6 +31,7 @@ struct rr_reg_ctx {
 	uint8_t *arena; /* fastreg, allphys */
 	size_t arena_size, arena_used;
 	struct vb_mr *arena_mr;
+	struct vb_mr *region_mr; /* rr_params.region, registered as the arena */
 
 	struct vb_mw **mws; /* fastreg: free windows */
 	unsigned nmws, nmw_free;

@@ -246,6 +246,67 @@ static void fastreg_binds_per_exposure(void **state)
 	rrt_server_stop(&t);
 }
 
+/* Data that lies in the client's region (rr_params.region: a mount's write
+ * records) is sent from where it is with fastreg and allphys, and arrives
+ * right; data elsewhere, every strategy without an arena, and a region past
+ * the registered memory budget copy. */
+static void region_sent_in_place(void **state)
+{
+	const enum rr_reg regs[] = {RR_REG_FASTREG, RR_REG_ALLPHYS, RR_REG_CACHE, RR_REG_ZEROCOPY};
+	const size_t len = 1 << 20, rlen = 4 << 20;
+	char *region = malloc(rlen), *outside = malloc(len);
+	struct rrt_server t;
+
+	assert_non_null(region);
+	assert_non_null(outside);
+	assert_int_equal(rrt_server_start(&t, RR_MODE_READ_WRITE, RR_REG_CACHE, 0), 0);
+	for (size_t i = 0; i < sizeof(regs) / sizeof(regs[0]); i++) {
+		int arena = regs[i] == RR_REG_FASTREG || regs[i] == RR_REG_ALLPHYS;
+		struct rpc_clnt *c;
+		struct rr_params p;
+		struct rr_stats st;
+
+		rrt_params(&p, RR_MODE_READ_WRITE, regs[i]);
+		p.trusted_peers = regs[i] == RR_REG_ALLPHYS;
+		p.region = region;
+		p.region_len = rlen;
+		assert_int_equal(rrt_client_p(&t, &p, 0, &c), 0);
+		/* a Read chunk from inside the region, one ending at its end, one outside */
+		assert_int_equal(rrt_put_from(c, 7, len, region + 4096), 0);
+		assert_int_equal(rrt_put_from(c, 8, len, region + rlen - len), 0);
+		assert_int_equal(rrt_put_from(c, 9, len, outside), 0);
+		rr_clnt_get_stats(c, &st);
+		print_message("# %s: %llu bytes sent in place, %llu exposed\n",
+			      rr_reg_name(regs[i]), (unsigned long long)st.bytes_in_place,
+			      (unsigned long long)st.bytes_exposed);
+		assert_int_equal(st.bytes_exposed, 3 * len);
+		assert_int_equal(st.bytes_in_place, arena ? 2 * len : 0);
+		/* what was exposed in place is no longer reachable after the call */
+		if (regs[i] == RR_REG_FASTREG)
+			assert_int_equal(st.remote_regs_now, 0);
+		rpc_clnt_destroy(c);
+	}
+	/* a region that does not fit in the budget with the arena is copied */
+	{
+		struct rpc_clnt *c;
+		struct rr_params p;
+		struct rr_stats st;
+
+		rrt_params(&p, RR_MODE_READ_WRITE, RR_REG_FASTREG);
+		p.region = region;
+		p.region_len = rlen;
+		p.mem_budget = p.arena_size + rlen - 1;
+		assert_int_equal(rrt_client_p(&t, &p, 0, &c), 0);
+		assert_int_equal(rrt_put_from(c, 10, len, region), 0);
+		rr_clnt_get_stats(c, &st);
+		assert_int_equal(st.bytes_in_place, 0);
+		rpc_clnt_destroy(c);
+	}
+	rrt_server_stop(&t);
+	free(region);
+	free(outside);
+}
+
 /* On a device without memory windows, fastreg registers per I/O instead
  * (dynamic on the server, zerocopy on the client), with the same results. */
 static void fastreg_without_windows(void **state)
@@ -651,6 +712,7 @@ int main(void)
 		cmocka_unit_test(cache_watermarks),
 		cmocka_unit_test(fastreg_binds_per_exposure),
 		cmocka_unit_test(fastreg_without_windows),
+		cmocka_unit_test(region_sent_in_place),
 		cmocka_unit_test(budget_shrinks_grants),
 		cmocka_unit_test(connection_limits),
 		cmocka_unit_test(refused_before_pulling),

@@ -115,6 +115,11 @@ int rrt_client_p(struct rrt_server *t, const struct rr_params *p, int with_key,
 
 int rrt_put(struct rpc_clnt *c, uint32_t seed, size_t len)
 {
+	return rrt_put_from(c, seed, len, NULL);
+}
+
+int rrt_put_from(struct rpc_clnt *c, uint32_t seed, size_t len, char *buf)
+{
 	struct bulk_put_args a = {.seed = seed, .data.len = (u_int)len};
 	struct bulk_sum s = {0};
 	struct rpc_call call = {.prog = BULKPROG,
@@ -126,7 +131,7 @@ int rrt_put(struct rpc_clnt *c, uint32_t seed, size_t len)
 				.res = &s};
 	int rc;
 
-	a.data.data = malloc(len ? len : 1);
+	a.data.data = buf ? buf : malloc(len ? len : 1);
 	bulk_fill(a.data.data, len, seed);
 	rc = rpc_clnt_call(c, &call);
 	if (rc == 0) {
@@ -134,7 +139,8 @@ int rrt_put(struct rpc_clnt *c, uint32_t seed, size_t len)
 			rc = -EILSEQ;
 		rpc_clnt_free_res(c, &call);
 	}
-	free(a.data.data);
+	if (!buf)
+		free(a.data.data);
 	return rc;
 }
 

@@ -30,6 +30,8 @@ int rrt_client_p(struct rrt_server *t, const struct rr_params *p, int with_key,
 		 struct rpc_clnt **out);
 /* Bulk calls; 0, -errno from the call, or -EILSEQ when the content is wrong. */
 int rrt_put(struct rpc_clnt *c, uint32_t seed, size_t len);
+/* rrt_put with the data filled in and sent from buf (len bytes). */
+int rrt_put_from(struct rpc_clnt *c, uint32_t seed, size_t len, char *buf);
 int rrt_get(struct rpc_clnt *c, uint32_t seed, size_t len);
 int rrt_big(struct rpc_clnt *c, u_int n);
 int rrt_sum(struct rpc_clnt *c, size_t len);
