@@ -9,12 +9,13 @@
 
 #include "rpcrdma_clnt.h"
 
-/* Expose b to the server, unless the connection is going. */
-static int expose(struct cslot *s, struct rr_buf *b)
+/* Expose b to the server, unless the connection is going; flags as
+ * rr_buf_expose's. */
+static int expose(struct cslot *s, struct rr_buf *b, unsigned flags)
 {
 	struct rr_conn *c = s->cl->conn;
 	struct vb_conn *vc = rr_conn_enter(c);
-	int rc = rr_buf_expose(s->cl->ep->reg, vc, b, 0);
+	int rc = rr_buf_expose(s->cl->ep->reg, vc, b, flags);
 
 	if (vc)
 		rr_conn_leave(c);
@@ -32,9 +33,12 @@ static int add_buf(struct cslot *s, struct rr_buf *b)
 }
 
 /* A buffer the server can reach, holding a copy of data, or data itself
- * (zerocopy, or data in the caller's region). */
-static struct rr_buf *expose_data(struct cslot *s, void *data, size_t len, int copy)
+ * (zerocopy, or data in the caller's region). arg: an argument (a Read
+ * chunk), which the server may only read, is copied there; else results are
+ * to come there. */
+static struct rr_buf *expose_data(struct cslot *s, void *data, size_t len, int arg)
 {
+	unsigned flags = arg ? RR_EXPOSE_READ_ONLY : 0;
 	struct rr_clnt *cl = s->cl;
 	struct rr_reg_ctx *reg = cl->ep->reg;
 	struct rr_buf *b;
@@ -43,7 +47,7 @@ static struct rr_buf *expose_data(struct cslot *s, void *data, size_t len, int c
 		if (rr_buf_wrap(reg, data, len, &b) != 0)
 			return NULL;
 	} else if (rr_buf_in_region(reg, data, len, &b) == 0) {
-		if (expose(s, b) != 0) {
+		if (expose(s, b, flags) != 0) {
 			rr_buf_put(reg, b);
 			return NULL;
 		}
@@ -51,9 +55,9 @@ static struct rr_buf *expose_data(struct cslot *s, void *data, size_t len, int c
 	} else {
 		if (rr_buf_get(reg, len, RR_GET_EXPOSE, &b) != 0)
 			return NULL;
-		if (copy)
+		if (arg)
 			memcpy(b->addr, data, len);
-		if (expose(s, b) != 0) {
+		if (expose(s, b, flags) != 0) {
 			rr_buf_put(reg, b);
 			return NULL;
 		}
@@ -61,15 +65,16 @@ static struct rr_buf *expose_data(struct cslot *s, void *data, size_t len, int c
 	return add_buf(s, b) == 0 ? b : NULL;
 }
 
-/* A buffer of our own that the server can reach (Reply chunk, long call). */
-static struct rr_buf *own_exposed(struct cslot *s, size_t len)
+/* A buffer of our own that the server can reach (Reply chunk; a long call,
+ * RR_EXPOSE_READ_ONLY). */
+static struct rr_buf *own_exposed(struct cslot *s, size_t len, unsigned flags)
 {
 	struct rr_reg_ctx *reg = s->cl->ep->reg;
 	struct rr_buf *b;
 
 	if (rr_buf_get(reg, len, RR_GET_EXPOSE, &b) != 0)
 		return NULL;
-	if (expose(s, b) != 0) {
+	if (expose(s, b, flags) != 0) {
 		rr_buf_put(reg, b);
 		return NULL;
 	}
@@ -157,7 +162,7 @@ int rrc_encode_call(struct cslot *s, struct clnt_ddp *cd)
 			return len;
 	}
 	/* a long call: the whole message in a Position-Zero Read chunk */
-	if (!(lb = own_exposed(s, long_cap)))
+	if (!(lb = own_exposed(s, long_cap, RR_EXPOSE_READ_ONLY)))
 		return -ENOMEM;
 	*cd = (struct clnt_ddp){
 		.base.ops = &rrc_ddp_ops, .s = s, .cap = long_cap, .force_chunks = 1};
@@ -195,7 +200,7 @@ int rrc_offer_chunks(struct cslot *s)
 	if (call->reply_hint + 256 > room) {
 		uint32_t len = call->reply_hint + 1024;
 
-		if (!(b = own_exposed(s, len)))
+		if (!(b = own_exposed(s, len, 0)))
 			return -ENOMEM;
 		s->rbuf = b;
 		s->h->has_reply = true;

@@ -37,6 +37,8 @@ enum rr_get_flags {
 	RR_GET_EXPOSE = 1 << 1, /* the buffer will be exposed: register with the remote rights now
 				  (dynamic, cache) */
 	RR_GET_NOWAIT = 1 << 2, /* fail at once rather than wait for arena space (event loops) */
+	RR_EXPOSE_READ_ONLY = 1 << 3, /* rr_buf_expose: the peer may only read it (a window's
+					 rights; keys of a whole registration keep theirs) */
 };
 
 struct rr_buf {
@@ -72,7 +74,8 @@ int rr_buf_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf *
 int rr_buf_wait(struct rr_reg_ctx *r, struct rr_buf *b);
 /* Make b reachable by the peer of conn with the remote rights (sets b->rkey);
  * conn NULL (the connection is going) fails with -ECONNRESET. flags may hold
- * RR_GET_NOWAIT: fail with -EAGAIN rather than wait for a free window. */
+ * RR_GET_NOWAIT: fail with -EAGAIN rather than wait for a free window, and
+ * RR_EXPOSE_READ_ONLY. */
 int rr_buf_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, unsigned flags);
 /* End the exposure now: the key stops working at once (unless allphys/cache,
  * whose keys outlive the I/O by design). conn may be NULL once the connection

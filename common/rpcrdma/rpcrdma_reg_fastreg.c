@@ -34,6 +34,8 @@ static int windows_create(struct rr_reg_ctx *r)
 static int window_bind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, unsigned flags)
 {
 	struct timespec deadline = clock_deadline(CLOCK_REALTIME, ARENA_WAIT_S * 1000L);
+	unsigned rights = flags & RR_EXPOSE_READ_ONLY ? r->remote_rights & VB_ACCESS_REMOTE_READ
+						      : r->remote_rights;
 	struct vb_mw *mw = NULL;
 	int rc;
 
@@ -49,7 +51,7 @@ static int window_bind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf
 	pthread_mutex_unlock(&r->lock);
 	if (!mw)
 		return -EAGAIN;
-	rc = vb_bind_mw(conn, mw, b->base, b->addr, b->len, r->remote_rights, 0, 0);
+	rc = vb_bind_mw(conn, mw, b->base, b->addr, b->len, rights, 0, 0);
 	if (rc) {
 		pthread_mutex_lock(&r->lock);
 		r->mws[r->nmw_free++] = mw;
