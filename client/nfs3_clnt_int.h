@@ -19,7 +19,7 @@
 #define NFS3C_ATTR_BUCKETS   4096
 #define NFS3C_ATTR_CHAIN_MAX 8
 #define NFS3C_FILE_BUCKETS   256
-#define MAX_IO		     (1u << 20) /* the largest transfer size we use */
+#define NFS3C_MAX_IO	     (1u << 20) /* the largest transfer size we use */
 
 /* One connection; replaced (never repaired) when it breaks. */
 struct nfs3c_conn {
@@ -136,7 +136,7 @@ struct nfs3c {
 	pthread_mutex_t wpool_lock;
 	struct wdata *wpool;
 	size_t wpool_bytes;
-	uint8_t *wslab; /* mapped at mount, its pages touched as they are used */
+	uint8_t *wslab; /* mapped at mount; pinned whole where a connection registers it */
 	size_t wslab_len;
 	struct wdata *wslots; /* the slab's headers, made once wsize is known */
 

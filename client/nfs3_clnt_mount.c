@@ -241,8 +241,8 @@ static uint32_t pick_size(uint32_t asked, uint32_t pref, uint32_t max, uint32_t 
 		max = 32768;
 	if (max < MIN_IO)
 		max = MIN_IO;
-	if (max > MAX_IO)
-		max = MAX_IO;
+	if (max > NFS3C_MAX_IO)
+		max = NFS3C_MAX_IO;
 	if (xprt_max && max > xprt_max)
 		max = xprt_max;
 	v = asked ? asked : (pref ? pref : max);
@@ -395,7 +395,7 @@ static struct nfs3c *client_new(const struct nfs3c_params *p)
 	pthread_condattr_destroy(&ca);
 	nfs3c_attr_init(c);
 	nfs3c_wpool_init(c);
-	c->rsize = c->wsize = MAX_IO;
+	c->rsize = c->wsize = NFS3C_MAX_IO;
 	if (!c->export || (p->mountport && !c->mountport) ||
 	    (p->ordma && p->proto == NFS3C_PROTO_RDMA && nfs3c_ordma_init(c) != 0)) {
 		client_free(c);

@@ -76,16 +76,16 @@ static struct wdata *wdata_get(struct nfs3c *c, uint32_t len)
 }
 
 /* See nfs3_clnt_int.h: the last reference gives a slot back to the slab, or
- * (without a slab) a wsize buffer to the pool, which keeps as many as the
- * records can hold at once (dirty_max and the write that went past it). */
+ * a malloc'd wsize buffer (no slab, or every slot was in use) to the pool,
+ * which keeps as many as the records can hold at once (dirty_max and the
+ * write that went past it). */
 void nfs3c_wdata_put(struct nfs3c *c, struct wdata *d)
 {
 	if (!d || --d->refs)
 		return;
 	if (d->cap == c->wsize) {
 		pthread_mutex_lock(&c->wpool_lock);
-		if (d->in_slab ||
-		    (!c->wslots && c->wpool_bytes + d->cap <= c->p.dirty_max + c->wsize)) {
+		if (d->in_slab || c->wpool_bytes + d->cap <= c->p.dirty_max + c->wsize) {
 			d->next = c->wpool;
 			c->wpool = d;
 			c->wpool_bytes += d->cap;
@@ -107,10 +107,11 @@ struct wdata *nfs3c_wdata_copy(struct nfs3c *c, const void *data, uint32_t len)
 }
 
 /* See nfs3_clnt_int.h: the slab is only reserved here (dirty_max and one
- * write past it, 1 MiB at most); its pages are touched as slots are used. */
+ * write past it, 1 MiB at most); its pages are touched as slots are used,
+ * or all at once where a connection registers it (which pins it). */
 void nfs3c_wpool_init(struct nfs3c *c)
 {
-	size_t len = c->p.dirty_max + MAX_IO;
+	size_t len = c->p.dirty_max + NFS3C_MAX_IO;
 	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 

@@ -9,27 +9,30 @@
 
 #include "rpcrdma_clnt.h"
 
-/* Expose b to the server, unless the connection is going; flags as
- * rr_buf_expose's. */
-static int expose(struct cslot *s, struct rr_buf *b, unsigned flags)
+/* Whether the call can keep one more exposed buffer (s->bufs). */
+static int room(const struct cslot *s)
 {
+	return s->nbufs < sizeof(s->bufs) / sizeof(s->bufs[0]);
+}
+
+/* Expose b to the server (unless it is already, or the connection is going)
+ * and keep it with the call until slot_finish; flags as rr_buf_expose's. b
+ * goes back on failure. There is room (room()). */
+static struct rr_buf *expose(struct cslot *s, struct rr_buf *b, unsigned flags)
+{
+	struct rr_reg_ctx *reg = s->cl->ep->reg;
 	struct rr_conn *c = s->cl->conn;
 	struct vb_conn *vc = rr_conn_enter(c);
-	int rc = rr_buf_expose(s->cl->ep->reg, vc, b, flags);
+	int rc = b->exposed ? 0 : rr_buf_expose(reg, vc, b, flags);
 
 	if (vc)
 		rr_conn_leave(c);
-	return rc;
-}
-
-static int add_buf(struct cslot *s, struct rr_buf *b)
-{
-	if (s->nbufs == sizeof(s->bufs) / sizeof(s->bufs[0])) {
-		rr_buf_put(s->cl->ep->reg, b);
-		return -E2BIG;
+	if (rc) {
+		rr_buf_put(reg, b);
+		return NULL;
 	}
 	s->bufs[s->nbufs++] = b;
-	return 0;
+	return b;
 }
 
 /* A buffer the server can reach, holding a copy of data, or data itself
@@ -38,47 +41,37 @@ static int add_buf(struct cslot *s, struct rr_buf *b)
  * to come there. */
 static struct rr_buf *expose_data(struct cslot *s, void *data, size_t len, int arg)
 {
-	unsigned flags = arg ? RR_EXPOSE_READ_ONLY : 0;
-	struct rr_clnt *cl = s->cl;
-	struct rr_reg_ctx *reg = cl->ep->reg;
+	struct rr_reg_ctx *reg = s->cl->ep->reg;
+	int in_place = 0;
 	struct rr_buf *b;
 
+	if (!room(s))
+		return NULL;
 	if (rr_reg_kind(reg) == RR_REG_ZEROCOPY) {
 		if (rr_buf_wrap(reg, data, len, &b) != 0)
 			return NULL;
 	} else if (rr_buf_in_region(reg, data, len, &b) == 0) {
-		if (expose(s, b, flags) != 0) {
-			rr_buf_put(reg, b);
-			return NULL;
-		}
-		rr_stat_add(&cl->conn->st.bytes_in_place, (int64_t)len);
+		in_place = 1;
 	} else {
 		if (rr_buf_get(reg, len, RR_GET_EXPOSE, &b) != 0)
 			return NULL;
 		if (arg)
 			memcpy(b->addr, data, len);
-		if (expose(s, b, flags) != 0) {
-			rr_buf_put(reg, b);
-			return NULL;
-		}
 	}
-	return add_buf(s, b) == 0 ? b : NULL;
+	if ((b = expose(s, b, arg ? RR_EXPOSE_READ_ONLY : 0)) && in_place)
+		rr_stat_add(&s->cl->conn->st.bytes_in_place, (int64_t)len);
+	return b;
 }
 
 /* A buffer of our own that the server can reach (Reply chunk; a long call,
  * RR_EXPOSE_READ_ONLY). */
 static struct rr_buf *own_exposed(struct cslot *s, size_t len, unsigned flags)
 {
-	struct rr_reg_ctx *reg = s->cl->ep->reg;
 	struct rr_buf *b;
 
-	if (rr_buf_get(reg, len, RR_GET_EXPOSE, &b) != 0)
+	if (!room(s) || rr_buf_get(s->cl->ep->reg, len, RR_GET_EXPOSE, &b) != 0)
 		return NULL;
-	if (expose(s, b, flags) != 0) {
-		rr_buf_put(reg, b);
-		return NULL;
-	}
-	return add_buf(s, b) == 0 ? b : NULL;
+	return expose(s, b, flags);
 }
 
 /* Arguments: inline when they fit, else a Read chunk at the item's position. */
@@ -230,8 +223,10 @@ int rrc_pull_exposed(struct cslot *s)
 
 		if (ch->length > (uint64_t)cl->ep->p.max_io + 65536)
 			return -EBADMSG;
-		if (rr_buf_get(cl->ep->reg, ch->length ? ch->length : 1, 0, &buf) != 0 ||
-		    add_buf(s, buf) != 0 || rr_buf_wait(cl->ep->reg, buf) != 0)
+		if (!room(s) || rr_buf_get(cl->ep->reg, ch->length ? ch->length : 1, 0, &buf) != 0)
+			return -ENOMEM;
+		s->bufs[s->nbufs++] = buf; /* unexposed: slot_finish only puts it */
+		if (rr_buf_wait(cl->ep->reg, buf) != 0)
 			return -ENOMEM;
 		s->pulled[i] = buf;
 		if ((rc = rr_batch_read_chunk(&b, s->rh, ch, buf)) != 0)

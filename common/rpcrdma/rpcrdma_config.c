@@ -36,7 +36,6 @@ static enum rr_reg client_reg(enum cfg_client_reg r)
 static void from_server(const struct nfsrdma_config *c, struct rr_params *p)
 {
 	p->arena_size = c->rdma.registered_memory_budget;
-	p->mem_budget = c->rdma.registered_memory_budget;
 	p->modes =
 		((c->server.modes & CFG_MODE_BIT(CFG_MODE_READ_WRITE)) ? RR_MODE_READ_WRITE : 0) |
 		((c->server.modes & CFG_MODE_BIT(CFG_MODE_READ_READ)) ? RR_MODE_READ_READ : 0);
@@ -77,6 +76,7 @@ void rr_params_from_config(const struct nfsrdma_config *c, enum rr_role role, st
 	p->max_io = (uint32_t)c->rdma.max_io_size;
 	p->rd_depth = (uint8_t)c->rdma.rd_depth;
 	p->spin_us = c->rdma.poll_spin_us;
+	p->mem_budget = c->rdma.registered_memory_budget;
 	if (role == RR_ROLE_SERVER)
 		from_server(c, p);
 	else
