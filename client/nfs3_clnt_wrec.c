@@ -28,13 +28,11 @@ static void dirty_add(struct nfs3c *c, struct nfs3c_file *f, int64_t n)
 }
 
 /* See nfs3_clnt_int.h: as many slots as the records can fill at once
- * (dirty_max and the write that went past it). */
+ * (dirty_max and the write that went past it; the slab holds them, wsize
+ * being at most NFS3C_MAX_IO). */
 void nfs3c_wpool_carve(struct nfs3c *c)
 {
 	size_t n = (c->p.dirty_max + c->wsize) / c->wsize;
-
-	if (n > c->wslab_len / c->wsize)
-		n = c->wslab_len / c->wsize;
 
 	if (!c->wslab || !(c->wslots = calloc(n, sizeof(*c->wslots))))
 		return; /* malloc's buffers */
