@@ -153,12 +153,13 @@ void nfsfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 	}
 }
 
-/* read: READ into a buffer, in rsize pieces. */
+/* read: READ into a buffer (where the server can place the data), in rsize
+ * pieces. */
 void nfsfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct nfsfs *fs = nfsfs_of(req);
 	struct nfsfs_open *of = of_of(fi);
-	char *buf = malloc(size ? size : 1);
+	char *buf = nfs3c_iobuf_get(fs->c, size);
 	size_t got = 0;
 	int rc;
 
@@ -169,7 +170,7 @@ void nfsfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct f
 		nfsfs_reply_err(req, rc);
 	else
 		fuse_reply_buf(req, buf, got);
-	free(buf);
+	nfs3c_iobuf_put(fs->c, buf);
 }
 
 /* write: WRITE at once, UNSTABLE unless the open asked for sync. */

@@ -235,6 +235,15 @@ int nfs3c_null(struct nfs3c *c);
 int nfs3c_read(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *fh, uint64_t off,
 	       void *buf, size_t len, size_t *got, int *eof);
 
+/* A buffer for len bytes of data to READ into or WRITE from, or NULL (no
+ * memory). Where len is at most wsize and a slot of the block the mount
+ * registers is free, it is one: over RPC/RDMA with reg=fastreg or allphys, in
+ * Read-Write mode, a READ into it is placed there by the server, not copied
+ * from the transport's own buffers. A slot so held is one fewer for unstable
+ * writes (which then use malloc's). Give it back with nfs3c_iobuf_put. */
+void *nfs3c_iobuf_get(struct nfs3c *c, size_t len);
+void nfs3c_iobuf_put(struct nfs3c *c, void *buf);
+
 /* The write state of one file: its uncommitted writes. Shared by every opener. */
 struct nfs3c_file;
 struct nfs3c_file *nfs3c_file_get(struct nfs3c *c, const struct nfs3c_fh *fh);

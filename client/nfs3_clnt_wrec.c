@@ -48,29 +48,71 @@ void nfs3c_wpool_carve(struct nfs3c *c)
 	}
 }
 
+/* A spare buffer of the pool (a slot first), or NULL. wsize is fixed at
+ * mount, before any write, so every pooled buffer holds wsize bytes. */
+static struct wdata *pool_take(struct nfs3c *c)
+{
+	struct wdata *d;
+
+	pthread_mutex_lock(&c->wpool_lock);
+	if ((d = c->wpool) != NULL) {
+		c->wpool = d->next;
+		c->wpool_bytes -= d->cap;
+	}
+	pthread_mutex_unlock(&c->wpool_lock);
+	return d;
+}
+
+/* A new buffer of cap bytes, or NULL. */
+static struct wdata *buf_new(uint32_t cap)
+{
+	struct wdata *d = malloc(sizeof(*d) + cap);
+
+	if (d)
+		*d = (struct wdata){.cap = cap, .bytes = (uint8_t *)(d + 1)};
+	return d;
+}
+
 /* Data for a write of len bytes, one reference: a spare buffer of the pool
- * for a large write, else a new one (wsize is fixed at mount, before any
- * write, so every pooled buffer holds wsize bytes). */
+ * for a large write, else a new one. */
 static struct wdata *wdata_get(struct nfs3c *c, uint32_t len)
 {
 	uint32_t cap = len > c->wsize / 2 && len <= c->wsize ? c->wsize : len;
-	struct wdata *d = NULL;
+	struct wdata *d = cap == c->wsize ? pool_take(c) : NULL;
 
-	if (cap == c->wsize) {
-		pthread_mutex_lock(&c->wpool_lock);
-		if ((d = c->wpool) != NULL) {
-			c->wpool = d->next;
-			c->wpool_bytes -= d->cap;
-		}
-		pthread_mutex_unlock(&c->wpool_lock);
-	}
-	if (!d && (d = malloc(sizeof(*d) + cap)) != NULL) {
-		*d = (struct wdata){.cap = cap, .bytes = (uint8_t *)(d + 1)};
+	if (!d && (d = buf_new(cap)) != NULL)
 		nfs3c_stat_add(&c->st.wbufs_made, 1);
-	}
 	if (d)
 		d->refs = 1;
 	return d;
+}
+
+/* See nfs3_clnt.h: a spare buffer of the pool when len fits in one, so a
+ * slot where one is free, else a buffer of len bytes; either is given back
+ * through nfs3c_wdata_put. */
+void *nfs3c_iobuf_get(struct nfs3c *c, size_t len)
+{
+	struct wdata *d = len <= c->wsize ? pool_take(c) : NULL;
+
+	if (!d && len <= UINT32_MAX)
+		d = buf_new(len ? (uint32_t)len : 1);
+	if (!d)
+		return NULL;
+	d->refs = 1;
+	return d->bytes;
+}
+
+/* See nfs3_clnt.h. */
+void nfs3c_iobuf_put(struct nfs3c *c, void *buf)
+{
+	uint8_t *p = buf;
+
+	if (!p)
+		return;
+	if (c->wslots && p >= c->wslab && p < c->wslab + c->wslab_len)
+		nfs3c_wdata_put(c, &c->wslots[(size_t)(p - c->wslab) / c->wsize]);
+	else
+		nfs3c_wdata_put(c, (struct wdata *)p - 1);
 }
 
 /* See nfs3_clnt_int.h: the last reference gives a slot back to the slab, or

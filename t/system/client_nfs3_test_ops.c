@@ -23,10 +23,13 @@
 /* ---- data over every transport combination ---- */
 
 /* Unstable writes of wsize go from the buffers that keep them until COMMIT,
- * not copied again, where the strategy has an arena (fastreg, allphys); the
- * data arrives whole either way. */
-static void whole_writes(struct fx *f, enum nfs3c_proto proto, enum rr_reg reg)
+ * not copied again, where the strategy has an arena (fastreg, allphys); so do
+ * READs into a buffer of nfs3c_iobuf_get in Read-Write mode (the server writes
+ * into it); the data arrives whole either way. */
+static void whole_writes(struct fx *f, enum nfs3c_proto proto, unsigned mode, enum rr_reg reg)
 {
+	int in_place =
+		proto == NFS3C_PROTO_RDMA && (reg == RR_REG_FASTREG || reg == RR_REG_ALLPHYS);
 	uint32_t ws = nfs3c_wsize(f->c);
 	size_t len = 4 * (size_t)ws, got = 0;
 	uint8_t *w = malloc(len), *r = malloc(len);
@@ -49,12 +52,30 @@ static void whole_writes(struct fx *f, enum nfs3c_proto proto, enum rr_reg reg)
 	assert_int_equal(nfs3c_read(f->c, NULL, &fh, 0, r, len, &got, &eof), 0);
 	assert_int_equal(got, len);
 	assert_memory_equal(r, w, len);
-	if (proto == NFS3C_PROTO_RDMA && (reg == RR_REG_FASTREG || reg == RR_REG_ALLPHYS))
-		assert_int_equal(st.bytes_in_place - st0.bytes_in_place, len);
-	else
-		assert_int_equal(st.bytes_in_place - st0.bytes_in_place, 0);
-	free(w);
+	assert_int_equal(st.bytes_in_place - st0.bytes_in_place, in_place ? len : 0);
+
+	/* a READ into a slot: placed there (the malloc'd r above was not) */
 	free(r);
+	assert_non_null(r = nfs3c_iobuf_get(f->c, ws));
+	memset(r, 0, ws);
+	if (proto == NFS3C_PROTO_RDMA)
+		nfs3c_get_xprt_stats(f->c, &st0);
+	assert_int_equal(nfs3c_read(f->c, NULL, &fh, ws, r, ws, &got, &eof), 0);
+	assert_int_equal(got, ws);
+	assert_memory_equal(r, w + ws, ws);
+	if (proto == NFS3C_PROTO_RDMA) {
+		nfs3c_get_xprt_stats(f->c, &st);
+		assert_int_equal(st.bytes_in_place - st0.bytes_in_place,
+				 in_place && mode == RR_MODE_READ_WRITE ? ws : 0);
+	}
+	nfs3c_iobuf_put(f->c, r);
+	/* larger than a slot: malloc's, and still read whole */
+	assert_non_null(r = nfs3c_iobuf_get(f->c, len));
+	assert_int_equal(nfs3c_read(f->c, NULL, &fh, 0, r, len, &got, &eof), 0);
+	assert_int_equal(got, len);
+	assert_memory_equal(r, w, len);
+	nfs3c_iobuf_put(f->c, r);
+	free(w);
 }
 
 static void data_matrix_one(enum nfs3c_proto proto, unsigned mode, enum rr_reg reg)
@@ -66,7 +87,7 @@ static void data_matrix_one(enum nfs3c_proto proto, unsigned mode, enum rr_reg r
 	mount_with(f, &p);
 	roundtrip(f, "small", 1000, 1);
 	roundtrip(f, "big", (3u << 20) + 12345, 2);
-	whole_writes(f, proto, reg);
+	whole_writes(f, proto, mode, reg);
 	fx_free(f);
 }
 
