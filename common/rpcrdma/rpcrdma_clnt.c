@@ -175,24 +175,31 @@ static int flag_is(struct cslot *s, const int *flag, int want)
 	return is;
 }
 
-/* A lone call: until *flag (under s->lock) is want, ms pass or the
- * connection dies, take the completions in this thread rather than be woken
- * by the loop after it took them (one thread switch less). With more calls
- * in flight the loop takes them, as handing the CQ from caller to caller
- * costs more than it saves. */
-static void poll_until(struct cslot *s, const int *flag, int want, int ms)
+/* Take the CQ from the loop for a lone call (1: taken; see poll_until).
+ * With more calls in flight the loop takes the completions, as handing the
+ * CQ from caller to caller costs more than it saves. */
+static int poll_take(struct cslot *s)
 {
 	struct rr_clnt *cl = s->cl;
-	struct rr_conn *c = cl->conn;
-	uint64_t until = clock_now_ns() + (uint64_t)ms * 1000000u;
-	int alone;
 
-	if (!cl->ep->p.caller_polls)
+	if (!cl->ep->p.caller_polls || __atomic_load_n(&cl->outstanding, __ATOMIC_RELAXED) > 1 ||
+	    !rr_conn_poll_take(cl->conn))
+		return 0;
+	rr_stat_add(&cl->conn->st.caller_polls, 1);
+	return 1;
+}
+
+/* A lone call: until *flag (under s->lock) is want, ms pass or the
+ * connection dies, take the completions in this thread rather than be woken
+ * by the loop after it took them (one thread switch less); then give the CQ
+ * back. held: the CQ is taken already (poll_take). */
+static void poll_until(struct cslot *s, const int *flag, int want, int ms, int held)
+{
+	struct rr_conn *c = s->cl->conn;
+	uint64_t until = clock_now_ns() + (uint64_t)ms * 1000000u;
+
+	if (!held && (flag_is(s, flag, want) || !poll_take(s)))
 		return;
-	alone = __atomic_load_n(&cl->outstanding, __ATOMIC_RELAXED) <= 1 && !flag_is(s, flag, want);
-	if (!alone || !rr_conn_poll_take(c))
-		return;
-	rr_stat_add(&c->st.caller_polls, 1);
 	for (;;) {
 		uint64_t now = clock_now_ns();
 
@@ -210,7 +217,7 @@ int rrc_slot_wait(struct cslot *s, const int *busy, const char *what)
 	struct timespec ts = clock_deadline(CLOCK_REALTIME, rrc_timeout_ms(s));
 	int late = 0;
 
-	poll_until(s, busy, 0, rrc_timeout_ms(s));
+	poll_until(s, busy, 0, rrc_timeout_ms(s), 0);
 	pthread_mutex_lock(&s->lock);
 	late = slot_sleep(s, busy, 0, &ts) == ETIMEDOUT;
 	pthread_mutex_unlock(&s->lock);
@@ -285,14 +292,15 @@ static void slot_finish(struct cslot *s)
 }
 
 /* Wait for the reply until the call's deadline; on timeout the connection is
- * failed, since the server may still write into what we offered. */
-static int wait_reply(struct cslot *s, int timeout_ms)
+ * failed, since the server may still write into what we offered. held: as
+ * poll_until's. */
+static int wait_reply(struct cslot *s, int timeout_ms, int held)
 {
 	struct rr_clnt *cl = s->cl;
 	struct timespec ts = clock_deadline(CLOCK_REALTIME, timeout_ms);
 	int timed_out = 0, listed = 0;
 
-	poll_until(s, &s->done, 1, timeout_ms);
+	poll_until(s, &s->done, 1, timeout_ms, held);
 	pthread_mutex_lock(&s->lock);
 	timed_out = slot_sleep(s, &s->done, 1, &ts) == ETIMEDOUT;
 	pthread_mutex_unlock(&s->lock);
@@ -346,7 +354,7 @@ static int rr_call(struct rpc_clnt *base, struct rpc_call *call)
 	struct vb_sge sge[2];
 	struct cslot *s;
 	struct wcur w;
-	int len, rc;
+	int len, rc, held;
 
 	call->xprt_priv = NULL;
 	if ((rc = take_credit(cl)) != 0)
@@ -391,11 +399,19 @@ static int rr_call(struct rpc_clnt *base, struct rpc_call *call)
 	pthread_mutex_unlock(&cl->lock);
 	rr_stat_add(&c->st.calls, 1);
 	rr_stat_add(&c->st.bytes_inline_out, (int64_t)(w.pos + (size_t)len));
+	/* a lone call takes the CQ before its Send: the Send's completion,
+	 * then the reply, wake this thread only (taken after, the loop was
+	 * woken by the completion and took the reply too, then woke us) */
+	held = poll_take(s);
 	rc = post_send(s, sge, s->h->proc == RPCRDMA_MSG ? 2 : 1, 1);
-	if (rc == 0)
-		rc = wait_reply(s, call->timeout_ms ? call->timeout_ms : cl->ep->p.call_timeout_ms);
-	else
-		wait_reply(s, 1); /* unlink */
+	if (rc == 0) {
+		rc = wait_reply(s, call->timeout_ms ? call->timeout_ms : cl->ep->p.call_timeout_ms,
+				held);
+	} else {
+		if (held)
+			rr_conn_poll_give(c);
+		wait_reply(s, 1, 0); /* unlink */
+	}
 	if (rc == -EIO && s->rh && s->rh->proc == RPCRDMA_ERROR)
 		chunk_refused(s);
 	if (rc == 0 && s->rh->nreads) {
