@@ -1,6 +1,7 @@
 #!/bin/bash
 # bench_compare.sh OUTDIR: make bench-compare (issue 12). In one run: the soft
-# provider's own limits (nfsrdma-vbench), then nfsrdma-server (threads = 4,
+# provider's own limits (nfsrdma-vbench) and a local read of as much file data
+# (4 threads, pread from the same tmpfs), then nfsrdma-server (threads = 4,
 # tmpfs export) measured by `nfsrdma-client bench` over RPC/RDMA read-write,
 # read-read and TCP: the bare NULL-call rate, READ and WRITE 1 MiB x 4
 # threads, READ 128 KiB x 1, 4 KiB random READ x 1 and x 16 threads, and the
@@ -154,8 +155,36 @@ soft/127.0.0.1/* | soft/::1/*)
 	fi
 	;;
 esac
+# A local reference for READ 1 MiB x 4: as much file data, read from the same
+# tmpfs by 4 threads with 1 MiB preads into buffers of their own: the one
+# copy out of the page cache that the server's READ makes before the
+# transport's. The raw Write below copies one buffer that stays in the CPU's
+# caches; a READ's file data comes from memory.
+mkdir -p "$T_SCRATCH_EXP/local"
+for k in 0 1 2 3; do
+	dd if=/dev/zero of="$T_SCRATCH_EXP/local/f$k" bs=1M count="${s_1m%m}" status=none
+done
+local_read() {
+	python3 -c '
+import os, sys, threading, time
+def read(path):
+    fd, buf, off = os.open(path, os.O_RDONLY), memoryview(bytearray(1 << 20)), 0
+    while (n := os.preadv(fd, [buf], off)) > 0:
+        off += n
+    os.close(fd)
+ts = [threading.Thread(target=read, args=(p,)) for p in sys.argv[1:]]
+t0 = time.perf_counter()
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+total = sum(os.path.getsize(p) for p in sys.argv[1:])
+print("%.1f" % (total / 1e6 / (time.perf_counter() - t0)))
+' "$T_SCRATCH_EXP"/local/f[0-3]
+}
 # the provider's limits: RDMA Write 1 MiB qd 4 and Send 4 KiB qd 16 (message rate)
 for r in $(seq 1 "$rounds"); do
+	record raw local read1m_x4_MBps "$r" "$(local_read)"
 	"$VBENCH" --device "$prov" --addr "$addr" --sizes 4k,1m --depths 4,16 --time 0.3 --reps 1 \
 		--csv "$T_SCRATCH/vb.csv" > /dev/null 2>&1 || continue
 	record raw "$prov" write1m_qd4_MBps "$r" \
@@ -165,6 +194,7 @@ for r in $(seq 1 "$rounds"); do
 	record raw "$prov" tcp1m_MBps "$r" \
 		"$(awk -F, '$2 == "bandwidth" && $3 == "tcp" && $4 == 1048576 {print $6}' "$T_SCRATCH/vb.csv")"
 done
+rm -rf "$T_SCRATCH_EXP/local"
 
 nv=${#VARIANTS[@]}
 for i in $(seq 0 $((nv - 1))); do
@@ -230,6 +260,8 @@ for i in $(seq 0 $((nv - 1))); do
 	v=${VARIANTS[$i]%%|*}
 	printf "bench-compare: [%s] READ 1m x4 rdma-rw / raw Write 1m qd4 (>= 0.9): %s\n" "$v" \
 		"$(ratio "$(med "$v" rdma-rw read1m_x4_MBps)" "$w")"
+	printf "bench-compare: [%s] READ 1m x4 rdma-rw / local read 1m x4 (pread from the same tmpfs; no goal): %s\n" \
+		"$v" "$(ratio "$(med "$v" rdma-rw read1m_x4_MBps)" "$(med raw local read1m_x4_MBps)")"
 	printf "bench-compare: [%s] READ 1m x4 rdma-rw / tcp (>= 1.0): %s   WRITE 1m x4: %s\n" "$v" \
 		"$(ratio "$(med "$v" rdma-rw read1m_x4_MBps)" "$(med "$v" tcp read1m_x4_MBps)")" \
 		"$(ratio "$(med "$v" rdma-rw write1m_x4_MBps)" "$(med "$v" tcp write1m_x4_MBps)")"
