@@ -236,11 +236,13 @@ int nfs3c_read(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh
 	       void *buf, size_t len, size_t *got, int *eof);
 
 /* A buffer for len bytes of data to READ into or WRITE from, or NULL (no
- * memory). Where len is at most wsize and a slot of the block the mount
- * registers is free, it is one: over RPC/RDMA with reg=fastreg or allphys, in
- * Read-Write mode, a READ into it is placed there by the server, not copied
- * from the transport's own buffers. A slot so held is one fewer for unstable
- * writes (which then use malloc's). Give it back with nfs3c_iobuf_put. */
+ * memory): a free slot of the block the mount registers where len is at
+ * most wsize and one is free, else page-aligned memory of malloc's. Over
+ * RPC/RDMA with reg=fastreg, in Read-Write mode, the server places a READ
+ * into a slot itself, behind a window the call invalidates, instead of the
+ * client copying it out of the transport's buffers. A slot held is one fewer
+ * for unstable writes (which then use malloc's). The contents are not
+ * cleared. Give it back with nfs3c_iobuf_put before nfs3c_unmount. */
 void *nfs3c_iobuf_get(struct nfs3c *c, size_t len);
 void nfs3c_iobuf_put(struct nfs3c *c, void *buf);
 

@@ -129,12 +129,13 @@ struct nfs3c {
 	pthread_mutex_t files_lock;
 	struct nfs3c_file *files[NFS3C_FILE_BUCKETS];
 	size_t dirty; /* uncommitted bytes of all files (atomic) */
-	/* spare wsize buffers for the data of unstable writes (nfs3_clnt_wrec.c),
-	 * at most dirty_max + wsize bytes of them: the slots of the slab, which
-	 * the RPC/RDMA transport registers (rr_params.region) so that WRITEs go
-	 * from there without a copy, or malloc's if there is no slab */
+	/* spare wsize buffers for the data of unstable writes (nfs3_clnt_wrec.c):
+	 * the free slots of the slab, which the RPC/RDMA transport registers
+	 * (rr_params.region) so that WRITEs go from there without a copy, and
+	 * malloc's, used when every slot is (at most dirty_max + wsize bytes
+	 * of spares in all) */
 	pthread_mutex_t wpool_lock;
-	struct wdata *wpool;
+	struct wdata *wslot_free, *wpool;
 	size_t wpool_bytes;
 	uint8_t *wslab; /* mapped at mount; pinned whole where a connection registers it */
 	size_t wslab_len;

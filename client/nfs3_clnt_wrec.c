@@ -42,90 +42,67 @@ void nfs3c_wpool_carve(struct nfs3c *c)
 		d->cap = c->wsize;
 		d->bytes = c->wslab + i * c->wsize;
 		d->in_slab = 1;
-		d->next = c->wpool;
-		c->wpool = d;
+		d->next = c->wslot_free;
+		c->wslot_free = d;
 		c->wpool_bytes += d->cap;
 	}
 }
 
-/* A spare buffer of the pool (a slot first), or NULL. wsize is fixed at
- * mount, before any write, so every pooled buffer holds wsize bytes. */
-static struct wdata *pool_take(struct nfs3c *c)
+/* A spare buffer: a free slot, else (unless slot_only) a malloc'd spare, or
+ * NULL. wsize is fixed at mount, before any write, so every spare holds wsize
+ * bytes. */
+static struct wdata *pool_take(struct nfs3c *c, int slot_only)
 {
-	struct wdata *d;
+	struct wdata **from, *d;
 
 	pthread_mutex_lock(&c->wpool_lock);
-	if ((d = c->wpool) != NULL) {
-		c->wpool = d->next;
+	from = c->wslot_free || slot_only ? &c->wslot_free : &c->wpool;
+	if ((d = *from) != NULL) {
+		*from = d->next;
 		c->wpool_bytes -= d->cap;
 	}
 	pthread_mutex_unlock(&c->wpool_lock);
 	return d;
 }
 
-/* A new buffer of cap bytes, or NULL. */
-static struct wdata *buf_new(uint32_t cap)
-{
-	struct wdata *d = malloc(sizeof(*d) + cap);
-
-	if (d)
-		*d = (struct wdata){.cap = cap, .bytes = (uint8_t *)(d + 1)};
-	return d;
-}
-
-/* Data for a write of len bytes, one reference: a spare buffer of the pool
- * for a large write, else a new one. */
+/* Data for a write of len bytes, one reference: a spare buffer for a large
+ * write, else a new one. */
 static struct wdata *wdata_get(struct nfs3c *c, uint32_t len)
 {
 	uint32_t cap = len > c->wsize / 2 && len <= c->wsize ? c->wsize : len;
-	struct wdata *d = cap == c->wsize ? pool_take(c) : NULL;
+	struct wdata *d = cap == c->wsize ? pool_take(c, 0) : NULL;
 
-	if (!d && (d = buf_new(cap)) != NULL)
+	if (!d && (d = malloc(sizeof(*d) + cap)) != NULL) {
+		*d = (struct wdata){.cap = cap, .bytes = (uint8_t *)(d + 1)};
 		nfs3c_stat_add(&c->st.wbufs_made, 1);
+	}
 	if (d)
 		d->refs = 1;
 	return d;
 }
 
-/* See nfs3_clnt.h: a spare buffer of the pool when len fits in one, so a
- * slot where one is free, else a buffer of len bytes; either is given back
- * through nfs3c_wdata_put. */
-void *nfs3c_iobuf_get(struct nfs3c *c, size_t len)
-{
-	struct wdata *d = len <= c->wsize ? pool_take(c) : NULL;
-
-	if (!d && len <= UINT32_MAX)
-		d = buf_new(len ? (uint32_t)len : 1);
-	if (!d)
-		return NULL;
-	d->refs = 1;
-	return d->bytes;
-}
-
-/* See nfs3_clnt.h. */
-void nfs3c_iobuf_put(struct nfs3c *c, void *buf)
-{
-	uint8_t *p = buf;
-
-	if (!p)
-		return;
-	if (c->wslots && p >= c->wslab && p < c->wslab + c->wslab_len)
-		nfs3c_wdata_put(c, &c->wslots[(size_t)(p - c->wslab) / c->wsize]);
-	else
-		nfs3c_wdata_put(c, (struct wdata *)p - 1);
-}
-
-/* See nfs3_clnt_int.h: the last reference gives a slot back to the slab, or
- * a malloc'd wsize buffer (no slab, or every slot was in use) to the pool,
- * which keeps as many as the records can hold at once (dirty_max and the
- * write that went past it). */
+/* See nfs3_clnt_int.h: the last reference gives a slot back, or keeps a
+ * malloc'd wsize buffer spare while the spares stay within what the records
+ * can hold at once (dirty_max and the write that went past it); a slot coming
+ * back past that frees a malloc'd spare. */
 void nfs3c_wdata_put(struct nfs3c *c, struct wdata *d)
 {
+	size_t cap = c->p.dirty_max + c->wsize;
+
 	if (!d || --d->refs)
 		return;
 	if (d->cap == c->wsize) {
 		pthread_mutex_lock(&c->wpool_lock);
-		if (d->in_slab || c->wpool_bytes + d->cap <= c->p.dirty_max + c->wsize) {
+		if (d->in_slab) {
+			d->next = c->wslot_free;
+			c->wslot_free = d;
+			c->wpool_bytes += d->cap;
+			d = NULL;
+			if (c->wpool_bytes > cap && (d = c->wpool) != NULL) {
+				c->wpool = d->next;
+				c->wpool_bytes -= d->cap;
+			}
+		} else if (c->wpool_bytes + d->cap <= cap) {
 			d->next = c->wpool;
 			c->wpool = d;
 			c->wpool_bytes += d->cap;
@@ -134,6 +111,31 @@ void nfs3c_wdata_put(struct nfs3c *c, struct wdata *d)
 		pthread_mutex_unlock(&c->wpool_lock);
 	}
 	free(d);
+}
+
+/* See nfs3_clnt.h: a free slot when len fits in one, else page-aligned
+ * memory of malloc's. */
+void *nfs3c_iobuf_get(struct nfs3c *c, size_t len)
+{
+	struct wdata *d = len <= c->wsize ? pool_take(c, 1) : NULL;
+	void *p = NULL;
+
+	if (d) {
+		d->refs = 1;
+		return d->bytes;
+	}
+	return posix_memalign(&p, 4096, len ? len : 1) == 0 ? p : NULL;
+}
+
+/* See nfs3_clnt.h. */
+void nfs3c_iobuf_put(struct nfs3c *c, void *buf)
+{
+	uint8_t *p = buf;
+
+	if (c->wslots && p >= c->wslab && p < c->wslab + c->wslab_len)
+		nfs3c_wdata_put(c, &c->wslots[(size_t)(p - c->wslab) / c->wsize]);
+	else
+		free(buf);
 }
 
 /* See nfs3_clnt_int.h. */
@@ -169,9 +171,9 @@ void nfs3c_wpool_fini(struct nfs3c *c)
 		struct wdata *d = c->wpool;
 
 		c->wpool = d->next;
-		if (!d->in_slab)
-			free(d);
+		free(d);
 	}
+	c->wslot_free = NULL;
 	free(c->wslots);
 	if (c->wslab)
 		munmap(c->wslab, c->wslab_len);

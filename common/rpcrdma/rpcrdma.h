@@ -94,8 +94,9 @@ struct rr_stats {
 	uint64_t bytes_rdma_read;  /* bytes this side pulled with RDMA Read */
 	uint64_t bytes_rdma_write; /* bytes this side pushed with RDMA Write */
 	uint64_t bytes_exposed;	   /* bytes the peer pulled from us (Read-Read / read chunks) */
-	uint64_t bytes_in_place;   /* client: Read and Write chunks exposed where the
-				      caller had the data (rr_params.region), not copied */
+	uint64_t bytes_in_place;   /* client: Read chunks exposed, and results the peer
+				      placed, where the caller keeps the data
+				      (rr_params.region), not copied */
 	uint64_t regs, deregs;	   /* registrations made and undone */
 	uint64_t reg_ns, dereg_ns; /* time spent in them */
 	uint64_t binds;		   /* memory-window bindings */

@@ -38,19 +38,23 @@ static struct rr_buf *expose(struct cslot *s, struct rr_buf *b, unsigned flags)
 /* A buffer the server can reach, holding a copy of data, or data itself
  * (zerocopy, or data in the caller's region). arg: an argument (a Read
  * chunk), which the server may only read, is copied there; else results are
- * to come there. */
+ * to come there: into the region only where the call's end takes the
+ * server's access away (fastreg invalidates its window; allphys's one key
+ * would let a late RDMA Write, after a timeout, land in a slot already
+ * holding other data). */
 static struct rr_buf *expose_data(struct cslot *s, void *data, size_t len, int arg)
 {
 	struct rr_reg_ctx *reg = s->cl->ep->reg;
+	enum rr_reg kind = rr_reg_kind(reg);
 	int in_place = 0;
 	struct rr_buf *b;
 
 	if (!room(s))
 		return NULL;
-	if (rr_reg_kind(reg) == RR_REG_ZEROCOPY) {
+	if (kind == RR_REG_ZEROCOPY) {
 		if (rr_buf_wrap(reg, data, len, &b) != 0)
 			return NULL;
-	} else if (rr_buf_in_region(reg, data, len, &b) == 0) {
+	} else if ((arg || kind == RR_REG_FASTREG) && rr_buf_in_region(reg, data, len, &b) == 0) {
 		in_place = 1;
 	} else {
 		if (rr_buf_get(reg, len, RR_GET_EXPOSE, &b) != 0)
@@ -58,7 +62,8 @@ static struct rr_buf *expose_data(struct cslot *s, void *data, size_t len, int a
 		if (arg)
 			memcpy(b->addr, data, len);
 	}
-	if ((b = expose(s, b, arg ? RR_EXPOSE_READ_ONLY : 0)) && in_place)
+	/* results placed in the region count when they come (clnt_get) */
+	if ((b = expose(s, b, arg ? RR_EXPOSE_READ_ONLY : 0)) && in_place && arg)
 		rr_stat_add(&s->cl->conn->st.bytes_in_place, (int64_t)len);
 	return b;
 }
@@ -126,6 +131,8 @@ static int clnt_get(struct rpc_ddp *ddp, XDR *xdrs, uint32_t len, void **data)
 	if (call->reply_data && len <= call->reply_data_len) {
 		if (src != call->reply_data)
 			memcpy(call->reply_data, src, len);
+		else if (rr_reg_kind(s->cl->ep->reg) != RR_REG_ZEROCOPY)
+			rr_stat_add(&s->cl->conn->st.bytes_in_place, (int64_t)len);
 		src = call->reply_data;
 	}
 	*data = src;

@@ -23,9 +23,10 @@
 /* ---- data over every transport combination ---- */
 
 /* Unstable writes of wsize go from the buffers that keep them until COMMIT,
- * not copied again, where the strategy has an arena (fastreg, allphys); so do
- * READs into a buffer of nfs3c_iobuf_get in Read-Write mode (the server writes
- * into it); the data arrives whole either way. */
+ * not copied again, where the strategy has an arena (fastreg, allphys); with
+ * fastreg in Read-Write mode the server places READs into a slot of
+ * nfs3c_iobuf_get itself; the data arrives whole either way, and a slot
+ * taken and given back leaves the spares as they were. */
 static void whole_writes(struct fx *f, enum nfs3c_proto proto, unsigned mode, enum rr_reg reg)
 {
 	int in_place =
@@ -34,6 +35,7 @@ static void whole_writes(struct fx *f, enum nfs3c_proto proto, unsigned mode, en
 	size_t len = 4 * (size_t)ws, got = 0;
 	uint8_t *w = malloc(len), *r = malloc(len);
 	struct rr_stats st0 = {0}, st = {0};
+	struct nfs3c_stats ns0, ns;
 	struct nfs3c_file *wf;
 	struct nfs3c_fh fh;
 	fattr3 a;
@@ -56,19 +58,30 @@ static void whole_writes(struct fx *f, enum nfs3c_proto proto, unsigned mode, en
 
 	/* a READ into a slot: placed there (the malloc'd r above was not) */
 	free(r);
+	nfs3c_get_stats(f->c, &ns0);
 	assert_non_null(r = nfs3c_iobuf_get(f->c, ws));
+	nfs3c_get_stats(f->c, &ns);
+	assert_int_equal(ns0.wbufs_spare - ns.wbufs_spare, ws); /* a free slot */
 	memset(r, 0, ws);
 	if (proto == NFS3C_PROTO_RDMA)
 		nfs3c_get_xprt_stats(f->c, &st0);
 	assert_int_equal(nfs3c_read(f->c, NULL, &fh, ws, r, ws, &got, &eof), 0);
 	assert_int_equal(got, ws);
 	assert_memory_equal(r, w + ws, ws);
+	/* and one short at the end of the file: what came counts, not what was asked */
+	assert_int_equal(nfs3c_read(f->c, NULL, &fh, len - ws / 2, r, ws, &got, &eof), 0);
+	assert_int_equal(got, ws / 2);
+	assert_true(eof);
+	assert_memory_equal(r, w + len - ws / 2, ws / 2);
 	if (proto == NFS3C_PROTO_RDMA) {
 		nfs3c_get_xprt_stats(f->c, &st);
 		assert_int_equal(st.bytes_in_place - st0.bytes_in_place,
-				 in_place && mode == RR_MODE_READ_WRITE ? ws : 0);
+				 reg == RR_REG_FASTREG && mode == RR_MODE_READ_WRITE ? ws + ws / 2
+										     : 0);
 	}
 	nfs3c_iobuf_put(f->c, r);
+	nfs3c_get_stats(f->c, &ns);
+	assert_int_equal(ns.wbufs_spare, ns0.wbufs_spare);
 	/* larger than a slot: malloc's, and still read whole */
 	assert_non_null(r = nfs3c_iobuf_get(f->c, len));
 	assert_int_equal(nfs3c_read(f->c, NULL, &fh, 0, r, len, &got, &eof), 0);
