@@ -175,30 +175,43 @@ static int flag_is(struct cslot *s, const int *flag, int want)
 	return is;
 }
 
-/* Take the CQ from the loop for a lone call (1: taken; see poll_until).
- * With more calls in flight the loop takes the completions, as handing the
- * CQ from caller to caller costs more than it saves. */
-static int poll_take(struct cslot *s)
+/* Take the CQ from the loop for a lone call (s->cq_held; see poll_until),
+ * before it posts, so that its completions wake this thread only (taken
+ * after, the loop was woken by the first completion and took the rest too,
+ * then woke the caller). With more calls in flight the loop takes the
+ * completions, as handing the CQ from caller to caller costs more than it
+ * saves. */
+static void poll_take(struct cslot *s)
 {
 	struct rr_clnt *cl = s->cl;
 
 	if (!cl->ep->p.caller_polls || __atomic_load_n(&cl->outstanding, __ATOMIC_RELAXED) > 1 ||
 	    !rr_conn_poll_take(cl->conn))
-		return 0;
+		return;
 	rr_stat_add(&cl->conn->st.caller_polls, 1);
-	return 1;
+	s->cq_held = 1;
+}
+
+/* Give the CQ back to the loop, if s has it. */
+static void poll_give(struct cslot *s)
+{
+	if (s->cq_held)
+		rr_conn_poll_give(s->cl->conn);
+	s->cq_held = 0;
 }
 
 /* A lone call: until *flag (under s->lock) is want, ms pass or the
  * connection dies, take the completions in this thread rather than be woken
- * by the loop after it took them (one thread switch less); then give the CQ
- * back. held: the CQ is taken already (poll_take). */
-static void poll_until(struct cslot *s, const int *flag, int want, int ms, int held)
+ * by the loop after it took them (one thread switch less), with the CQ
+ * taken before the post or now; then give it back. */
+static void poll_until(struct cslot *s, const int *flag, int want, int ms)
 {
 	struct rr_conn *c = s->cl->conn;
 	uint64_t until = clock_now_ns() + (uint64_t)ms * 1000000u;
 
-	if (!held && (flag_is(s, flag, want) || !poll_take(s)))
+	if (!s->cq_held && !flag_is(s, flag, want))
+		poll_take(s);
+	if (!s->cq_held)
 		return;
 	for (;;) {
 		uint64_t now = clock_now_ns();
@@ -207,7 +220,7 @@ static void poll_until(struct cslot *s, const int *flag, int want, int ms, int h
 			break;
 		rr_conn_poll(c, (int)((until - now + 999999u) / 1000000u));
 	}
-	rr_conn_poll_give(c);
+	poll_give(s);
 }
 
 /* See rpcrdma_clnt.h. */
@@ -217,7 +230,7 @@ int rrc_slot_wait(struct cslot *s, const int *busy, const char *what)
 	struct timespec ts = clock_deadline(CLOCK_REALTIME, rrc_timeout_ms(s));
 	int late = 0;
 
-	poll_until(s, busy, 0, rrc_timeout_ms(s), 0);
+	poll_until(s, busy, 0, rrc_timeout_ms(s));
 	pthread_mutex_lock(&s->lock);
 	late = slot_sleep(s, busy, 0, &ts) == ETIMEDOUT;
 	pthread_mutex_unlock(&s->lock);
@@ -269,6 +282,7 @@ static void slot_finish(struct cslot *s)
 	struct rr_reg_ctx *reg = cl->ep->reg;
 	struct vb_conn *vc;
 
+	poll_give(s); /* had a path kept the CQ, the loop gets it back */
 	if (s->recv)
 		rr_recv_repost(s->recv);
 	wait_send(s);
@@ -292,15 +306,14 @@ static void slot_finish(struct cslot *s)
 }
 
 /* Wait for the reply until the call's deadline; on timeout the connection is
- * failed, since the server may still write into what we offered. held: as
- * poll_until's. */
-static int wait_reply(struct cslot *s, int timeout_ms, int held)
+ * failed, since the server may still write into what we offered. */
+static int wait_reply(struct cslot *s, int timeout_ms)
 {
 	struct rr_clnt *cl = s->cl;
 	struct timespec ts = clock_deadline(CLOCK_REALTIME, timeout_ms);
 	int timed_out = 0, listed = 0;
 
-	poll_until(s, &s->done, 1, timeout_ms, held);
+	poll_until(s, &s->done, 1, timeout_ms);
 	pthread_mutex_lock(&s->lock);
 	timed_out = slot_sleep(s, &s->done, 1, &ts) == ETIMEDOUT;
 	pthread_mutex_unlock(&s->lock);
@@ -354,7 +367,7 @@ static int rr_call(struct rpc_clnt *base, struct rpc_call *call)
 	struct vb_sge sge[2];
 	struct cslot *s;
 	struct wcur w;
-	int len, rc, held;
+	int len, rc;
 
 	call->xprt_priv = NULL;
 	if ((rc = take_credit(cl)) != 0)
@@ -399,18 +412,13 @@ static int rr_call(struct rpc_clnt *base, struct rpc_call *call)
 	pthread_mutex_unlock(&cl->lock);
 	rr_stat_add(&c->st.calls, 1);
 	rr_stat_add(&c->st.bytes_inline_out, (int64_t)(w.pos + (size_t)len));
-	/* a lone call takes the CQ before its Send: the Send's completion,
-	 * then the reply, wake this thread only (taken after, the loop was
-	 * woken by the completion and took the reply too, then woke us) */
-	held = poll_take(s);
+	poll_take(s);
 	rc = post_send(s, sge, s->h->proc == RPCRDMA_MSG ? 2 : 1, 1);
 	if (rc == 0) {
-		rc = wait_reply(s, call->timeout_ms ? call->timeout_ms : cl->ep->p.call_timeout_ms,
-				held);
+		rc = wait_reply(s, call->timeout_ms ? call->timeout_ms : cl->ep->p.call_timeout_ms);
 	} else {
-		if (held)
-			rr_conn_poll_give(c);
-		wait_reply(s, 1, 0); /* unlink */
+		poll_give(s);
+		wait_reply(s, 1); /* unlink */
 	}
 	if (rc == -EIO && s->rh && s->rh->proc == RPCRDMA_ERROR)
 		chunk_refused(s);
@@ -463,6 +471,7 @@ static int rr_read_remote(struct rpc_clnt *base, uint64_t addr, uint32_t rkey, v
 		rc = rr_batch_rdma(&b, VB_WR_RDMA_READ, buf->addr, len, buf->lkey, addr, rkey);
 	if (rc == 0) {
 		s->reads_busy = 1;
+		poll_take(s);
 		rr_post(cl->conn, &b, &s->read_wr); /* completes, if only as a flush */
 		rc = rrc_slot_wait(s, &s->reads_busy, "the server never answered an RDMA Read");
 		if (rc == 0 && s->read_status != VB_WC_SUCCESS)

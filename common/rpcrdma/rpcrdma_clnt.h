@@ -48,6 +48,7 @@ struct cslot {
 	int send_busy; /* a Send of ours not yet completed */
 	struct rr_wr read_wr;
 	int reads_busy, read_status;
+	int cq_held; /* the caller's thread has the CQ (poll_take), not the loop */
 };
 
 struct rr_clnt {
