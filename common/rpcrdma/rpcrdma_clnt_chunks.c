@@ -36,25 +36,22 @@ static struct rr_buf *expose(struct cslot *s, struct rr_buf *b, unsigned flags)
 }
 
 /* A buffer the server can reach, holding a copy of data, or data itself
- * (zerocopy, or data in the caller's region). arg: an argument (a Read
- * chunk), which the server may only read, is copied there; else results are
- * to come there: into the region only where the call's end takes the
- * server's access away (fastreg invalidates its window; allphys's one key
- * would let a late RDMA Write, after a timeout, land in a slot already
- * holding other data). */
+ * (zerocopy, or data in the caller's region where rr_buf_in_region allows).
+ * arg: an argument (a Read chunk), which the server may only read, is copied
+ * there; else results are to come there. */
 static struct rr_buf *expose_data(struct cslot *s, void *data, size_t len, int arg)
 {
 	struct rr_reg_ctx *reg = s->cl->ep->reg;
-	enum rr_reg kind = rr_reg_kind(reg);
+	unsigned flags = arg ? RR_EXPOSE_READ_ONLY : 0;
 	int in_place = 0;
 	struct rr_buf *b;
 
 	if (!room(s))
 		return NULL;
-	if (kind == RR_REG_ZEROCOPY) {
+	if (rr_reg_kind(reg) == RR_REG_ZEROCOPY) {
 		if (rr_buf_wrap(reg, data, len, &b) != 0)
 			return NULL;
-	} else if ((arg || kind == RR_REG_FASTREG) && rr_buf_in_region(reg, data, len, &b) == 0) {
+	} else if (rr_buf_in_region(reg, data, len, flags, &b) == 0) {
 		in_place = 1;
 	} else {
 		if (rr_buf_get(reg, len, RR_GET_EXPOSE, &b) != 0)
@@ -63,7 +60,7 @@ static struct rr_buf *expose_data(struct cslot *s, void *data, size_t len, int a
 			memcpy(b->addr, data, len);
 	}
 	/* results placed in the region count when they come (clnt_get) */
-	if ((b = expose(s, b, arg ? RR_EXPOSE_READ_ONLY : 0)) && in_place && arg)
+	if ((b = expose(s, b, flags)) && in_place && arg)
 		rr_stat_add(&s->cl->conn->st.bytes_in_place, (int64_t)len);
 	return b;
 }

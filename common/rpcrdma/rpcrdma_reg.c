@@ -359,7 +359,8 @@ int rr_buf_wrap(struct rr_reg_ctx *r, void *addr, size_t len, struct rr_buf **ou
 	return 0;
 }
 
-int rr_buf_in_region(struct rr_reg_ctx *r, void *addr, size_t len, struct rr_buf **out)
+int rr_buf_in_region(struct rr_reg_ctx *r, void *addr, size_t len, unsigned flags,
+		     struct rr_buf **out)
 {
 	uintptr_t a = (uintptr_t)addr, base = (uintptr_t)r->p.region;
 	struct rr_buf *b;
@@ -367,6 +368,8 @@ int rr_buf_in_region(struct rr_reg_ctx *r, void *addr, size_t len, struct rr_buf
 	if (!r->region_mr || len == 0 || a < base || a - base > r->p.region_len ||
 	    len > r->p.region_len - (a - base))
 		return -ENOENT;
+	if (!(flags & RR_EXPOSE_READ_ONLY) && r->ops->unexpose == reg_keep_key)
+		return -EPERM;
 	if (!(b = calloc(1, sizeof(*b))))
 		return -ENOMEM;
 	b->addr = addr;

@@ -85,8 +85,12 @@ void rr_buf_put(struct rr_reg_ctx *r, struct rr_buf *b);
 /* zerocopy: register the caller's memory [addr, addr+len) for exposure. */
 int rr_buf_wrap(struct rr_reg_ctx *r, void *addr, size_t len, struct rr_buf **out);
 /* [addr, addr+len) inside rr_params.region, as a buffer to expose like one of
- * the arena's (no copy, nothing registered); -ENOENT if it is not there. */
-int rr_buf_in_region(struct rr_reg_ctx *r, void *addr, size_t len, struct rr_buf **out);
+ * the arena's (no copy, nothing registered) with flags as rr_buf_expose's;
+ * -ENOENT if it is not there. -EPERM for a writable exposure where keys
+ * outlive the I/O (allphys): a late RDMA Write, after a timeout, would land
+ * in the caller's memory once it holds other data. */
+int rr_buf_in_region(struct rr_reg_ctx *r, void *addr, size_t len, unsigned flags,
+		     struct rr_buf **out);
 enum rr_reg rr_reg_kind(const struct rr_reg_ctx *r);
 /* Whether b can be exposed: registered with remote rights, or in an arena. */
 int rr_buf_exposable(const struct rr_reg_ctx *r, const struct rr_buf *b);
