@@ -159,6 +159,11 @@ void nfs3c_wpool_init(struct nfs3c *c)
 
 	pthread_mutex_init(&c->wpool_lock, NULL);
 	if (m != MAP_FAILED) {
+#ifdef MADV_HUGEPAGE
+		/* as the transport's own buffers (rr_mem_alloc): the server's
+		 * RDMA Reads of a record pin a page table entry per 2 MiB */
+		(void)madvise(m, len, MADV_HUGEPAGE);
+#endif
 		c->wslab = m;
 		c->wslab_len = len;
 	}

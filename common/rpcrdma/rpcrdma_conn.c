@@ -75,7 +75,7 @@ void rr_ep_destroy(struct rr_ep *ep)
 
 static int alloc_area(struct rr_conn *c, size_t size, uint8_t **area, struct vb_mr **mr)
 {
-	if (posix_memalign((void **)area, 4096, size))
+	if (!(*area = rr_mem_alloc(size)))
 		return -ENOMEM;
 	memset(*area, 0, size);
 	return vb_reg_mr(c->ep->pd, *area, size, VB_ACCESS_LOCAL_WRITE, mr);

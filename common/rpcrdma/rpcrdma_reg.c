@@ -2,6 +2,7 @@
  * and what the strategies share (rpcrdma_reg_int.h). */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "common/base/clock.h"
@@ -99,6 +100,32 @@ int reg_buf(struct rr_reg_ctx *r, struct rr_buf *b, unsigned flags)
 	return b->reg_rc;
 }
 
+/* ---- memory ---- */
+
+/* Registered memory of 2 MiB and more (arenas, connection buffers, large
+ * buffers) in transparent huge pages where the system gives them: whatever
+ * walks it page by page (a pin; on the soft provider, process_vm_readv's
+ * pinning of the peer's pages for each copy; a device's translation table)
+ * and the copies into and out of it (the TLB) then meet one entry per 2 MiB
+ * rather than 512. Smaller buffers keep small pages: carved from a shared
+ * huge page, each one's own pin (mlock, on the soft provider) splits the
+ * mapping and with it the huge page. */
+#define REG_HUGE ((size_t)2 << 20)
+
+void *rr_mem_alloc(size_t len)
+{
+	size_t align = len >= REG_HUGE ? REG_HUGE : 4096;
+	void *p;
+
+	if (posix_memalign(&p, align, len))
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	if (align == REG_HUGE)
+		(void)madvise(p, len, MADV_HUGEPAGE); /* advice: without it, small pages */
+#endif
+	return p;
+}
+
 int reg_new_buf(struct rr_reg_ctx *r, size_t len, int remote, unsigned flags, struct rr_buf **out)
 {
 	struct rr_buf *b = calloc(1, sizeof(*b));
@@ -108,7 +135,7 @@ int reg_new_buf(struct rr_reg_ctx *r, size_t len, int remote, unsigned flags, st
 		return -ENOMEM;
 	b->len = len;
 	b->remote = remote;
-	if (posix_memalign(&b->addr, 4096, len)) {
+	if (!(b->addr = rr_mem_alloc(len))) {
 		free(b);
 		return -ENOMEM;
 	}
@@ -140,7 +167,7 @@ int reg_arena_create(struct rr_reg_ctx *r, unsigned access)
 {
 	size_t sz = r->p.arena_size;
 
-	if (posix_memalign((void **)&r->arena, 4096, sz))
+	if (!(r->arena = rr_mem_alloc(sz)))
 		return -ENOMEM;
 	memset(r->arena, 0, sz);
 	r->arena_size = sz;

@@ -91,6 +91,9 @@ int rr_buf_wrap(struct rr_reg_ctx *r, void *addr, size_t len, struct rr_buf **ou
  * in the caller's memory once it holds other data. */
 int rr_buf_in_region(struct rr_reg_ctx *r, void *addr, size_t len, unsigned flags,
 		     struct rr_buf **out);
+/* len bytes, page-aligned, for a registration; from 2 MiB up in transparent
+ * huge pages where the system has them. free() it. */
+void *rr_mem_alloc(size_t len);
 enum rr_reg rr_reg_kind(const struct rr_reg_ctx *r);
 /* Whether b can be exposed: registered with remote rights, or in an arena. */
 int rr_buf_exposable(const struct rr_reg_ctx *r, const struct rr_buf *b);
