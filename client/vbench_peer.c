@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/base/log.h"
+#include "common/rpcrdma/rpcrdma_reg.h"
 #include "vbench.h"
 
 /* Report a failure and end this process (the benchmark cannot go on). */
@@ -102,7 +103,7 @@ void vbench_ep_open(struct ep *e, const char *device, size_t len)
 	if (vb_alloc_pd(e->dev, &e->pd) || vb_create_cq(e->dev, 4096, &e->cq))
 		vbench_die("cannot allocate a PD and a CQ");
 	e->len = len;
-	e->buf = aligned_alloc(4096, len);
+	e->buf = rr_mem_alloc(len); /* as the transport's own: huge pages from 2 MiB */
 	if (e->buf == NULL)
 		vbench_die("out of memory");
 	memset(e->buf, 0x5a, len);
