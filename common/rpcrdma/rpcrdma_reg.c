@@ -103,14 +103,13 @@ int reg_buf(struct rr_reg_ctx *r, struct rr_buf *b, unsigned flags)
 /* ---- memory ---- */
 
 /* Registered memory of 2 MiB and more (arenas, connection buffers, large
- * buffers) in transparent huge pages where the system gives them: whatever
- * walks it page by page (a pin; on the soft provider, process_vm_readv's
- * pinning of the peer's pages for each copy; a device's translation table)
- * and the copies into and out of it (the TLB) then meet one entry per 2 MiB
- * rather than 512. Smaller buffers keep small pages: carved from a shared
- * huge page, each one's own pin (mlock, on the soft provider) splits the
- * mapping and with it the huge page. */
-#define REG_HUGE ((size_t)2 << 20)
+ * buffers, the cache's chunks) in transparent huge pages where the system
+ * gives them: whatever walks it page by page (a pin; on the soft provider,
+ * process_vm_readv's pinning of the peer's pages for each copy; a device's
+ * translation table) and the copies into and out of it (the TLB) then meet
+ * one entry per 2 MiB rather than 512. A smaller buffer with a registration
+ * of its own keeps small pages: carved from a shared huge page, its own pin
+ * (mlock, on the soft provider) would split the mapping and the page. */
 
 void *rr_mem_alloc(size_t len)
 {
@@ -289,6 +288,10 @@ void rr_reg_destroy(struct rr_reg_ctx *r)
 				struct rr_buf *b = r->free[rem][c];
 
 				r->free[rem][c] = b->next;
+				if (b->chunk) {
+					reg_piece_drop(r, b);
+					continue;
+				}
 				if (b->mr)
 					reg_undo(r, b->mr);
 				if (!r->arena)
@@ -317,6 +320,12 @@ int rr_buf_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf *
 
 int rr_buf_wait(struct rr_reg_ctx *r, struct rr_buf *b)
 {
+	if (b->chunk) { /* a piece of the cache's: its chunk's registration */
+		int rc = rr_buf_wait(r, b->chunk);
+
+		b->lkey = b->chunk->lkey;
+		return rc;
+	}
 	if (!b->reg_done) {
 		pthread_mutex_lock(&r->lock);
 		while (!b->reg_done)

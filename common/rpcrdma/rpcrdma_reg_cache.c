@@ -4,7 +4,18 @@
  * watermarks; hits and misses counted. Only our own buffers are cached, never
  * by address. Keys outlive the I/O, by design: a key once exposed stays
  * valid while its buffer is cached.
+ *
+ * Chunks. A buffer of 64 KiB to 1 MiB for local use only (never exposed: its
+ * key would reach its neighbours) is a piece of a chunk, one huge page
+ * (rr_mem_alloc) registered once and cut into pieces of its class, which go
+ * to the free list together: the copies into and out of them, and the soft
+ * provider's pinning of them for its peer, meet one page-table entry per
+ * chunk. A chunk goes back only whole, once every piece of it is idle; until
+ * then its idle pieces stay cached past the high watermark, at most a chunk
+ * less a piece for each piece in use. Where the budget is under four chunks
+ * buffers keep registrations of their own.
  */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "common/base/workq.h"
@@ -15,8 +26,34 @@ static int cache_setup(struct rr_reg_ctx *r)
 	return workq_create(1, "rpcrdma-reg", &r->regq);
 }
 
+#define PIECE_MIN (REG_HUGE / 32)
+
+/* Whether buffers of class c with rights rem are pieces of chunks. */
+static int carved(const struct rr_reg_ctx *r, int c, int rem)
+{
+	size_t size = reg_class_size(c);
+
+	return !rem && size >= PIECE_MIN && size <= REG_HUGE / 2 &&
+	       r->p.cache_budget >= 4 * REG_HUGE;
+}
+
+/* Take chunk k's pieces, all idle, off free list *head (r->lock held). */
+static void unlink_pieces(struct rr_buf **head, struct rr_buf *k)
+{
+	for (struct rr_buf **pp = head; *pp;) {
+		struct rr_buf *b = *pp;
+
+		if (b->chunk != k) {
+			pp = &b->next;
+			continue;
+		}
+		*pp = b->next;
+		free(b);
+	}
+}
+
 /* Evict idle entries, largest first, until the cache is under its low
- * watermark (r->lock held; dropped while deregistering). */
+ * watermark; a chunk only whole (r->lock held; dropped while deregistering). */
 static void cache_trim(struct rr_reg_ctx *r)
 {
 	size_t high = r->p.cache_budget / 100 * r->p.cache_high;
@@ -27,11 +64,25 @@ static void cache_trim(struct rr_reg_ctx *r)
 		return;
 	for (int c = NCLASSES - 1; c >= 0 && r->st->cached_now > low; c--) {
 		for (int rem = 0; rem < 2 && r->st->cached_now > low; rem++) {
-			while (r->free[rem][c] && r->st->cached_now > low) {
-				struct rr_buf *b = r->free[rem][c];
+			struct rr_buf **pp = &r->free[rem][c];
 
-				r->free[rem][c] = b->next;
-				rr_stat_add(&r->st->cached_now, -(int64_t)b->len);
+			while (*pp && r->st->cached_now > low) {
+				struct rr_buf *b = *pp, *k = b->chunk;
+				size_t gone = b->len;
+
+				if (k && k->idle < k->pieces) { /* a piece is in use */
+					pp = &b->next;
+					continue;
+				}
+				if (k) {
+					gone = k->pieces * b->len;
+					unlink_pieces(&r->free[rem][c], k);
+					pp = &r->free[rem][c];
+					b = k;
+				} else {
+					*pp = b->next;
+				}
+				rr_stat_add(&r->st->cached_now, -(int64_t)gone);
 				b->next = victims;
 				victims = b;
 			}
@@ -42,11 +93,70 @@ static void cache_trim(struct rr_reg_ctx *r)
 		struct rr_buf *b = victims;
 
 		victims = b->next;
-		reg_undo(r, b->mr);
+		if (b->mr) /* (a chunk whose registration failed has none) */
+			reg_undo(r, b->mr);
 		free(b->addr);
 		free(b);
 	}
 	pthread_mutex_lock(&r->lock);
+}
+
+/* A new chunk of class c: one piece in *out, the others cached. */
+static int chunk_new(struct rr_reg_ctx *r, int c, unsigned flags, struct rr_buf **out)
+{
+	size_t size = reg_class_size(c);
+	unsigned n = (unsigned)(REG_HUGE / size);
+	struct rr_buf *k, *piece[REG_HUGE / PIECE_MIN];
+	int rc = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		if (!(piece[i] = calloc(1, sizeof(*piece[i]))))
+			rc = -ENOMEM;
+	if (rc == 0)
+		rc = reg_new_buf(r, REG_HUGE, 0, flags, &k);
+	if (rc) {
+		for (unsigned i = 0; i < n; i++)
+			free(piece[i]);
+		return rc;
+	}
+	k->pieces = n;
+	for (unsigned i = 0; i < n; i++) {
+		piece[i]->addr = (uint8_t *)k->addr + i * size;
+		piece[i]->len = size;
+		piece[i]->cls = c;
+		piece[i]->chunk = k;
+		piece[i]->reg_done = 1;	  /* rr_buf_wait waits for the chunk's */
+		piece[i]->lkey = k->lkey; /* if already registered (no RR_GET_ASYNC) */
+	}
+	pthread_mutex_lock(&r->lock);
+	for (unsigned i = 1; i < n; i++) {
+		piece[i]->next = r->free[0][c];
+		r->free[0][c] = piece[i];
+	}
+	k->idle = n - 1;
+	rr_stat_add(&r->st->cached_now, (int64_t)(size * (n - 1)));
+	cache_trim(r);
+	pthread_mutex_unlock(&r->lock);
+	*out = piece[0];
+	return 0;
+}
+
+/* See rpcrdma_reg_int.h. */
+void reg_piece_drop(struct rr_reg_ctx *r, struct rr_buf *b)
+{
+	struct rr_buf *k = b->chunk;
+	int last;
+
+	pthread_mutex_lock(&r->lock);
+	last = --k->pieces == 0;
+	pthread_mutex_unlock(&r->lock);
+	free(b);
+	if (!last)
+		return;
+	if (k->mr)
+		reg_undo(r, k->mr);
+	free(k->addr);
+	free(k);
 }
 
 static int cache_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf **out)
@@ -62,14 +172,24 @@ static int cache_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr
 	if (b) {
 		r->free[rem][c] = b->next;
 		rr_stat_add(&r->st->cached_now, -(int64_t)b->len);
+		if (b->chunk)
+			b->chunk->idle--;
 	}
 	pthread_mutex_unlock(&r->lock);
 	if (b) {
 		rr_stat_add(&r->st->cache_hits, 1);
+		/* a piece may come before its chunk's registration is done: a
+		 * caller that does not wait for it later (no RR_GET_ASYNC) waits now */
+		if (b->chunk && !(flags & RR_GET_ASYNC) && (rc = rr_buf_wait(r, b)) != 0) {
+			reg_piece_drop(r, b);
+			return rc;
+		}
 		*out = b;
 		return 0;
 	}
 	rr_stat_add(&r->st->cache_misses, 1);
+	if (carved(r, c, rem))
+		return chunk_new(r, c, flags, out);
 	if ((rc = reg_new_buf(r, reg_class_size(c), rem, flags, out)) == 0)
 		(*out)->cls = c;
 	return rc;
@@ -77,6 +197,10 @@ static int cache_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr
 
 static void cache_put(struct rr_reg_ctx *r, struct rr_buf *b)
 {
+	if (b->chunk && b->chunk->reg_rc) {
+		reg_piece_drop(r, b); /* its chunk's registration failed */
+		return;
+	}
 	if (b->reg_rc) {
 		free(b->addr); /* its registration failed: nothing to keep */
 		free(b);
@@ -86,6 +210,8 @@ static void cache_put(struct rr_reg_ctx *r, struct rr_buf *b)
 	b->next = r->free[b->remote][b->cls];
 	r->free[b->remote][b->cls] = b;
 	rr_stat_add(&r->st->cached_now, (int64_t)b->len);
+	if (b->chunk)
+		b->chunk->idle++;
 	cache_trim(r);
 	pthread_mutex_unlock(&r->lock);
 }

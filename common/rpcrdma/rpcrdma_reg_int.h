@@ -11,9 +11,10 @@
 
 #include "rpcrdma_int.h"
 
-#define CLASS_MIN_SHIFT 12 /* 4 KiB */
-#define NCLASSES	14 /* 4 KiB .. 32 MiB */
-#define ARENA_WAIT_S	10 /* how long a get waits for arena space or a window */
+#define CLASS_MIN_SHIFT 12		  /* 4 KiB */
+#define NCLASSES	14		  /* 4 KiB .. 32 MiB */
+#define ARENA_WAIT_S	10		  /* how long a get waits for arena space or a window */
+#define REG_HUGE	((size_t)2 << 20) /* a transparent huge page (rr_mem_alloc) */
 
 struct reg_ops;
 
@@ -70,6 +71,9 @@ int reg_buf(struct rr_reg_ctx *r, struct rr_buf *b, unsigned flags);
 /* A new buffer of len bytes with a registration of its own (reg_buf); remote
  * says whether with the remote rights. */
 int reg_new_buf(struct rr_reg_ctx *r, size_t len, int remote, unsigned flags, struct rr_buf **out);
+/* Free a piece of a cache chunk (rpcrdma_reg_cache.c), and the chunk with its
+ * last piece (r->lock not held). */
+void reg_piece_drop(struct rr_reg_ctx *r, struct rr_buf *b);
 /* expose and unexpose for buffers with a registration of their own. */
 int reg_own_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, unsigned flags);
 void reg_keep_key(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b);

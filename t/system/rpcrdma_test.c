@@ -189,39 +189,6 @@ static void allphys_needs_trust(void **state)
 	rpc_server_destroy(rpc);
 }
 
-/* The cache reuses registrations (hits), and trims idle ones to its low
- * watermark once over its high one. */
-static void cache_watermarks(void **state)
-{
-	struct rrt_server t;
-	struct rpc_clnt *c;
-	struct rr_params p;
-	struct rr_stats st;
-
-	rrt_params(&p, RR_MODE_READ_WRITE, RR_REG_CACHE);
-	p.cache_budget = 1u << 20;
-	p.cache_high = 80;
-	p.cache_low = 50;
-	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
-	assert_int_equal(rrt_client(&t, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY, 0, &c), 0);
-	for (int i = 0; i < 8; i++) { /* the same size again and again: hits */
-		assert_int_equal(rrt_get(c, 1, 256 << 10), 0);
-		usleep(20000); /* the previous reply's buffers are back */
-	}
-	rr_server_get_stats(t.rr, &st);
-	assert_true(st.cache_hits >= 7);
-	for (size_t sz = 8192; sz <= (1u << 20); sz *= 2) { /* every class up to max_io */
-		assert_int_equal(rrt_get(c, 2, sz), 0);
-		assert_int_equal(rrt_put(c, 2, sz), 0);
-		rr_server_get_stats(t.rr, &st);
-		assert_true(st.cached_now <= (uint64_t)p.cache_budget / 100 * p.cache_high);
-	}
-	assert_true(st.cache_misses > 0);
-	assert_true(st.deregs > 0); /* something was trimmed */
-	rpc_clnt_destroy(c);
-	rrt_server_stop(&t);
-}
-
 /* fastreg binds a window with a fresh key for every exposure. */
 static void fastreg_binds_per_exposure(void **state)
 {
@@ -710,6 +677,7 @@ int main(void)
 		cmocka_unit_test(read_read_refused),
 		cmocka_unit_test(allphys_needs_trust),
 		cmocka_unit_test(cache_watermarks),
+		cmocka_unit_test(cache_chunks),
 		cmocka_unit_test(fastreg_binds_per_exposure),
 		cmocka_unit_test(fastreg_without_windows),
 		cmocka_unit_test(region_sent_in_place),

@@ -38,6 +38,10 @@ int rrt_sum(struct rpc_clnt *c, size_t len);
 /* A BULK_SLEEP call of *ms milliseconds (ms lives as long as the call). */
 struct rpc_call rrt_sleep_call(u_int *ms);
 
+/* rpcrdma_test's cases of the registration cache (rpcrdma_test_reg.c). */
+void cache_watermarks(void **state);
+void cache_chunks(void **state);
+
 /* A client that will never read: a raw TCP connection to 127.0.0.1:port with
  * a 4 KiB receive buffer that has sent n BULK_GETs of len bytes. Its fd, or -1. */
 int rrt_tcp_flood_gets(const char *port, unsigned n, uint32_t len);

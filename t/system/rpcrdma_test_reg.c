@@ -1,0 +1,120 @@
+/*
+ * rpcrdma_test_reg.c: rpcrdma_test's cases of the registration cache: its
+ * watermarks through a server, and its chunks through the layer itself.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdint.h>
+#include <unistd.h>
+
+#include "common/rpcrdma/rpcrdma.h"
+#include "common/rpcrdma/rpcrdma_reg.h"
+#include "rpcrdma_test_util.h"
+
+/* The cache reuses registrations (hits), and trims idle ones to its low
+ * watermark once over its high one. */
+void cache_watermarks(void **state)
+{
+	struct rrt_server t;
+	struct rpc_clnt *c;
+	struct rr_params p;
+	struct rr_stats st;
+
+	rrt_params(&p, RR_MODE_READ_WRITE, RR_REG_CACHE);
+	p.cache_budget = 1u << 20;
+	p.cache_high = 80;
+	p.cache_low = 50;
+	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
+	assert_int_equal(rrt_client(&t, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY, 0, &c), 0);
+	for (int i = 0; i < 8; i++) { /* the same size again and again: hits */
+		assert_int_equal(rrt_get(c, 1, 256 << 10), 0);
+		usleep(20000); /* the previous reply's buffers are back */
+	}
+	rr_server_get_stats(t.rr, &st);
+	assert_true(st.cache_hits >= 7);
+	for (size_t sz = 8192; sz <= (1u << 20); sz *= 2) { /* every class up to max_io */
+		assert_int_equal(rrt_get(c, 2, sz), 0);
+		assert_int_equal(rrt_put(c, 2, sz), 0);
+		rr_server_get_stats(t.rr, &st);
+		assert_true(st.cached_now <= (uint64_t)p.cache_budget / 100 * p.cache_high);
+	}
+	assert_true(st.cache_misses > 0);
+	assert_true(st.deregs > 0); /* something was trimmed */
+	rpc_clnt_destroy(c);
+	rrt_server_stop(&t);
+}
+
+#define KIB(n) ((size_t)(n) << 10)
+#define MIB(n) ((size_t)(n) << 20)
+
+/* Local buffers of 64 KiB to 1 MiB are pieces of 2 MiB chunks registered
+ * once; exposed ones and small ones have registrations of their own; a
+ * chunk is trimmed only whole, once every piece of it is idle. */
+void cache_chunks(void **state)
+{
+	struct vb_device *dev;
+	struct vb_pd *pd;
+	struct rr_reg_ctx *r;
+	struct rr_params p;
+	struct rr_stats st = {0};
+	struct rr_buf *a[4], *b, *x, *s;
+
+	rrt_params(&p, RR_MODE_READ_WRITE, RR_REG_CACHE);
+	p.cache_budget = MIB(8); /* high 4 MiB, low 2 MiB */
+	p.cache_high = 50;
+	p.cache_low = 25;
+	assert_int_equal(vb_open("soft", &dev), 0);
+	assert_int_equal(vb_alloc_pd(dev, &pd), 0);
+	assert_int_equal(rr_reg_create(pd, &p, VB_ACCESS_REMOTE_READ, &st, &r), 0);
+
+	/* four pieces of 512 KiB: one chunk, one registration, one key */
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(rr_buf_get(r, KIB(512), 0, &a[i]), 0);
+		assert_int_equal(rr_buf_wait(r, a[i]), 0);
+		assert_int_equal(a[i]->lkey, a[0]->lkey);
+		assert_true((uintptr_t)a[i]->addr / MIB(2) == (uintptr_t)a[0]->addr / MIB(2));
+	}
+	assert_true(a[0]->lkey != 0);
+	assert_int_equal(st.regs, 1);
+	assert_int_equal(st.registered_now, MIB(2));
+	assert_int_equal(st.cached_now, 0);
+	/* a fifth: a second chunk, registered in the background; its other
+	 * pieces are cached at once and wait for that registration */
+	assert_int_equal(rr_buf_get(r, KIB(512), RR_GET_ASYNC, &b), 0);
+	assert_int_equal(rr_buf_wait(r, b), 0);
+	assert_true(b->lkey != 0 && b->lkey != a[0]->lkey);
+	assert_int_equal(st.regs, 2);
+	assert_int_equal(st.cached_now, KIB(1536));
+	/* exposed and small buffers are not pieces */
+	assert_int_equal(rr_buf_get(r, MIB(1), RR_GET_EXPOSE, &x), 0);
+	assert_int_equal(rr_buf_get(r, KIB(4), 0, &s), 0);
+	assert_int_equal(st.regs, 4);
+	assert_int_equal(st.registered_now, MIB(5) + KIB(4));
+
+	/* the first chunk back, 4.5 MiB idle with the others: over the high
+	 * watermark; the trim takes the exposed buffer and the first chunk,
+	 * not the second (a piece of it is in use), nor the small one */
+	for (int i = 0; i < 4; i++)
+		rr_buf_put(r, a[i]);
+	rr_buf_put(r, s);
+	assert_int_equal(st.deregs, 0);
+	rr_buf_put(r, x);
+	assert_int_equal(st.deregs, 2);
+	assert_int_equal(st.registered_now, MIB(2) + KIB(4));
+	assert_int_equal(st.cached_now, KIB(1536) + KIB(4));
+	/* a piece of the second chunk comes from the cache: a hit, no registration */
+	assert_int_equal(rr_buf_get(r, KIB(300), 0, &a[0]), 0);
+	assert_int_equal(a[0]->lkey, b->lkey);
+	assert_int_equal(st.regs, 4);
+	rr_buf_put(r, a[0]);
+	rr_buf_put(r, b);
+	assert_int_equal(st.registered_now, st.cached_now);
+	rr_reg_destroy(r);
+	assert_int_equal(st.registered_now, 0);
+	assert_int_equal(st.deregs, st.regs);
+	assert_int_equal(vb_dealloc_pd(pd), 0);
+	vb_close(dev);
+}
