@@ -320,10 +320,17 @@ int rr_buf_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf *
 
 int rr_buf_wait(struct rr_reg_ctx *r, struct rr_buf *b)
 {
-	if (b->chunk) { /* a piece of the cache's: its chunk's registration */
-		int rc = rr_buf_wait(r, b->chunk);
+	if (b->chunk) { /* a piece of the cache's: its chunk's registration,
+			 * which other pieces' users wait for too */
+		struct rr_buf *k = b->chunk;
+		int rc;
 
-		b->lkey = b->chunk->lkey;
+		pthread_mutex_lock(&r->lock);
+		while (!k->reg_done)
+			pthread_cond_wait(&r->cond, &r->lock);
+		rc = k->reg_rc;
+		b->lkey = rc == 0 ? k->mr->lkey : 0;
+		pthread_mutex_unlock(&r->lock);
 		return rc;
 	}
 	if (!b->reg_done) {

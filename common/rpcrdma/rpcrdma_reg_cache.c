@@ -11,9 +11,12 @@
  * to the free list together: the copies into and out of them, and the soft
  * provider's pinning of them for its peer, meet one page-table entry per
  * chunk. A chunk goes back only whole, once every piece of it is idle; until
- * then its idle pieces stay cached past the high watermark, at most a chunk
- * less a piece for each piece in use. Where the budget is under four chunks
- * buffers keep registrations of their own.
+ * then its idle pieces stay cached (idle_held), past the high watermark if
+ * need be, at most a chunk less a piece for each piece in use; the
+ * watermarks weigh what can go. A piece whose chunk is still registering
+ * goes only to a caller that waits for it later (RR_GET_ASYNC): the event
+ * loop's gets never wait behind a registration. Where the budget is under
+ * four chunks buffers keep registrations of their own.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -37,9 +40,26 @@ static int carved(const struct rr_reg_ctx *r, int c, int rem)
 	       r->p.cache_budget >= 4 * REG_HUGE;
 }
 
-/* Take chunk k's pieces, all idle, off free list *head (r->lock held). */
-static void unlink_pieces(struct rr_buf **head, struct rr_buf *k)
+/* Chunk k's idle pieces that cannot go, for idle_held. */
+static size_t held_of(const struct rr_buf *k)
 {
+	return k->idle < k->pieces ? k->idle * reg_class_size(k->cls) : 0;
+}
+
+/* Chunk k now has pieces pieces, idle of them cached (r->lock held). */
+static void chunk_count(struct rr_reg_ctx *r, struct rr_buf *k, unsigned idle, unsigned pieces)
+{
+	r->idle_held -= held_of(k);
+	k->idle = idle;
+	k->pieces = pieces;
+	r->idle_held += held_of(k);
+}
+
+/* Free chunk k's idle pieces on free list *head; how many (r->lock held). */
+static unsigned unlink_pieces(struct rr_buf **head, struct rr_buf *k)
+{
+	unsigned n = 0;
+
 	for (struct rr_buf **pp = head; *pp;) {
 		struct rr_buf *b = *pp;
 
@@ -49,6 +69,22 @@ static void unlink_pieces(struct rr_buf **head, struct rr_buf *k)
 		}
 		*pp = b->next;
 		free(b);
+		n++;
+	}
+	return n;
+}
+
+/* Chunk k's registration failed: its idle pieces on *head go, and k with
+ * its last (r->lock held; nothing registered to undo). */
+static void chunk_purge(struct rr_reg_ctx *r, struct rr_buf **head, struct rr_buf *k)
+{
+	unsigned n = unlink_pieces(head, k);
+
+	rr_stat_add(&r->st->cached_now, -(int64_t)(n * reg_class_size(k->cls)));
+	chunk_count(r, k, k->idle - n, k->pieces - n);
+	if (k->pieces == 0) {
+		free(k->addr);
+		free(k);
 	}
 }
 
@@ -60,13 +96,13 @@ static void cache_trim(struct rr_reg_ctx *r)
 	size_t low = r->p.cache_budget / 100 * r->p.cache_low;
 	struct rr_buf *victims = NULL;
 
-	if (r->st->cached_now <= high)
+	if (r->st->cached_now - r->idle_held <= high)
 		return;
-	for (int c = NCLASSES - 1; c >= 0 && r->st->cached_now > low; c--) {
-		for (int rem = 0; rem < 2 && r->st->cached_now > low; rem++) {
+	for (int c = NCLASSES - 1; c >= 0 && r->st->cached_now - r->idle_held > low; c--) {
+		for (int rem = 0; rem < 2 && r->st->cached_now - r->idle_held > low; rem++) {
 			struct rr_buf **pp = &r->free[rem][c];
 
-			while (*pp && r->st->cached_now > low) {
+			while (*pp && r->st->cached_now - r->idle_held > low) {
 				struct rr_buf *b = *pp, *k = b->chunk;
 				size_t gone = b->len;
 
@@ -119,7 +155,7 @@ static int chunk_new(struct rr_reg_ctx *r, int c, unsigned flags, struct rr_buf 
 			free(piece[i]);
 		return rc;
 	}
-	k->pieces = n;
+	k->cls = c;
 	for (unsigned i = 0; i < n; i++) {
 		piece[i]->addr = (uint8_t *)k->addr + i * size;
 		piece[i]->len = size;
@@ -133,8 +169,8 @@ static int chunk_new(struct rr_reg_ctx *r, int c, unsigned flags, struct rr_buf 
 		piece[i]->next = r->free[0][c];
 		r->free[0][c] = piece[i];
 	}
-	k->idle = n - 1;
 	rr_stat_add(&r->st->cached_now, (int64_t)(size * (n - 1)));
+	chunk_count(r, k, n - 1, n);
 	cache_trim(r);
 	pthread_mutex_unlock(&r->lock);
 	*out = piece[0];
@@ -148,7 +184,8 @@ void reg_piece_drop(struct rr_reg_ctx *r, struct rr_buf *b)
 	int last;
 
 	pthread_mutex_lock(&r->lock);
-	last = --k->pieces == 0;
+	chunk_count(r, k, k->idle, k->pieces - 1);
+	last = k->pieces == 0;
 	pthread_mutex_unlock(&r->lock);
 	free(b);
 	if (!last)
@@ -159,27 +196,43 @@ void reg_piece_drop(struct rr_reg_ctx *r, struct rr_buf *b)
 	free(k);
 }
 
+/* Whether a cached piece of chunk k may go to a caller with flags: its
+ * registration is done, or still running for one that waits later. */
+static int piece_ready(const struct rr_buf *k, unsigned flags)
+{
+	return k->reg_done ? k->reg_rc == 0 : (flags & RR_GET_ASYNC) != 0;
+}
+
 static int cache_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf **out)
 {
 	int c = reg_size_class(len), rem = (flags & RR_GET_EXPOSE) != 0;
-	struct rr_buf *b;
+	struct rr_buf *b, **pp;
 	int rc;
 
 	if (c < 0)
 		return -EMSGSIZE;
 	pthread_mutex_lock(&r->lock);
-	b = r->free[rem][c];
+	for (pp = &r->free[rem][c]; (b = *pp) != NULL;) {
+		if (!b->chunk || piece_ready(b->chunk, flags))
+			break;
+		if (b->chunk->reg_done) { /* its registration failed */
+			chunk_purge(r, &r->free[rem][c], b->chunk);
+			pp = &r->free[rem][c];
+		} else {
+			pp = &b->next;
+		}
+	}
 	if (b) {
-		r->free[rem][c] = b->next;
+		*pp = b->next;
 		rr_stat_add(&r->st->cached_now, -(int64_t)b->len);
 		if (b->chunk)
-			b->chunk->idle--;
+			chunk_count(r, b->chunk, b->chunk->idle - 1, b->chunk->pieces);
 	}
 	pthread_mutex_unlock(&r->lock);
 	if (b) {
 		rr_stat_add(&r->st->cache_hits, 1);
-		/* a piece may come before its chunk's registration is done: a
-		 * caller that does not wait for it later (no RR_GET_ASYNC) waits now */
+		/* a piece's key, once its chunk is registered (at once here
+		 * without RR_GET_ASYNC; the caller waits later with it) */
 		if (b->chunk && !(flags & RR_GET_ASYNC) && (rc = rr_buf_wait(r, b)) != 0) {
 			reg_piece_drop(r, b);
 			return rc;
@@ -211,7 +264,7 @@ static void cache_put(struct rr_reg_ctx *r, struct rr_buf *b)
 	r->free[b->remote][b->cls] = b;
 	rr_stat_add(&r->st->cached_now, (int64_t)b->len);
 	if (b->chunk)
-		b->chunk->idle++;
+		chunk_count(r, b->chunk, b->chunk->idle + 1, b->chunk->pieces);
 	cache_trim(r);
 	pthread_mutex_unlock(&r->lock);
 }

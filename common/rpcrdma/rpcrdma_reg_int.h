@@ -38,6 +38,7 @@ struct rr_reg_ctx {
 	unsigned nmws, nmw_free;
 
 	struct workq *regq; /* dynamic, cache: registrations off the caller's thread */
+	size_t idle_held;   /* cache: idle pieces of chunks that have one in use */
 };
 
 /* One registration strategy. */
