@@ -320,16 +320,19 @@ int rr_buf_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf *
 
 int rr_buf_wait(struct rr_reg_ctx *r, struct rr_buf *b)
 {
-	if (b->chunk) { /* a piece of the cache's: its chunk's registration,
-			 * which other pieces' users wait for too */
+	if (b->chunk && !b->reg_done) { /* a piece of the cache's whose key is
+					 * not known yet: its chunk's, which
+					 * other pieces' users wait for too */
 		struct rr_buf *k = b->chunk;
 		int rc;
 
 		pthread_mutex_lock(&r->lock);
 		while (!k->reg_done)
 			pthread_cond_wait(&r->cond, &r->lock);
-		rc = k->reg_rc;
-		b->lkey = rc == 0 ? k->mr->lkey : 0;
+		if ((rc = k->reg_rc) == 0) {
+			b->lkey = k->mr->lkey;
+			b->reg_done = 1;
+		}
 		pthread_mutex_unlock(&r->lock);
 		return rc;
 	}

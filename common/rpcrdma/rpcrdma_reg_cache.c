@@ -55,8 +55,8 @@ static void chunk_count(struct rr_reg_ctx *r, struct rr_buf *k, unsigned idle, u
 	r->idle_held += held_of(k);
 }
 
-/* Free chunk k's idle pieces on free list *head; how many (r->lock held). */
-static unsigned unlink_pieces(struct rr_buf **head, struct rr_buf *k)
+/* Free chunk k's idle pieces on free list *head, uncounted (r->lock held). */
+static void unlink_pieces(struct rr_reg_ctx *r, struct rr_buf **head, struct rr_buf *k)
 {
 	unsigned n = 0;
 
@@ -71,17 +71,15 @@ static unsigned unlink_pieces(struct rr_buf **head, struct rr_buf *k)
 		free(b);
 		n++;
 	}
-	return n;
+	rr_stat_add(&r->st->cached_now, -(int64_t)(n * reg_class_size(k->cls)));
+	chunk_count(r, k, k->idle - n, k->pieces - n);
 }
 
 /* Chunk k's registration failed: its idle pieces on *head go, and k with
  * its last (r->lock held; nothing registered to undo). */
 static void chunk_purge(struct rr_reg_ctx *r, struct rr_buf **head, struct rr_buf *k)
 {
-	unsigned n = unlink_pieces(head, k);
-
-	rr_stat_add(&r->st->cached_now, -(int64_t)(n * reg_class_size(k->cls)));
-	chunk_count(r, k, k->idle - n, k->pieces - n);
+	unlink_pieces(r, head, k);
 	if (k->pieces == 0) {
 		free(k->addr);
 		free(k);
@@ -104,21 +102,19 @@ static void cache_trim(struct rr_reg_ctx *r)
 
 			while (*pp && r->st->cached_now - r->idle_held > low) {
 				struct rr_buf *b = *pp, *k = b->chunk;
-				size_t gone = b->len;
 
 				if (k && k->idle < k->pieces) { /* a piece is in use */
 					pp = &b->next;
 					continue;
 				}
-				if (k) {
-					gone = k->pieces * b->len;
-					unlink_pieces(&r->free[rem][c], k);
+				if (k) { /* all idle: the chunk goes whole */
+					unlink_pieces(r, &r->free[rem][c], k);
 					pp = &r->free[rem][c];
 					b = k;
 				} else {
 					*pp = b->next;
+					rr_stat_add(&r->st->cached_now, -(int64_t)b->len);
 				}
-				rr_stat_add(&r->st->cached_now, -(int64_t)gone);
 				b->next = victims;
 				victims = b;
 			}
@@ -161,10 +157,12 @@ static int chunk_new(struct rr_reg_ctx *r, int c, unsigned flags, struct rr_buf 
 		piece[i]->len = size;
 		piece[i]->cls = c;
 		piece[i]->chunk = k;
-		piece[i]->reg_done = 1;	  /* rr_buf_wait waits for the chunk's */
-		piece[i]->lkey = k->lkey; /* if already registered (no RR_GET_ASYNC) */
 	}
 	pthread_mutex_lock(&r->lock);
+	for (unsigned i = 0; i < n && k->reg_done && k->reg_rc == 0; i++) {
+		piece[i]->lkey = k->mr->lkey; /* known: no rr_buf_wait needs the lock */
+		piece[i]->reg_done = 1;
+	}
 	for (unsigned i = 1; i < n; i++) {
 		piece[i]->next = r->free[0][c];
 		r->free[0][c] = piece[i];
