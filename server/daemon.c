@@ -144,6 +144,7 @@ static int start_listeners(struct nfsrdma_server *s)
 				    .idle_ms = c->server.tcp_idle_ms,
 				    .loops = c->server.tcp_loops,
 				    .spin_us = c->server.tcp_poll_spin_us,
+				    .spin_max_us = c->server.adaptive_poll_us,
 				    .max_held = c->server.tcp_memory_per_connection};
 	char tport[16], rport[16];
 	struct rr_params rp;

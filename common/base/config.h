@@ -192,6 +192,7 @@ struct nfsrdma_config {
 		unsigned udp_inflight_max;	      /* UDP calls held at once */
 		unsigned tcp_loops;	   /* TCP I/O loops per listen address; 0: one per CPU */
 		unsigned tcp_poll_spin_us; /* the TCP loops look this long before sleeping */
+		unsigned adaptive_poll_us; /* else the loops adapt their look up to this */
 		uint64_t memory_budget;	   /* TCP and UDP call and reply buffers */
 		uint64_t tcp_memory_per_connection; /* what one TCP connection may hold */
 		unsigned tcp_idle_ms;  /* close a connection idle this long; 0: never */

@@ -230,6 +230,10 @@ const struct cfg_entry config_main_table[] = {
 	E_INT("server.tcp_poll_spin_us", C, server.tcp_poll_spin_us, 0, 10000, 0,
 	      "Microseconds a TCP event loop keeps looking for work before it sleeps (busy "
 	      "polling, as rdma.poll_spin_us for RPC/RDMA); 0 sleeps at once."),
+	E_INT("server.adaptive_poll_us", C, server.adaptive_poll_us, 0, 10000, 100,
+	      "Ceiling of the busy polling that the server's event loops (TCP and RPC/RDMA) "
+	      "adapt to their traffic where no fixed spin is set: longer while events come "
+	      "within it, none when they come further apart; 0: off."),
 	E_INT("server.udp_inflight_max", C, server.udp_inflight_max, 1, 4096, 64,
 	      "UDP calls held at once on each listen address (128 KiB each); past it the "
 	      "server stops reading and the kernel drops what its socket buffer cannot hold."),

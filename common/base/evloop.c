@@ -54,7 +54,9 @@ struct evloop {
 	struct call *calls, *calls_tail;
 	struct handler *handlers;
 	struct evloop_timer *timers;
-	uint64_t spin_ns; /* evloop_set_spin */
+	uint64_t spin_ns;     /* evloop_set_spin */
+	uint64_t spin_max_ns; /* evloop_set_spin_max */
+	uint64_t window_ns;   /* the adaptive spin's window now (loop thread) */
 };
 
 int evloop_create(struct evloop **out)
@@ -301,6 +303,33 @@ static int loop_look(void *arg, int ms)
 	return poller_wait(w->l->poller, w->evs, EVLOOP_BATCH, ms);
 }
 
+/* The spin before the next wait: the fixed one, else the adaptive window. */
+static uint64_t loop_spin(struct evloop *l)
+{
+	uint64_t fixed = __atomic_load_n(&l->spin_ns, __ATOMIC_RELAXED);
+
+	return fixed || !__atomic_load_n(&l->spin_max_ns, __ATOMIC_RELAXED) ? fixed : l->window_ns;
+}
+
+/* Adapt the window to a wait that took took_ns and found n events, as the
+ * kernel's halt polling does: a wait that slept (the window ran out) but was
+ * woken within the ceiling would have been spared the wake-up by a longer
+ * window, which doubles (to a quarter of the ceiling at least); one that slept
+ * longer than the ceiling halves it, so a loop whose events come far apart
+ * stops spinning. */
+static void loop_adapt(struct evloop *l, uint64_t took_ns, int n)
+{
+	uint64_t max = __atomic_load_n(&l->spin_max_ns, __ATOMIC_RELAXED), w = l->window_ns;
+
+	if (max == 0 || __atomic_load_n(&l->spin_ns, __ATOMIC_RELAXED))
+		return;
+	if (n > 0 && took_ns > w && took_ns <= max)
+		w = w * 2 < max / 4 ? max / 4 : w * 2 > max ? max : w * 2;
+	else if (took_ns > max)
+		w = w / 2 < 1000 ? 0 : w / 2;
+	l->window_ns = w;
+}
+
 static void *loop_main(void *arg)
 {
 	struct evloop *l = arg;
@@ -309,10 +338,11 @@ static void *loop_main(void *arg)
 
 	for (;;) {
 		struct loop_look look = {l, evs};
-		int n = clock_spin_wait(__atomic_load_n(&l->spin_ns, __ATOMIC_RELAXED), timeout,
-					loop_look, &look);
+		uint64_t start = clock_now_ns();
+		int n = clock_spin_wait(loop_spin(l), timeout, loop_look, &look);
 		int stop = 0;
 
+		loop_adapt(l, clock_now_ns() - start, n);
 		if (n < 0 && n != -EINTR) {
 			log_err("poller_wait: %s", strerror(-n));
 			break;
@@ -333,6 +363,11 @@ static void *loop_main(void *arg)
 void evloop_set_spin(struct evloop *l, unsigned us)
 {
 	__atomic_store_n(&l->spin_ns, (uint64_t)us * 1000u, __ATOMIC_RELAXED);
+}
+
+void evloop_set_spin_max(struct evloop *l, unsigned max_us)
+{
+	__atomic_store_n(&l->spin_max_ns, (uint64_t)max_us * 1000u, __ATOMIC_RELAXED);
 }
 
 int evloop_start(struct evloop *l, const char *name)

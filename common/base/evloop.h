@@ -28,6 +28,12 @@ int evloop_start(struct evloop *l, const char *name);
  * microseconds (0, the default: sleep at once). Busy polling: it spares a
  * busy loop the wake-up per event and costs up to us of CPU per wait. */
 void evloop_set_spin(struct evloop *l, unsigned us);
+/* Without a fixed spin, adapt the spin to the events, up to max_us (0, the
+ * default: no adaptive spin): it grows while the loop is woken within max_us
+ * of starting to wait and shrinks to nothing when events come further apart,
+ * so an idle loop does not spin, and spins up to max_us per wait where each
+ * spin spares a wake-up. */
+void evloop_set_spin_max(struct evloop *l, unsigned max_us);
 /* Call fn(arg) in the loop thread whenever fd is readable. Loop thread or before start. */
 int evloop_add(struct evloop *l, int fd, evloop_fd_fn fn, void *arg);
 /* Call fn(arg, what happened) in the loop thread when fd is ready for what

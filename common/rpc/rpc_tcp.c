@@ -155,6 +155,7 @@ static int start_loops(struct tcp_listener *l)
 		if ((rc = evloop_create(&lp->ev)) != 0)
 			break;
 		evloop_set_spin(lp->ev, l->p.spin_us);
+		evloop_set_spin_max(lp->ev, l->p.spin_max_us);
 		rc = evloop_add_timer(lp->ev, TCP_TICK_MS, tcp_loop_tick, lp, NULL);
 		rc = rc < 0 ? rc : evloop_start(lp->ev, "rpc-tcp-io");
 	}

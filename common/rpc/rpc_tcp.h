@@ -25,6 +25,7 @@ struct rpc_tcp_params {
 					its largest reply) before it is read no more; 0: no
 					limit */
 	unsigned spin_us;	     /* the loops busy-poll this long before sleeping */
+	unsigned spin_max_us;	     /* else up to this long, adapted (evloop_set_spin_max) */
 };
 
 /* What a listener has done to protect itself, and its connections now. */

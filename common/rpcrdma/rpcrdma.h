@@ -65,6 +65,7 @@ struct rr_params {
 	int caller_polls;		/* client: a waiting caller polls the CQ when nobody does */
 	unsigned spin_us;		/* server: its loop, client: a polling caller, spins this
 					   long before sleeping for completions */
+	unsigned spin_max_us;		/* server: else its loop adapts its spin up to this */
 	/* client, fastreg/allphys: memory of the caller's that outlives the
 	 * transport (a mount's write records), registered as the arena is when
 	 * the two fit in mem_budget; data in it is exposed where it is, not

@@ -45,6 +45,7 @@ static void from_server(const struct nfsrdma_config *c, struct rr_params *p)
 	p->cache_low = c->server.cache.low_watermark;
 	p->fastreg_pool = c->server.fastreg_pool;
 	p->trusted_peers = c->server.trusted_peers;
+	p->spin_max_us = c->server.adaptive_poll_us;
 	p->done_deadline_ms = c->server.read_read.done_deadline_ms;
 	p->op_deadline_ms = c->server.rdma_deadline_ms;
 	p->exposed_max = c->server.read_read.exposed_bytes_max;

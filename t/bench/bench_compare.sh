@@ -19,7 +19,7 @@
 # Environment: BENCH_ROUNDS (3), BENCH_QUICK=1 (smaller files),
 # BENCH_PROVIDER (soft; rxe0 in the lab: make lab-bench-compare) and
 # BENCH_ADDR (127.0.0.1; the device's address for another provider),
-# BENCH_VARIANTS=inline (that variant only),
+# BENCH_VARIANTS="inline nopoll" (those variants only, by name),
 # BENCH_BASE_SERVER=PATH (another build's nfsrdma-server, e.g. main before a
 # change: measured first, with inline calls, as variant "base", so that the
 # side-by-side ratios are the change's effect).
@@ -42,19 +42,25 @@ fi
 # name|lines added to the server section|lines added to the rdma sections
 # of the server's and the client's configurations: the variants measured
 # side by side (server.inline_calls: every call through the worker pool, or
-# cheap ones run on the event loop that received them; rdma.poll_spin_us and
-# server.tcp_poll_spin_us: busy polling before sleeping, RPC/RDMA on both
-# sides, the server's NFS/TCP loops)
+# cheap ones run on the event loop that received them; the server's loops
+# adapt their busy polling by default, server.adaptive_poll_us = 0 turns it
+# off; rdma.poll_spin_us and server.tcp_poll_spin_us: a fixed busy poll before
+# sleeping, RPC/RDMA on both sides, the server's NFS/TCP loops)
 VARIANTS=(
 	"pool|inline_calls = false;|"
 	"inline|inline_calls = true;|"
+	"nopoll|inline_calls = true; adaptive_poll_us = 0;|"
 	"spin|inline_calls = true; tcp_poll_spin_us = 50;|poll_spin_us = 50;"
 )
-SERVERS=("$SERVER" "$SERVER" "$SERVER") # each variant's daemon
-if [ "${BENCH_VARIANTS:-}" = inline ]; then
-	VARIANTS=("${VARIANTS[1]}")
-	SERVERS=("$SERVER")
+if [ -n "${BENCH_VARIANTS:-}" ]; then
+	for i in "${!VARIANTS[@]}"; do
+		case " $BENCH_VARIANTS " in *" ${VARIANTS[$i]%%|*} "*) ;; *) unset "VARIANTS[$i]" ;; esac
+	done
+	VARIANTS=("${VARIANTS[@]}")
+	[ ${#VARIANTS[@]} -gt 0 ] || skip_all "BENCH_VARIANTS=$BENCH_VARIANTS names no variant"
 fi
+SERVERS=()
+for v in "${VARIANTS[@]}"; do SERVERS+=("$SERVER"); done # each variant's daemon
 prov=${BENCH_PROVIDER:-soft} addr=${BENCH_ADDR:-127.0.0.1}
 if [ -n "${BENCH_BASE_SERVER:-}" ]; then
 	[ -x "$BENCH_BASE_SERVER" ] || skip_all "BENCH_BASE_SERVER=$BENCH_BASE_SERVER is not a program"
@@ -279,9 +285,9 @@ for i in $(seq 0 $((nv - 1))); do
 	done
 done
 for j in 1 4; do
-	printf "bench-compare: 4k randread x%s over TCP, nfsrdma-server / nfs-ganesha (>= 1.5): %s   spinning 50 us: %s\n" $j \
+	printf "bench-compare: 4k randread x%s over TCP, nfsrdma-server / nfs-ganesha (>= 1.5): %s   without adaptive polling: %s\n" $j \
 		"$(ratio "$(med nfsrdma tcp rand4k_x${j}_iops)" "$(med ganesha tcp rand4k_x${j}_iops)")" \
-		"$(ratio "$(med nfsrdma-spin tcp rand4k_x${j}_iops)" "$(med ganesha tcp rand4k_x${j}_iops)")"
+		"$(ratio "$(med nfsrdma-nopoll tcp rand4k_x${j}_iops)" "$(med ganesha tcp rand4k_x${j}_iops)")"
 done
 if [ "$nv" -gt 1 ]; then
 	echo "bench-compare: variants side by side, ratio of medians to ${VARIANTS[0]%%|*}"

@@ -5,11 +5,12 @@
 # namespaces (ganesha needs rpcbind for NFSv3; a private /run keeps the host's
 # out of it, as t/system/client_ganesha.sh does; both start it with
 # client_lib.sh's start_ganesha). nfs-ganesha (VFS FSAL), nfsrdma-server
-# (threads = 4) and a second nfsrdma-server whose TCP loops busy-poll
-# (server.tcp_poll_spin_us = 50) each export a tmpfs directory; every round
+# (threads = 4; its loops' adaptive polling on, the default) and a second
+# nfsrdma-server whose loops do not poll (server.adaptive_poll_us = 0) each
+# export a tmpfs directory; every round
 # runs nfsrdma-client bench over TCP, 4 KiB random READ at 1 and 4 threads,
 # against the three, the order rotating. Appends CSV rows to RAW
-# (ganesha|nfsrdma|nfsrdma-spin,tcp,FIGURE,ROUND,VALUE); prints "# " lines only.
+# (ganesha|nfsrdma|nfsrdma-nopoll,tcp,FIGURE,ROUND,VALUE); prints "# " lines only.
 . "$(dirname "$0")/../system/client_lib.sh"
 raw=$1 rounds=$2 quick=$3
 SERVER=$top_builddir/server/nfsrdma-server
@@ -52,12 +53,12 @@ CONF
 	T_PIDS="$T_PIDS $(cat "$d/server.pid")"
 }
 start_nfsrdma nfsrdma 32050 "$G/n" ""
-start_nfsrdma nfsrdma-spin 32052 "$G/s" "tcp_poll_spin_us = 50;"
+start_nfsrdma nfsrdma-nopoll 32052 "$G/s" "adaptive_poll_us = 0;"
 # one SERVER ROUND: 4 KiB random READ at 1 and 4 threads over TCP
 one() {
 	local who=$1 r=$2 opts=proto=tcp,port=32049,mountport=32048 dir=$G/g
 	[ "$who" = nfsrdma ] && opts=proto=tcp,port=32050,mountport=32050 dir=$G/n
-	[ "$who" = nfsrdma-spin ] && opts=proto=tcp,port=32052,mountport=32052 dir=$G/s
+	[ "$who" = nfsrdma-nopoll ] && opts=proto=tcp,port=32052,mountport=32052 dir=$G/s
 	if ! "$CLIENT" bench "127.0.0.1:$dir" -o "$opts" -q --csv "$T_SCRATCH/b.csv" \
 		-t randread -r 4k -s "$size" -j 1,4 > "$T_SCRATCH/b.out" 2>&1; then
 		echo "# $who round $r: $(tail -n 2 "$T_SCRATCH/b.out" | tr '\n' ' ')"
@@ -67,7 +68,7 @@ one() {
 		"$T_SCRATCH/b.csv" >> "$raw"
 }
 failed=0
-orders=("ganesha nfsrdma nfsrdma-spin" "nfsrdma nfsrdma-spin ganesha" "nfsrdma-spin ganesha nfsrdma")
+orders=("ganesha nfsrdma nfsrdma-nopoll" "nfsrdma nfsrdma-nopoll ganesha" "nfsrdma-nopoll ganesha nfsrdma")
 for r in $(seq 1 "$rounds"); do
 	for w in ${orders[$((r % 3))]}; do
 		one "$w" "$r" || failed=1

@@ -4,8 +4,9 @@
  * again, not even for an event fetched in the same batch (the connection
  * teardown frees the handler's argument right after deleting it); timers tick;
  * evloop_serve_fd serves its fd; a loop with a spin (evloop_set_spin) takes
- * events that come within it without sleeping, and clock_spin_wait keeps
- * its bounds.
+ * events that come within it without sleeping, an adaptive one
+ * (evloop_set_spin_max) learns to, and does not spin for events further
+ * apart than its ceiling; clock_spin_wait keeps its bounds.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -208,8 +209,9 @@ static void spun_event(void *arg)
 	__atomic_add_fetch(&s->got, 1, __ATOMIC_RELEASE);
 }
 
-/* How often a loop spinning spin_us slept between 20 events 2 ms apart. */
-static long sleeps_between_events(unsigned spin_us)
+/* How often a loop spinning spin_us, or adapting its spin up to max_us, slept
+ * between 20 events gap_us apart. */
+static long sleeps_between_events(unsigned spin_us, unsigned max_us, unsigned gap_us)
 {
 	struct spun s = {.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)};
 	struct evloop *l;
@@ -218,12 +220,13 @@ static long sleeps_between_events(unsigned spin_us)
 	assert_true(s.fd >= 0);
 	assert_int_equal(evloop_create(&l), 0);
 	evloop_set_spin(l, spin_us);
+	evloop_set_spin_max(l, max_us);
 	assert_int_equal(evloop_add(l, s.fd, spun_event, &s), 0);
 	assert_int_equal(evloop_start(l, "test"), 0);
 	for (int i = 0; i < 20; i++) {
 		uint64_t until = clock_now_ns() + 5000000000ull;
 
-		usleep(2000);
+		usleep(gap_us);
 		assert_int_equal(write(s.fd, &one, sizeof(one)), sizeof(one));
 		while (__atomic_load_n(&s.got, __ATOMIC_ACQUIRE) <= i && clock_now_ns() < until)
 			usleep(100);
@@ -237,12 +240,27 @@ static long sleeps_between_events(unsigned spin_us)
 
 static void test_spin(void **state)
 {
-	long asleep = sleeps_between_events(0), spinning = sleeps_between_events(20000);
+	long asleep = sleeps_between_events(0, 0, 2000),
+	     spinning = sleeps_between_events(20000, 0, 2000);
 
 	(void)state;
 	print_message("# loop slept %ld times without a spin, %ld with one\n", asleep, spinning);
 	assert_true(asleep >= 10);
 	assert_true(spinning <= 3);
+}
+
+/* An adaptive spin grows to cover events that come within its ceiling, and
+ * does not spin for events further apart (the loop sleeps for each). */
+static void test_spin_adaptive(void **state)
+{
+	long within = sleeps_between_events(0, 20000, 2000);
+	long beyond = sleeps_between_events(0, 1000, 4000);
+
+	(void)state;
+	print_message("# adaptive loop slept %ld times for events within its ceiling, %ld beyond\n",
+		      within, beyond);
+	assert_true(within <= 4);
+	assert_true(beyond >= 10);
 }
 
 struct looks {
@@ -303,6 +321,7 @@ int main(void)
 		cmocka_unit_test(test_timer_ticks),
 		cmocka_unit_test(test_serve_fd),
 		cmocka_unit_test(test_spin),
+		cmocka_unit_test(test_spin_adaptive),
 		cmocka_unit_test(test_spin_wait_bounds),
 	};
 
