@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -290,7 +291,9 @@ static void dispatch(struct handler *h, unsigned events)
 		h->fn(h->arg);
 }
 
-/* A wait of loop_main's, for clock_spin_wait. */
+/* A wait of loop_main's, for clock_spin_wait. A look that finds nothing
+ * while spinning yields the processor to whatever else is ready to run on it
+ * (the threads that would produce the next event, on a busy machine). */
 struct loop_look {
 	struct evloop *l;
 	struct poller_event *evs;
@@ -300,7 +303,11 @@ static int loop_look(void *arg, int ms)
 {
 	struct loop_look *w = arg;
 
-	return poller_wait(w->l->poller, w->evs, EVLOOP_BATCH, ms);
+	int n = poller_wait(w->l->poller, w->evs, EVLOOP_BATCH, ms);
+
+	if (n == 0 && ms == 0)
+		sched_yield();
+	return n;
 }
 
 /* The spin before the next wait: the fixed one, else the adaptive window. */
