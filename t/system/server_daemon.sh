@@ -38,7 +38,7 @@ write_conf() { # write_conf FILE ACCESS [EXTRA-EXPORT]
 URL="nfs://127.0.0.1$T/export"
 Q="?version=3&nfsport=$TCP&mountport=$TCP"
 
-plan 27
+plan 28
 write_conf "$T/srv.conf" rw ""
 # a port may be taken between choosing and binding it: choose again then
 for attempt in 1 2 3; do
@@ -95,6 +95,17 @@ echo x >"$T/x.txt"
 nfs-cp "$T/x.txt" "$URL/after-reload.txt$Q" >"$T/ro.log" 2>&1
 check "after SIGHUP the export is read-only (NFS3ERR_ROFS)" grep -q ROFS "$T/ro.log"
 check "reads still work after the reload" bash -c "nfs-cat '$URL/hello.txt$Q' | grep -q hello"
+
+# idle after that traffic, its loops do not spin (server.adaptive_poll_us
+# shrinks to nothing; a fixed spin, in server_daemon_poll.sh, spins once per wait)
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$(cat "$T/server.pid")/stat"; }
+sleep 0.5
+idle0=$(cpu_ticks)
+sleep 2
+idle=$(($(cpu_ticks) - idle0))
+diag "CPU over 2 s idle: $idle of $((2 * $(getconf CLK_TCK))) ticks"
+check "an idle server does not spin (at most a tenth of a CPU over 2 s)" \
+	[ "$idle" -le $((2 * $(getconf CLK_TCK) / 10)) ]
 
 # start-up failures, each with its message
 "$S" -f "$T/srv.conf" >"$T/twice.log" 2>&1
