@@ -164,8 +164,8 @@ const struct cfg_entry config_main_table[] = {
 	      "RDMA Read depth (IRD/ORD): RDMA Reads in flight per connection."),
 	E_INT("rdma.poll_spin_us", C, rdma.poll_spin_us, 0, 10000, 0,
 	      "Microseconds a thread waiting for RPC/RDMA completions (the server's event loop, "
-	      "a client's lone caller) keeps looking before it sleeps (busy polling); 0 sleeps "
-	      "at once."),
+	      "a client's lone caller) keeps looking before it sleeps (busy polling); 0: no "
+	      "fixed spin (the server's loop then adapts its own, server.adaptive_poll_us)."),
 	E_SIZE("rdma.registered_memory_budget", C, rdma.registered_memory_budget, 1 * M, 1 * T, 0,
 	       256 * M, "Most memory registered at once; credit grants shrink to stay within it."),
 	E_LIST("server.listen", C, server.listen, 1, 64, "0.0.0.0", false, check_listen_addr,
@@ -229,7 +229,8 @@ const struct cfg_entry config_main_table[] = {
 	      "number of clients; 0: one per processor."),
 	E_INT("server.tcp_poll_spin_us", C, server.tcp_poll_spin_us, 0, 10000, 0,
 	      "Microseconds a TCP event loop keeps looking for work before it sleeps (busy "
-	      "polling, as rdma.poll_spin_us for RPC/RDMA); 0 sleeps at once."),
+	      "polling, as rdma.poll_spin_us for RPC/RDMA); 0: no fixed spin (the loops then "
+	      "adapt theirs, server.adaptive_poll_us)."),
 	E_INT("server.adaptive_poll_us", C, server.adaptive_poll_us, 0, 10000, 100,
 	      "Ceiling of the busy polling that the server's event loops (TCP and RPC/RDMA) "
 	      "adapt to their traffic where no fixed spin is set: longer while events come "

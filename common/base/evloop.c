@@ -302,7 +302,6 @@ struct loop_look {
 static int loop_look(void *arg, int ms)
 {
 	struct loop_look *w = arg;
-
 	int n = poller_wait(w->l->poller, w->evs, EVLOOP_BATCH, ms);
 
 	if (n == 0 && ms == 0)
@@ -314,16 +313,17 @@ static int loop_look(void *arg, int ms)
 static uint64_t loop_spin(struct evloop *l)
 {
 	uint64_t fixed = __atomic_load_n(&l->spin_ns, __ATOMIC_RELAXED);
+	uint64_t max = __atomic_load_n(&l->spin_max_ns, __ATOMIC_RELAXED);
 
-	return fixed || !__atomic_load_n(&l->spin_max_ns, __ATOMIC_RELAXED) ? fixed : l->window_ns;
+	return fixed || !max ? fixed : l->window_ns < max ? l->window_ns : max;
 }
 
 /* Adapt the window to a wait that took took_ns and found n events, as the
  * kernel's halt polling does: a wait that slept (the window ran out) but was
  * woken within the ceiling would have been spared the wake-up by a longer
  * window, which doubles (to a quarter of the ceiling at least); one that slept
- * longer than the ceiling halves it, so a loop whose events come far apart
- * stops spinning. */
+ * longer than the ceiling, or until a timer with no event, halves it, so a
+ * loop whose events come far apart stops spinning. */
 static void loop_adapt(struct evloop *l, uint64_t took_ns, int n)
 {
 	uint64_t max = __atomic_load_n(&l->spin_max_ns, __ATOMIC_RELAXED), w = l->window_ns;
@@ -332,7 +332,7 @@ static void loop_adapt(struct evloop *l, uint64_t took_ns, int n)
 		return;
 	if (n > 0 && took_ns > w && took_ns <= max)
 		w = w * 2 < max / 4 ? max / 4 : w * 2 > max ? max : w * 2;
-	else if (took_ns > max)
+	else if (n == 0 || took_ns > max)
 		w = w / 2 < 1000 ? 0 : w / 2;
 	l->window_ns = w;
 }

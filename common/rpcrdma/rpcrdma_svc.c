@@ -510,9 +510,10 @@ int rr_server_create(struct rpc_server *rpc, const struct rr_params *p, struct r
 	pthread_mutex_init(&srv->lock, NULL);
 	pthread_cond_init(&srv->cond, NULL);
 	rc = rr_ep_create(p, remote, &srv->ep);
-	/* the server's loop takes every completion: it spins (a client's loop
-	 * does not: with several calls in flight its callers need the CPU, and
-	 * a lone caller spins in its own wait, rr_conn_poll) */
+	/* the server's loop takes every completion: it spins, for a fixed time
+	 * or adapted to its traffic (a client's loop does not: with several
+	 * calls in flight its callers need the CPU, and a lone caller spins in
+	 * its own wait, rr_conn_poll) */
 	if (rc == 0) {
 		evloop_set_spin(srv->ep->loop, p->spin_us);
 		evloop_set_spin_max(srv->ep->loop, p->spin_max_us);

@@ -8,7 +8,9 @@
 # server's CPU time (user + system,
 # /proc/PID/stat, sampled by bench's --hook exactly around the pass) per 4 KiB
 # READ. Each variant (VARIANTS below: calls through the worker pool, on the
-# event loop, and on the event loop with busy polling on both sides) runs as
+# event loop (both with the server's adaptive polling, the default), on the
+# event loop without it, and on the event loop with a fixed busy poll on both
+# sides) runs as
 # its own daemon; rounds interleave the variants so that they share the
 # machine's load. Prints the
 # median and the spread (min..max) of every figure and the ratios,
@@ -19,7 +21,8 @@
 # Environment: BENCH_ROUNDS (3), BENCH_QUICK=1 (smaller files),
 # BENCH_PROVIDER (soft; rxe0 in the lab: make lab-bench-compare) and
 # BENCH_ADDR (127.0.0.1; the device's address for another provider),
-# BENCH_VARIANTS="inline nopoll" (those variants only, by name),
+# BENCH_VARIANTS="inline nopoll" (those variants only, by name, separated by
+# spaces: pool, inline, nopoll, spin),
 # BENCH_BASE_SERVER=PATH (another build's nfsrdma-server, e.g. main before a
 # change: measured first, with inline calls, as variant "base", so that the
 # side-by-side ratios are the change's effect).

@@ -1,7 +1,9 @@
 #!/bin/bash
 # kclient-bench-guest.sh: runs INSIDE the rdmalab guest (see kclient-bench.sh).
 # The kernel's nfsd (lab-knfsd: RDMA on 20049, MOUNT through rpcbind) and
-# nfsrdma-server (RDMA on 20050, MOUNT on TCP 2050, not in rpcbind) serve a
+# nfsrdma-server (RDMA on 20050, MOUNT on TCP 2050, not in rpcbind; its
+# defaults, so its loop polls adaptively up to 100 us, which the guest's
+# slower calls mostly outlast) serve a
 # tmpfs each, all at once, and a second nfsrdma-server with busy polling
 # (rdma.poll_spin_us = BENCH_SPIN_US, 1000: the guest runs some 50 times
 # slower than the host; RDMA on 20051, MOUNT on TCP 2051) serves the same

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
@@ -190,52 +191,69 @@ static long slept(void)
 	return n;
 }
 
+#define SPUN_MAX 32
+
 struct spun {
 	int fd;
 	int got;
-	long first, last; /* slept() at the first and the last event */
+	long slept[SPUN_MAX];	   /* slept() at each event */
+	uint64_t cpu_ns[SPUN_MAX]; /* and the loop thread's CPU time */
 };
 
 static void spun_event(void *arg)
 {
 	struct spun *s = arg;
+	struct timespec ts;
 	uint64_t v;
 
-	if (read(s->fd, &v, sizeof(v)) != sizeof(v))
+	if (read(s->fd, &v, sizeof(v)) != sizeof(v) || s->got >= SPUN_MAX)
 		return;
-	if (s->got == 0)
-		s->first = slept();
-	s->last = slept();
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	s->slept[s->got] = slept();
+	s->cpu_ns[s->got] = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	__atomic_add_fetch(&s->got, 1, __ATOMIC_RELEASE);
+}
+
+/* Send a loop spinning spin_us, or adapting its spin up to max_us, n events,
+ * the i-th gap_us[i] after the one before, each taken before the next. */
+static void drive(struct spun *s, unsigned spin_us, unsigned max_us, const unsigned *gap_us, int n)
+{
+	struct evloop *l;
+	uint64_t one = 1;
+
+	assert_true(n <= SPUN_MAX);
+	s->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	assert_true(s->fd >= 0);
+	assert_int_equal(evloop_create(&l), 0);
+	evloop_set_spin(l, spin_us);
+	evloop_set_spin_max(l, max_us);
+	assert_int_equal(evloop_add(l, s->fd, spun_event, s), 0);
+	assert_int_equal(evloop_start(l, "test"), 0);
+	for (int i = 0; i < n; i++) {
+		uint64_t until = clock_now_ns() + 5000000000ull;
+
+		usleep(gap_us[i]);
+		assert_int_equal(write(s->fd, &one, sizeof(one)), sizeof(one));
+		while (__atomic_load_n(&s->got, __ATOMIC_ACQUIRE) <= i && clock_now_ns() < until)
+			usleep(100);
+		assert_int_equal(__atomic_load_n(&s->got, __ATOMIC_ACQUIRE), i + 1);
+	}
+	evloop_destroy(l);
+	close(s->fd);
 }
 
 /* How often a loop spinning spin_us, or adapting its spin up to max_us, slept
  * between 20 events gap_us apart. */
 static long sleeps_between_events(unsigned spin_us, unsigned max_us, unsigned gap_us)
 {
-	struct spun s = {.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)};
-	struct evloop *l;
-	uint64_t one = 1;
+	struct spun s = {0};
+	unsigned gaps[20];
 
-	assert_true(s.fd >= 0);
-	assert_int_equal(evloop_create(&l), 0);
-	evloop_set_spin(l, spin_us);
-	evloop_set_spin_max(l, max_us);
-	assert_int_equal(evloop_add(l, s.fd, spun_event, &s), 0);
-	assert_int_equal(evloop_start(l, "test"), 0);
-	for (int i = 0; i < 20; i++) {
-		uint64_t until = clock_now_ns() + 5000000000ull;
-
-		usleep(gap_us);
-		assert_int_equal(write(s.fd, &one, sizeof(one)), sizeof(one));
-		while (__atomic_load_n(&s.got, __ATOMIC_ACQUIRE) <= i && clock_now_ns() < until)
-			usleep(100);
-		assert_int_equal(__atomic_load_n(&s.got, __ATOMIC_ACQUIRE), i + 1);
-	}
-	evloop_destroy(l);
-	close(s.fd);
-	assert_true(s.first >= 0);
-	return s.last - s.first;
+	for (int i = 0; i < 20; i++)
+		gaps[i] = gap_us;
+	drive(&s, spin_us, max_us, gaps, 20);
+	assert_true(s.slept[0] >= 0);
+	return s.slept[19] - s.slept[0];
 }
 
 static void test_spin(void **state)
@@ -249,18 +267,30 @@ static void test_spin(void **state)
 	assert_true(spinning <= 3);
 }
 
-/* An adaptive spin grows to cover events that come within its ceiling, and
- * does not spin for events further apart (the loop sleeps for each). */
+/* An adaptive spin grows to cover events that come within its ceiling, does
+ * not spin for events further apart (the loop sleeps for each), and shrinks
+ * to nothing when events that came close together start coming further
+ * apart: after 10 events 2 ms apart under a 20 ms ceiling (a window of 5 ms),
+ * 20 events 30 ms apart; a window that stayed would cost 5 ms of CPU each. */
 static void test_spin_adaptive(void **state)
 {
 	long within = sleeps_between_events(0, 20000, 2000);
 	long beyond = sleeps_between_events(0, 1000, 4000);
+	struct spun s = {0};
+	unsigned gaps[30];
+	uint64_t late_ns;
 
 	(void)state;
-	print_message("# adaptive loop slept %ld times for events within its ceiling, %ld beyond\n",
-		      within, beyond);
+	for (int i = 0; i < 30; i++)
+		gaps[i] = i < 10 ? 2000 : 30000;
+	drive(&s, 0, 20000, gaps, 30);
+	late_ns = s.cpu_ns[29] - s.cpu_ns[19];
+	print_message("# adaptive loop slept %ld times for events within its ceiling, %ld beyond; "
+		      "%.2f ms of CPU for the last 10 events after slowing down\n",
+		      within, beyond, late_ns / 1e6);
 	assert_true(within <= 4);
 	assert_true(beyond >= 10);
+	assert_true(late_ns < 15000000u);
 }
 
 struct looks {
