@@ -309,27 +309,16 @@ static int loop_look(void *arg, int ms)
 	return n;
 }
 
-/* The spin before the next wait: the fixed one, else the adaptive window. */
-static uint64_t loop_spin(struct evloop *l)
-{
-	uint64_t fixed = __atomic_load_n(&l->spin_ns, __ATOMIC_RELAXED);
-	uint64_t max = __atomic_load_n(&l->spin_max_ns, __ATOMIC_RELAXED);
-
-	return fixed || !max ? fixed : l->window_ns < max ? l->window_ns : max;
-}
-
 /* Adapt the window to a wait that took took_ns and found n events, as the
  * kernel's halt polling does: a wait that slept (the window ran out) but was
- * woken within the ceiling would have been spared the wake-up by a longer
+ * woken within the ceiling max would have been spared the wake-up by a longer
  * window, which doubles (to a quarter of the ceiling at least); one that slept
  * longer than the ceiling, or until a timer with no event, halves it, so a
  * loop whose events come far apart stops spinning. */
-static void loop_adapt(struct evloop *l, uint64_t took_ns, int n)
+static void loop_adapt(struct evloop *l, uint64_t max, uint64_t took_ns, int n)
 {
-	uint64_t max = __atomic_load_n(&l->spin_max_ns, __ATOMIC_RELAXED), w = l->window_ns;
+	uint64_t w = l->window_ns;
 
-	if (max == 0 || __atomic_load_n(&l->spin_ns, __ATOMIC_RELAXED))
-		return;
 	if (n > 0 && took_ns > w && took_ns <= max)
 		w = w * 2 < max / 4 ? max / 4 : w * 2 > max ? max : w * 2;
 	else if (n == 0 || took_ns > max)
@@ -345,11 +334,18 @@ static void *loop_main(void *arg)
 
 	for (;;) {
 		struct loop_look look = {l, evs};
-		uint64_t start = clock_now_ns();
-		int n = clock_spin_wait(loop_spin(l), timeout, loop_look, &look);
-		int stop = 0;
+		/* the fixed spin, else the adaptive window (within the ceiling
+		 * now in force), timed only then */
+		uint64_t spin = __atomic_load_n(&l->spin_ns, __ATOMIC_RELAXED);
+		uint64_t max = spin ? 0 : __atomic_load_n(&l->spin_max_ns, __ATOMIC_RELAXED);
+		uint64_t start = max ? clock_now_ns() : 0;
+		int n, stop = 0;
 
-		loop_adapt(l, clock_now_ns() - start, n);
+		if (max)
+			spin = l->window_ns < max ? l->window_ns : max;
+		n = clock_spin_wait(spin, timeout, loop_look, &look);
+		if (max)
+			loop_adapt(l, max, clock_now_ns() - start, n);
 		if (n < 0 && n != -EINTR) {
 			log_err("poller_wait: %s", strerror(-n));
 			break;
