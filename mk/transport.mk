@@ -12,7 +12,8 @@ libnfsrdma_a_SOURCES += \
 if HAVE_CMOCKA
 check_PROGRAMS += t/system/rpcrdma_test
 TESTS += t/system/rpcrdma_test
-t_system_rpcrdma_test_SOURCES = t/system/rpcrdma_test.c t/system/rpcrdma_test_reg.c $(RRT_UTIL)
+t_system_rpcrdma_test_SOURCES = t/system/rpcrdma_test.c t/system/rpcrdma_test_reg.c \
+	t/system/rpcrdma_test_inline.c $(RRT_UTIL)
 t_system_rpcrdma_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_system_rpcrdma_test_LDADD = t/system/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
 endif

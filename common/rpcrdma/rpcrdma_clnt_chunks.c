@@ -174,17 +174,22 @@ int rrc_encode_call(struct cslot *s, struct clnt_ddp *cd)
 	return 0;
 }
 
-/* Read-Write mode: chunks for the results. */
+/* Read-Write mode: chunks for the results. A reply that fits inline both
+ * ways (our receive size and the server's send size, with room for its
+ * headers) comes inline, bulk data included, as the Linux client does: one
+ * Send instead of an RDMA Write and a Send. */
 int rrc_offer_chunks(struct cslot *s)
 {
 	struct rr_clnt *cl = s->cl;
 	struct rpc_call *call = s->call;
-	uint32_t room = cl->conn->recv_max;
+	struct rr_conn *c = cl->conn;
+	uint32_t room = c->recv_max < c->peer_send ? c->recv_max : c->peer_send;
 	struct rr_buf *b;
 
 	if (!(cl->ep->p.modes & RR_MODE_READ_WRITE))
 		return 0;
-	if (call->reply_data && call->reply_data_len) {
+	if (call->reply_data && call->reply_data_len &&
+	    (uint64_t)call->reply_data_len + call->reply_hint + 256 > room) {
 		b = expose_data(s, call->reply_data, call->reply_data_len, 0);
 		if (!b)
 			return -ENOMEM;

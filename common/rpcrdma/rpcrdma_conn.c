@@ -196,6 +196,7 @@ int rr_conn_create(struct rr_ep *ep, struct vb_conn *vc, int is_server, struct r
 	c->refs = 1; /* the event loop's, until the connection dies */
 	c->recv_max = ep->p.inline_recv;
 	c->send_max = RPCRDMA_CM_DEFAULT_INLINE;
+	c->peer_send = RPCRDMA_CM_DEFAULT_INLINE;
 	snprintf(c->peer, sizeof(c->peer), "%s", vc->peer[0] ? vc->peer : "peer");
 	c->peer_addr = vc->peer_addr;
 	c->peer_addr_len = vc->peer_addr_len;
@@ -250,6 +251,7 @@ void rr_conn_set_peer_private(struct rr_conn *c, const void *pdata, size_t len)
 	if (rpcrdma_cm_private_decode(&cu, &pd) != 0)
 		log_debug("%s: no RFC 8797 private data: inline sizes 1024", c->peer);
 	c->send_max = pd.recv_size < c->ep->p.inline_send ? pd.recv_size : c->ep->p.inline_send;
+	c->peer_send = pd.send_size;
 	c->peer_remote_inv = (pd.flags & RPCRDMA_CM_F_REMOTE_INV) != 0;
 }
 

@@ -122,8 +122,9 @@ struct rr_conn {
 	socklen_t peer_addr_len;
 	int is_server;
 
-	uint32_t send_max; /* longest message we may Send (peer's receive size) */
-	uint32_t recv_max; /* our receive buffers */
+	uint32_t send_max;  /* longest message we may Send (peer's receive size) */
+	uint32_t recv_max;  /* our receive buffers */
+	uint32_t peer_send; /* the longest message the peer may Send us (its send size) */
 	int peer_remote_inv;
 
 	uint8_t *recv_area;

@@ -35,7 +35,9 @@ static int svc_args_get(struct rpc_ddp *ddp, XDR *xdrs, uint32_t len, void **dat
 	return rpc_ddp_inline_ops.get(ddp, xdrs, len, data);
 }
 
-/* Results: into the next Write chunk; in Read-Read, exposed; else inline. */
+/* Results: into the next Write chunk; in Read-Read, exposed unless they fit
+ * inline with room to spare (a short READ is one Send, not an exposed buffer
+ * and a Read back); else inline. */
 static int svc_res_put(struct rpc_ddp *ddp, XDR *xdrs, void *data, uint32_t len)
 {
 	struct rr_sreq *rq = ((struct svc_ddp *)ddp)->rq;
@@ -62,7 +64,8 @@ static int svc_res_put(struct rpc_ddp *ddp, XDR *xdrs, void *data, uint32_t len)
 		*it = (struct rr_item){.data = data, .len = len, .wchunk = (int)nw};
 		return rpc_ddp_note(ddp, pos, data, len);
 	}
-	if (rrs_rr_possible(rq) && len >= RR_RR_MIN) {
+	if (rrs_rr_possible(rq) && len >= RR_RR_MIN &&
+	    (rq->long_reply || (uint64_t)pos + RNDUP4(len) + 128 > rq->x.reply_cap)) {
 		*it = (struct rr_item){
 			.data = data, .len = len, .wchunk = -1, .pos_full = pos + reduced};
 		return rpc_ddp_note(ddp, pos, data, len);

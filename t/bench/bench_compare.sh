@@ -4,13 +4,14 @@
 # (4 threads, pread from the same tmpfs), then nfsrdma-server (threads = 4,
 # tmpfs export) measured by `nfsrdma-client bench` over RPC/RDMA read-write,
 # read-read and TCP: the bare NULL-call rate, READ and WRITE 1 MiB x 4
-# threads, READ 128 KiB x 1, 4 KiB random READ x 1 and x 16 threads, and the
+# threads, READ 128 KiB x 1, 4 KiB random READ x 1 and x 16 threads, 4 KiB
+# random WRITE x 1, and the
 # server's CPU time (user + system,
 # /proc/PID/stat, sampled by bench's --hook exactly around the pass) per 4 KiB
 # READ. Each variant (VARIANTS below: calls through the worker pool, on the
 # event loop (both with the server's adaptive polling, the default), on the
-# event loop without it, and on the event loop with a fixed busy poll on both
-# sides) runs as
+# event loop without it, on the event loop with a fixed busy poll on both
+# sides, and on the event loop with 8 KiB inline sizes on both sides) runs as
 # its own daemon; rounds interleave the variants so that they share the
 # machine's load. Prints the
 # median and the spread (min..max) of every figure and the issue's ratios,
@@ -22,7 +23,7 @@
 # BENCH_PROVIDER (soft; rxe0 in the lab: make lab-bench-compare) and
 # BENCH_ADDR (127.0.0.1; the device's address for another provider),
 # BENCH_VARIANTS="inline nopoll" (those variants only, by name, separated by
-# spaces: pool, inline, nopoll, spin),
+# spaces: pool, inline, nopoll, spin, inline8k),
 # BENCH_BASE_SERVER=PATH (another build's nfsrdma-server, e.g. main before a
 # change: measured first, with inline calls, as variant "base", so that the
 # side-by-side ratios are the change's effect).
@@ -48,12 +49,15 @@ fi
 # cheap ones run on the event loop that received them; the server's loops
 # adapt their busy polling by default, server.adaptive_poll_us = 0 turns it
 # off; rdma.poll_spin_us and server.tcp_poll_spin_us: a fixed busy poll before
-# sleeping, RPC/RDMA on both sides, the server's NFS/TCP loops)
+# sleeping, RPC/RDMA on both sides, the server's NFS/TCP loops;
+# rdma.inline_send and inline_recv at 8 KiB: 4 KiB of READ or WRITE data
+# travels in the Send instead of a chunk)
 VARIANTS=(
 	"pool|inline_calls = false;|"
 	"inline|inline_calls = true;|"
 	"nopoll|inline_calls = true; adaptive_poll_us = 0;|"
 	"spin|inline_calls = true; tcp_poll_spin_us = 50;|poll_spin_us = 50;"
+	"inline8k|inline_calls = true;|inline_send = 8192; inline_recv = 8192;"
 )
 if [ -n "${BENCH_VARIANTS:-}" ]; then
 	for i in "${!VARIANTS[@]}"; do
@@ -149,7 +153,8 @@ bench_one() {
 		run write1m_x4_MBps 8 -t write -r 1m -s $s_1m -j 4 &&
 		run read128k_x1_MBps 8 -t read -r 128k -s $s_128k -j 1 &&
 		run rand4k_x1_iops 9 -t randread -r 4k -s $s_4k1 -j 1 &&
-		run rand4k_x16_iops 9 -t randread -r 4k -s $s_4k16 -j 16
+		run rand4k_x16_iops 9 -t randread -r 4k -s $s_4k16 -j 16 &&
+		run rand4kw_x1_iops 9 -t randwrite -r 4k -s $s_4k1 -j 1
 }
 
 plan 3
@@ -281,6 +286,8 @@ for i in $(seq 0 $((nv - 1))); do
 			"$(ratio "$(med "$v" rdma-rw rand4k_x${j}_iops)" "$(med "$v" tcp rand4k_x${j}_iops)")" \
 			"$(ratio "$(med "$v" rdma-rr rand4k_x${j}_iops)" "$(med "$v" tcp rand4k_x${j}_iops)")"
 	done
+	printf "bench-compare: [%s] 4k randwrite x1 rdma-rw / tcp (no goal): %s\n" "$v" \
+		"$(ratio "$(med "$v" rdma-rw rand4kw_x1_iops)" "$(med "$v" tcp rand4kw_x1_iops)")"
 	for tr in rdma-rw rdma-rr tcp; do
 		printf "bench-compare: [%s] %s: 4k READ x1 rate / NULL rate (>= 0.8): %s; server CPU us per 4k READ (x16): %s\n" \
 			"$v" $tr "$(ratio "$(med "$v" $tr rand4k_x1_iops)" "$(med "$v" $tr null_rate)")" \
@@ -297,13 +304,14 @@ if [ "$nv" -gt 1 ]; then
 	for i in $(seq 1 $((nv - 1))); do
 		v=${VARIANTS[$i]%%|*} b=${VARIANTS[0]%%|*}
 		for tr in rdma-rw rdma-rr tcp; do
-			printf "bench-compare: %s / %s, %s: NULL %s, READ 1m x4 %s, 4k x1 %s, 4k x16 %s, CPU/READ %s\n" \
+			printf "bench-compare: %s / %s, %s: NULL %s, READ 1m x4 %s, 4k x1 %s, 4k x16 %s, CPU/READ %s, 4k WRITE x1 %s\n" \
 				"$v" "$b" $tr \
 				"$(ratio "$(med "$v" $tr null_rate)" "$(med "$b" $tr null_rate)")" \
 				"$(ratio "$(med "$v" $tr read1m_x4_MBps)" "$(med "$b" $tr read1m_x4_MBps)")" \
 				"$(ratio "$(med "$v" $tr rand4k_x1_iops)" "$(med "$b" $tr rand4k_x1_iops)")" \
 				"$(ratio "$(med "$v" $tr rand4k_x16_iops)" "$(med "$b" $tr rand4k_x16_iops)")" \
-				"$(ratio "$(med "$v" $tr "rand4k_x16_iops cpu_us")" "$(med "$b" $tr "rand4k_x16_iops cpu_us")")"
+				"$(ratio "$(med "$v" $tr "rand4k_x16_iops cpu_us")" "$(med "$b" $tr "rand4k_x16_iops cpu_us")")" \
+				"$(ratio "$(med "$v" $tr rand4kw_x1_iops)" "$(med "$b" $tr rand4kw_x1_iops)")"
 		done
 	done
 fi

@@ -174,45 +174,6 @@ static void read_read_refused(void **state)
 	rrt_server_stop(&t);
 }
 
-/* allphys exposes everything with one key: only for trusted peers. */
-static void allphys_needs_trust(void **state)
-{
-	struct rpc_server_params sp = {.threads = 1};
-	struct rpc_server *rpc;
-	struct rr_server *rr;
-	struct rr_params p;
-
-	rrt_params(&p, RR_MODE_READ_READ, RR_REG_ALLPHYS);
-	p.trusted_peers = 0;
-	assert_int_equal(rpc_server_create(&sp, &rpc), 0);
-	assert_int_equal(rr_server_create(rpc, &p, &rr), -EPERM);
-	rpc_server_destroy(rpc);
-}
-
-/* fastreg binds a window with a fresh key for every exposure. */
-static void fastreg_binds_per_exposure(void **state)
-{
-	struct rrt_server t;
-	struct rpc_clnt *c;
-	struct rr_stats st0, st;
-
-	assert_int_equal(rrt_server_start(&t, RR_MODE_READ_READ, RR_REG_FASTREG, 0), 0);
-	assert_int_equal(rrt_client(&t, RR_MODE_READ_READ, RR_REG_ZEROCOPY, 0, &c), 0);
-	rr_server_get_stats(t.rr, &st0);
-	for (int i = 0; i < 5; i++)
-		assert_int_equal(rrt_get(c, 3, 100000), 0);
-	for (int i = 0; i < 100; i++) { /* the last RDMA_DONE may still be on its way */
-		rr_server_get_stats(t.rr, &st);
-		if (st.remote_regs_now == 0)
-			break;
-		usleep(10000);
-	}
-	assert_int_equal(st.binds - st0.binds, 5);
-	assert_int_equal(st.remote_regs_now, 0); /* every window invalidated at RDMA_DONE */
-	rpc_clnt_destroy(c);
-	rrt_server_stop(&t);
-}
-
 /* Data that lies in the client's region (rr_params.region: a mount's write
  * records) is sent from where it is with fastreg and allphys, and arrives
  * right; data elsewhere, every strategy without an arena, and a region past
@@ -688,6 +649,8 @@ int main(void)
 		cmocka_unit_test(caller_polls),
 		cmocka_unit_test(read_read_inline),
 		cmocka_unit_test(replies_posted_together),
+		cmocka_unit_test(inline_bulk_when_it_fits),
+		cmocka_unit_test(inline_bounded_by_peer_send),
 		cmocka_unit_test(matrix),
 	};
 

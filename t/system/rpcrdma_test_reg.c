@@ -1,12 +1,14 @@
 /*
- * rpcrdma_test_reg.c: rpcrdma_test's cases of the registration cache: its
- * watermarks through a server, and its chunks through the layer itself.
+ * rpcrdma_test_reg.c: rpcrdma_test's cases of the registration strategies:
+ * the cache's watermarks through a server and its chunks through the layer
+ * itself, allphys only for trusted peers, fastreg's window per exposure.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -120,4 +122,43 @@ void cache_chunks(void **state)
 	assert_int_equal(st.deregs, st.regs);
 	assert_int_equal(vb_dealloc_pd(pd), 0);
 	vb_close(dev);
+}
+
+/* allphys exposes everything with one key: only for trusted peers. */
+void allphys_needs_trust(void **state)
+{
+	struct rpc_server_params sp = {.threads = 1};
+	struct rpc_server *rpc;
+	struct rr_server *rr;
+	struct rr_params p;
+
+	rrt_params(&p, RR_MODE_READ_READ, RR_REG_ALLPHYS);
+	p.trusted_peers = 0;
+	assert_int_equal(rpc_server_create(&sp, &rpc), 0);
+	assert_int_equal(rr_server_create(rpc, &p, &rr), -EPERM);
+	rpc_server_destroy(rpc);
+}
+
+/* fastreg binds a window with a fresh key for every exposure. */
+void fastreg_binds_per_exposure(void **state)
+{
+	struct rrt_server t;
+	struct rpc_clnt *c;
+	struct rr_stats st0, st;
+
+	assert_int_equal(rrt_server_start(&t, RR_MODE_READ_READ, RR_REG_FASTREG, 0), 0);
+	assert_int_equal(rrt_client(&t, RR_MODE_READ_READ, RR_REG_ZEROCOPY, 0, &c), 0);
+	rr_server_get_stats(t.rr, &st0);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(rrt_get(c, 3, 100000), 0);
+	for (int i = 0; i < 100; i++) { /* the last RDMA_DONE may still be on its way */
+		rr_server_get_stats(t.rr, &st);
+		if (st.remote_regs_now == 0)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(st.binds - st0.binds, 5);
+	assert_int_equal(st.remote_regs_now, 0); /* every window invalidated at RDMA_DONE */
+	rpc_clnt_destroy(c);
+	rrt_server_stop(&t);
 }

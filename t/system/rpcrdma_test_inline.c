@@ -1,0 +1,91 @@
+/*
+ * rpcrdma_test_inline.c: rpcrdma_test's cases of the inline thresholds: bulk
+ * data that fits both sides' inline sizes travels in the Send itself, in
+ * either mode and either direction; what does not fit, or does not fit the
+ * peer's send size (RFC 8797), still goes through a chunk.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdint.h>
+
+#include "common/rpcrdma/rpcrdma.h"
+#include "rpcrdma_test_util.h"
+
+/* What a call moved through chunks on the server, between two snapshots. */
+struct moved {
+	uint64_t written, pulled, exposed;
+};
+
+static struct moved moved_by(struct rrt_server *t, int (*call)(struct rpc_clnt *, uint32_t, size_t),
+			     struct rpc_clnt *c, size_t len)
+{
+	struct rr_stats a, b;
+
+	rr_server_get_stats(t->rr, &a);
+	assert_int_equal(call(c, 7, len), 0);
+	rr_server_get_stats(t->rr, &b);
+	return (struct moved){b.bytes_rdma_write - a.bytes_rdma_write,
+			      b.bytes_rdma_read - a.bytes_rdma_read,
+			      b.bytes_exposed - a.bytes_exposed};
+}
+
+static void start_pair(struct rrt_server *t, uint32_t srv_send, uint32_t cli_recv, unsigned mode,
+		       struct rpc_clnt **c)
+{
+	struct rr_params p;
+
+	rrt_params(&p, RR_MODE_READ_WRITE | RR_MODE_READ_READ, RR_REG_DYNAMIC);
+	p.inline_send = srv_send;
+	p.inline_recv = 8192;
+	assert_int_equal(rrt_server_start_p(t, &p, 0), 0);
+	rrt_params(&p, mode, RR_REG_FASTREG);
+	p.caller_polls = 1;
+	p.inline_send = 8192;
+	p.inline_recv = cli_recv;
+	assert_int_equal(rrt_client_p(t, &p, 0, c), 0);
+}
+
+/* 8 KiB inline both ways: a 4 KiB GET comes inline (no RDMA Write in
+ * Read-Write, nothing exposed in Read-Read), a 4 KiB PUT goes inline (no RDMA
+ * Read); 16 KiB still takes a chunk. */
+void inline_bulk_when_it_fits(void **state)
+{
+	for (unsigned m = 0; m < 2; m++) {
+		unsigned mode = m ? RR_MODE_READ_READ : RR_MODE_READ_WRITE;
+		struct rrt_server t;
+		struct rpc_clnt *c;
+		struct moved mv;
+
+		start_pair(&t, 8192, 8192, mode, &c);
+		mv = moved_by(&t, rrt_get, c, 4096);
+		assert_int_equal(mv.written + mv.exposed, 0);
+		mv = moved_by(&t, rrt_put, c, 4096);
+		assert_int_equal(mv.pulled, 0);
+		mv = moved_by(&t, rrt_get, c, 16384);
+		assert_int_equal(m ? mv.exposed : mv.written, 16384);
+		mv = moved_by(&t, rrt_put, c, 16384);
+		assert_int_equal(mv.pulled, 16384);
+		rpc_clnt_destroy(c);
+		rrt_server_stop(&t);
+	}
+}
+
+/* The client receives 8 KiB but the server sends at most 4 KiB: a 6000-byte
+ * GET must still offer a Write chunk, or the server has nowhere to put it. */
+void inline_bounded_by_peer_send(void **state)
+{
+	struct rrt_server t;
+	struct rpc_clnt *c;
+	struct moved mv;
+
+	start_pair(&t, 4096, 8192, RR_MODE_READ_WRITE, &c);
+	mv = moved_by(&t, rrt_get, c, 6000);
+	assert_int_equal(mv.written, 6000);
+	mv = moved_by(&t, rrt_get, c, 2000); /* fits 4 KiB: inline */
+	assert_int_equal(mv.written, 0);
+	rpc_clnt_destroy(c);
+	rrt_server_stop(&t);
+}
