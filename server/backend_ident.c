@@ -44,16 +44,23 @@ static _Thread_local int identity_lost;
 /* See backend_int.h. A caller mapped to uid 0 and gid 0 needs no switch: the
  * server already is root, and root's access does not depend on groups. That
  * saves the switch's system calls (about 12 us a call on a VM). */
-nfsstat3 be_cred_enter(struct nfs_req *req, const struct export *e)
+/* The identity e maps the caller to, into caller's fields. */
+static void map_caller(const struct nfs_req *req, const struct export *e)
 {
 	struct nfs_client_rule rule;
+
+	be_req_rule(req, e, &rule);
+	export_map_cred(&rule, &req->cred, &caller.uid, &caller.gid, &caller.ngids, caller.gids);
+}
+
+nfsstat3 be_cred_enter(struct nfs_req *req, const struct export *e)
+{
 	int r;
 
 	caller.mode = CRED_NONE;
 	if (!req->be->cred_ok)
 		return NFS3_OK;
-	be_req_rule(req, e, &rule);
-	export_map_cred(&rule, &req->cred, &caller.uid, &caller.gid, &caller.ngids, caller.gids);
+	map_caller(req, e);
 	if (e->user_ident) {
 		caller.mode = CRED_USER;
 		return NFS3_OK;
@@ -75,6 +82,56 @@ nfsstat3 be_cred_enter(struct nfs_req *req, const struct export *e)
 		return NFS3ERR_SERVERFAULT;
 	}
 	return NFS3_OK;
+}
+
+/* The mapped caller's identity and st's ctime, inode and device in one
+ * word, never 0: a grant of the kernel's holds for the same word. Words
+ * mixed as splitmix64 does. */
+static uint64_t grant_key(const struct stat *st)
+{
+	uint64_t w[6 + NFS_CRED_MAX_GIDS], h = 0x9e3779b97f4a7c15ull;
+	size_t n = 0;
+
+	w[n++] = (uint64_t)caller.uid << 32 | caller.gid;
+	w[n++] = (uint64_t)st->st_ctim.tv_sec;
+	w[n++] = (uint64_t)st->st_ctim.tv_nsec;
+	w[n++] = (uint64_t)st->st_ino;
+	w[n++] = (uint64_t)st->st_dev;
+	w[n++] = caller.ngids;
+	for (size_t i = 0; i < caller.ngids && n < sizeof(w) / sizeof(w[0]); i++)
+		w[n++] = caller.gids[i];
+	for (size_t i = 0; i < n; i++) {
+		h += w[i] + 0x9e3779b97f4a7c15ull;
+		h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+		h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+		h ^= h >> 31;
+	}
+	return h ? h : 1;
+}
+
+/* See backend_int.h. */
+nfsstat3 be_read_enter(struct nfs_req *req, struct be_obj *o)
+{
+	nfsstat3 st;
+
+	if (req->nowait && req->be->cred_ok && !o->exp->user_ident) {
+		caller.mode = CRED_NONE; /* no switch here, whatever the answer */
+		map_caller(req, o->exp);
+		if (caller.uid == o->st.st_uid || (caller.uid == 0 && caller.gid == 0) ||
+		    (o->ent &&
+		     __atomic_load_n(&o->ent->read_grant, __ATOMIC_RELAXED) == grant_key(&o->st)))
+			return NFS3_OK;
+		req->would_block = 1; /* the kernel decides, on a worker */
+		return NFS3ERR_JUKEBOX;
+	}
+	if ((st = be_cred_enter(req, o->exp)) != NFS3_OK)
+		return st;
+	st = be_io_allowed(o, be_req_uid(req, o->exp), 0);
+	if (st != NFS3_OK)
+		be_cred_leave(req);
+	else if (caller.mode == CRED_NATIVE && o->ent)
+		__atomic_store_n(&o->ent->read_grant, grant_key(&o->st), __ATOMIC_RELAXED);
+	return st;
 }
 
 /* See backend_int.h. If our identity cannot be had back (setgroups can fail

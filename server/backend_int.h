@@ -107,6 +107,14 @@ nfsstat3 be_fh_parse(const struct integrity_key *k, const nfs_fh3 *fh, uint32_t 
  * would_block and JUKEBOX, and it runs again on a worker. */
 nfsstat3 be_cred_enter(struct nfs_req *req, const struct export *e);
 void be_cred_leave(struct nfs_req *req);
+/* be_cred_enter for a READ of the regular file o, with the caller's right to
+ * read it decided (be_io_allowed); NFS3_OK only if it may. The read itself
+ * needs no identity (o's fd is the server's), so on an event loop a caller
+ * who needs a switch may still read there where the answer is already known:
+ * the owner, or the caller (identity after mapping) the kernel last let read
+ * o while its ctime was what it is now (kept in o's fd-cache entry, written
+ * by the worker that asked the kernel). Anyone else goes to a worker. */
+nfsstat3 be_read_enter(struct nfs_req *req, struct be_obj *o);
 /* Whether this thread has the server's own identity (after a failed
  * be_cred_leave it retries the restore): calls are refused while not. */
 int be_identity_ok(void);

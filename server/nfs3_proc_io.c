@@ -60,16 +60,13 @@ static char *read_buf(struct nfs_req *req, size_t len)
 	return malloc(len);
 }
 
-/* READ body, as the caller: fill ok->data from the file. */
+/* READ body, once the caller may read (be_read_enter): fill ok->data. */
 static nfsstat3 read_data(struct nfs_req *req, struct be_obj *o, const READ3args *a, READ3resok *ok)
 {
 	size_t count = a->count < req->be->max_io ? a->count : req->be->max_io;
-	nfsstat3 st = be_io_allowed(o, be_req_uid(req, o->exp), 0);
 	uint64_t gen = be_ordma_gen(req, o);
 	ssize_t n;
 
-	if (st != NFS3_OK)
-		return st;
 	if (a->offset > INT64_MAX)
 		return NFS3ERR_INVAL;
 	if (count == 0) {
@@ -116,7 +113,7 @@ void nfs3_proc_read(struct nfs_req *req, void *argp, void *resp)
 	r->status = be_resolve(req, &a->file, OSDEP_OPEN_READ, 0, &o);
 	if (r->status != NFS3_OK)
 		return;
-	if ((r->status = be_cred_enter(req, o.exp)) == NFS3_OK) {
+	if ((r->status = be_read_enter(req, &o)) == NFS3_OK) {
 		r->status = read_data(req, &o, a, ok);
 		be_cred_leave(req);
 	}

@@ -137,9 +137,62 @@ void read_into_transport_buffer(void **state)
 	fh_free(&fh);
 }
 
+/* One READ of a; whether the loop gave it up (req->would_block, cleared). */
+static int read_gave_up(struct nfs_req *req, READ3args *a, nfsstat3 *status)
+{
+	const struct nfs_proc *d = &nfs3_procs[NFSPROC3_READ];
+	READ3res r;
+	int gave_up;
+
+	memset(&r, 0, sizeof(r));
+	req->would_block = 0;
+	d->fn(req, a, &r);
+	gave_up = req->would_block;
+	*status = r.status;
+	nfs_proc_free_res(d, req, &r);
+	req->would_block = 0;
+	return gave_up;
+}
+
+/* read_nowait, native identities, uid 1000 not the owner of the file a
+ * names: once a worker's READ was let through by the kernel, the loop serves
+ * the same caller's next READs (where it served root's: served); another
+ * caller, or the same after a chmod,
+ * goes to a worker again, and the kernel's refusal stands there. */
+static void read_nowait_granted(struct tenv *t, struct nfs_req *req, READ3args *a, struct tbuf *b,
+				int served)
+{
+	char path[PATH_MAX + 8];
+	nfsstat3 st;
+
+	snprintf(path, sizeof(path), "%s/nw", t->dir);
+	req->nowait = 0;
+	assert_false(read_gave_up(req, a, &st));
+	assert_int_equal(st, NFS3_OK);
+	req->nowait = 1;
+	b->calls = 0;
+	if (served) { /* as root's was */
+		assert_false(read_gave_up(req, a, &st));
+		assert_int_equal(st, NFS3_OK);
+		assert_int_equal(b->calls, 1);
+	}
+	req->cred.uid = 1001; /* not the caller the kernel answered */
+	assert_true(read_gave_up(req, a, &st));
+	req->cred.uid = 1000;
+	assert_int_equal(chmod(path, 0600), 0); /* the answer no longer holds */
+	assert_true(read_gave_up(req, a, &st));
+	req->nowait = 0;
+	assert_false(read_gave_up(req, a, &st));
+	assert_int_equal(st, NFS3ERR_ACCES);
+	req->nowait = 1;
+	assert_true(read_gave_up(req, a, &st));
+	assert_int_equal(chmod(path, 0644), 0);
+}
+
 /* READ on an event loop (nowait, server.inline_calls): served there only when
- * nothing waits; a large READ or a caller who needs an identity switch gives
- * up (would_block) and is run again by a worker. */
+ * nothing waits; a large READ, or a caller who needs an identity switch and
+ * whom the kernel has not yet let read the file, gives up (would_block) and
+ * is run again by a worker. */
 void read_nowait(void **state)
 {
 	struct tenv *t = *state;
@@ -149,6 +202,7 @@ void read_nowait(void **state)
 	nfs_fh3 fh = {{0}};
 	READ3args a;
 	READ3res r;
+	int served;
 
 	put_file(t, "nw", "no waiting");
 	assert_int_equal(t_lookup(t, &t->root, "nw", &fh), NFS3_OK);
@@ -173,7 +227,7 @@ void read_nowait(void **state)
 	/* root: from the page cache, or (a file system without RWF_NOWAIT) given up */
 	memset(&r, 0, sizeof(r));
 	d->fn(&req, &a, &r);
-	if (!req.would_block) {
+	if ((served = !req.would_block)) {
 		assert_int_equal(r.status, NFS3_OK);
 		assert_int_equal(r.READ3res_u.resok.count, 10);
 		assert_memory_equal(b.data, "no waiting", 10);
@@ -200,6 +254,7 @@ void read_nowait(void **state)
 	} else {
 		assert_true(req.would_block);
 		assert_int_equal(b.calls, 0); /* before any buffer was taken */
+		read_nowait_granted(t, &req, &a, &b, served);
 	}
 	nfs_proc_free_res(d, &req, &r);
 	fh_free(&fh);
