@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -84,15 +85,18 @@ nfsstat3 be_cred_enter(struct nfs_req *req, const struct export *e)
 	return NFS3_OK;
 }
 
-/* The mapped caller's identity and st's ctime, inode and device in one
- * word, never 0: a grant of the kernel's holds for the same word. Words
- * mixed as splitmix64 does. */
-static uint64_t grant_key(const struct stat *st)
+/* The mapped caller's identity, st's mode, owner, ctime, inode and device
+ * and what was asked (what) in one word, never 0: an answer of the kernel's
+ * holds for the same word. Words mixed as splitmix64 does. */
+static uint64_t grant_key(const struct stat *st, uint64_t what)
 {
-	uint64_t w[6 + NFS_CRED_MAX_GIDS], h = 0x9e3779b97f4a7c15ull;
+	uint64_t w[9 + NFS_CRED_MAX_GIDS], h = 0x9e3779b97f4a7c15ull;
 	size_t n = 0;
 
+	w[n++] = what;
 	w[n++] = (uint64_t)caller.uid << 32 | caller.gid;
+	w[n++] = st->st_mode;
+	w[n++] = (uint64_t)st->st_uid << 32 | st->st_gid;
 	w[n++] = (uint64_t)st->st_ctim.tv_sec;
 	w[n++] = (uint64_t)st->st_ctim.tv_nsec;
 	w[n++] = (uint64_t)st->st_ino;
@@ -109,6 +113,17 @@ static uint64_t grant_key(const struct stat *st)
 	return h ? h : 1;
 }
 
+/* Whether an answer for st may be kept: its ctime is 2 s old or more. A
+ * file system's timestamps advance in steps (a clock tick, or a second on
+ * some), so a change of permissions in the same step as the ctime before it
+ * (an ACL set right after a write) would leave the key as it was. */
+static int ctime_settled(const struct stat *st)
+{
+	struct timespec now;
+
+	return clock_gettime(CLOCK_REALTIME, &now) == 0 && now.tv_sec > st->st_ctim.tv_sec + 1;
+}
+
 /* See backend_int.h. */
 nfsstat3 be_read_enter(struct nfs_req *req, struct be_obj *o)
 {
@@ -118,8 +133,8 @@ nfsstat3 be_read_enter(struct nfs_req *req, struct be_obj *o)
 		caller.mode = CRED_NONE; /* no switch here, whatever the answer */
 		map_caller(req, o->exp);
 		if (caller.uid == o->st.st_uid || (caller.uid == 0 && caller.gid == 0) ||
-		    (o->ent &&
-		     __atomic_load_n(&o->ent->read_grant, __ATOMIC_RELAXED) == grant_key(&o->st)))
+		    (o->ent && __atomic_load_n(&o->ent->read_grant, __ATOMIC_RELAXED) ==
+				       grant_key(&o->st, 0)))
 			return NFS3_OK;
 		req->would_block = 1; /* the kernel decides, on a worker */
 		return NFS3ERR_JUKEBOX;
@@ -129,9 +144,39 @@ nfsstat3 be_read_enter(struct nfs_req *req, struct be_obj *o)
 	st = be_io_allowed(o, be_req_uid(req, o->exp), 0);
 	if (st != NFS3_OK)
 		be_cred_leave(req);
-	else if (caller.mode == CRED_NATIVE && o->ent)
-		__atomic_store_n(&o->ent->read_grant, grant_key(&o->st), __ATOMIC_RELAXED);
+	else if (caller.mode == CRED_NATIVE && o->ent && ctime_settled(&o->st))
+		__atomic_store_n(&o->ent->read_grant, grant_key(&o->st, 0), __ATOMIC_RELAXED);
 	return st;
+}
+
+/* access_grant: the answer in the low bits, the key above them */
+#define ANSWER_BITS 0x3full
+
+/* See backend_int.h. */
+int be_access_known(struct nfs_req *req, const struct be_obj *o, uint32_t want, uint32_t *got)
+{
+	uint64_t key, w;
+
+	if (!req->nowait || !req->be->cred_ok || o->exp->user_ident || !o->ent)
+		return 0;
+	map_caller(req, o->exp);
+	if (caller.uid == 0 && caller.gid == 0)
+		return 0; /* no switch to spare: be_cred_enter runs it here */
+	key = grant_key(&o->st, 0x100u | want) & ~ANSWER_BITS;
+	w = __atomic_load_n(&o->ent->access_grant, __ATOMIC_RELAXED);
+	if (!key || (w & ~ANSWER_BITS) != key)
+		return 0;
+	*got = (uint32_t)(w & ANSWER_BITS);
+	return 1;
+}
+
+/* See backend_int.h. */
+void be_access_keep(const struct be_obj *o, uint32_t want, uint32_t got)
+{
+	if (caller.mode == CRED_NATIVE && o->ent && !(got & ~ANSWER_BITS) && ctime_settled(&o->st))
+		__atomic_store_n(&o->ent->access_grant,
+				 (grant_key(&o->st, 0x100u | want) & ~ANSWER_BITS) | got,
+				 __ATOMIC_RELAXED);
 }
 
 /* See backend_int.h. If our identity cannot be had back (setgroups can fail

@@ -112,9 +112,17 @@ void be_cred_leave(struct nfs_req *req);
  * needs no identity (o's fd is the server's), so on an event loop a caller
  * who needs a switch may still read there where the answer is already known:
  * the owner, or the caller (identity after mapping) the kernel last let read
- * o while its ctime was what it is now (kept in o's fd-cache entry, written
- * by the worker that asked the kernel). Anyone else goes to a worker. */
+ * o while its mode, owner and ctime were what they are now (kept in o's
+ * fd-cache entry by the worker that asked the kernel, once the ctime is 2 s
+ * old: timestamps advance in steps). Anyone else goes to a worker. */
 nfsstat3 be_read_enter(struct nfs_req *req, struct be_obj *o);
+/* The same for ACCESS (bits of ACCESS3_*, before the export's ro rule): on an
+ * event loop, whether the kernel's answer to this caller for want on o at its
+ * current ctime is known (*got); be_access_keep, between be_cred_enter and
+ * be_cred_leave on a worker that switched identity, keeps the answer with o's
+ * fd-cache entry. */
+int be_access_known(struct nfs_req *req, const struct be_obj *o, uint32_t want, uint32_t *got);
+void be_access_keep(const struct be_obj *o, uint32_t want, uint32_t got);
 /* Whether this thread has the server's own identity (after a failed
  * be_cred_leave it retries the restore): calls are refused while not. */
 int be_identity_ok(void);

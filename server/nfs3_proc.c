@@ -188,11 +188,10 @@ static void nfs3_proc_lookup(struct nfs_req *req, void *argp, void *resp)
 /* The ACCESS bits the caller (identity in force) has on o, among `want`:
  * exactly what the mode bits and ACLs allow, as the Linux server answers (its
  * owner override is for READ and WRITE of a file already open, not ACCESS,
- * which clients such as Linux's check at open). */
-static uint32 access_bits(const struct nfs_req *req, const struct be_obj *o, uint32 want)
+ * which clients such as Linux's check at open). The export's ro rule is the
+ * caller's to apply. */
+static uint32 access_bits(const struct be_obj *o, uint32 want)
 {
-	struct nfs_client_rule rule;
-
 	int dir = S_ISDIR(o->st.st_mode);
 	uint32 got = 0;
 
@@ -202,9 +201,6 @@ static uint32 access_bits(const struct nfs_req *req, const struct be_obj *o, uin
 		got |= ACCESS3_MODIFY | ACCESS3_EXTEND | (dir ? ACCESS3_DELETE : 0);
 	if (be_access(o->fd, &o->st, PERM_X) == 0)
 		got |= dir ? ACCESS3_LOOKUP : ACCESS3_EXECUTE;
-	be_req_rule(req, o->exp, &rule);
-	if (rule.ro)
-		got &= ~(uint32)(ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_DELETE);
 	return got & want;
 }
 
@@ -213,15 +209,26 @@ static void nfs3_proc_access(struct nfs_req *req, void *argp, void *resp)
 {
 	ACCESS3args *a = argp;
 	ACCESS3res *r = resp;
+	struct nfs_client_rule rule;
 	struct be_obj o;
+	uint32_t got;
 
 	r->status = be_resolve(req, &a->object, OSDEP_OPEN_PATH, 0, &o);
 	if (r->status != NFS3_OK)
 		return;
-	r->status = be_cred_enter(req, o.exp);
-	if (r->status == NFS3_OK) {
-		r->ACCESS3res_u.resok.access = access_bits(req, &o, a->access);
+	/* a caller who needs an identity switch, on a loop: the kernel's answer
+	 * if it is known, else a worker's call */
+	if (!be_access_known(req, &o, a->access, &got) &&
+	    (r->status = be_cred_enter(req, o.exp)) == NFS3_OK) {
+		got = access_bits(&o, a->access);
+		be_access_keep(&o, a->access, got);
 		be_cred_leave(req);
+	}
+	if (r->status == NFS3_OK) {
+		be_req_rule(req, o.exp, &rule);
+		if (rule.ro)
+			got &= ~(uint32)(ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_DELETE);
+		r->ACCESS3res_u.resok.access = got;
 	}
 	be_post_attr_st(o.exp, &o.st, &r->ACCESS3res_u.resok.obj_attributes);
 	be_release(req, &o);

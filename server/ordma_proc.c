@@ -108,10 +108,8 @@ static void ordma_proc_map(struct nfs_req *req, void *argp, void *resp)
 		r->status = NFS3ERR_NOTSUPP;
 	else if (!S_ISREG(o.st.st_mode))
 		r->status = S_ISDIR(o.st.st_mode) ? NFS3ERR_ISDIR : NFS3ERR_INVAL;
-	else if ((r->status = be_cred_enter(req, o.exp)) == NFS3_OK) {
-		r->status = be_io_allowed(&o, be_req_uid(req, o.exp), 0);
+	else if ((r->status = be_read_enter(req, &o)) == NFS3_OK)
 		be_cred_leave(req);
-	}
 	if (r->status != NFS3_OK) {
 		be_release(req, &o);
 		return;

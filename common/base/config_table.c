@@ -247,8 +247,8 @@ const struct cfg_entry config_main_table[] = {
 	       "Run cheap calls (NULL, GETATTR, ACCESS, FSSTAT, FSINFO, PATHCONF, and READs of "
 	       "up to 64 KiB the page cache holds) on the RPC/RDMA or TCP event loop that "
 	       "received them, without the hand-off to a worker; a call that would wait (storage, "
-	       "the caller's identity unless the kernel already let that caller read the file, a "
-	       "long reply) still goes to a worker."),
+	       "the caller's identity unless the kernel already answered that caller for the file, "
+	       "a long reply) still goes to a worker."),
 	E_STR("server.handle_key_file", C, server.handle_key_file, "/var/lib/nfsrdma/handle.key",
 	      false, check_abs_path,
 	      "Secret key that signs file handles, made at the first start if missing; "

@@ -174,10 +174,16 @@ int rrc_encode_call(struct cslot *s, struct clnt_ddp *cd)
 	return 0;
 }
 
+/* What a reply may hold beyond its bulk data: the RPC and NFS results
+ * (post-op attributes, a verifier) and the server's RPC/RDMA header with the
+ * room it keeps for read-read lists (rrs_hdr_reserve), so that a reply we
+ * expect inline is not exposed instead. */
+#define REPLY_MARGIN 512
+
 /* Read-Write mode: chunks for the results. A reply that fits inline both
- * ways (our receive size and the server's send size, with room for its
- * headers) comes inline, bulk data included, as the Linux client does: one
- * Send instead of an RDMA Write and a Send. */
+ * ways (our receive size and the server's send size, with REPLY_MARGIN for
+ * its headers) comes inline, bulk data included, as the Linux client does:
+ * one Send instead of an RDMA Write and a Send. */
 int rrc_offer_chunks(struct cslot *s)
 {
 	struct rr_clnt *cl = s->cl;
@@ -189,7 +195,7 @@ int rrc_offer_chunks(struct cslot *s)
 	if (!(cl->ep->p.modes & RR_MODE_READ_WRITE))
 		return 0;
 	if (call->reply_data && call->reply_data_len &&
-	    (uint64_t)call->reply_data_len + call->reply_hint + 256 > room) {
+	    (uint64_t)call->reply_data_len + call->reply_hint + REPLY_MARGIN > room) {
 		b = expose_data(s, call->reply_data, call->reply_data_len, 0);
 		if (!b)
 			return -ENOMEM;

@@ -11,7 +11,8 @@
 # READ. Each variant (VARIANTS below: calls through the worker pool, on the
 # event loop (both with the server's adaptive polling, the default), on the
 # event loop without it, on the event loop with a fixed busy poll on both
-# sides, and on the event loop with 8 KiB inline sizes on both sides) runs as
+# sides, on the event loop with 8 KiB inline sizes on both sides, and on the
+# event loop with the calls root-squashed, as a user's) runs as
 # its own daemon; rounds interleave the variants so that they share the
 # machine's load. Prints the
 # median and the spread (min..max) of every figure and the issue's ratios,
@@ -23,7 +24,7 @@
 # BENCH_PROVIDER (soft; rxe0 in the lab: make lab-bench-compare) and
 # BENCH_ADDR (127.0.0.1; the device's address for another provider),
 # BENCH_VARIANTS="inline nopoll" (those variants only, by name, separated by
-# spaces: pool, inline, nopoll, spin, inline8k),
+# spaces: pool, inline, nopoll, spin, inline8k, squash),
 # BENCH_BASE_SERVER=PATH (another build's nfsrdma-server, e.g. main before a
 # change: measured first, with inline calls, as variant "base", so that the
 # side-by-side ratios are the change's effect).
@@ -44,20 +45,23 @@ else
 	s_null=32m s_1m=128m s_128k=64m s_4k1=32m s_4k16=32m
 fi
 # name|lines added to the server section|lines added to the rdma sections
-# of the server's and the client's configurations: the variants measured
+# of the server's and the client's configurations[|the export's squashing,
+# root_squash = false without]: the variants measured
 # side by side (server.inline_calls: every call through the worker pool, or
 # cheap ones run on the event loop that received them; the server's loops
 # adapt their busy polling by default, server.adaptive_poll_us = 0 turns it
 # off; rdma.poll_spin_us and server.tcp_poll_spin_us: a fixed busy poll before
 # sleeping, RPC/RDMA on both sides, the server's NFS/TCP loops;
 # rdma.inline_send and inline_recv at 8 KiB: 4 KiB of READ or WRITE data
-# travels in the Send instead of a chunk)
+# travels in the Send instead of a chunk; root_squash: the bench's calls,
+# made as root, mapped to 65534, as a user's are not root)
 VARIANTS=(
 	"pool|inline_calls = false;|"
 	"inline|inline_calls = true;|"
 	"nopoll|inline_calls = true; adaptive_poll_us = 0;|"
 	"spin|inline_calls = true; tcp_poll_spin_us = 50;|poll_spin_us = 50;"
 	"inline8k|inline_calls = true;|inline_send = 8192; inline_recv = 8192;"
+	"squash|inline_calls = true;||root_squash = true;"
 )
 if [ -n "${BENCH_VARIANTS:-}" ]; then
 	for i in "${!VARIANTS[@]}"; do
@@ -82,14 +86,15 @@ raw=$out/compare.csv
 echo "variant,transport,figure,round,value" > "$raw"
 tick=$(getconf CLK_TCK)
 
-# start_variant I NAME LINES RDMA_LINES: a daemon of its own; sets PID_I
+# start_variant I NAME LINES RDMA_LINES [EXPORT_LINES]: a daemon of its own; sets PID_I
 # RPORT_I TPORT_I; the client's configuration for it is $T_SCRATCH/vI/client.conf.
 start_variant() {
-	local i=$1 name=$2 lines=$3 rlines=$4 rport tport dir=$T_SCRATCH/v$1
+	local i=$1 name=$2 lines=$3 rlines=$4 xlines=${5:-root_squash = false;} rport tport
+	local dir=$T_SCRATCH/v$1
 	rport=$(free_port)
 	tport=$(free_port)
 	mkdir -p "$dir" "$T_SCRATCH_EXP/v$i"
-	chmod 755 "$T_SCRATCH_EXP/v$i"
+	chmod 777 "$T_SCRATCH_EXP/v$i" # a squashed caller creates its files too
 	echo "rdma = { $rlines };" > "$dir/client.conf"
 	cat > "$dir/srv.conf" << CONF
 rdma = { provider = "$prov"; $rlines };
@@ -104,7 +109,7 @@ server = {
 	control_socket = "$dir/ctl.sock";
 	handle_key_file = "$dir/handle.key";
 	$lines
-	exports = ( { path = "$T_SCRATCH_EXP/v$i"; clients = ["$addr"]; access = "rw"; root_squash = false; } );
+	exports = ( { path = "$T_SCRATCH_EXP/v$i"; clients = ["$addr"]; access = "rw"; $xlines } );
 };
 CONF
 	"${SERVERS[$i]}" -f "$dir/srv.conf" || return 1
@@ -213,8 +218,8 @@ rm -rf "$T_SCRATCH_EXP/local"
 nv=${#VARIANTS[@]}
 for i in $(seq 0 $((nv - 1))); do
 	v=${VARIANTS[$i]}
-	IFS='|' read -r name lines rlines <<< "$v"
-	start_variant "$i" "$name" "$lines" "$rlines" || skip_all "nfsrdma-server does not start"
+	IFS='|' read -r name lines rlines xlines <<< "$v"
+	start_variant "$i" "$name" "$lines" "$rlines" "$xlines" || skip_all "nfsrdma-server does not start"
 done
 failed=0
 for r in $(seq 1 "$rounds"); do

@@ -651,6 +651,7 @@ int main(void)
 		cmocka_unit_test(replies_posted_together),
 		cmocka_unit_test(inline_bulk_when_it_fits),
 		cmocka_unit_test(inline_bounded_by_peer_send),
+		cmocka_unit_test(inline_margin_for_headers),
 		cmocka_unit_test(matrix),
 	};
 

@@ -73,6 +73,28 @@ void inline_bulk_when_it_fits(void **state)
 	}
 }
 
+/* At 4 KiB both ways, with a server that also accepts read-read: data that
+ * leaves too little room for the reply's headers (the server's header keeps
+ * room for read-read lists) goes in a Write chunk, not exposed; less comes
+ * inline. */
+void inline_margin_for_headers(void **state)
+{
+	struct rrt_server t;
+	struct rpc_clnt *c;
+	struct moved mv;
+
+	start_pair(&t, 4096, 4096, RR_MODE_READ_WRITE, &c);
+	for (size_t len = 3400; len <= 4096; len += 40) {
+		mv = moved_by(&t, rrt_get, c, len);
+		assert_int_equal(mv.exposed, 0);
+		assert_true(mv.written == 0 || mv.written == len);
+	}
+	mv = moved_by(&t, rrt_get, c, 3400);
+	assert_int_equal(mv.written, 0);
+	rpc_clnt_destroy(c);
+	rrt_server_stop(&t);
+}
+
 /* The client receives 8 KiB but the server sends at most 4 KiB: a 6000-byte
  * GET must still offer a Write chunk, or the server has nowhere to put it. */
 void inline_bounded_by_peer_send(void **state)

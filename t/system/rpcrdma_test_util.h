@@ -46,6 +46,7 @@ void fastreg_binds_per_exposure(void **state);
 /* ... and of the inline thresholds (rpcrdma_test_inline.c). */
 void inline_bulk_when_it_fits(void **state);
 void inline_bounded_by_peer_send(void **state);
+void inline_margin_for_headers(void **state);
 
 /* A client that will never read: a raw TCP connection to 127.0.0.1:port with
  * a 4 KiB receive buffer that has sent n BULK_GETs of len bytes. Its fd, or -1. */

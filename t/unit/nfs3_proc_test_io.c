@@ -166,6 +166,7 @@ static void read_nowait_granted(struct tenv *t, struct nfs_req *req, READ3args *
 	nfsstat3 st;
 
 	snprintf(path, sizeof(path), "%s/nw", t->dir);
+	t_settle_ctime(path);
 	req->nowait = 0;
 	assert_false(read_gave_up(req, a, &st));
 	assert_int_equal(st, NFS3_OK);

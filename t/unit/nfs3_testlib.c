@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <setjmp.h>
 #include <cmocka.h>
 #include <arpa/inet.h>
+#include <sys/stat.h>
 
 #include "common/base/osdep.h"
 #include "t/unit/nfs3_testlib.h"
@@ -193,6 +195,16 @@ static void run(const struct nfs_proc *p, struct nfs_req *req, void *args, void 
 	free(abuf);
 	free(a);
 	free(r);
+}
+
+/* See nfs3_testlib.h. */
+void t_settle_ctime(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	while (time(NULL) <= st.st_ctim.tv_sec + 1)
+		usleep(50000);
 }
 
 /* See nfs3_testlib.h. */

@@ -54,6 +54,10 @@ void tfree(int proc, void *res);
 void tcall_mnt(struct tenv *t, int proc, void *args, void *res);
 void tfree_mnt(int proc, void *res);
 
+/* Wait until path's ctime is 2 s old: the server keeps the kernel's
+ * permission answers only for files whose ctime has settled. */
+void t_settle_ctime(const char *path);
+
 /* Handles. */
 void fh_copy(nfs_fh3 *dst, const nfs_fh3 *src);
 void fh_free(nfs_fh3 *fh);
