@@ -42,9 +42,6 @@ static _Thread_local struct {
 /* A restore that failed: the thread refuses calls until one works. */
 static _Thread_local int identity_lost;
 
-/* See backend_int.h. A caller mapped to uid 0 and gid 0 needs no switch: the
- * server already is root, and root's access does not depend on groups. That
- * saves the switch's system calls (about 12 us a call on a VM). */
 /* The identity e maps the caller to, into caller's fields. */
 static void map_caller(const struct nfs_req *req, const struct export *e)
 {
@@ -54,6 +51,15 @@ static void map_caller(const struct nfs_req *req, const struct export *e)
 	export_map_cred(&rule, &req->cred, &caller.uid, &caller.gid, &caller.ngids, caller.gids);
 }
 
+/* Whether the mapped caller is root: no switch is needed (see be_cred_enter). */
+static int caller_is_root(void)
+{
+	return caller.uid == 0 && caller.gid == 0;
+}
+
+/* See backend_int.h. A caller mapped to uid 0 and gid 0 needs no switch: the
+ * server already is root, and root's access does not depend on groups. That
+ * saves the switch's system calls (about 12 us a call on a VM). */
 nfsstat3 be_cred_enter(struct nfs_req *req, const struct export *e)
 {
 	int r;
@@ -66,7 +72,7 @@ nfsstat3 be_cred_enter(struct nfs_req *req, const struct export *e)
 		caller.mode = CRED_USER;
 		return NFS3_OK;
 	}
-	if (caller.uid == 0 && caller.gid == 0)
+	if (caller_is_root())
 		return NFS3_OK;
 	if (req->nowait) {
 		/* an event loop's thread never takes on an identity: it could touch
@@ -124,17 +130,56 @@ static int ctime_settled(const struct stat *st)
 	return clock_gettime(CLOCK_REALTIME, &now) == 0 && now.tv_sec > st->st_ctim.tv_sec + 1;
 }
 
+/* The kernel's answers kept in an fd-cache entry (answers[]): a word with the
+ * key of what was asked (grant_key) above ANSWER_BITS and the answer in them. */
+#define ANSWER_BITS 0x3full
+enum { ANSWER_READ, ANSWER_ACCESS };
+
+/* On an event loop with native identities: whether the call can be answered
+ * there without a switch, the caller mapped (caller.mode CRED_NONE). */
+static int on_loop_native(const struct nfs_req *req, const struct export *e)
+{
+	if (!req->nowait || !req->be->cred_ok || e->user_ident)
+		return 0;
+	caller.mode = CRED_NONE;
+	map_caller(req, e);
+	return 1;
+}
+
+/* Whether o's entry holds the kernel's answer to `what` for the mapped
+ * caller and o as it is now; *got the answer. */
+static int answer_known(const struct be_obj *o, int which, uint64_t what, uint32_t *got)
+{
+	uint64_t key, w;
+
+	if (!o->ent)
+		return 0;
+	key = grant_key(&o->st, what) & ~ANSWER_BITS;
+	w = __atomic_load_n(&o->ent->answers[which], __ATOMIC_RELAXED);
+	if (!key || (w & ~ANSWER_BITS) != key)
+		return 0;
+	*got = (uint32_t)(w & ANSWER_BITS);
+	return 1;
+}
+
+/* Keep the kernel's answer got to `what` (a worker that switched identity
+ * asked it), once o's ctime has settled. */
+static void answer_keep(const struct be_obj *o, int which, uint64_t what, uint32_t got)
+{
+	if (caller.mode == CRED_NATIVE && o->ent && !(got & ~ANSWER_BITS) && ctime_settled(&o->st))
+		__atomic_store_n(&o->ent->answers[which],
+				 (grant_key(&o->st, what) & ~ANSWER_BITS) | got, __ATOMIC_RELAXED);
+}
+
 /* See backend_int.h. */
 nfsstat3 be_read_enter(struct nfs_req *req, struct be_obj *o)
 {
+	uint32_t may = 0;
 	nfsstat3 st;
 
-	if (req->nowait && req->be->cred_ok && !o->exp->user_ident) {
-		caller.mode = CRED_NONE; /* no switch here, whatever the answer */
-		map_caller(req, o->exp);
-		if (caller.uid == o->st.st_uid || (caller.uid == 0 && caller.gid == 0) ||
-		    (o->ent && __atomic_load_n(&o->ent->read_grant, __ATOMIC_RELAXED) ==
-				       grant_key(&o->st, 0)))
+	if (on_loop_native(req, o->exp)) {
+		if (caller.uid == o->st.st_uid || caller_is_root() ||
+		    (answer_known(o, ANSWER_READ, 0, &may) && may))
 			return NFS3_OK;
 		req->would_block = 1; /* the kernel decides, on a worker */
 		return NFS3ERR_JUKEBOX;
@@ -144,39 +189,23 @@ nfsstat3 be_read_enter(struct nfs_req *req, struct be_obj *o)
 	st = be_io_allowed(o, be_req_uid(req, o->exp), 0);
 	if (st != NFS3_OK)
 		be_cred_leave(req);
-	else if (caller.mode == CRED_NATIVE && o->ent && ctime_settled(&o->st))
-		__atomic_store_n(&o->ent->read_grant, grant_key(&o->st, 0), __ATOMIC_RELAXED);
+	else
+		answer_keep(o, ANSWER_READ, 0, 1);
 	return st;
 }
-
-/* access_grant: the answer in the low bits, the key above them */
-#define ANSWER_BITS 0x3full
 
 /* See backend_int.h. */
 int be_access_known(struct nfs_req *req, const struct be_obj *o, uint32_t want, uint32_t *got)
 {
-	uint64_t key, w;
-
-	if (!req->nowait || !req->be->cred_ok || o->exp->user_ident || !o->ent)
-		return 0;
-	map_caller(req, o->exp);
-	if (caller.uid == 0 && caller.gid == 0)
-		return 0; /* no switch to spare: be_cred_enter runs it here */
-	key = grant_key(&o->st, 0x100u | want) & ~ANSWER_BITS;
-	w = __atomic_load_n(&o->ent->access_grant, __ATOMIC_RELAXED);
-	if (!key || (w & ~ANSWER_BITS) != key)
-		return 0;
-	*got = (uint32_t)(w & ANSWER_BITS);
-	return 1;
+	/* root needs no switch: be_cred_enter runs it here */
+	return on_loop_native(req, o->exp) && !caller_is_root() &&
+	       answer_known(o, ANSWER_ACCESS, want, got);
 }
 
 /* See backend_int.h. */
 void be_access_keep(const struct be_obj *o, uint32_t want, uint32_t got)
 {
-	if (caller.mode == CRED_NATIVE && o->ent && !(got & ~ANSWER_BITS) && ctime_settled(&o->st))
-		__atomic_store_n(&o->ent->access_grant,
-				 (grant_key(&o->st, 0x100u | want) & ~ANSWER_BITS) | got,
-				 __ATOMIC_RELAXED);
+	answer_keep(o, ANSWER_ACCESS, want, got);
 }
 
 /* See backend_int.h. If our identity cannot be had back (setgroups can fail

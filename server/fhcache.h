@@ -17,12 +17,11 @@
 struct fhcache;
 
 struct fhc_entry {
-	int fd;		       /* the open fd: read it, never close it (-1 with obj) */
-	void *obj;	       /* or the open object of a cache with a closer */
-	int kind;	       /* what the caller said at insert (an osdep_open_mode) */
-	int nowait_how;	       /* osdep_pread_nowait's, for fd */
-	uint64_t read_grant;   /* be_read_enter's: the last caller the kernel let read, 0 none */
-	uint64_t access_grant; /* be_access_keep's: the last ACCESS answer of the kernel's */
+	int fd;		     /* the open fd: read it, never close it (-1 with obj) */
+	void *obj;	     /* or the open object of a cache with a closer */
+	int kind;	     /* what the caller said at insert (an osdep_open_mode) */
+	int nowait_how;	     /* osdep_pread_nowait's, for fd */
+	uint64_t answers[2]; /* backend_ident.c's: the kernel's last READ and ACCESS answers */
 	/* private below */
 	unsigned refs;
 	int dead;
