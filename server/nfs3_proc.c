@@ -403,7 +403,7 @@ const struct nfs_proc nfs3_procs[NFS3_NPROCS] = {
 	PROC(ACCESS, disp_access, NFS_PROC_INLINE),
 	PROC(READLINK, disp_readlink, 0),
 	PROC(READ, disp_read, NFS_PROC_INLINE),
-	PROC(WRITE, disp_write, 0),
+	PROC(WRITE, disp_write, NFS_PROC_INLINE),
 	PROC(CREATE, disp_create, 0),
 	PROC(MKDIR, disp_mkdir, 0),
 	PROC(SYMLINK, disp_symlink, 0),

@@ -13,8 +13,9 @@
 #include "common/base/log.h"
 #include "server/nfs3_proc.h"
 
-/* The largest READ run on an event loop (nowait); larger ones go to a worker. */
-#define NOWAIT_READ_MAX (64u * 1024)
+/* The largest READ or WRITE run on an event loop (nowait); larger ones go to
+ * a worker. */
+#define NOWAIT_IO_MAX (64u * 1024)
 
 /* pread until len bytes or end of file; returns bytes read or -errno. */
 static ssize_t read_full(int fd, char *buf, size_t len, off_t off)
@@ -73,7 +74,7 @@ static nfsstat3 read_data(struct nfs_req *req, struct be_obj *o, const READ3args
 		ok->eof = a->offset >= (uint64_t)o->st.st_size;
 		return NFS3_OK;
 	}
-	if (req->nowait && count > NOWAIT_READ_MAX) {
+	if (req->nowait && count > NOWAIT_IO_MAX) {
 		req->would_block = 1; /* not cheap: a worker's */
 		return NFS3ERR_JUKEBOX;
 	}
@@ -135,7 +136,25 @@ void nfs3_proc_read(struct nfs_req *req, void *argp, void *resp)
 	be_release(req, &o);
 }
 
-/* WRITE body, as the caller: write and make stable as asked. */
+/* On an event loop (nowait): write all of a WRITE's data without waiting, or
+ * 0 with would_block when that cannot be done (the worker then writes it
+ * all, what went in here again with it). */
+static int write_nowait(struct nfs_req *req, struct be_obj *o, const WRITE3args *a)
+{
+	int how = 0;
+	ssize_t n = osdep_pwrite_nowait(o->fd, a->data.data_val, a->count, (off_t)a->offset,
+					o->ent ? &o->ent->nowait_how : &how);
+
+	if (n == -EAGAIN || (n >= 0 && (size_t)n < a->count)) {
+		req->would_block = 1;
+		return 0;
+	}
+	return n < 0 ? (int)n : 0;
+}
+
+/* WRITE body, as the caller: write and make stable as asked. On an event
+ * loop only an UNSTABLE write (or one an async export need not sync) of at
+ * most NOWAIT_IO_MAX that the file system takes without waiting. */
 static nfsstat3 write_data(struct nfs_req *req, struct be_obj *o, const WRITE3args *a,
 			   WRITE3resok *ok)
 {
@@ -150,8 +169,15 @@ static nfsstat3 write_data(struct nfs_req *req, struct be_obj *o, const WRITE3ar
 		return NFS3ERR_INVAL;
 	if (a->offset > INT64_MAX || a->count > INT64_MAX - a->offset)
 		return NFS3ERR_FBIG;
+	if (req->nowait && (a->count > NOWAIT_IO_MAX || (a->stable != UNSTABLE && !rule.async))) {
+		req->would_block = 1; /* a sync or a long copy: a worker's */
+		return NFS3ERR_JUKEBOX;
+	}
 	if (a->count)
-		e = write_full(o->fd, a->data.data_val, a->count, (off_t)a->offset);
+		e = req->nowait ? write_nowait(req, o, a)
+				: write_full(o->fd, a->data.data_val, a->count, (off_t)a->offset);
+	if (req->would_block)
+		return NFS3ERR_JUKEBOX;
 	if (e == 0)
 		be_wrote(o->fd, &o->st);
 	/* an async export says the data is stable without making it so */
@@ -184,7 +210,8 @@ void nfs3_proc_write(struct nfs_req *req, void *argp, void *resp)
 		be_ordma_forget(req, o.exp, o.fh, o.fhlen);
 		be_cred_leave(req);
 	}
-	be_wcc(o.exp, o.fd, &o.st, &r->WRITE3res_u.resok.file_wcc);
+	if (!req->would_block) /* else it runs again on a worker */
+		be_wcc(o.exp, o.fd, &o.st, &r->WRITE3res_u.resok.file_wcc);
 	be_release(req, &o);
 }
 

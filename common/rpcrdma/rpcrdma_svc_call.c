@@ -183,6 +183,9 @@ static int dispatch(struct rr_sreq *rq)
 		x->call = rq->recv->buf + rq->payload_off;
 		x->call_len = rq->recv->len - rq->payload_off;
 	}
+	/* a call the loop tried (run_inline) is decoded afresh on the worker */
+	memset(rq->chunk_used, 0, sizeof(rq->chunk_used));
+	rq->args_reduced = 0;
 	rq->args_ddp = (struct svc_ddp){.base.ops = &svc_args_ops, .rq = rq};
 	rq->res_ddp = (struct svc_ddp){.base.ops = &svc_res_ops, .rq = rq};
 	x->args_ddp = &rq->args_ddp.base;
@@ -280,7 +283,7 @@ static int run_inline(struct rr_sreq *rq)
 	unsigned nbufs = rq->nbufs;
 	int rc;
 
-	if (rq->hdr.proc != RPCRDMA_MSG || rq->nrch ||
+	if (rq->hdr.proc != RPCRDMA_MSG ||
 	    !rpc_server_may_inline(rq->srv->rpc, rq->recv->buf + rq->payload_off,
 				   rq->recv->len - rq->payload_off))
 		return 0;

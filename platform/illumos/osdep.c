@@ -99,6 +99,13 @@ ssize_t osdep_pread_nowait(int fd, void *buf, size_t len, off_t off, int *how)
 	return -EAGAIN;
 }
 
+/* See osdep.h. The same for writes. */
+ssize_t osdep_pwrite_nowait(int fd, const void *buf, size_t len, off_t off, int *how)
+{
+	(void)fd, (void)buf, (void)len, (void)off, (void)how;
+	return -EAGAIN;
+}
+
 /* See osdep.h. */
 int osdep_fsstat(int fd, struct osdep_fsstat *st)
 {

@@ -217,13 +217,14 @@ static int in_memory_fs(int fd)
 	return fstatfs(fd, &s) == 0 && (s.f_type == TMPFS_MAGIC || s.f_type == RAMFS_MAGIC);
 }
 
-/* osdep_pread_nowait's *how: what fd's file system does */
+/* osdep_pread_nowait's and osdep_pwrite_nowait's *how: what fd's file system does */
 enum { NOWAIT_UNKNOWN, NOWAIT_FLAG, NOWAIT_IN_MEMORY, NOWAIT_NONE };
 
-/* See osdep.h. RWF_NOWAIT: only what the page cache holds; a file system
- * that refuses the flag but keeps everything in memory is read plainly, and
- * one that refuses it otherwise always goes to a worker. */
-ssize_t osdep_pread_nowait(int fd, void *buf, size_t len, off_t off, int *how)
+/* pread or pwrite (write) with RWF_NOWAIT: what the page cache holds, or room
+ * there; a file system that refuses the flag but keeps everything in memory
+ * is read or written plainly, and one that refuses it otherwise always goes
+ * to a worker. */
+static ssize_t rw_nowait(int fd, void *buf, size_t len, off_t off, int *how, int write)
 {
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
 	int h = __atomic_load_n(how, __ATOMIC_RELAXED);
@@ -232,17 +233,33 @@ ssize_t osdep_pread_nowait(int fd, void *buf, size_t len, off_t off, int *how)
 	if (h == NOWAIT_NONE)
 		return -EAGAIN;
 	do
-		n = h == NOWAIT_IN_MEMORY ? pread(fd, buf, len, off)
-					  : preadv2(fd, &iov, 1, off, RWF_NOWAIT);
+		if (h == NOWAIT_IN_MEMORY)
+			n = write ? pwrite(fd, buf, len, off) : pread(fd, buf, len, off);
+		else
+			n = write ? pwritev2(fd, &iov, 1, off, RWF_NOWAIT)
+				  : preadv2(fd, &iov, 1, off, RWF_NOWAIT);
 	while (n < 0 && errno == EINTR);
 	if (h == NOWAIT_UNKNOWN && (n >= 0 || errno != EOPNOTSUPP)) {
 		__atomic_store_n(how, NOWAIT_FLAG, __ATOMIC_RELAXED);
 	} else if (n < 0 && errno == EOPNOTSUPP) {
 		h = in_memory_fs(fd) ? NOWAIT_IN_MEMORY : NOWAIT_NONE;
 		__atomic_store_n(how, h, __ATOMIC_RELAXED);
-		return h == NOWAIT_IN_MEMORY ? osdep_pread_nowait(fd, buf, len, off, how) : -EAGAIN;
+		return h == NOWAIT_IN_MEMORY ? rw_nowait(fd, buf, len, off, how, write) : -EAGAIN;
 	}
 	return n < 0 ? -errno : n;
+}
+
+/* See osdep.h. */
+ssize_t osdep_pread_nowait(int fd, void *buf, size_t len, off_t off, int *how)
+{
+	return rw_nowait(fd, buf, len, off, how, 0);
+}
+
+/* See osdep.h. Linux takes RWF_NOWAIT for buffered writes on some file
+ * systems only (XFS; not ext4 as of 6.18). */
+ssize_t osdep_pwrite_nowait(int fd, const void *buf, size_t len, off_t off, int *how)
+{
+	return rw_nowait(fd, (void *)buf, len, off, how, 1);
 }
 
 /* See osdep.h. */

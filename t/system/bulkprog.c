@@ -100,6 +100,11 @@ static void proc_put(struct rpc_req *req, void *args, void *res)
 	struct bulk_put_args *a = args;
 	struct bulk_sum *s = res;
 
+	if (req->nowait && (a->seed & BULK_SEED_WORKER)) {
+		req->would_block = 1;
+		return;
+	}
+
 	s->len = a->data.len;
 	s->sum = bulk_checksum(a->data.data, a->data.len);
 }

@@ -18,6 +18,9 @@
 #define BULK_MAXDATA (16u << 20)
 
 enum { BULK_NULL, BULK_ECHO, BULK_PUT, BULK_GET, BULK_BIG, BULK_SUM, BULK_SLEEP, BULK_NPROCS };
+/* A PUT whose seed has this bit gives up on an event loop (would_block): it
+ * runs again on a worker. */
+#define BULK_SEED_WORKER 0x80000000u
 
 struct bulk_blob {
 	u_int len;

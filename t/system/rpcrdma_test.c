@@ -652,6 +652,7 @@ int main(void)
 		cmocka_unit_test(inline_bulk_when_it_fits),
 		cmocka_unit_test(inline_bounded_by_peer_send),
 		cmocka_unit_test(inline_margin_for_headers),
+		cmocka_unit_test(inline_call_with_read_chunk),
 		cmocka_unit_test(matrix),
 	};
 

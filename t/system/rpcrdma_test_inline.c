@@ -2,7 +2,8 @@
  * rpcrdma_test_inline.c: rpcrdma_test's cases of the inline thresholds: bulk
  * data that fits both sides' inline sizes travels in the Send itself, in
  * either mode and either direction; what does not fit, or does not fit the
- * peer's send size (RFC 8797), still goes through a chunk.
+ * peer's send size (RFC 8797), still goes through a chunk. And a call whose
+ * data came through a Read chunk, run on the loop or given up there.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "bulkprog.h"
 #include "common/rpcrdma/rpcrdma.h"
 #include "rpcrdma_test_util.h"
 
@@ -108,6 +110,33 @@ void inline_bounded_by_peer_send(void **state)
 	assert_int_equal(mv.written, 6000);
 	mv = moved_by(&t, rrt_get, c, 2000); /* fits 4 KiB: inline */
 	assert_int_equal(mv.written, 0);
+	rpc_clnt_destroy(c);
+	rrt_server_stop(&t);
+}
+
+/* A PUT whose data comes through a Read chunk runs on the loop once the
+ * chunk is pulled; one the loop gives up on runs on a worker, which decodes
+ * the call again and finds the chunk's data again. */
+void inline_call_with_read_chunk(void **state)
+{
+	struct rrt_server t;
+	struct rpc_clnt *c;
+	struct rr_params p;
+	struct rr_stats a, b;
+
+	rrt_params(&p, RR_MODE_READ_WRITE, RR_REG_DYNAMIC);
+	assert_int_equal(rrt_server_start_inline(&t, &p), 0);
+	assert_int_equal(rrt_client(&t, RR_MODE_READ_WRITE, RR_REG_FASTREG, 0, &c), 0);
+	for (uint32_t seed = 1; seed <= 4; seed++) {
+		uint32_t s = seed % 2 ? seed : seed | BULK_SEED_WORKER;
+
+		rr_server_get_stats(t.rr, &a);
+		assert_int_equal(rrt_put(c, s, 8192), 0); /* the right checksum back */
+		rr_server_get_stats(t.rr, &b);
+		assert_int_equal(b.bytes_rdma_read - a.bytes_rdma_read, 8192);
+		assert_int_equal(b.calls_inline - a.calls_inline, s == seed);
+		assert_int_equal(b.inline_declined - a.inline_declined, s != seed);
+	}
 	rpc_clnt_destroy(c);
 	rrt_server_stop(&t);
 }

@@ -37,11 +37,11 @@ int rrt_server_start(struct rrt_server *t, unsigned modes, enum rr_reg reg, int 
 	return rrt_server_start_p(t, &p, with_key);
 }
 
-/* The bulk program's NULL and GET may run on the loop that received them,
- * and SLEEP, which holds the loop up (what a test may want). */
+/* The bulk program's NULL, GET and PUT may run on the loop that received
+ * them, and SLEEP, which holds the loop up (what a test may want). */
 static int bulk_may_inline(void *ctx, uint32_t proc)
 {
-	return proc == BULK_NULL || proc == BULK_GET || proc == BULK_SLEEP;
+	return proc == BULK_NULL || proc == BULK_GET || proc == BULK_PUT || proc == BULK_SLEEP;
 }
 
 static int server_start(struct rrt_server *t, const struct rr_params *pp, int with_key,

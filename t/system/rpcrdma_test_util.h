@@ -18,8 +18,9 @@ void rrt_params(struct rr_params *p, unsigned modes, enum rr_reg reg);
 /* A server of the bulk program on 127.0.0.1 (integrity key accepted if with_key). */
 int rrt_server_start(struct rrt_server *t, unsigned modes, enum rr_reg reg, int with_key);
 int rrt_server_start_p(struct rrt_server *t, const struct rr_params *p, int with_key);
-/* The same with server.inline_calls: NULL and GET run on the loop when they
- * can, and SLEEP always does (holding the loop up). */
+/* The same with server.inline_calls: NULL, GET and PUT run on the loop when
+ * they can (a PUT with BULK_SEED_WORKER in its seed cannot), and SLEEP always
+ * does (holding the loop up). */
 int rrt_server_start_inline(struct rrt_server *t, const struct rr_params *p);
 void rrt_server_stop(struct rrt_server *t);
 /* A client with the test parameters and the client's defaults (rrt_client),
@@ -47,6 +48,7 @@ void fastreg_binds_per_exposure(void **state);
 void inline_bulk_when_it_fits(void **state);
 void inline_bounded_by_peer_send(void **state);
 void inline_margin_for_headers(void **state);
+void inline_call_with_read_chunk(void **state);
 
 /* A client that will never read: a raw TCP connection to 127.0.0.1:port with
  * a 4 KiB receive buffer that has sent n BULK_GETs of len bytes. Its fd, or -1. */

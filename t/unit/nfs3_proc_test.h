@@ -24,6 +24,7 @@ void errno_mapping(void **state);
 void read_write_commit(void **state);
 void read_into_transport_buffer(void **state);
 void read_nowait(void **state);
+void write_nowait(void **state);
 /* ... and nfs3_proc_test_dir.c. */
 void create_modes(void **state);
 void mkdir_rmdir(void **state);

@@ -1,6 +1,6 @@
 /*
  * nfs3_proc_test_io.c: WRITE, READ and COMMIT, a READ into a buffer the
- * transport gives, and a READ that must not wait.
+ * transport gives, and a READ or WRITE that must not wait.
  * Part of t/unit/nfs3_proc_test (see nfs3_proc_test.c).
  */
 #include <errno.h>
@@ -14,6 +14,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 
 #include "t/unit/nfs3_testlib.h"
 #include "nfs3_proc_test.h"
@@ -258,5 +260,81 @@ void read_nowait(void **state)
 		read_nowait_granted(t, &req, &a, &b, served);
 	}
 	nfs_proc_free_res(d, &req, &r);
+	fh_free(&fh);
+}
+
+/* One WRITE of a on an event loop (nowait); whether it gave up
+ * (would_block), else *status. */
+static int write_gave_up(struct nfs_req *req, WRITE3args *a, nfsstat3 *status)
+{
+	const struct nfs_proc *d = &nfs3_procs[NFSPROC3_WRITE];
+	WRITE3res r;
+	int gave_up;
+
+	memset(&r, 0, sizeof(r));
+	req->nowait = 1;
+	req->would_block = 0;
+	d->fn(req, a, &r);
+	gave_up = req->would_block;
+	*status = r.status;
+	if (!gave_up && r.status == NFS3_OK) {
+		assert_int_equal(r.WRITE3res_u.resok.count, a->count);
+		assert_int_equal(r.WRITE3res_u.resok.committed, UNSTABLE);
+		assert_true(r.WRITE3res_u.resok.file_wcc.after.attributes_follow);
+	}
+	nfs_proc_free_res(d, req, &r);
+	req->nowait = req->would_block = 0;
+	return gave_up;
+}
+
+/* WRITE on an event loop: served there when it is UNSTABLE, at most 64 KiB,
+ * by a caller who needs no identity switch, and the file system takes it
+ * without waiting (tmpfs always: it keeps everything in memory; a disk file
+ * system only where Linux takes RWF_NOWAIT for buffered writes); anything
+ * else gives up before it writes, and a worker runs it. */
+void write_nowait(void **state)
+{
+	struct tenv *t = *state;
+	static char big[128 * 1024];
+	struct nfs_req req = t->req;
+	nfs_fh3 fh = {{0}};
+	struct statfs fs;
+	WRITE3args a;
+	nfsstat3 st;
+	char buf[16];
+	int fd, in_memory;
+
+	put_file(t, "wn", "0123456789");
+	assert_int_equal(t_lookup(t, &t->root, "wn", &fh), NFS3_OK);
+	assert_int_equal(statfs(t->dir, &fs), 0);
+	in_memory = fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC;
+	a = (WRITE3args){fh, 2, 3, UNSTABLE, {3, (char *)"abc"}};
+	/* no descriptor open to write yet: opening by handle is a worker's */
+	assert_true(write_gave_up(&req, &a, &st));
+	assert_int_equal(t_write(t, &fh, 0, "0", 1, UNSTABLE), NFS3_OK); /* caches it */
+	if (in_memory)
+		assert_false(write_gave_up(&req, &a, &st));
+	else if (write_gave_up(&req, &a, &st))
+		assert_int_equal(t_write(t, &fh, 2, "abc", 3, UNSTABLE), NFS3_OK);
+	assert_int_equal(st, NFS3_OK);
+	/* a stable WRITE syncs, a long one copies long, a caller not mapped to
+	 * root needs an identity the loop never takes on: none writes there */
+	a = (WRITE3args){fh, 5, 3, FILE_SYNC, {3, (char *)"XYZ"}};
+	assert_true(write_gave_up(&req, &a, &st));
+	a.stable = DATA_SYNC;
+	assert_true(write_gave_up(&req, &a, &st));
+	a = (WRITE3args){fh, 0, sizeof(big), UNSTABLE, {sizeof(big), big}};
+	assert_true(write_gave_up(&req, &a, &st));
+	a = (WRITE3args){fh, 5, 3, UNSTABLE, {3, (char *)"XYZ"}};
+	req.cred.uid = req.cred.gid = 1000;
+	if (t->conf.identity != NFS_ID_USERSPACE)
+		assert_true(write_gave_up(&req, &a, &st));
+	else if (!write_gave_up(&req, &a, &st)) /* checked as the caller's: 0644, root's */
+		assert_int_equal(st, NFS3ERR_ACCES);
+	fd = open(tpath(t, "wn"), O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 10);
+	assert_memory_equal(buf, "01abc56789", 10);
+	close(fd);
 	fh_free(&fh);
 }
