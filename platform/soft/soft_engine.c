@@ -28,6 +28,11 @@
  * without waking it (it looks again within a tick), so a connection's send
  * queue that fills and empties at every call costs the engine no wake-up. */
 #define ENGINE_TICK_MS 1000
+/* Near deadlines: for ENGINE_TICK_MS after one was armed, the engine sleeps
+ * at most ENGINE_NEAR_MS, so that the next one (an ACK held for its answer,
+ * armed at each call and cancelled by the answer) is armed without waking
+ * it either. It then fires up to ENGINE_NEAR_MS late. */
+#define ENGINE_NEAR_MS 1
 
 struct soft_cmd {
 	struct soft_list node;
@@ -42,11 +47,12 @@ struct soft_engine {
 	struct poller *poller;
 	struct wakefd wake;
 	struct soft_pollobj wake_po;
-	pthread_mutex_t lock; /* ready, timers, cmds, woken, stop, wake_at */
+	pthread_mutex_t lock; /* ready, timers, cmds, woken, stop, wake_at, near_until */
 	pthread_cond_t cmd_done;
 	struct soft_list ready, timers, cmds;
 	bool woken, stop;
-	uint64_t wake_at; /* the engine's poller_wait returns by then (ms) */
+	uint64_t wake_at;    /* the engine's poller_wait returns by then (ms) */
+	uint64_t near_until; /* it sleeps in ENGINE_NEAR_MS ticks until then (ms) */
 };
 
 /* Monotonic milliseconds, for deadlines. */
@@ -144,8 +150,12 @@ void soft_engine_timer(struct soft_engine *e, struct soft_conn *c, unsigned ms)
 	pthread_mutex_lock(&e->lock);
 	soft_list_del(&c->timer_node);
 	if (ms) {
-		c->deadline_ms = soft_now_ms() + ms;
+		uint64_t now = soft_now_ms();
+
+		c->deadline_ms = now + ms;
 		soft_list_add_tail(&e->timers, &c->timer_node);
+		if (ms < ENGINE_TICK_MS)
+			e->near_until = now + ENGINE_TICK_MS;
 		if (c->deadline_ms < e->wake_at)
 			wake(e);
 	}
@@ -334,6 +344,8 @@ static int run_timers(struct soft_engine *e)
 			next = c->deadline_ms;
 	}
 	ms = next <= now ? 0 : next - now < ENGINE_TICK_MS ? (int)(next - now) : ENGINE_TICK_MS;
+	if (now < e->near_until && ms > ENGINE_NEAR_MS)
+		ms = ENGINE_NEAR_MS;
 	if (!soft_list_empty(&e->ready))
 		ms = 0;
 	e->wake_at = now + (uint64_t)ms;
