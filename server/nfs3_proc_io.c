@@ -136,30 +136,47 @@ void nfs3_proc_read(struct nfs_req *req, void *argp, void *resp)
 	be_release(req, &o);
 }
 
-/* On an event loop (nowait): write all of a WRITE's data without waiting, or
- * 0 with would_block when that cannot be done (the worker then writes it
- * all, what went in here again with it). */
-static int write_nowait(struct nfs_req *req, struct be_obj *o, const WRITE3args *a)
+/* On an event loop (nowait): whether the WRITE may be tried there: UNSTABLE
+ * (or an async export's, which need not sync), at most NOWAIT_IO_MAX, and a
+ * file that may take it without waiting. Else would_block, before anything
+ * is done, and a worker runs it. */
+static int loop_may_write(struct nfs_req *req, const struct be_obj *o, const WRITE3args *a)
+{
+	struct nfs_client_rule rule;
+
+	be_req_rule(req, o->exp, &rule);
+	if (a->count <= NOWAIT_IO_MAX && (a->stable == UNSTABLE || rule.async) &&
+	    !(o->ent && osdep_nowait_never(o->ent->nowait_how)))
+		return 1;
+	req->would_block = 1;
+	return 0;
+}
+
+/* On an event loop: write a WRITE's data without waiting; bytes written
+ * (fewer when room ran out, as a short pwrite), -errno, or 0 with would_block
+ * when nothing could be written without waiting. */
+static ssize_t write_nowait(struct nfs_req *req, struct be_obj *o, const WRITE3args *a)
 {
 	int how = 0;
 	ssize_t n = osdep_pwrite_nowait(o->fd, a->data.data_val, a->count, (off_t)a->offset,
 					o->ent ? &o->ent->nowait_how : &how);
 
-	if (n == -EAGAIN || (n >= 0 && (size_t)n < a->count)) {
+	if (n == -EAGAIN || n == 0) {
 		req->would_block = 1;
 		return 0;
 	}
-	return n < 0 ? (int)n : 0;
+	return n;
 }
 
 /* WRITE body, as the caller: write and make stable as asked. On an event
- * loop only an UNSTABLE write (or one an async export need not sync) of at
- * most NOWAIT_IO_MAX that the file system takes without waiting. */
+ * loop (loop_may_write said yes) a short write is answered as such (NFSv3
+ * lets the client send the rest), not run again on a worker. */
 static nfsstat3 write_data(struct nfs_req *req, struct be_obj *o, const WRITE3args *a,
 			   WRITE3resok *ok)
 {
 	nfsstat3 st = be_io_allowed(o, be_req_uid(req, o->exp), 1);
 	struct nfs_client_rule rule;
+	ssize_t done = a->count;
 	int e = 0;
 
 	if (st != NFS3_OK)
@@ -169,15 +186,14 @@ static nfsstat3 write_data(struct nfs_req *req, struct be_obj *o, const WRITE3ar
 		return NFS3ERR_INVAL;
 	if (a->offset > INT64_MAX || a->count > INT64_MAX - a->offset)
 		return NFS3ERR_FBIG;
-	if (req->nowait && (a->count > NOWAIT_IO_MAX || (a->stable != UNSTABLE && !rule.async))) {
-		req->would_block = 1; /* a sync or a long copy: a worker's */
-		return NFS3ERR_JUKEBOX;
+	if (a->count && req->nowait) {
+		if ((done = write_nowait(req, o, a)) < 0)
+			e = (int)done;
+		if (req->would_block)
+			return NFS3ERR_JUKEBOX;
+	} else if (a->count) {
+		e = write_full(o->fd, a->data.data_val, a->count, (off_t)a->offset);
 	}
-	if (a->count)
-		e = req->nowait ? write_nowait(req, o, a)
-				: write_full(o->fd, a->data.data_val, a->count, (off_t)a->offset);
-	if (req->would_block)
-		return NFS3ERR_JUKEBOX;
 	if (e == 0)
 		be_wrote(o->fd, &o->st);
 	/* an async export says the data is stable without making it so */
@@ -187,7 +203,7 @@ static nfsstat3 write_data(struct nfs_req *req, struct be_obj *o, const WRITE3ar
 		e = -errno;
 	if (e < 0)
 		return nfs3_errno_to_stat(-e);
-	ok->count = a->count;
+	ok->count = (count3)done;
 	ok->committed = a->stable == UNSTABLE || a->stable == DATA_SYNC ? a->stable : FILE_SYNC;
 	memcpy(ok->verf, req->be->write_verf, NFS3_WRITEVERFSIZE);
 	return NFS3_OK;
@@ -204,6 +220,10 @@ void nfs3_proc_write(struct nfs_req *req, void *argp, void *resp)
 	r->status = be_resolve(req, &a->file, OSDEP_OPEN_RDWR, BE_MODIFY, &o);
 	if (r->status != NFS3_OK)
 		return;
+	if (req->nowait && !loop_may_write(req, &o, a)) {
+		be_release(req, &o);
+		return;
+	}
 	if ((r->status = be_cred_enter(req, o.exp)) == NFS3_OK) {
 		be_ordma_forget(req, o.exp, o.fh, o.fhlen);
 		r->status = write_data(req, &o, a, &r->WRITE3res_u.resok);

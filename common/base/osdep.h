@@ -81,11 +81,16 @@ int osdep_datasync(int fd);
  * the first call learnt about fd's file system (how it can read without
  * waiting), kept by the caller with the open file: 0 before the first. */
 ssize_t osdep_pread_nowait(int fd, void *buf, size_t len, off_t off, int *how);
-/* The same for pwrite: bytes written (short when room ran out), -EAGAIN
- * when writing would wait (for the file's lock, for storage) or the OS
- * cannot tell, or -errno. *how is kept as for reads, for a file open to
- * write. */
+/* The same for pwrite: bytes written (short when room ran out, or all that
+ * could be written without waiting), -EAGAIN when writing would wait for
+ * storage or the OS cannot tell, or -errno. A file system that keeps
+ * everything in memory is written plainly: that may wait for the file's
+ * lock behind another write to it, or for memory. *how is kept as for
+ * reads, for a file open to write. */
 ssize_t osdep_pwrite_nowait(int fd, const void *buf, size_t len, off_t off, int *how);
+/* Whether *how (of the two above) says the file system never reads or
+ * writes without waiting: the call is a worker's from the start. */
+int osdep_nowait_never(int how);
 
 /* File system figures for FSSTAT/PATHCONF. */
 struct osdep_fsstat {

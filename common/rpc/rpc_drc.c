@@ -222,6 +222,14 @@ void rpc_drc_done(struct rpc_drc *d, struct rpc_drc_entry *e, const uint8_t *rep
 	pthread_mutex_unlock(&d->lock);
 }
 
+void rpc_drc_retry(struct rpc_drc *d, struct rpc_drc_entry *e)
+{
+	pthread_mutex_lock(&d->lock);
+	forget(d, e);
+	d->misses--;
+	pthread_mutex_unlock(&d->lock);
+}
+
 void rpc_drc_get_stats(struct rpc_drc *d, struct rpc_drc_stats *st)
 {
 	pthread_mutex_lock(&d->lock);

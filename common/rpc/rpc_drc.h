@@ -68,6 +68,9 @@ enum rpc_drc_verdict rpc_drc_lookup(struct rpc_drc *d, const struct rpc_drc_key 
 				    size_t cap, size_t *len, struct rpc_drc_entry **e);
 /* The call of e got this reply (len 0 or NULL reply: forget the entry). */
 void rpc_drc_done(struct rpc_drc *d, struct rpc_drc_entry *e, const uint8_t *reply, size_t len);
+/* Forget e, whose call gave up on an event loop and is looked up again by the
+ * worker that runs it: one miss is counted for the call, not two. */
+void rpc_drc_retry(struct rpc_drc *d, struct rpc_drc_entry *e);
 
 void rpc_drc_get_stats(struct rpc_drc *d, struct rpc_drc_stats *st);
 

@@ -593,8 +593,10 @@ int rpc_dispatch(struct rpc_server *srv, struct rpc_xreq *x)
 		rc = decode_and_run(srv, x, &msg, prog, &xdrs, verf_end, &is, &why);
 		if (rc) {
 			xdr_destroy(&xdrs);
-			if (rc == -EAGAIN)
-				drc_finish(srv, x, -ECANCELED);
+			if (rc == -EAGAIN && x->drc_entry) { /* it runs again on a worker */
+				rpc_drc_retry(srv->drc, x->drc_entry);
+				x->drc_entry = NULL;
+			}
 			return rc < 0 ? rc : 0; /* dropped, replayed, or to a worker */
 		}
 		if (why)

@@ -99,6 +99,13 @@ ssize_t osdep_pread_nowait(int fd, void *buf, size_t len, off_t off, int *how)
 	return -EAGAIN;
 }
 
+/* See osdep.h: neither ever does. */
+int osdep_nowait_never(int how)
+{
+	(void)how;
+	return 1;
+}
+
 /* See osdep.h. The same for writes. */
 ssize_t osdep_pwrite_nowait(int fd, const void *buf, size_t len, off_t off, int *how)
 {

@@ -255,6 +255,12 @@ ssize_t osdep_pread_nowait(int fd, void *buf, size_t len, off_t off, int *how)
 	return rw_nowait(fd, buf, len, off, how, 0);
 }
 
+/* See osdep.h. */
+int osdep_nowait_never(int how)
+{
+	return how == NOWAIT_NONE;
+}
+
 /* See osdep.h. Linux takes RWF_NOWAIT for buffered writes on some file
  * systems only (XFS; not ext4 as of 6.18). */
 ssize_t osdep_pwrite_nowait(int fd, const void *buf, size_t len, off_t off, int *how)

@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #define P_INC_PLAIN 2 /* not cached: runs every time */
 #define P_INC_BLOCK 3 /* cached; waits for the test to let it go */
 #define P_INC_BIG   4 /* cached, but its reply is too long to keep */
+#define P_INC_LOOP  5 /* cached; on an event loop (nowait) it gives up */
 #define REPLY_ROOM  4096
 #define BIG_REPLY   (RPC_DRC_MAX_REPLY + 100)
 
@@ -35,6 +37,14 @@ static sem_t entered, release;
 static void inc(struct rpc_req *req, void *args, void *res)
 {
 	*(u_int *)res = __atomic_add_fetch(&runs, *(u_int *)args, __ATOMIC_RELAXED);
+}
+
+static void inc_loop(struct rpc_req *req, void *args, void *res)
+{
+	if (req->nowait)
+		req->would_block = 1; /* a worker's */
+	else
+		inc(req, args, res);
 }
 
 static void inc_block(struct rpc_req *req, void *args, void *res)
@@ -66,6 +76,7 @@ static const struct rpc_proc_desc procs[] = {
 	PROC(P_INC_PLAIN, inc, xdr_u_int, sizeof(u_int), 0),
 	PROC(P_INC_BLOCK, inc_block, xdr_u_int, sizeof(u_int), RPC_DESC_REPLY_CACHE),
 	PROC(P_INC_BIG, inc_big, xdr_big, sizeof(struct big), RPC_DESC_REPLY_CACHE),
+	PROC(P_INC_LOOP, inc_loop, xdr_u_int, sizeof(u_int), RPC_DESC_REPLY_CACHE),
 };
 static const struct rpc_program prog = {
 	.prog = PROG, .vers = VERS, .procs = procs, .nprocs = sizeof(procs) / sizeof(procs[0])};
@@ -111,10 +122,11 @@ static void fx_free(struct fx *f)
 	free(f);
 }
 
-/* Dispatch the call (proc, xid, amount) from f->peer: the dispatcher's return
- * code; *ran_as gets the counter value the reply carries (or 0). */
-static int dispatch(struct fx *f, uint32_t proc, uint32_t xid, u_int amount, u_int *ran_as,
-		    uint8_t *reply, size_t *reply_len)
+/* Dispatch the call (proc, xid, amount) from f->peer, on an event loop if
+ * nowait: the dispatcher's return code; *ran_as gets the counter value the
+ * reply carries (or 0). */
+static int dispatch_on(struct fx *f, int nowait, uint32_t proc, uint32_t xid, u_int amount,
+		       u_int *ran_as, uint8_t *reply, size_t *reply_len)
 {
 	uint8_t call[512], room[REPLY_ROOM];
 	struct big res = {0};
@@ -137,6 +149,7 @@ static int dispatch(struct fx *f, uint32_t proc, uint32_t xid, u_int amount, u_i
 	x.peer_len = sizeof(f->peer);
 	x.reply = reply ? reply : room;
 	x.reply_cap = REPLY_ROOM;
+	x.nowait = nowait;
 	rc = rpc_dispatch(f->srv, &x);
 	if (ran_as)
 		*ran_as = 0;
@@ -150,6 +163,13 @@ static int dispatch(struct fx *f, uint32_t proc, uint32_t xid, u_int amount, u_i
 	}
 	rpc_dispatch_done(f->srv, &x);
 	return rc;
+}
+
+/* The same on a worker. */
+static int dispatch(struct fx *f, uint32_t proc, uint32_t xid, u_int amount, u_int *ran_as,
+		    uint8_t *reply, size_t *reply_len)
+{
+	return dispatch_on(f, 0, proc, xid, amount, ran_as, reply, reply_len);
 }
 
 /* A call of RPC version 3 gets MSG_DENIED, RPC_MISMATCH, versions 2 to 2 (RFC
@@ -218,6 +238,29 @@ static void test_replay(void **state)
 	assert_int_equal(dispatch(f, P_INC, 100, 1, &n, NULL, NULL), 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(stats(f).hits, 2);
+	fx_free(f);
+}
+
+/* A call that gives up on an event loop leaves no entry and no miss behind:
+ * the worker that runs it again looks it up once, and a retransmission after
+ * that is answered from the cache. */
+static void test_loop_gave_up(void **state)
+{
+	struct fx *f = fx_new(64, 0);
+	u_int n;
+
+	(void)state;
+	assert_int_equal(dispatch_on(f, 1, P_INC_LOOP, 300, 1, &n, NULL, NULL), -EAGAIN);
+	assert_int_equal(stats(f).entries, 0);
+	assert_int_equal(stats(f).misses, 0);
+	assert_int_equal(dispatch(f, P_INC_LOOP, 300, 1, &n, NULL, NULL), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(stats(f).misses, 1);
+	assert_int_equal(stats(f).entries, 1);
+	assert_int_equal(dispatch_on(f, 1, P_INC_LOOP, 300, 1, &n, NULL, NULL), 0);
+	assert_int_equal(n, 1); /* replayed on the loop, not run */
+	assert_int_equal(stats(f).hits, 1);
+	assert_int_equal(runs, 1);
 	fx_free(f);
 }
 
@@ -343,6 +386,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_replay),
+		cmocka_unit_test(test_loop_gave_up),
 		cmocka_unit_test(test_not_the_same_call),
 		cmocka_unit_test(test_in_progress_dropped),
 		cmocka_unit_test(test_bounded),
