@@ -28,11 +28,14 @@
  * without waking it (it looks again within a tick), so a connection's send
  * queue that fills and empties at every call costs the engine no wake-up. */
 #define ENGINE_TICK_MS 1000
-/* Near deadlines: for ENGINE_TICK_MS after one was armed, the engine sleeps
- * at most ENGINE_NEAR_MS, so that the next one (an ACK held for its answer,
- * armed at each call and cancelled by the answer) is armed without waking
- * it either. It then fires up to ENGINE_NEAR_MS late. */
-#define ENGINE_NEAR_MS 1
+/* Near deadlines: for ENGINE_NEAR_FOR_MS after one was armed, the engine
+ * sleeps at most ENGINE_NEAR_MS, so that the next one (an ACK held for its
+ * answer, armed at each call and cancelled by the answer) is armed without
+ * waking it. It then fires up to ENGINE_NEAR_MS late. Calls closer together
+ * than the window wake the engine once a tick instead of twice a call; a
+ * lone call costs it a wake-up or two more. */
+#define ENGINE_NEAR_MS	   1
+#define ENGINE_NEAR_FOR_MS 3
 
 struct soft_cmd {
 	struct soft_list node;
@@ -155,7 +158,7 @@ void soft_engine_timer(struct soft_engine *e, struct soft_conn *c, unsigned ms)
 		c->deadline_ms = now + ms;
 		soft_list_add_tail(&e->timers, &c->timer_node);
 		if (ms < ENGINE_TICK_MS)
-			e->near_until = now + ENGINE_TICK_MS;
+			e->near_until = now + ENGINE_NEAR_FOR_MS;
 		if (c->deadline_ms < e->wake_at)
 			wake(e);
 	}
@@ -408,6 +411,7 @@ int soft_engine_start(struct soft_device *dev)
 	if (e == NULL)
 		return -ENOMEM;
 	e->dev = dev;
+	e->wake_at = UINT64_MAX; /* its first wait has no end: any deadline wakes it */
 	e->wake_po.type = SOFT_POLL_WAKE;
 	soft_list_init(&e->ready);
 	soft_list_init(&e->timers);

@@ -384,6 +384,7 @@ int main(void)
 		cmocka_unit_test(connect_private_data),
 		cmocka_unit_test(connect_rejected),
 		cmocka_unit_test(connect_unreachable),
+		cmocka_unit_test(connect_timeout),
 		cmocka_unit_test(local_carrier),
 		cmocka_unit_test(cross_memory_copies),
 		cmocka_unit_test(cross_memory_off),

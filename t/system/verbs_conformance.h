@@ -106,6 +106,7 @@ void open_names(void **state);
 void connect_private_data(void **state);
 void connect_rejected(void **state);
 void connect_unreachable(void **state);
+void connect_timeout(void **state);
 void local_carrier(void **state);
 void disconnect_flushes(void **state);
 void peer_vanishes(void **state);

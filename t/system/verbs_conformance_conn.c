@@ -1,8 +1,8 @@
 /*
  * verbs_conformance_conn.c: opening the device, connecting (private data,
- * reject, nobody listening), the soft provider's local carrier, disconnecting, 64 connections at
- * once and connections torn down while data moves. Part of t/system/verbs_conformance (the helpers:
- * verbs_conformance.c).
+ * reject, nobody listening, nobody answering), the soft provider's local carrier, disconnecting, 64
+ * connections at once and connections torn down while data moves. Part of
+ * t/system/verbs_conformance (the helpers: verbs_conformance.c).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -105,6 +105,68 @@ void connect_unreachable(void **state)
 	}
 	pr.a = c;
 	pair_close(&pr);
+}
+
+/* A TCP port on 127.0.0.1 (into hole) that never answers a connect: a
+ * listener with no room in its accept queue (backlog 0, one connection
+ * already waiting) drops the SYN. *fds gets the two sockets to close. */
+static void blackhole(char *hole, size_t len, int fds[2])
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof(sa);
+
+	fds[0] = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fds[0] >= 0);
+	assert_int_equal(bind(fds[0], (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fds[0], 0), 0);
+	assert_int_equal(getsockname(fds[0], (struct sockaddr *)&sa, &sl), 0);
+	fds[1] = socket(AF_INET, SOCK_STREAM, 0);
+	assert_int_equal(connect(fds[1], (struct sockaddr *)&sa, sizeof(sa)), 0);
+	snprintf(hole, len, "%u", ntohs(sa.sin_port));
+}
+
+/* A peer that never answers the connect: UNREACHABLE once the connect's
+ * timeout is spent, on a device just opened too, whose engine has not yet
+ * looked at a deadline. Soft provider over TCP (the case is its own). */
+void connect_timeout(void **state)
+{
+	struct vb_qp_cap cap = default_cap();
+	struct vb_device *d;
+	struct vb_cm_event ev;
+	struct vb_conn *c;
+	struct vb_pd *pd;
+	struct vb_cq *scq, *rcq;
+	long long start, took;
+	char hole[16];
+	int fds[2], rc;
+
+	if (!is_soft || strncmp(addr, "unix:", 5) == 0) {
+		print_message("# connect_timeout: for the soft provider over TCP only\n");
+		return;
+	}
+	blackhole(hole, sizeof(hole), fds);
+	assert_int_equal(vb_open("soft", &d), 0);
+	assert_int_equal(vb_alloc_pd(d, &pd), 0);
+	assert_int_equal(vb_create_cq(d, 16, &scq), 0);
+	assert_int_equal(vb_create_cq(d, 16, &rcq), 0);
+	assert_int_equal(vb_resolve(d, "127.0.0.1", hole, 300, &c), 0);
+	assert_int_equal(vb_create_qp(c, pd, scq, rcq, &cap), 0);
+	start = now_ms();
+	assert_int_equal(vb_connect(c, NULL), 0);
+	while ((rc = vb_conn_get_event(c, &ev)) == -EAGAIN && now_ms() < start + 5000)
+		wait_fd(vb_conn_fd(c), 100);
+	took = now_ms() - start;
+	print_message("# an event after %lld ms (timeout 300 ms)\n", took);
+	assert_int_equal(rc, 0);
+	assert_int_equal(ev.type, VB_CM_UNREACHABLE);
+	assert_true(took < 3000);
+	assert_int_equal(vb_conn_destroy(c), 0);
+	assert_int_equal(vb_destroy_cq(scq), 0);
+	assert_int_equal(vb_destroy_cq(rcq), 0);
+	assert_int_equal(vb_dealloc_pd(pd), 0);
+	vb_close(d);
+	close(fds[1]);
+	close(fds[0]);
 }
 
 /* The port of an AF_INET/AF_INET6 address; whether it is a loopback one in *lo. */
