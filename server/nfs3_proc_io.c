@@ -140,12 +140,10 @@ void nfs3_proc_read(struct nfs_req *req, void *argp, void *resp)
  * (or an async export's, which need not sync), at most NOWAIT_IO_MAX, and a
  * file that may take it without waiting. Else would_block, before anything
  * is done, and a worker runs it. */
-static int loop_may_write(struct nfs_req *req, const struct be_obj *o, const WRITE3args *a)
+static int loop_may_write(struct nfs_req *req, const struct be_obj *o, const WRITE3args *a,
+			  const struct nfs_client_rule *rule)
 {
-	struct nfs_client_rule rule;
-
-	be_req_rule(req, o->exp, &rule);
-	if (a->count <= NOWAIT_IO_MAX && (a->stable == UNSTABLE || rule.async) &&
+	if (a->count <= NOWAIT_IO_MAX && (a->stable == UNSTABLE || rule->async) &&
 	    !(o->ent && osdep_nowait_never(o->ent->nowait_how)))
 		return 1;
 	req->would_block = 1;
@@ -172,16 +170,14 @@ static ssize_t write_nowait(struct nfs_req *req, struct be_obj *o, const WRITE3a
  * loop (loop_may_write said yes) a short write is answered as such (NFSv3
  * lets the client send the rest), not run again on a worker. */
 static nfsstat3 write_data(struct nfs_req *req, struct be_obj *o, const WRITE3args *a,
-			   WRITE3resok *ok)
+			   const struct nfs_client_rule *rule, WRITE3resok *ok)
 {
 	nfsstat3 st = be_io_allowed(o, be_req_uid(req, o->exp), 1);
-	struct nfs_client_rule rule;
 	ssize_t done = a->count;
 	int e = 0;
 
 	if (st != NFS3_OK)
 		return st;
-	be_req_rule(req, o->exp, &rule);
 	if (a->count > a->data.data_len || a->count > req->be->max_io)
 		return NFS3ERR_INVAL;
 	if (a->offset > INT64_MAX || a->count > INT64_MAX - a->offset)
@@ -197,9 +193,9 @@ static nfsstat3 write_data(struct nfs_req *req, struct be_obj *o, const WRITE3ar
 	if (e == 0)
 		be_wrote(o->fd, &o->st);
 	/* an async export says the data is stable without making it so */
-	if (e == 0 && a->stable == DATA_SYNC && !rule.async)
+	if (e == 0 && a->stable == DATA_SYNC && !rule->async)
 		e = osdep_datasync(o->fd);
-	else if (e == 0 && a->stable == FILE_SYNC && !rule.async && fsync(o->fd) < 0)
+	else if (e == 0 && a->stable == FILE_SYNC && !rule->async && fsync(o->fd) < 0)
 		e = -errno;
 	if (e < 0)
 		return nfs3_errno_to_stat(-e);
@@ -215,18 +211,20 @@ void nfs3_proc_write(struct nfs_req *req, void *argp, void *resp)
 {
 	WRITE3args *a = argp;
 	WRITE3res *r = resp;
+	struct nfs_client_rule rule;
 	struct be_obj o;
 
 	r->status = be_resolve(req, &a->file, OSDEP_OPEN_RDWR, BE_MODIFY, &o);
 	if (r->status != NFS3_OK)
 		return;
-	if (req->nowait && !loop_may_write(req, &o, a)) {
+	be_req_rule(req, o.exp, &rule);
+	if (req->nowait && !loop_may_write(req, &o, a, &rule)) {
 		be_release(req, &o);
 		return;
 	}
 	if ((r->status = be_cred_enter(req, o.exp)) == NFS3_OK) {
 		be_ordma_forget(req, o.exp, o.fh, o.fhlen);
-		r->status = write_data(req, &o, a, &r->WRITE3res_u.resok);
+		r->status = write_data(req, &o, a, &rule, &r->WRITE3res_u.resok);
 		be_ordma_forget(req, o.exp, o.fh, o.fhlen);
 		be_cred_leave(req);
 	}

@@ -139,20 +139,28 @@ void read_into_transport_buffer(void **state)
 	fh_free(&fh);
 }
 
-/* One READ of a; whether the loop gave it up (req->would_block, cleared). */
-static int read_gave_up(struct nfs_req *req, READ3args *a, nfsstat3 *status)
+/* Run proc with args into res (len bytes, zeroed first); whether it gave up
+ * (req->would_block, cleared). The caller frees res (nfs_proc_free_res). */
+static int run_gave_up(struct nfs_req *req, int proc, void *args, void *res, size_t len)
 {
-	const struct nfs_proc *d = &nfs3_procs[NFSPROC3_READ];
-	READ3res r;
 	int gave_up;
 
-	memset(&r, 0, sizeof(r));
+	memset(res, 0, len);
 	req->would_block = 0;
-	d->fn(req, a, &r);
+	nfs3_procs[proc].fn(req, args, res);
 	gave_up = req->would_block;
-	*status = r.status;
-	nfs_proc_free_res(d, req, &r);
 	req->would_block = 0;
+	return gave_up;
+}
+
+/* One READ of a; whether the loop gave it up. */
+static int read_gave_up(struct nfs_req *req, READ3args *a, nfsstat3 *status)
+{
+	READ3res r;
+	int gave_up = run_gave_up(req, NFSPROC3_READ, a, &r, sizeof(r));
+
+	*status = r.status;
+	nfs_proc_free_res(&nfs3_procs[NFSPROC3_READ], req, &r);
 	return gave_up;
 }
 
@@ -267,23 +275,19 @@ void read_nowait(void **state)
  * (would_block), else *status. */
 static int write_gave_up(struct nfs_req *req, WRITE3args *a, nfsstat3 *status)
 {
-	const struct nfs_proc *d = &nfs3_procs[NFSPROC3_WRITE];
 	WRITE3res r;
 	int gave_up;
 
-	memset(&r, 0, sizeof(r));
 	req->nowait = 1;
-	req->would_block = 0;
-	d->fn(req, a, &r);
-	gave_up = req->would_block;
+	gave_up = run_gave_up(req, NFSPROC3_WRITE, a, &r, sizeof(r));
+	req->nowait = 0;
 	*status = r.status;
 	if (!gave_up && r.status == NFS3_OK) {
 		assert_int_equal(r.WRITE3res_u.resok.count, a->count);
 		assert_int_equal(r.WRITE3res_u.resok.committed, UNSTABLE);
 		assert_true(r.WRITE3res_u.resok.file_wcc.after.attributes_follow);
 	}
-	nfs_proc_free_res(d, req, &r);
-	req->nowait = req->would_block = 0;
+	nfs_proc_free_res(&nfs3_procs[NFSPROC3_WRITE], req, &r);
 	return gave_up;
 }
 
