@@ -116,6 +116,15 @@ void be_cred_leave(struct nfs_req *req);
  * fd-cache entry by the worker that asked the kernel, once the ctime is 2 s
  * old: timestamps advance in steps). Anyone else goes to a worker. */
 nfsstat3 be_read_enter(struct nfs_req *req, struct be_obj *o);
+/* The same for a WRITE (the right to write o). On an event loop, a caller
+ * who needs a switch writes as the server there only if it owns o (which
+ * may always write it, as on the Linux server; a kernel's answer to anyone
+ * else would not outlive the write, which moves the ctime), o has no set-id
+ * bit (the kernel clears those when anyone but root writes) and writing as
+ * the server changes nothing else (osdep_write_as_anyone: no quotas or
+ * reserved blocks that its privilege would pass; a loop's thread cannot
+ * lower it). */
+nfsstat3 be_write_enter(struct nfs_req *req, struct be_obj *o);
 /* The same for ACCESS (bits of ACCESS3_*, before the export's ro rule): on an
  * event loop, whether the kernel's answer to this caller for want on o at its
  * current ctime is known (*got); be_access_keep, between be_cred_enter and

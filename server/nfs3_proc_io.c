@@ -166,18 +166,16 @@ static ssize_t write_nowait(struct nfs_req *req, struct be_obj *o, const WRITE3a
 	return n;
 }
 
-/* WRITE body, as the caller: write and make stable as asked. On an event
- * loop (loop_may_write said yes) a short write is answered as such (NFSv3
- * lets the client send the rest), not run again on a worker. */
+/* WRITE body, once the caller may write (be_write_enter): write and make
+ * stable as asked. On an event loop (loop_may_write said yes) a short write
+ * is answered as such (NFSv3 lets the client send the rest), not run again
+ * on a worker. */
 static nfsstat3 write_data(struct nfs_req *req, struct be_obj *o, const WRITE3args *a,
 			   const struct nfs_client_rule *rule, WRITE3resok *ok)
 {
-	nfsstat3 st = be_io_allowed(o, be_req_uid(req, o->exp), 1);
 	ssize_t done = a->count;
 	int e = 0;
 
-	if (st != NFS3_OK)
-		return st;
 	if (a->count > a->data.data_len || a->count > req->be->max_io)
 		return NFS3ERR_INVAL;
 	if (a->offset > INT64_MAX || a->count > INT64_MAX - a->offset)
@@ -222,7 +220,7 @@ void nfs3_proc_write(struct nfs_req *req, void *argp, void *resp)
 		be_release(req, &o);
 		return;
 	}
-	if ((r->status = be_cred_enter(req, o.exp)) == NFS3_OK) {
+	if ((r->status = be_write_enter(req, &o)) == NFS3_OK) {
 		be_ordma_forget(req, o.exp, o.fh, o.fhlen);
 		r->status = write_data(req, &o, a, &rule, &r->WRITE3res_u.resok);
 		be_ordma_forget(req, o.exp, o.fh, o.fhlen);

@@ -91,6 +91,13 @@ ssize_t osdep_pwrite_nowait(int fd, const void *buf, size_t len, off_t off, int 
 /* Whether *how (of the two above) says the file system never reads or
  * writes without waiting: the call is a worker's from the start. */
 int osdep_nowait_never(int how);
+/* Whether a write to fd by the server itself has just the effect the same
+ * write by any user would have, so that a caller who would need an identity
+ * switch may write there on an event loop (once allowed to): no quota or
+ * reserved blocks that the server's privilege would pass, and a file system
+ * that osdep_pwrite_nowait writes without asking. *how as there (learnt here
+ * if need be). 1 yes, 0 no. */
+int osdep_write_as_anyone(int fd, int *how);
 
 /* File system figures for FSSTAT/PATHCONF. */
 struct osdep_fsstat {

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <linux/capability.h>
 #include <linux/magic.h>
+#include <linux/quota.h>
 #include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -217,8 +218,50 @@ static int in_memory_fs(int fd)
 	return fstatfs(fd, &s) == 0 && (s.f_type == TMPFS_MAGIC || s.f_type == RAMFS_MAGIC);
 }
 
-/* osdep_pread_nowait's and osdep_pwrite_nowait's *how: what fd's file system does */
-enum { NOWAIT_UNKNOWN, NOWAIT_FLAG, NOWAIT_IN_MEMORY, NOWAIT_NONE };
+/* Whether fd's file system may count quotas: a write by the server, whose
+ * CAP_SYS_RESOURCE passes their limits, is then not a user's. ENOSYS: the
+ * file system has no quota operations (tmpfs without its quota options,
+ * ramfs), or the kernel has no quotactl_fd (5.14) and so no tmpfs quotas
+ * (6.6); ESRCH: that kind is off; anything else counts as on. */
+static int quotas_on(int fd)
+{
+	static const int types[] = {USRQUOTA, GRPQUOTA, PRJQUOTA};
+	uint32_t fmt;
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		/* QCMD's int shift overflows for Q_GETFMT */
+		unsigned cmd =
+			(unsigned)Q_GETFMT << SUBCMDSHIFT | ((unsigned)types[i] & SUBCMDMASK);
+
+		if (syscall(SYS_quotactl_fd, fd, cmd, 0, &fmt) == 0)
+			return 1;
+		if (errno == ENOSYS)
+			return 0;
+		if (errno != ESRCH)
+			return 1;
+	}
+	return 0;
+}
+
+/* osdep_pread_nowait's and osdep_pwrite_nowait's *how: what fd's file system
+ * does; in memory, with quotas or without, or not in memory with RWF_NOWAIT
+ * untried (what osdep_write_as_anyone learns) */
+enum {
+	NOWAIT_UNKNOWN,
+	NOWAIT_FLAG,
+	NOWAIT_IN_MEMORY,
+	NOWAIT_NONE,
+	NOWAIT_IN_MEMORY_QUOTA,
+	NOWAIT_STORAGE,
+};
+
+/* What *how becomes for a file system that refuses RWF_NOWAIT. */
+static int nowait_refused(int fd)
+{
+	if (!in_memory_fs(fd))
+		return NOWAIT_NONE;
+	return quotas_on(fd) ? NOWAIT_IN_MEMORY_QUOTA : NOWAIT_IN_MEMORY;
+}
 
 /* pread or pwrite (write) with RWF_NOWAIT: what the page cache holds, or room
  * there; a file system that refuses the flag but keeps everything in memory
@@ -233,18 +276,18 @@ static ssize_t rw_nowait(int fd, void *buf, size_t len, off_t off, int *how, int
 	if (h == NOWAIT_NONE)
 		return -EAGAIN;
 	do
-		if (h == NOWAIT_IN_MEMORY)
+		if (h == NOWAIT_IN_MEMORY || h == NOWAIT_IN_MEMORY_QUOTA)
 			n = write ? pwrite(fd, buf, len, off) : pread(fd, buf, len, off);
 		else
 			n = write ? pwritev2(fd, &iov, 1, off, RWF_NOWAIT)
 				  : preadv2(fd, &iov, 1, off, RWF_NOWAIT);
 	while (n < 0 && errno == EINTR);
-	if (h == NOWAIT_UNKNOWN && (n >= 0 || errno != EOPNOTSUPP)) {
+	if ((h == NOWAIT_UNKNOWN || h == NOWAIT_STORAGE) && (n >= 0 || errno != EOPNOTSUPP)) {
 		__atomic_store_n(how, NOWAIT_FLAG, __ATOMIC_RELAXED);
 	} else if (n < 0 && errno == EOPNOTSUPP) {
-		h = in_memory_fs(fd) ? NOWAIT_IN_MEMORY : NOWAIT_NONE;
+		h = nowait_refused(fd);
 		__atomic_store_n(how, h, __ATOMIC_RELAXED);
-		return h == NOWAIT_IN_MEMORY ? rw_nowait(fd, buf, len, off, how, write) : -EAGAIN;
+		return h != NOWAIT_NONE ? rw_nowait(fd, buf, len, off, how, write) : -EAGAIN;
 	}
 	return n < 0 ? -errno : n;
 }
@@ -266,6 +309,22 @@ int osdep_nowait_never(int how)
 ssize_t osdep_pwrite_nowait(int fd, const void *buf, size_t len, off_t off, int *how)
 {
 	return rw_nowait(fd, (void *)buf, len, off, how, 1);
+}
+
+/* See osdep.h. Only tmpfs and ramfs (without quotas) qualify: elsewhere a
+ * user's write may be held to reserved blocks (ext4) or quotas that the
+ * server's CAP_SYS_RESOURCE passes, and the loop's thread cannot lower it (a
+ * new credential would lock it out of the device: osdep_cred_epoch). */
+int osdep_write_as_anyone(int fd, int *how)
+{
+	int h = __atomic_load_n(how, __ATOMIC_RELAXED);
+
+	if (h == NOWAIT_UNKNOWN) {
+		if ((h = nowait_refused(fd)) == NOWAIT_NONE)
+			h = NOWAIT_STORAGE; /* RWF_NOWAIT untried */
+		__atomic_store_n(how, h, __ATOMIC_RELAXED);
+	}
+	return h == NOWAIT_IN_MEMORY;
 }
 
 /* See osdep.h. */
