@@ -45,6 +45,8 @@ static int slot_sleep(struct cslot *s, const int *flag, int want, const struct t
 {
 	int rc = 0;
 
+	if (*flag != want) /* whatever may complete it, the loop must see */
+		rr_conn_watch(s->cl->conn);
 	while (*flag != want && rc == 0) {
 		s->waits = flag;
 		pthread_mutex_unlock(&s->lock);
@@ -192,11 +194,14 @@ static void poll_take(struct cslot *s)
 	s->cq_held = 1;
 }
 
-/* Give the CQ back to the loop, if s has it. */
+/* Give the CQ back, if s has it: parked (see rr_conn_poll_give) while s's
+ * is the only call, whose caller takes it again for the rest of the call or
+ * for its next, else to the loop. */
 static void poll_give(struct cslot *s)
 {
 	if (s->cq_held)
-		rr_conn_poll_give(s->cl->conn);
+		rr_conn_poll_give(s->cl->conn,
+				  __atomic_load_n(&s->cl->outstanding, __ATOMIC_RELAXED) <= 1);
 	s->cq_held = 0;
 }
 

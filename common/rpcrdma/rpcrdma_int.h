@@ -147,6 +147,7 @@ struct rr_conn {
 	int dead;	    /* no new work; tearing down */
 	int qp_gone;	    /* the QP is destroyed and its CQ drained */
 	int cq_caller;	    /* a caller polls the CQ: the loop does not watch it */
+	int cq_parked;	    /* nobody watches the CQ until the next take or watch */
 	struct wakefd poke; /* tells the polling caller to look again (rfd -1: none yet) */
 	unsigned refs;
 
@@ -193,10 +194,14 @@ void rr_conn_quiesce(struct rr_conn *c);
  * dying (0); the loop stops watching its fd meanwhile. poll: wait at most ms
  * for the CQ's fd, then take what the CQ holds as the loop would (completion
  * handlers run in this thread). give: back to the loop, which sees at once
- * what came meanwhile. */
+ * what came meanwhile; or, with park, to nobody, for a caller that will take
+ * it again soon (each hand-over is a system call): the next take has it at
+ * no cost, and watch, called by anyone about to wait for a completion
+ * without polling, gives it to the loop then. */
 int rr_conn_poll_take(struct rr_conn *c);
 void rr_conn_poll(struct rr_conn *c, int ms);
-void rr_conn_poll_give(struct rr_conn *c);
+void rr_conn_poll_give(struct rr_conn *c, int park);
+void rr_conn_watch(struct rr_conn *c);
 /* Wake the polling caller, if any, to look again at what it waits for: what
  * another thread took from the CQ, or the connection's end (c->lock held). */
 void rr_conn_poke(struct rr_conn *c);

@@ -447,7 +447,9 @@ int rr_conn_poll_take(struct rr_conn *c)
 		c->poke.rfd = -1;
 	if (c->cq_io && !c->cq_caller && !c->dead && c->poke.rfd >= 0) {
 		c->cq_caller = took = 1;
-		evloop_io_set(c->ep->loop, c->cq_io, 0);
+		if (!c->cq_parked)
+			evloop_io_set(c->ep->loop, c->cq_io, 0);
+		c->cq_parked = 0;
 	}
 	pthread_mutex_unlock(&c->lock);
 	return took;
@@ -474,12 +476,23 @@ void rr_conn_poll(struct rr_conn *c, int ms)
 }
 
 /* See rpcrdma_int.h. */
-void rr_conn_poll_give(struct rr_conn *c)
+void rr_conn_poll_give(struct rr_conn *c, int park)
 {
 	pthread_mutex_lock(&c->lock);
 	c->cq_caller = 0;
-	if (c->cq_io)
+	c->cq_parked = park && c->cq_io;
+	if (c->cq_io && !park)
 		evloop_io_set(c->ep->loop, c->cq_io, EVLOOP_IN);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* See rpcrdma_int.h. */
+void rr_conn_watch(struct rr_conn *c)
+{
+	pthread_mutex_lock(&c->lock);
+	if (c->cq_parked && c->cq_io)
+		evloop_io_set(c->ep->loop, c->cq_io, EVLOOP_IN);
+	c->cq_parked = 0;
 	pthread_mutex_unlock(&c->lock);
 }
 
