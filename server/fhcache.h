@@ -21,6 +21,7 @@ struct fhc_entry {
 	void *obj;	     /* or the open object of a cache with a closer */
 	int kind;	     /* what the caller said at insert (an osdep_open_mode) */
 	int nowait_how;	     /* osdep_pread_nowait's for a READ fd, pwrite's for RDWR */
+	int write_anyone;    /* osdep_write_as_anyone's */
 	uint64_t answers[2]; /* backend_ident.c's: the kernel's last READ and ACCESS answers */
 	/* private below */
 	unsigned refs;

@@ -95,9 +95,9 @@ int osdep_nowait_never(int how);
  * write by any user would have, so that a caller who would need an identity
  * switch may write there on an event loop (once allowed to): no quota or
  * reserved blocks that the server's privilege would pass, and a file system
- * that osdep_pwrite_nowait writes without asking. *how as there (learnt here
- * if need be). 1 yes, 0 no. */
-int osdep_write_as_anyone(int fd, int *how);
+ * that keeps everything in memory. *known is what the first call learnt,
+ * kept by the caller with the open file: 0 before the first. 1 yes, 0 no. */
+int osdep_write_as_anyone(int fd, int *known);
 
 /* File system figures for FSSTAT/PATHCONF. */
 struct osdep_fsstat {

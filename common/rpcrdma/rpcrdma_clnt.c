@@ -200,8 +200,7 @@ static void poll_take(struct cslot *s)
 static void poll_give(struct cslot *s)
 {
 	if (s->cq_held)
-		rr_conn_poll_give(s->cl->conn,
-				  __atomic_load_n(&s->cl->outstanding, __ATOMIC_RELAXED) <= 1);
+		rr_conn_poll_give(s->cl->conn, &s->cl->outstanding);
 	s->cq_held = 0;
 }
 

@@ -194,13 +194,16 @@ void rr_conn_quiesce(struct rr_conn *c);
  * dying (0); the loop stops watching its fd meanwhile. poll: wait at most ms
  * for the CQ's fd, then take what the CQ holds as the loop would (completion
  * handlers run in this thread). give: back to the loop, which sees at once
- * what came meanwhile; or, with park, to nobody, for a caller that will take
- * it again soon (each hand-over is a system call): the next take has it at
- * no cost, and watch, called by anyone about to wait for a completion
- * without polling, gives it to the loop then. */
+ * what came meanwhile; or, when *calls (the caller's count of calls in
+ * flight, its own among them; NULL: none) is 1, to nobody, for a caller that
+ * will take it again soon (each hand-over is a system call): the next take
+ * has it at no cost, and watch, called by anyone about to wait for a
+ * completion without polling, gives it to the loop then. The count is read
+ * under the connection's lock, which watch takes too: a caller that counted
+ * itself in before its watch is seen by one or the other. */
 int rr_conn_poll_take(struct rr_conn *c);
 void rr_conn_poll(struct rr_conn *c, int ms);
-void rr_conn_poll_give(struct rr_conn *c, int park);
+void rr_conn_poll_give(struct rr_conn *c, const unsigned *calls);
 void rr_conn_watch(struct rr_conn *c);
 /* Wake the polling caller, if any, to look again at what it waits for: what
  * another thread took from the CQ, or the connection's end (c->lock held). */

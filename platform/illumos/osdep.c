@@ -107,9 +107,9 @@ int osdep_nowait_never(int how)
 }
 
 /* See osdep.h: no write runs on a loop here. */
-int osdep_write_as_anyone(int fd, int *how)
+int osdep_write_as_anyone(int fd, int *known)
 {
-	(void)fd, (void)how;
+	(void)fd, (void)known;
 	return 0;
 }
 

@@ -222,7 +222,8 @@ static int in_memory_fs(int fd)
  * CAP_SYS_RESOURCE passes their limits, is then not a user's. ENOSYS: the
  * file system has no quota operations (tmpfs without its quota options,
  * ramfs), or the kernel has no quotactl_fd (5.14) and so no tmpfs quotas
- * (6.6); ESRCH: that kind is off; anything else counts as on. */
+ * (6.6), or a seccomp filter denies it so (then quotas could go unseen);
+ * ESRCH: that kind is off; anything else counts as on. */
 static int quotas_on(int fd)
 {
 	static const int types[] = {USRQUOTA, GRPQUOTA, PRJQUOTA};
@@ -243,25 +244,8 @@ static int quotas_on(int fd)
 	return 0;
 }
 
-/* osdep_pread_nowait's and osdep_pwrite_nowait's *how: what fd's file system
- * does; in memory, with quotas or without, or not in memory with RWF_NOWAIT
- * untried (what osdep_write_as_anyone learns) */
-enum {
-	NOWAIT_UNKNOWN,
-	NOWAIT_FLAG,
-	NOWAIT_IN_MEMORY,
-	NOWAIT_NONE,
-	NOWAIT_IN_MEMORY_QUOTA,
-	NOWAIT_STORAGE,
-};
-
-/* What *how becomes for a file system that refuses RWF_NOWAIT. */
-static int nowait_refused(int fd)
-{
-	if (!in_memory_fs(fd))
-		return NOWAIT_NONE;
-	return quotas_on(fd) ? NOWAIT_IN_MEMORY_QUOTA : NOWAIT_IN_MEMORY;
-}
+/* osdep_pread_nowait's and osdep_pwrite_nowait's *how: what fd's file system does */
+enum { NOWAIT_UNKNOWN, NOWAIT_FLAG, NOWAIT_IN_MEMORY, NOWAIT_NONE };
 
 /* pread or pwrite (write) with RWF_NOWAIT: what the page cache holds, or room
  * there; a file system that refuses the flag but keeps everything in memory
@@ -276,18 +260,18 @@ static ssize_t rw_nowait(int fd, void *buf, size_t len, off_t off, int *how, int
 	if (h == NOWAIT_NONE)
 		return -EAGAIN;
 	do
-		if (h == NOWAIT_IN_MEMORY || h == NOWAIT_IN_MEMORY_QUOTA)
+		if (h == NOWAIT_IN_MEMORY)
 			n = write ? pwrite(fd, buf, len, off) : pread(fd, buf, len, off);
 		else
 			n = write ? pwritev2(fd, &iov, 1, off, RWF_NOWAIT)
 				  : preadv2(fd, &iov, 1, off, RWF_NOWAIT);
 	while (n < 0 && errno == EINTR);
-	if ((h == NOWAIT_UNKNOWN || h == NOWAIT_STORAGE) && (n >= 0 || errno != EOPNOTSUPP)) {
+	if (h == NOWAIT_UNKNOWN && (n >= 0 || errno != EOPNOTSUPP)) {
 		__atomic_store_n(how, NOWAIT_FLAG, __ATOMIC_RELAXED);
 	} else if (n < 0 && errno == EOPNOTSUPP) {
-		h = nowait_refused(fd);
+		h = in_memory_fs(fd) ? NOWAIT_IN_MEMORY : NOWAIT_NONE;
 		__atomic_store_n(how, h, __ATOMIC_RELAXED);
-		return h != NOWAIT_NONE ? rw_nowait(fd, buf, len, off, how, write) : -EAGAIN;
+		return h == NOWAIT_IN_MEMORY ? rw_nowait(fd, buf, len, off, how, write) : -EAGAIN;
 	}
 	return n < 0 ? -errno : n;
 }
@@ -315,16 +299,15 @@ ssize_t osdep_pwrite_nowait(int fd, const void *buf, size_t len, off_t off, int 
  * user's write may be held to reserved blocks (ext4) or quotas that the
  * server's CAP_SYS_RESOURCE passes, and the loop's thread cannot lower it (a
  * new credential would lock it out of the device: osdep_cred_epoch). */
-int osdep_write_as_anyone(int fd, int *how)
+int osdep_write_as_anyone(int fd, int *known)
 {
-	int h = __atomic_load_n(how, __ATOMIC_RELAXED);
+	int k = __atomic_load_n(known, __ATOMIC_RELAXED);
 
-	if (h == NOWAIT_UNKNOWN) {
-		if ((h = nowait_refused(fd)) == NOWAIT_NONE)
-			h = NOWAIT_STORAGE; /* RWF_NOWAIT untried */
-		__atomic_store_n(how, h, __ATOMIC_RELAXED);
+	if (k == 0) {
+		k = in_memory_fs(fd) && !quotas_on(fd) ? 1 : 2;
+		__atomic_store_n(known, k, __ATOMIC_RELAXED);
 	}
-	return h == NOWAIT_IN_MEMORY;
+	return k == 1;
 }
 
 /* See osdep.h. */

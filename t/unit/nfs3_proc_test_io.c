@@ -301,8 +301,8 @@ static int write_gave_up(struct nfs_req *req, WRITE3args *a, nfsstat3 *status)
  * for a caller who needs a switch only where writing as the server changes
  * nothing (in_memory: tmpfs without quotas), and there only for the file's
  * owner (whatever the mode, as be_io_allowed), never a file with a set-id
- * bit. Anything else goes to a worker, where the kernel's refusal stands.
- * Ends with a written. */
+ * bit; uid 0 with any group needs no switch. Anything else goes to a
+ * worker, where the kernel's refusal stands. Ends with a written. */
 static void write_nowait_granted(struct tenv *t, struct nfs_req *req, WRITE3args *a, int in_memory)
 {
 	const char *path = tpath(t, "wn");
@@ -324,6 +324,12 @@ static void write_nowait_granted(struct tenv *t, struct nfs_req *req, WRITE3args
 	req->cred.uid = 1000;
 	assert_int_equal(chmod(path, 02664), 0);
 	assert_true(write_gave_up(req, a, &st)); /* set-group-ID */
+	assert_int_equal(chmod(path, 04644), 0);
+	assert_true(write_gave_up(req, a, &st)); /* set-user-ID */
+	req->cred.uid = 0; /* root with another group: root's rights, no switch */
+	if (in_memory)
+		assert_false(write_gave_up(req, a, &st));
+	req->cred.uid = 1000;
 	assert_int_equal(chown(path, 0, 0), 0);
 	assert_int_equal(chmod(path, 0644), 0);
 }
