@@ -171,6 +171,18 @@ static void answer_keep(const struct be_obj *o, int which, uint64_t what, uint32
 				 (grant_key(&o->st, what) & ~ANSWER_BITS) | got, __ATOMIC_RELAXED);
 }
 
+/* be_read_enter's and be_write_enter's part off the loop: the caller's
+ * identity taken on, and its right to read or write o decided
+ * (be_io_allowed); given back where it has none. */
+static nfsstat3 io_enter(struct nfs_req *req, struct be_obj *o, int write)
+{
+	nfsstat3 st = be_cred_enter(req, o->exp);
+
+	if (st == NFS3_OK && (st = be_io_allowed(o, be_req_uid(req, o->exp), write)) != NFS3_OK)
+		be_cred_leave(req);
+	return st;
+}
+
 /* See backend_int.h. */
 nfsstat3 be_read_enter(struct nfs_req *req, struct be_obj *o)
 {
@@ -184,12 +196,7 @@ nfsstat3 be_read_enter(struct nfs_req *req, struct be_obj *o)
 		req->would_block = 1; /* the kernel decides, on a worker */
 		return NFS3ERR_JUKEBOX;
 	}
-	if ((st = be_cred_enter(req, o->exp)) != NFS3_OK)
-		return st;
-	st = be_io_allowed(o, be_req_uid(req, o->exp), 0);
-	if (st != NFS3_OK)
-		be_cred_leave(req);
-	else
+	if ((st = io_enter(req, o, 0)) == NFS3_OK)
 		answer_keep(o, ANSWER_READ, 0, 1);
 	return st;
 }
@@ -205,8 +212,6 @@ static int owner_writes_here(const struct be_obj *o)
 /* See backend_int.h. Root's right to write does not depend on its group. */
 nfsstat3 be_write_enter(struct nfs_req *req, struct be_obj *o)
 {
-	nfsstat3 st;
-
 	if (on_loop_native(req, o->exp)) {
 		if (caller.uid == 0)
 			return be_io_allowed(o, 0, 1);
@@ -215,11 +220,7 @@ nfsstat3 be_write_enter(struct nfs_req *req, struct be_obj *o)
 		req->would_block = 1; /* the kernel decides, on a worker */
 		return NFS3ERR_JUKEBOX;
 	}
-	if ((st = be_cred_enter(req, o->exp)) != NFS3_OK)
-		return st;
-	if ((st = be_io_allowed(o, be_req_uid(req, o->exp), 1)) != NFS3_OK)
-		be_cred_leave(req);
-	return st;
+	return io_enter(req, o, 1);
 }
 
 /* See backend_int.h. */

@@ -195,7 +195,7 @@ void rr_conn_quiesce(struct rr_conn *c);
  * for the CQ's fd, then take what the CQ holds as the loop would (completion
  * handlers run in this thread). give: back to the loop, which sees at once
  * what came meanwhile; or, when *calls (the caller's count of calls in
- * flight, its own among them; NULL: none) is 1, to nobody, for a caller that
+ * flight, its own among them) is 1, to nobody, for a caller that
  * will take it again soon (each hand-over is a system call): the next take
  * has it at no cost, and watch, called by anyone about to wait for a
  * completion without polling, gives it to the loop then. The count is read

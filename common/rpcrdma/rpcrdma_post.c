@@ -481,7 +481,7 @@ void rr_conn_poll_give(struct rr_conn *c, const unsigned *calls)
 	int park;
 
 	pthread_mutex_lock(&c->lock);
-	park = calls && __atomic_load_n(calls, __ATOMIC_RELAXED) <= 1;
+	park = __atomic_load_n(calls, __ATOMIC_RELAXED) <= 1;
 	c->cq_caller = 0;
 	c->cq_parked = park && c->cq_io;
 	if (c->cq_io && !park)
