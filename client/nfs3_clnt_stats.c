@@ -37,9 +37,11 @@ static void print_xprt(struct nfs3c *c, FILE *out)
 	fprintf(out,
 		"rdma: calls %" PRIu64 " replies %" PRIu64 " inline_out %" PRIu64
 		" inline_in %" PRIu64 " rdma_read %" PRIu64 " rdma_write %" PRIu64
-		" exposed %" PRIu64 " in_place %" PRIu64 "\n",
+		" exposed %" PRIu64 " in_place %" PRIu64 " caller_polls %" PRIu64
+		" caller_spun %" PRIu64 "\n",
 		x.calls, x.replies, x.bytes_inline_out, x.bytes_inline_in, x.bytes_rdma_read,
-		x.bytes_rdma_write, x.bytes_exposed, x.bytes_in_place);
+		x.bytes_rdma_write, x.bytes_exposed, x.bytes_in_place, x.caller_polls,
+		x.caller_spun);
 	fprintf(out,
 		"registration: regs %" PRIu64 " deregs %" PRIu64 " reg_us %" PRIu64
 		" cache_hits %" PRIu64 " cache_misses %" PRIu64 " registered_now %" PRIu64 "\n",

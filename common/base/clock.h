@@ -77,4 +77,30 @@ static inline int clock_spin_wait(uint64_t spin_ns, int ms, int (*look)(void *ar
 	return look(arg, ms);
 }
 
+/* clock_spin_wait with a spin adapted to the waits, as the kernel's halt
+ * polling adapts its own: the spin is *window_ns (its owner's, 0 at first),
+ * within the ceiling max_ns (0: no spin). A wait that slept (the window ran
+ * out) but was woken within the ceiling would have been spared the wake-up by
+ * a longer window, which doubles (to a quarter of the ceiling at least); one
+ * that slept longer than the ceiling, or until ms passed with nothing, halves
+ * it, so that a waiter whose events come far apart stops spinning. */
+static inline int clock_spin_wait_adaptive(uint64_t *window_ns, uint64_t max_ns, int ms,
+					   int (*look)(void *arg, int ms), void *arg)
+{
+	uint64_t w = *window_ns, start, took;
+	int n;
+
+	if (max_ns == 0)
+		return look(arg, ms);
+	start = clock_now_ns();
+	n = clock_spin_wait(w < max_ns ? w : max_ns, ms, look, arg);
+	took = clock_now_ns() - start;
+	if (n > 0 && took > w && took <= max_ns)
+		w = w * 2 < max_ns / 4 ? max_ns / 4 : w * 2 > max_ns ? max_ns : w * 2;
+	else if (n == 0 || took > max_ns)
+		w = w / 2 < 1000 ? 0 : w / 2;
+	*window_ns = w;
+	return n;
+}
+
 #endif

@@ -241,6 +241,7 @@ struct nfsrdma_config {
 		unsigned fastreg_pool;		  /* keys, for registration = fastreg */
 		bool trusted_peers;		  /* required by allphys */
 		bool poll_in_caller;		  /* a waiting caller polls the CQ itself */
+		unsigned adaptive_poll_us;	  /* ... adapting its spin up to this */
 		enum cfg_proto proto;		  /* RPC/RDMA or TCP */
 		unsigned port;			  /* server port; 0: 20049 (rdma), 2049 (tcp) */
 		uint64_t rsize;			  /* READ size, multiple of 4K */

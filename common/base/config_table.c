@@ -165,7 +165,8 @@ const struct cfg_entry config_main_table[] = {
 	E_INT("rdma.poll_spin_us", C, rdma.poll_spin_us, 0, 10000, 0,
 	      "Microseconds a thread waiting for RPC/RDMA completions (the server's event loop, "
 	      "a client's lone caller) keeps looking before it sleeps (busy polling); 0: no "
-	      "fixed spin (the server's loop then adapts its own, server.adaptive_poll_us)."),
+	      "fixed spin (the server's loop and a client's caller then adapt theirs, "
+	      "server.adaptive_poll_us, client.adaptive_poll_us)."),
 	E_SIZE("rdma.registered_memory_budget", C, rdma.registered_memory_budget, 1 * M, 1 * T, 0,
 	       256 * M, "Most memory registered at once; credit grants shrink to stay within it."),
 	E_LIST("server.listen", C, server.listen, 1, 64, "0.0.0.0", false, check_listen_addr,
@@ -347,6 +348,10 @@ const struct cfg_entry config_main_table[] = {
 	E_BOOL("client.poll_in_caller", C, client.poll_in_caller, true,
 	       "A lone call's thread takes its reply from the completion queue itself instead of "
 	       "being woken by the event loop."),
+	E_INT("client.adaptive_poll_us", C, client.adaptive_poll_us, 0, 10000, 100,
+	      "Ceiling of the busy polling that a lone call's thread (client.poll_in_caller) "
+	      "adapts to its replies where rdma.poll_spin_us is 0, as the server's loops do "
+	      "(server.adaptive_poll_us); 0: it sleeps at once."),
 	E_ENUM("client.proto", C, client.proto, proto_names, CFG_PROTO_RDMA,
 	       "Transport to the server: rdma (RPC/RDMA) or tcp."),
 	E_INT("client.port", C, client.port, 0, 65535, 0,

@@ -309,23 +309,6 @@ static int loop_look(void *arg, int ms)
 	return n;
 }
 
-/* Adapt the window to a wait that took took_ns and found n events, as the
- * kernel's halt polling does: a wait that slept (the window ran out) but was
- * woken within the ceiling max would have been spared the wake-up by a longer
- * window, which doubles (to a quarter of the ceiling at least); one that slept
- * longer than the ceiling, or until a timer with no event, halves it, so a
- * loop whose events come far apart stops spinning. */
-static void loop_adapt(struct evloop *l, uint64_t max, uint64_t took_ns, int n)
-{
-	uint64_t w = l->window_ns;
-
-	if (n > 0 && took_ns > w && took_ns <= max)
-		w = w * 2 < max / 4 ? max / 4 : w * 2 > max ? max : w * 2;
-	else if (n == 0 || took_ns > max)
-		w = w / 2 < 1000 ? 0 : w / 2;
-	l->window_ns = w;
-}
-
 static void *loop_main(void *arg)
 {
 	struct evloop *l = arg;
@@ -335,17 +318,15 @@ static void *loop_main(void *arg)
 	for (;;) {
 		struct loop_look look = {l, evs};
 		/* the fixed spin, else the adaptive window (within the ceiling
-		 * now in force), timed only then */
+		 * now in force) */
 		uint64_t spin = __atomic_load_n(&l->spin_ns, __ATOMIC_RELAXED);
-		uint64_t max = spin ? 0 : __atomic_load_n(&l->spin_max_ns, __ATOMIC_RELAXED);
-		uint64_t start = max ? clock_now_ns() : 0;
+		uint64_t max = __atomic_load_n(&l->spin_max_ns, __ATOMIC_RELAXED);
 		int n, stop = 0;
 
-		if (max)
-			spin = l->window_ns < max ? l->window_ns : max;
-		n = clock_spin_wait(spin, timeout, loop_look, &look);
-		if (max)
-			loop_adapt(l, max, clock_now_ns() - start, n);
+		if (spin)
+			n = clock_spin_wait(spin, timeout, loop_look, &look);
+		else
+			n = clock_spin_wait_adaptive(&l->window_ns, max, timeout, loop_look, &look);
 		if (n < 0 && n != -EINTR) {
 			log_err("poller_wait: %s", strerror(-n));
 			break;

@@ -65,7 +65,7 @@ struct rr_params {
 	int caller_polls;		/* client: a waiting caller polls the CQ when nobody does */
 	unsigned spin_us;		/* server: its loop, client: a polling caller, spins this
 					   long before sleeping for completions */
-	unsigned spin_max_us;		/* server: else its loop adapts its spin up to this */
+	unsigned spin_max_us;		/* else they adapt their spin up to this */
 	/* client, fastreg/allphys: memory of the caller's that outlives the
 	 * transport (a mount's write records), registered as the arena is when
 	 * the two fit in mem_budget; data in it is exposed where it is, not
@@ -122,6 +122,8 @@ struct rr_stats {
 	uint64_t pulls_refused;	  /* calls whose chunks were not pulled: refused from the header */
 	uint64_t nomsg_waits;	  /* RDMA_NOMSG calls that waited for another's pull */
 	uint64_t caller_polls;	  /* client: waits in which the caller polled the CQ itself */
+	uint64_t caller_spun;	  /* client: looks for completions of a polling caller that its
+				     spin ended, without a sleep (rr_conn_poll) */
 	uint64_t inline_send_now; /* client: the longest message its connection may Send
 				     (RFC 8797: the peer's receive size, at most ours) */
 };

@@ -65,6 +65,7 @@ static void from_client(const struct nfsrdma_config *c, struct rr_params *p)
 	p->fastreg_pool = c->client.fastreg_pool;
 	p->trusted_peers = c->client.trusted_peers;
 	p->caller_polls = c->client.poll_in_caller;
+	p->spin_max_us = c->client.adaptive_poll_us;
 }
 
 /* See rpcrdma.h. */

@@ -144,11 +144,12 @@ struct rr_conn {
 	struct rr_chain *queued, *queued_tail; /* chains waiting for sq slots, in order */
 	unsigned posting; /* threads in a verbs call on vc (rr_conn_enter), chains held */
 	int established;
-	int dead;	    /* no new work; tearing down */
-	int qp_gone;	    /* the QP is destroyed and its CQ drained */
-	int cq_caller;	    /* a caller polls the CQ: the loop does not watch it */
-	int cq_parked;	    /* nobody watches the CQ until the next take or watch */
-	struct wakefd poke; /* tells the polling caller to look again (rfd -1: none yet) */
+	int dead;		 /* no new work; tearing down */
+	int qp_gone;		 /* the QP is destroyed and its CQ drained */
+	int cq_caller;		 /* a caller polls the CQ: the loop does not watch it */
+	int cq_parked;		 /* nobody watches the CQ until the next take or watch */
+	uint64_t spin_window_ns; /* the polling caller's adaptive spin (rr_conn_poll) */
+	struct wakefd poke;	 /* tells the polling caller to look again (rfd -1: none yet) */
 	unsigned refs;
 
 	struct rr_stats st; /* this connection's counters */

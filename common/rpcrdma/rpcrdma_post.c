@@ -4,6 +4,7 @@
  * connection goes (see "Send queue" and "Completions" in rpcrdma_int.h).
  */
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -455,20 +456,46 @@ int rr_conn_poll_take(struct rr_conn *c)
 	return took;
 }
 
+/* A look of rr_conn_poll's. While spinning, one that finds nothing yields the
+ * processor to whatever else is ready to run on it (on a machine of few cores,
+ * the server that would send the reply), as the event loop's looks do. */
+struct poll_look {
+	struct pollfd p[2];
+	int spun; /* a look while spinning found something */
+};
+
 static int poll_look(void *arg, int ms)
 {
-	return poll(arg, 2, ms);
+	struct poll_look *w = arg;
+	int n = poll(w->p, 2, ms);
+
+	if (ms == 0 && n == 0)
+		sched_yield();
+	w->spun = ms == 0 && n > 0;
+	return n;
 }
 
 /* See rpcrdma_int.h. */
 void rr_conn_poll(struct rr_conn *c, int ms)
 {
-	struct pollfd p[2] = {{.fd = vb_cq_fd(c->cq), .events = POLLIN},
-			      {.fd = c->poke.rfd, .events = POLLIN}};
+	struct poll_look w = {.p = {{.fd = vb_cq_fd(c->cq), .events = POLLIN},
+				    {.fd = c->poke.rfd, .events = POLLIN}}};
+	struct pollfd *p = w.p;
+	uint64_t spin = (uint64_t)c->ep->p.spin_us * 1000u;
+	uint64_t max = (uint64_t)c->ep->p.spin_max_us * 1000u;
+	int n;
 
-	/* the CQ is armed: whoever took completions last armed it again */
-	if (clock_spin_wait((uint64_t)c->ep->p.spin_us * 1000u, ms, poll_look, p) <= 0)
+	/* the CQ is armed: whoever took completions last armed it again; the
+	 * spin is fixed, else adapted (only the caller holding the CQ, one at
+	 * a time, touches the window) */
+	if (spin)
+		n = clock_spin_wait(spin, ms, poll_look, &w);
+	else
+		n = clock_spin_wait_adaptive(&c->spin_window_ns, max, ms, poll_look, &w);
+	if (n <= 0)
 		return;
+	if (w.spun)
+		rr_stat_add(&c->st.caller_spun, 1);
 	if (p[1].revents)
 		wakefd_take(&c->poke);
 	if (p[0].revents)

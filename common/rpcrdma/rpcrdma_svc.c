@@ -513,7 +513,7 @@ int rr_server_create(struct rpc_server *rpc, const struct rr_params *p, struct r
 	/* the server's loop takes every completion: it spins, for a fixed time
 	 * or adapted to its traffic (a client's loop does not: with several
 	 * calls in flight its callers need the CPU, and a lone caller spins in
-	 * its own wait, rr_conn_poll) */
+	 * its own wait, rr_conn_poll, the same way) */
 	if (rc == 0) {
 		evloop_set_spin(srv->ep->loop, p->spin_us);
 		evloop_set_spin_max(srv->ep->loop, p->spin_max_us);
