@@ -14,8 +14,9 @@
 #include "server/nfs3_proc.h"
 
 /* The largest READ or WRITE run on an event loop (nowait); larger ones go to
- * a worker. */
-#define NOWAIT_IO_MAX (64u * 1024)
+ * a worker. Copying 128 KiB in or out of the page cache holds a loop for
+ * about as long as the rest of a call does. */
+#define NOWAIT_IO_MAX (128u * 1024)
 
 /* pread until len bytes or end of file; returns bytes read or -errno. */
 static ssize_t read_full(int fd, char *buf, size_t len, off_t off)

@@ -77,30 +77,29 @@ static inline int clock_spin_wait(uint64_t spin_ns, int ms, int (*look)(void *ar
 	return look(arg, ms);
 }
 
-/* clock_spin_wait with a spin adapted to the waits, as the kernel's halt
- * polling adapts its own: the spin is *window_ns (its owner's, 0 at first),
- * within the ceiling max_ns (0: no spin). A wait that slept (the window ran
- * out) but was woken within the ceiling would have been spared the wake-up by
- * a longer window, which doubles (to a quarter of the ceiling at least); one
- * that slept longer than the ceiling, or until ms passed with nothing, halves
- * it, so that a waiter whose events come far apart stops spinning. */
-static inline int clock_spin_wait_adaptive(uint64_t *window_ns, uint64_t max_ns, int ms,
-					   int (*look)(void *arg, int ms), void *arg)
+/* A spin adapted to the waits, as the kernel's halt polling adapts its own:
+ * the spin is the window (its owner's, 0 at first) within the ceiling max_ns
+ * (0: no spin). clock_spin_adapt: a wait that took took_ns and came to what
+ * it waited for (came) or not. One that slept (the window ran out) but ended
+ * within the ceiling would have been spared the wake-up by a longer window,
+ * which doubles (to a quarter of the ceiling at least); one that took longer
+ * than the ceiling, or ended with nothing, halves it, so that a waiter whose
+ * events come far apart stops spinning. */
+static inline uint64_t clock_spin_window(uint64_t window_ns, uint64_t max_ns)
 {
-	uint64_t w = *window_ns, start, took;
-	int n;
+	return window_ns < max_ns ? window_ns : max_ns;
+}
 
-	if (max_ns == 0)
-		return look(arg, ms);
-	start = clock_now_ns();
-	n = clock_spin_wait(w < max_ns ? w : max_ns, ms, look, arg);
-	took = clock_now_ns() - start;
-	if (n > 0 && took > w && took <= max_ns)
+static inline void clock_spin_adapt(uint64_t *window_ns, uint64_t max_ns, uint64_t took_ns,
+				    int came)
+{
+	uint64_t w = *window_ns;
+
+	if (came && took_ns > w && took_ns <= max_ns)
 		w = w * 2 < max_ns / 4 ? max_ns / 4 : w * 2 > max_ns ? max_ns : w * 2;
-	else if (n == 0 || took > max_ns)
+	else if (!came || took_ns > max_ns)
 		w = w / 2 < 1000 ? 0 : w / 2;
 	*window_ns = w;
-	return n;
 }
 
 #endif

@@ -245,8 +245,9 @@ const struct cfg_entry config_main_table[] = {
 	E_INT("server.threads", C, server.threads, 1, 256, 4,
 	      "Worker threads running NFS requests."),
 	E_BOOL("server.inline_calls", C, server.inline_calls, true,
-	       "Run cheap calls (NULL, GETATTR, ACCESS, FSSTAT, FSINFO, PATHCONF, and READs of "
-	       "up to 64 KiB the page cache holds) on the RPC/RDMA or TCP event loop that "
+	       "Run cheap calls (NULL, GETATTR, ACCESS, FSSTAT, FSINFO, PATHCONF, READs of up "
+	       "to 128 KiB the page cache holds, UNSTABLE WRITEs of up to 128 KiB the file "
+	       "system takes without waiting) on the RPC/RDMA or TCP event loop that "
 	       "received them, without the hand-off to a worker; a call that would wait (storage, "
 	       "the caller's identity unless the kernel already answered that caller for the file, "
 	       "a long reply) still goes to a worker."),

@@ -320,13 +320,15 @@ static void *loop_main(void *arg)
 		/* the fixed spin, else the adaptive window (within the ceiling
 		 * now in force) */
 		uint64_t spin = __atomic_load_n(&l->spin_ns, __ATOMIC_RELAXED);
-		uint64_t max = __atomic_load_n(&l->spin_max_ns, __ATOMIC_RELAXED);
+		uint64_t max = spin ? 0 : __atomic_load_n(&l->spin_max_ns, __ATOMIC_RELAXED);
+		uint64_t start = max ? clock_now_ns() : 0;
 		int n, stop = 0;
 
-		if (spin)
-			n = clock_spin_wait(spin, timeout, loop_look, &look);
-		else
-			n = clock_spin_wait_adaptive(&l->window_ns, max, timeout, loop_look, &look);
+		if (max)
+			spin = clock_spin_window(l->window_ns, max);
+		n = clock_spin_wait(spin, timeout, loop_look, &look);
+		if (max)
+			clock_spin_adapt(&l->window_ns, max, clock_now_ns() - start, n > 0);
 		if (n < 0 && n != -EINTR) {
 			log_err("poller_wait: %s", strerror(-n));
 			break;

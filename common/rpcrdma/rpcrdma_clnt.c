@@ -207,11 +207,13 @@ static void poll_give(struct cslot *s)
 /* A lone call: until *flag (under s->lock) is want, ms pass or the
  * connection dies, take the completions in this thread rather than be woken
  * by the loop after it took them (one thread switch less), with the CQ
- * taken before the post or now; then give it back. */
+ * taken before the post or now, its spin adapted to how long the whole wait
+ * took; then give it back. */
 static void poll_until(struct cslot *s, const int *flag, int want, int ms)
 {
 	struct rr_conn *c = s->cl->conn;
-	uint64_t until = clock_now_ns() + (uint64_t)ms * 1000000u;
+	uint64_t start = clock_now_ns(), until = start + (uint64_t)ms * 1000000u;
+	int came = 0;
 
 	if (!s->cq_held && !flag_is(s, flag, want))
 		poll_take(s);
@@ -220,10 +222,11 @@ static void poll_until(struct cslot *s, const int *flag, int want, int ms)
 	for (;;) {
 		uint64_t now = clock_now_ns();
 
-		if (flag_is(s, flag, want) || rr_conn_is_dead(c) || now >= until)
+		if ((came = flag_is(s, flag, want)) || rr_conn_is_dead(c) || now >= until)
 			break;
 		rr_conn_poll(c, (int)((until - now + 999999u) / 1000000u));
 	}
+	rr_conn_poll_adapt(c, clock_now_ns() - start, came);
 	poll_give(s);
 }
 

@@ -148,7 +148,8 @@ struct rr_conn {
 	int qp_gone;		 /* the QP is destroyed and its CQ drained */
 	int cq_caller;		 /* a caller polls the CQ: the loop does not watch it */
 	int cq_parked;		 /* nobody watches the CQ until the next take or watch */
-	uint64_t spin_window_ns; /* the polling caller's adaptive spin (rr_conn_poll) */
+	uint64_t spin_window_ns; /* the polling caller's adaptive spin (only the caller
+				    holding the CQ, one at a time, touches it) */
 	struct wakefd poke;	 /* tells the polling caller to look again (rfd -1: none yet) */
 	unsigned refs;
 
@@ -203,7 +204,13 @@ void rr_conn_quiesce(struct rr_conn *c);
  * under the connection's lock, which watch takes too: a caller that counted
  * itself in before its watch is seen by one or the other. */
 int rr_conn_poll_take(struct rr_conn *c);
+/* poll: a look for the CQ's completions (or a poke) within ms, after a spin:
+ * rdma.poll_spin_us, else the connection's adapted window (clock.h), which
+ * the caller that held the CQ for a whole wait adapts with poll_adapt (how
+ * long it took, whether what it waited for came): for the reply a caller
+ * waits for, not for each completion on the way (its Send's comes at once). */
 void rr_conn_poll(struct rr_conn *c, int ms);
+void rr_conn_poll_adapt(struct rr_conn *c, uint64_t took_ns, int came);
 void rr_conn_poll_give(struct rr_conn *c, const unsigned *calls);
 void rr_conn_watch(struct rr_conn *c);
 /* Wake the polling caller, if any, to look again at what it waits for: what

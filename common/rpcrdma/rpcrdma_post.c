@@ -482,24 +482,29 @@ void rr_conn_poll(struct rr_conn *c, int ms)
 				    {.fd = c->poke.rfd, .events = POLLIN}}};
 	struct pollfd *p = w.p;
 	uint64_t spin = (uint64_t)c->ep->p.spin_us * 1000u;
-	uint64_t max = (uint64_t)c->ep->p.spin_max_us * 1000u;
 	int n;
 
 	/* the CQ is armed: whoever took completions last armed it again; the
-	 * spin is fixed, else adapted (only the caller holding the CQ, one at
-	 * a time, touches the window) */
-	if (spin)
-		n = clock_spin_wait(spin, ms, poll_look, &w);
-	else
-		n = clock_spin_wait_adaptive(&c->spin_window_ns, max, ms, poll_look, &w);
+	 * spin is fixed, else the adapted window (rr_conn_poll_adapt) */
+	if (spin == 0)
+		spin = clock_spin_window(c->spin_window_ns, (uint64_t)c->ep->p.spin_max_us * 1000u);
+	n = clock_spin_wait(spin, ms, poll_look, &w);
 	if (n <= 0)
 		return;
-	if (w.spun)
+	if (w.spun && p[0].revents)
 		rr_stat_add(&c->st.caller_spun, 1);
 	if (p[1].revents)
 		wakefd_take(&c->poke);
 	if (p[0].revents)
 		cq_ready(c);
+}
+
+/* See rpcrdma_int.h. */
+void rr_conn_poll_adapt(struct rr_conn *c, uint64_t took_ns, int came)
+{
+	if (c->ep->p.spin_us == 0)
+		clock_spin_adapt(&c->spin_window_ns, (uint64_t)c->ep->p.spin_max_us * 1000u,
+				 took_ns, came);
 }
 
 /* See rpcrdma_int.h. */

@@ -244,9 +244,9 @@ void read_nowait(void **state)
 		assert_memory_equal(b.data, "no waiting", 10);
 	}
 	nfs_proc_free_res(d, &req, &r);
-	/* more than 64 KiB is never a loop's */
+	/* more than 128 KiB is never a loop's */
 	req.would_block = 0;
-	a.count = 128 * 1024;
+	a.count = 132 * 1024;
 	memset(&r, 0, sizeof(r));
 	d->fn(&req, &a, &r);
 	assert_true(req.would_block);
@@ -334,7 +334,7 @@ static void write_nowait_granted(struct tenv *t, struct nfs_req *req, WRITE3args
 	assert_int_equal(chmod(path, 0644), 0);
 }
 
-/* WRITE on an event loop: served there when it is UNSTABLE, at most 64 KiB,
+/* WRITE on an event loop: served there when it is UNSTABLE, at most 128 KiB,
  * and the file system takes it without waiting (tmpfs always: it keeps
  * everything in memory; a disk file system only where Linux takes
  * RWF_NOWAIT for buffered writes), by a caller who needs no identity switch
@@ -343,7 +343,7 @@ static void write_nowait_granted(struct tenv *t, struct nfs_req *req, WRITE3args
 void write_nowait(void **state)
 {
 	struct tenv *t = *state;
-	static char big[128 * 1024];
+	static char big[132 * 1024];
 	struct nfs_req req = t->req;
 	nfs_fh3 fh = {{0}};
 	struct statfs fs;
