@@ -349,10 +349,11 @@ const struct cfg_entry config_main_table[] = {
 	E_BOOL("client.poll_in_caller", C, client.poll_in_caller, true,
 	       "A lone call's thread takes its reply from the completion queue itself instead of "
 	       "being woken by the event loop."),
-	E_INT("client.adaptive_poll_us", C, client.adaptive_poll_us, 0, 10000, 100,
+	E_INT("client.adaptive_poll_us", C, client.adaptive_poll_us, 0, 10000, 0,
 	      "Ceiling of the busy polling that a lone call's thread (client.poll_in_caller) "
 	      "adapts to its replies where rdma.poll_spin_us is 0, as the server's loops do "
-	      "(server.adaptive_poll_us); 0: it sleeps at once."),
+	      "(server.adaptive_poll_us); 0 (the default): it sleeps at once. Worth it where "
+	      "the client has a processor to spare."),
 	E_ENUM("client.proto", C, client.proto, proto_names, CFG_PROTO_RDMA,
 	       "Transport to the server: rdma (RPC/RDMA) or tcp."),
 	E_INT("client.port", C, client.port, 0, 65535, 0,
