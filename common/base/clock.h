@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -56,7 +57,9 @@ static inline int cond_wait_zero(pthread_cond_t *cv, pthread_mutex_t *m, const u
 /* Bounded busy polling: look(arg, 0) until it gives non-zero or spin_ns pass
  * (no more than ms when ms >= 0), then, if nothing came, look(arg, the ms
  * that are left), which may sleep. Returns look's last result. spin_ns 0 or
- * ms 0: look(arg, ms) alone. */
+ * ms 0: look(arg, ms) alone. A look that finds nothing yields the processor
+ * to whatever else is ready to run on it (the threads that would produce
+ * the next event, on a busy machine). */
 static inline int clock_spin_wait(uint64_t spin_ns, int ms, int (*look)(void *arg, int ms),
 				  void *arg)
 {
@@ -68,10 +71,11 @@ static inline int clock_spin_wait(uint64_t spin_ns, int ms, int (*look)(void *ar
 	if (ms > 0 && spin_ns > (uint64_t)ms * 1000000u)
 		spin_ns = (uint64_t)ms * 1000000u;
 	start = clock_now_ns();
-	do
+	do {
 		if ((n = look(arg, 0)) != 0)
 			return n;
-	while (clock_now_ns() - start < spin_ns);
+		sched_yield();
+	} while (clock_now_ns() - start < spin_ns);
 	if (ms > 0 && (ms -= (int)(spin_ns / 1000000u)) == 0)
 		return 0;
 	return look(arg, ms);

@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -291,9 +290,7 @@ static void dispatch(struct handler *h, unsigned events)
 		h->fn(h->arg);
 }
 
-/* A wait of loop_main's, for clock_spin_wait. A look that finds nothing
- * while spinning yields the processor to whatever else is ready to run on it
- * (the threads that would produce the next event, on a busy machine). */
+/* A wait of loop_main's, for clock_spin_wait. */
 struct loop_look {
 	struct evloop *l;
 	struct poller_event *evs;
@@ -302,11 +299,8 @@ struct loop_look {
 static int loop_look(void *arg, int ms)
 {
 	struct loop_look *w = arg;
-	int n = poller_wait(w->l->poller, w->evs, EVLOOP_BATCH, ms);
 
-	if (n == 0 && ms == 0)
-		sched_yield();
-	return n;
+	return poller_wait(w->l->poller, w->evs, EVLOOP_BATCH, ms);
 }
 
 static void *loop_main(void *arg)

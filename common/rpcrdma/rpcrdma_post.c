@@ -4,7 +4,6 @@
  * connection goes (see "Send queue" and "Completions" in rpcrdma_int.h).
  */
 #include <poll.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -456,12 +455,10 @@ int rr_conn_poll_take(struct rr_conn *c)
 	return took;
 }
 
-/* A look of rr_conn_poll's. While spinning, one that finds nothing yields the
- * processor to whatever else is ready to run on it (on a machine of few cores,
- * the server that would send the reply), as the event loop's looks do. */
+/* A look of rr_conn_poll's, for clock_spin_wait. */
 struct poll_look {
 	struct pollfd p[2];
-	int spun; /* a look while spinning found something */
+	int spun; /* the last look was one of the spin's, and found something */
 };
 
 static int poll_look(void *arg, int ms)
@@ -469,8 +466,6 @@ static int poll_look(void *arg, int ms)
 	struct poll_look *w = arg;
 	int n = poll(w->p, 2, ms);
 
-	if (ms == 0 && n == 0)
-		sched_yield();
 	w->spun = ms == 0 && n > 0;
 	return n;
 }
