@@ -2,7 +2,7 @@
 # (common/verbs.h).
 libnfsrdma_a_SOURCES += common/base/log.c common/base/log.h common/base/cli.c common/base/cli.h \
 	common/base/ctl.c common/base/ctl.h \
-	common/verbs.c common/verbs.h common/base/clock.h common/base/workq.c common/base/workq.h
+	common/verbs.c common/verbs.h common/base/clock.c common/base/clock.h common/base/workq.c common/base/workq.h
 
 # The poller the event loops and the soft provider wait in (common/base/poller.h):
 # the OS's own backend, and the portable poll() one, which every OS builds.

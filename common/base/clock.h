@@ -81,6 +81,14 @@ static inline int clock_spin_wait(uint64_t spin_ns, int ms, int (*look)(void *ar
 	return look(arg, ms);
 }
 
+/* Whether a spin would take a processor nothing else wants: the threads of
+ * the whole machine that are running or ready to run (the caller among them)
+ * fit on its processors. On a busy machine a spin takes the time that would
+ * produce what it waits for, and a yield does not hand the processor over at
+ * once. 0 where the OS does not say (osdep_runnable). A look costs a read of
+ * about a microsecond: for a wait that would spin, not for each look of a spin. */
+int clock_spin_spare(void);
+
 /* A spin adapted to the waits, as the kernel's halt polling adapts its own:
  * the spin is the window (its owner's, 0 at first) within the ceiling max_ns
  * (0: no spin). clock_spin_adapt: a wait that took took_ns and came to what

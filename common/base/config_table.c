@@ -352,8 +352,9 @@ const struct cfg_entry config_main_table[] = {
 	E_INT("client.adaptive_poll_us", C, client.adaptive_poll_us, 0, 10000, 0,
 	      "Ceiling of the busy polling that a lone call's thread (client.poll_in_caller) "
 	      "adapts to its replies where rdma.poll_spin_us is 0, as the server's loops do "
-	      "(server.adaptive_poll_us); 0 (the default): it sleeps at once. Worth it where "
-	      "the client has a processor to spare."),
+	      "(server.adaptive_poll_us); 0 (the default): it sleeps at once. It spins only "
+	      "while the machine's runnable threads fit on its processors (read from "
+	      "/proc/loadavg on Linux; elsewhere it never spins)."),
 	E_ENUM("client.proto", C, client.proto, proto_names, CFG_PROTO_RDMA,
 	       "Transport to the server: rdma (RPC/RDMA) or tcp."),
 	E_INT("client.port", C, client.port, 0, 65535, 0,

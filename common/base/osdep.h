@@ -130,4 +130,8 @@ int osdep_link_fd(int fd, int dirfd, const char *name);
 #define OSDEP_MALLOC_KEEP 8
 void osdep_malloc_keep(size_t largest);
 
+/* How many threads of the whole machine are running or ready to run at this
+ * moment (the caller among them), or -ENOTSUP where the OS does not say. */
+int osdep_runnable(void);
+
 #endif

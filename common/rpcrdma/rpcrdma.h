@@ -66,6 +66,8 @@ struct rr_params {
 	unsigned spin_us;		/* server: its loop, client: a polling caller, spins this
 					   long before sleeping for completions */
 	unsigned spin_max_us;		/* else they adapt their spin up to this */
+	int (*spin_spare)(void);	/* client: whether a processor is spare for the
+					   adapted spin now (NULL: clock_spin_spare) */
 	/* client, fastreg/allphys: memory of the caller's that outlives the
 	 * transport (a mount's write records), registered as the arena is when
 	 * the two fit in mem_budget; data in it is exposed where it is, not

@@ -205,7 +205,8 @@ void rr_conn_quiesce(struct rr_conn *c);
  * itself in before its watch is seen by one or the other. */
 int rr_conn_poll_take(struct rr_conn *c);
 /* poll: a look for the CQ's completions (or a poke) within ms, after a spin:
- * rdma.poll_spin_us, else the connection's adapted window (clock.h), which
+ * rdma.poll_spin_us, else, where a processor is spare for it
+ * (rr_params.spin_spare), the connection's adapted window (clock.h), which
  * the caller that held the CQ for a whole wait adapts with poll_adapt (how
  * long it took, whether what it waited for came): for the reply a caller
  * waits for, not for each completion on the way (its Send's comes at once). */

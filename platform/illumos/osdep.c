@@ -191,3 +191,10 @@ void osdep_malloc_keep(size_t largest)
 {
 	(void)largest;
 }
+
+/* See osdep.h: illumos counts its run queues only once a second (the
+ * sysinfo kstat), too late to decide a spin by. */
+int osdep_runnable(void)
+{
+	return -ENOTSUP;
+}

@@ -13,6 +13,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/capability.h>
@@ -405,4 +406,31 @@ void osdep_malloc_keep(size_t largest)
 	/* refused only for values out of range, which these are not */
 	(void)mallopt(M_MMAP_THRESHOLD, (int)block);
 	(void)mallopt(M_TRIM_THRESHOLD, (int)(block * OSDEP_MALLOC_KEEP));
+}
+
+/* See osdep.h: the fourth field of /proc/loadavg, "running/threads". The file
+ * is opened once and read again from its start (its contents are made at each
+ * read); -ENOTSUP when it cannot be opened (no /proc). */
+int osdep_runnable(void)
+{
+	static int fd = -2;
+	char buf[128], *p = buf;
+	ssize_t n;
+	int fields = 0;
+
+	if (__atomic_load_n(&fd, __ATOMIC_ACQUIRE) == -2) {
+		int f = open("/proc/loadavg", O_RDONLY | O_CLOEXEC), none = -2;
+
+		if (!__atomic_compare_exchange_n(&fd, &none, f < 0 ? -1 : f, 0, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE) &&
+		    f >= 0)
+			close(f);
+	}
+	if (fd < 0 || (n = pread(fd, buf, sizeof(buf) - 1, 0)) <= 0)
+		return -ENOTSUP;
+	buf[n] = '\0';
+	while (*p && fields < 3)
+		if (*p++ == ' ')
+			fields++;
+	return *p >= '0' && *p <= '9' ? atoi(p) : -ENOTSUP;
 }

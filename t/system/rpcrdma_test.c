@@ -486,12 +486,23 @@ static void *get_main(void *arg)
 /* Calls from 1 and from 8 threads in each mode, with client.poll_in_caller
  * off, and on with no spin, with rdma.poll_spin_us (a polling caller spins a
  * fixed time before it sleeps) and with client.adaptive_poll_us (it adapts its
- * spin): every reply right; with it on, every lone call took the CQ before its
- * Send and its completions itself (caller_polls: at least the 40 calls of one
- * thread), with it off never; a caller that spins found completions while
- * spinning (caller_spun; the server's loop spins, so its replies come within
- * the ceiling, and the adapted window grows at the first), one that does not
- * never. */
+ * spin, where a processor is spare, and where none is): every reply right;
+ * with it on, every lone call took the CQ before its Send and its completions
+ * itself (caller_polls: at least the 40 calls of one thread), with it off
+ * never; a caller that spins found completions while spinning (caller_spun;
+ * the server's loop spins, so its replies come within the ceiling, and the
+ * adapted window grows at the first), one that does not, or has no spare
+ * processor for its adapted spin, never. */
+static int spare_always(void)
+{
+	return 1;
+}
+
+static int spare_never(void)
+{
+	return 0;
+}
+
 static void caller_polls(void **state)
 {
 	struct rrt_server t;
@@ -502,8 +513,9 @@ static void caller_polls(void **state)
 	sp.spin_us = 200;
 	assert_int_equal(rrt_server_start_p(&t, &sp, 0), 0);
 	for (int mode = 0; mode < 2; mode++) {
-		/* off, on, on with a fixed spin, on with an adaptive one */
-		for (int v = 0; v < 4; v++) {
+		/* off, on, on with a fixed spin, on with an adaptive one, the
+		 * same on a machine with no processor to spare */
+		for (int v = 0; v < 5; v++) {
 			int on = v > 0;
 			struct sum_loader l = {0};
 			struct rr_params p;
@@ -513,7 +525,8 @@ static void caller_polls(void **state)
 				   RR_REG_FASTREG);
 			p.caller_polls = on;
 			p.spin_us = v == 2 ? 200 : 0;
-			p.spin_max_us = v == 3 ? 10000 : 0;
+			p.spin_max_us = v >= 3 ? 10000 : 0;
+			p.spin_spare = v == 3 ? spare_always : spare_never;
 			assert_int_equal(rrt_client_p(&t, &p, 0, &l.c), 0);
 			get_main(&l);
 			on_8_threads(get_main, &l);
@@ -521,15 +534,16 @@ static void caller_polls(void **state)
 			rr_clnt_get_stats(l.c, &st);
 			print_message("# %s, poll_in_caller %d, spin %u us, adaptive up to %u us: "
 				      "%llu of the waits polled by the caller, %llu looks ended "
-				      "by its spin\n",
+				      "by its spin%s\n",
 				      mode ? "read-read" : "read-write", on, p.spin_us,
 				      p.spin_max_us, (unsigned long long)st.caller_polls,
-				      (unsigned long long)st.caller_spun);
+				      (unsigned long long)st.caller_spun,
+				      v == 4 ? " (no spare processor)" : "");
 			if (on)
 				assert_true(st.caller_polls >= 40);
 			else
 				assert_int_equal(st.caller_polls, 0);
-			if (v >= 2)
+			if (v == 2 || v == 3)
 				assert_true(st.caller_spun >= 10);
 			else
 				assert_int_equal(st.caller_spun, 0);

@@ -6,7 +6,8 @@
  * evloop_serve_fd serves its fd; a loop with a spin (evloop_set_spin) takes
  * events that come within it without sleeping, an adaptive one
  * (evloop_set_spin_max) learns to, and does not spin for events further
- * apart than its ceiling; clock_spin_wait keeps its bounds.
+ * apart than its ceiling; clock_spin_wait keeps its bounds; clock_spin_spare
+ * sees a machine whose processors are all taken.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +25,7 @@
 
 #include "common/base/clock.h"
 #include "common/base/evloop.h"
+#include "common/base/osdep.h"
 
 struct order {
 	int seen[100];
@@ -343,6 +345,48 @@ static void test_spin_wait_bounds(void **state)
 	assert_int_equal(k.last_ms, 70);
 }
 
+static void *busy(void *arg)
+{
+	const int *stop = arg;
+
+	while (!__atomic_load_n(stop, __ATOMIC_RELAXED))
+		;
+	return NULL;
+}
+
+/* With twice as many busy threads as processors (plus one), the threads
+ * ready to run outnumber the processors: no spare one for a spin. This test
+ * thread is running when it looks, so there is always one running thread. */
+static void test_spin_spare(void **state)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int n = (int)(2 * cpus + 1), stop = 0, spare = 0, most = 0;
+	pthread_t *t = calloc((size_t)n, sizeof(*t));
+
+	(void)state;
+	assert_non_null(t);
+	assert_true(osdep_runnable() >= 1);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, busy, &stop), 0);
+	usleep(20000);
+	for (int i = 0; i < 20; i++) {
+		int r = osdep_runnable();
+
+		spare += clock_spin_spare();
+		most = r > most ? r : most;
+		usleep(1000);
+	}
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	free(t);
+	print_message("# %d busy threads on %ld processors: spare at %d of 20 looks, "
+		      "at most %d threads running\n",
+		      n, cpus, spare, most);
+	assert_true(most > cpus);
+	assert_true(spare <= 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -353,6 +397,7 @@ int main(void)
 		cmocka_unit_test(test_spin),
 		cmocka_unit_test(test_spin_adaptive),
 		cmocka_unit_test(test_spin_wait_bounds),
+		cmocka_unit_test(test_spin_spare),
 	};
 
 	return cmocka_run_group_tests_name("evloop", tests, NULL, NULL);
