@@ -7,7 +7,13 @@
 #
 # The deadline is NFSRDMA_TEST_DEADLINE seconds (default 600). A test that
 # needs longer raises its own by carrying the text "nfsrdma-test-deadline: N"
-# (a comment in a script, a string in a program). The test runs in a session of its own, with a token in its
+# (a comment in a script, a string in a program). Inside a caller's own
+# deadline (scripts/check.sh's steps set NFSRDMA_STEP_END, in seconds since
+# the epoch) no test's passes later than it, so that a test that runs out of
+# time is reported with what it printed instead of being cut off in silence
+# with its make. The test finds when its deadline passes in NFSRDMA_TEST_END
+# (seconds since the epoch), for deadlines of its own inside it (the lab's
+# guest, lab-common.sh). The test runs in a session of its own, with a token in its
 # environment that every process it starts inherits, even one that detaches.
 # When the deadline passes, the wrapper lists what is still running, ends it
 # (SIGTERM, then SIGKILL), and says "Bail out!" so that automake's TAP driver
@@ -34,6 +40,15 @@ done
 limit=${NFSRDMA_TEST_DEADLINE:-600}
 own=$(grep -a -m1 -o 'nfsrdma-test-deadline: *[0-9][0-9]*' "$test_file" 2>/dev/null | grep -o '[0-9]*$')
 [ -z "$own" ] || [ "$own" -le "$limit" ] || limit=$own
+why="raise it with 'nfsrdma-test-deadline: N'"
+if [ -n "${NFSRDMA_STEP_END:-}" ]; then
+	left=$((NFSRDMA_STEP_END - $(date +%s)))
+	[ "$left" -ge 1 ] || left=1
+	[ "$limit" -le "$left" ] || {
+		limit=$left
+		why="the step that runs it ends then"
+	}
+fi
 grace=${NFSRDMA_TEST_GRACE:-5}
 
 token="nfsrdma-test.$$.$RANDOM$RANDOM"
@@ -70,7 +85,7 @@ reap() { # reap SID WHY
 
 # setsid runs the test in a session (and process group) of its own; it does not
 # fork, because a background job of a script is not a group leader.
-NFSRDMA_TEST_TOKEN=$token setsid "$@" &
+NFSRDMA_TEST_TOKEN=$token NFSRDMA_TEST_END=$(($(date +%s) + limit)) setsid "$@" &
 tpid=$!
 sleep "$limit" &
 spid=$!
@@ -78,7 +93,7 @@ wait -n "$tpid" "$spid"
 if kill -0 "$tpid" 2>/dev/null && ! kill -0 "$spid" 2>/dev/null; then
 	reap "$tpid" "$name: deadline of ${limit}s passed"
 	wait "$tpid" 2>/dev/null
-	echo "Bail out! $name: deadline of ${limit}s passed (raise it with 'nfsrdma-test-deadline: N')"
+	echo "Bail out! $name: deadline of ${limit}s passed ($why)"
 	exit 124
 fi
 wait "$tpid"

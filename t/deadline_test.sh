@@ -3,7 +3,9 @@
 # comes back within its deadline as an error named after it, listing what was
 # still running, with nothing left running, even a process that detached; so
 # does a test that ends but leaves a process behind; a test that ends cleanly
-# keeps its exit status; a test raises its own deadline. TAP output.
+# keeps its exit status; a test raises its own deadline, but not past its
+# caller's (NFSRDMA_STEP_END), and is told when its deadline passes
+# (NFSRDMA_TEST_END). TAP output.
 set -u
 . "$(dirname "$0")/test-lib.sh"
 W="$(dirname "$0")/deadline.sh"
@@ -12,7 +14,7 @@ trap 'rm -rf "$T"' EXIT
 # a name no other process has, so that pgrep finds only ours
 mark="nfsrdma-deadline-probe-$$-$RANDOM"
 
-plan 12
+plan 14
 
 cat >"$T/forever.sh" <<EOF
 echo 1..1
@@ -65,6 +67,17 @@ check "and its output is untouched" [ "$(cat "$T/plain.out")" = "$(printf '1..1\
 printf '# nfsrdma-test-deadline: 4\nsleep 2\necho 1..0\n' >"$T/slow.sh"
 NFSRDMA_TEST_DEADLINE=1 bash "$W" bash "$T/slow.sh" >"$T/slow.out" 2>&1
 check "a test raises its own deadline" [ $? -eq 0 ]
+
+printf '# nfsrdma-test-deadline: 100\necho "end $NFSRDMA_TEST_END"\nsleep 100\n' >"$T/late.sh"
+start=$(date +%s)
+NFSRDMA_STEP_END=$((start + 2)) NFSRDMA_TEST_GRACE=1 bash "$W" bash "$T/late.sh" >"$T/late.out" 2>&1
+rc=$?
+took=$(($(date +%s) - start))
+check "a test's own deadline ends with its caller's step (took ${took}s, status $rc)" \
+	bash -c "[ $rc -eq 124 ] && [ $took -le 6 ] && grep -q '^Bail out!.*deadline of [12]s passed (the step that runs it ends then)' '$T/late.out'"
+end=$(sed -n 's/^end //p' "$T/late.out")
+check "the test is told when its deadline passes ($end, started $start)" \
+	bash -c "[ -n '$end' ] && [ '$end' -ge $((start + 1)) ] && [ '$end' -le $((start + 3)) ]"
 
 bash "$W" >/dev/null 2>&1
 check "no test to run is a usage error (status 2)" [ $? -eq 2 ]

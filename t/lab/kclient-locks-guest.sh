@@ -126,12 +126,12 @@ wait_held() {
 kc a "python3 $W/lk.py hold /mnt/k/f $W/a1" > $W/a1.out 2>&1 &
 holder=$!
 wait_held $W/a1
-try=$(kc b "python3 $W/lk.py try /mnt/k/f" 2>&1)
+try=$(kc b "timeout -k 5 30 python3 $W/lk.py try /mnt/k/f" 2>&1)
 check "a lock of kernel client a conflicts with kernel client b's F_SETLK ($try)" test "$try" = "conflict 11"
-get=$(kc b "python3 $W/lk.py get /mnt/k/f" 2>&1)
+get=$(kc b "timeout -k 5 30 python3 $W/lk.py get /mnt/k/f" 2>&1)
 check "kernel client b's F_GETLK reports it ($get)" test "$get" = "type $WRLCK start 0 len 100"
 (sleep 2 && touch $W/a1.release) &
-got=$(kc b "timeout 30 python3 $W/lk.py wait /mnt/k/f" 2>&1)
+got=$(kc b "timeout -k 5 30 python3 $W/lk.py wait /mnt/k/f" 2>&1)
 wait $holder
 check "kernel client b's F_SETLKW is granted once a unlocks ($got s; GRANTED reaches b's lockd)" \
 	bash -c "case '$got' in 'granted '*) exit 0 ;; esac; exit 1"
@@ -143,8 +143,8 @@ check "nfsrdma-client mounts over RPC/RDMA on $DEV" grep -q " /mnt/f fuse.nfsrdm
 kc a "python3 $W/lk.py hold /mnt/k/f $W/a2" > $W/a2.out 2>&1 &
 holder=$!
 wait_held $W/a2
-try=$(python3 $W/lk.py try /mnt/f/f 2>&1)
-get=$(python3 $W/lk.py get /mnt/f/f 2>&1)
+try=$(timeout -k 5 30 python3 $W/lk.py try /mnt/f/f 2>&1)
+get=$(timeout -k 5 30 python3 $W/lk.py get /mnt/f/f 2>&1)
 check "the RPC/RDMA mount sees kernel client a's lock (F_SETLK: $try; F_GETLK: $get)" \
 	test "$try / $get" = "conflict 11 / type $WRLCK start 0 len 100"
 touch $W/a2.release
@@ -152,16 +152,16 @@ wait $holder
 python3 $W/lk.py hold /mnt/f/f $W/f1 > $W/f1.out 2>&1 &
 holder=$!
 wait_held $W/f1
-try=$(kc a "python3 $W/lk.py try /mnt/k/f" 2>&1)
+try=$(kc a "timeout -k 5 30 python3 $W/lk.py try /mnt/k/f" 2>&1)
 check "kernel client a sees the RPC/RDMA mount's lock ($try)" test "$try" = "conflict 11"
 touch $W/f1.release
 wait $holder
-try=$(kc a "python3 $W/lk.py try /mnt/k/f" 2>&1)
+try=$(kc a "timeout -k 5 30 python3 $W/lk.py try /mnt/k/f" 2>&1)
 check "and takes the range once it is released ($try)" test "$try" = "got"
 "$CLIENT" umount /mnt/f 2> /dev/null
 
 # Connectathon's lock tests on kernel client a's mount
-kc a "mkdir -p /mnt/k/cthon-l && cd $SU/cthon04 && timeout 600 ./runtests -l -f /mnt/k/cthon-l" \
+kc a "mkdir -p /mnt/k/cthon-l && cd $SU/cthon04 && timeout -k 10 300 ./runtests -l -f /mnt/k/cthon-l" \
 	> $W/cthon-l.log 2>&1
 st=$?
 ok $st "Connectathon lock tests (-l) pass on the kernel client's mount"

@@ -143,6 +143,7 @@ run_on nfsrdma
 EOF
 
 start=$(date +%s)
+timeout=$(lab_secs "$timeout")
 "$lab/lab-run.sh" -t "$timeout" -m 2G -s "$logs" -C "$top_builddir" \
 	"bash '$logs/guest.sh' '$top_builddir' '$suites' '$logs' '$files' '$top_srcdir'" \
 	> "$logs/lab.out" 2> "$logs/lab.err"

@@ -32,12 +32,29 @@ lab_require() {
 	[ -z "$why" ] || skip_all "$why"
 }
 
+# lab_secs SECS: the guest's timeout, SECS or less: it comes 30 s before the
+# test's own deadline (NFSRDMA_TEST_END, t/deadline.sh) at the latest, so that
+# a guest that runs out of time is ended by lab-run.sh and what it printed is
+# passed on, naming the step it was at.
+lab_secs() {
+	local left
+
+	[ -n "${NFSRDMA_TEST_END:-}" ] || {
+		echo "$1"
+		return
+	}
+	left=$((NFSRDMA_TEST_END - $(date +%s) - 30))
+	[ "$left" -ge 10 ] || left=10
+	echo $(($1 < left ? $1 : left))
+}
+
 # lab_guest_tap SCRIPT TIMEOUT [LAB-RUN OPTION...]: run SCRIPT in the guest
 # (with top_builddir, top_srcdir and the options, e.g. -e K=V) and pass on the
 # TAP it prints, without the CRs of the guest's serial line; the whole test
 # skips when the lab does not boot, and fails when the guest times out.
 lab_guest_tap() {
-	local out st why script=$1 secs=$2
+	local out st why script=$1 secs
+	secs=$(lab_secs "$2")
 	shift 2
 	out=$(mktemp)
 	"$lab/lab-run.sh" -t "$secs" -C "$top_builddir" -e "top_builddir=$top_builddir" \
@@ -51,7 +68,7 @@ lab_guest_tap() {
 	tr -d '\r' < "$out"
 	rm -f "$out"
 	if [ $st -eq 124 ]; then
-		echo "not ok - the lab timed out"
+		echo "not ok - the lab timed out after ${secs}s"
 		exit 1
 	fi
 	exit 0

@@ -88,6 +88,7 @@ umount /mnt/n
 EOF
 
 start=$(date +%s)
+timeout=$(lab_secs "$timeout")
 "$lab/lab-run.sh" -t "$timeout" -m 2G -s "$logs" -C "$top_builddir" \
 	"bash '$logs/guest.sh' '$top_builddir' '$top_srcdir' '$logs' $size_mb" \
 	> "$logs/lab.out" 2> "$logs/lab.err"

@@ -19,7 +19,7 @@ bin=$top_builddir/nfsrdma-vbench
 mkdir -p "$out" || exit 1
 rm -f "$out/vbench-rxe.csv" "$out/vbench-rxe.txt"
 start=$(date +%s)
-"$lab/lab-run.sh" -t "${LAB_TIMEOUT:-540}" -s "$out" -C "$top_builddir" \
+"$lab/lab-run.sh" -t "$(lab_secs "${LAB_TIMEOUT:-540}")" -s "$out" -C "$top_builddir" \
 	"'$bin' --device rxe0 --addr \$RDMALAB_IP ${VBENCH_ARGS:---quick} --csv '$out/vbench-rxe.csv' > '$out/vbench-rxe.txt'"
 rc=$?
 sed 's/^/lab-bench-verbs: /' "$out/vbench-rxe.txt" 2> /dev/null

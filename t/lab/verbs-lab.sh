@@ -51,6 +51,7 @@ done < "$logs/runs"
 EOF
 
 start=$(date +%s)
+timeout=$(lab_secs "$timeout")
 "$lab/lab-run.sh" -t "$timeout" -s "$logs" -C "$top_builddir" \
 	"bash '$logs/guest.sh' '$top_builddir' '$logs'" > "$logs/lab.out" 2> "$logs/lab.err"
 rc=$?
