@@ -41,8 +41,9 @@ limit=${NFSRDMA_TEST_DEADLINE:-600}
 own=$(grep -a -m1 -o 'nfsrdma-test-deadline: *[0-9][0-9]*' "$test_file" 2>/dev/null | grep -o '[0-9]*$')
 [ -z "$own" ] || [ "$own" -le "$limit" ] || limit=$own
 why="raise it with 'nfsrdma-test-deadline: N'"
+now=$(date +%s)
 if [ -n "${NFSRDMA_STEP_END:-}" ]; then
-	left=$((NFSRDMA_STEP_END - $(date +%s)))
+	left=$((NFSRDMA_STEP_END - now))
 	[ "$left" -ge 1 ] || left=1
 	[ "$limit" -le "$left" ] || {
 		limit=$left
@@ -85,7 +86,7 @@ reap() { # reap SID WHY
 
 # setsid runs the test in a session (and process group) of its own; it does not
 # fork, because a background job of a script is not a group leader.
-NFSRDMA_TEST_TOKEN=$token NFSRDMA_TEST_END=$(($(date +%s) + limit)) setsid "$@" &
+NFSRDMA_TEST_TOKEN=$token NFSRDMA_TEST_END=$((now + limit)) setsid "$@" &
 tpid=$!
 sleep "$limit" &
 spid=$!

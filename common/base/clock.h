@@ -85,8 +85,8 @@ static inline int clock_spin_wait(uint64_t spin_ns, int ms, int (*look)(void *ar
  * the whole machine that are running or ready to run (the caller among them)
  * fit on its processors. On a busy machine a spin takes the time that would
  * produce what it waits for, and a yield does not hand the processor over at
- * once. 0 where the OS does not say (osdep_runnable). A look costs a read of
- * about a microsecond: for a wait that would spin, not for each look of a spin. */
+ * once. 0 where the OS does not say (osdep_runnable). It costs a read of
+ * about a microsecond: ask before a spin, not at each look of one. */
 int clock_spin_spare(void);
 
 /* A spin adapted to the waits, as the kernel's halt polling adapts its own:

@@ -33,17 +33,19 @@ lab_require() {
 }
 
 # lab_secs SECS: the guest's timeout, SECS or less: it comes 30 s before the
-# test's own deadline (NFSRDMA_TEST_END, t/deadline.sh) at the latest, so that
-# a guest that runs out of time is ended by lab-run.sh and what it printed is
-# passed on, naming the step it was at.
+# test's own deadline (NFSRDMA_TEST_END, t/deadline.sh), or, for a script a
+# make target runs outside deadline.sh, before the end of the scripts/check.sh
+# step (NFSRDMA_STEP_END), at the latest, so that a guest that runs out of
+# time is ended by lab-run.sh and what it printed is passed on, naming the
+# step it was at.
 lab_secs() {
-	local left
+	local left end=${NFSRDMA_TEST_END:-${NFSRDMA_STEP_END:-}}
 
-	[ -n "${NFSRDMA_TEST_END:-}" ] || {
+	[ -n "$end" ] || {
 		echo "$1"
 		return
 	}
-	left=$((NFSRDMA_TEST_END - $(date +%s) - 30))
+	left=$((end - $(date +%s) - 30))
 	[ "$left" -ge 10 ] || left=10
 	echo $(($1 < left ? $1 : left))
 }
