@@ -482,10 +482,13 @@ void rr_conn_poll(struct rr_conn *c, int ms)
 	/* the CQ is armed: whoever took completions last armed it again; the
 	 * spin is fixed, else the adapted window (rr_conn_poll_adapt), if
 	 * any, where a processor is spare for it */
-	if (spin == 0 &&
-	    (spin = clock_spin_window(c->spin_window_ns, (uint64_t)c->ep->p.spin_max_us * 1000u)) &&
-	    !(c->ep->p.spin_spare ? c->ep->p.spin_spare() : clock_spin_spare()))
-		spin = 0;
+	if (spin == 0) {
+		int (*spare)(void) = c->ep->p.spin_spare ? c->ep->p.spin_spare : clock_spin_spare;
+
+		spin = clock_spin_window(c->spin_window_ns, (uint64_t)c->ep->p.spin_max_us * 1000u);
+		if (spin && !spare())
+			spin = 0;
+	}
 	n = clock_spin_wait(spin, ms, poll_look, &w);
 	if (n <= 0)
 		return;

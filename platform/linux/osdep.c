@@ -13,7 +13,6 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/capability.h>
@@ -411,26 +410,23 @@ void osdep_malloc_keep(size_t largest)
 /* See osdep.h: the fourth field of /proc/loadavg, "running/threads". The file
  * is opened once and read again from its start (its contents are made at each
  * read); -ENOTSUP when it cannot be opened (no /proc). */
+static pthread_once_t loadavg_once = PTHREAD_ONCE_INIT;
+static int loadavg_fd = -1;
+
+static void loadavg_open(void)
+{
+	loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+}
+
 int osdep_runnable(void)
 {
-	static int fd = -2;
-	char buf[128], *p = buf;
+	char buf[128];
 	ssize_t n;
-	int fields = 0;
+	int running;
 
-	if (__atomic_load_n(&fd, __ATOMIC_ACQUIRE) == -2) {
-		int f = open("/proc/loadavg", O_RDONLY | O_CLOEXEC), none = -2;
-
-		if (!__atomic_compare_exchange_n(&fd, &none, f < 0 ? -1 : f, 0, __ATOMIC_ACQ_REL,
-						 __ATOMIC_ACQUIRE) &&
-		    f >= 0)
-			close(f);
-	}
-	if (fd < 0 || (n = pread(fd, buf, sizeof(buf) - 1, 0)) <= 0)
+	pthread_once(&loadavg_once, loadavg_open);
+	if (loadavg_fd < 0 || (n = pread(loadavg_fd, buf, sizeof(buf) - 1, 0)) <= 0)
 		return -ENOTSUP;
 	buf[n] = '\0';
-	while (*p && fields < 3)
-		if (*p++ == ' ')
-			fields++;
-	return *p >= '0' && *p <= '9' ? atoi(p) : -ENOTSUP;
+	return sscanf(buf, "%*s %*s %*s %d", &running) == 1 ? running : -ENOTSUP;
 }
