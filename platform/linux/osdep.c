@@ -35,10 +35,13 @@ union linux_fh {
 	char space[sizeof(struct file_handle) + MAX_HANDLE_SZ];
 };
 
-/* The server's own groups, restored after each request (read once). */
-static pthread_once_t server_groups_once = PTHREAD_ONCE_INIT;
+/* The server's own identity, restored after each request (read once): its
+ * groups, uid and gid, which never change while it runs. */
+static pthread_once_t server_ident_once = PTHREAD_ONCE_INIT;
 static gid_t server_groups[NGROUPS_MAX > 256 ? 256 : NGROUPS_MAX];
 static int server_ngroups;
+static uid_t server_uid;
+static gid_t server_gid;
 
 /* The "/proc/self/fd/N" path that reaches what fd refers to. */
 static void fd_path(int fd, char *buf, size_t len)
@@ -118,32 +121,50 @@ int osdep_cred_available(void)
 	return geteuid() == 0;
 }
 
-/* Remember the server's own supplementary groups. */
-static void server_groups_read(void)
+/* Remember the server's own identity. */
+static void server_ident_read(void)
 {
 	int n = getgroups((int)(sizeof(server_groups) / sizeof(server_groups[0])), server_groups);
 
 	server_ngroups = n < 0 ? 0 : n;
+	server_uid = geteuid();
+	server_gid = getegid();
 }
 
-/* Lower or raise CAP_SYS_RESOURCE in this thread's effective set (raw
- * capget/capset act on the calling thread only). The kernel drops the file
- * capabilities itself when the fsuid leaves 0; this one it does not, and a
- * caller must not write past quotas or into the reserved blocks, which is
- * what knfsd drops it for too. */
-static int sys_resource_cap(int on)
+/* This thread's capabilities as the server, read (raw capget acts on the
+ * calling thread only) at its first switch, while it is still the server: a
+ * switch lowers CAP_SYS_RESOURCE from them and a restore sets them back, one
+ * capset each way. The kernel drops the file capabilities itself when the
+ * fsuid leaves 0 and raises them again when it comes back; CAP_SYS_RESOURCE it
+ * leaves alone, and a caller must not write past quotas or into the reserved
+ * blocks, which is what knfsd drops it for too. */
+static __thread struct {
+	int known;
+	struct __user_cap_data_struct data[2];
+} own_caps;
+
+static int own_caps_read(void)
+{
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+
+	if (!own_caps.known && syscall(SYS_capget, &hdr, own_caps.data) < 0)
+		return -errno;
+	own_caps.known = 1;
+	return 0;
+}
+
+/* Set this thread's capabilities to its own as the server, without
+ * CAP_SYS_RESOURCE unless `resource`. Lowering comes before the fsuid leaves 0
+ * (the set written then still holds the file capabilities, which the kernel
+ * drops when it does), raising after it is back. */
+static int own_caps_set(int resource)
 {
 	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct data[2];
-	uint32_t bit = 1u << (CAP_SYS_RESOURCE % 32);
-	int word = CAP_SYS_RESOURCE / 32;
 
-	if (syscall(SYS_capget, &hdr, data) < 0)
-		return -errno;
-	if (on)
-		data[word].effective |= data[word].permitted & bit;
-	else
-		data[word].effective &= ~bit;
+	memcpy(data, own_caps.data, sizeof(data));
+	if (!resource)
+		data[CAP_SYS_RESOURCE / 32].effective &= ~(1u << (CAP_SYS_RESOURCE % 32));
 	return syscall(SYS_capset, &hdr, data) < 0 ? -errno : 0;
 }
 
@@ -165,34 +186,37 @@ unsigned long osdep_cred_epoch(void)
 /* See osdep.h. Groups first, then gid, then uid; each is checked. */
 int osdep_cred_set(uid_t uid, gid_t gid, size_t ngids, const gid_t *gids)
 {
-	pthread_once(&server_groups_once, server_groups_read);
+	int r;
+
+	pthread_once(&server_ident_once, server_ident_read);
+	if ((r = own_caps_read()) < 0)
+		return r;
 	cred_changed();
 	if (syscall(SYS_setgroups, ngids, gids) < 0)
 		return -errno;
 	setfsgid(gid);
 	if ((gid_t)setfsgid((gid_t)-1) != gid)
 		return -EPERM;
+	if (uid != 0 && (r = own_caps_set(0)) < 0)
+		return r;
 	setfsuid(uid);
 	if ((uid_t)setfsuid((uid_t)-1) != uid)
 		return -EPERM;
-	return uid == 0 ? 0 : sys_resource_cap(0);
+	return 0;
 }
 
 /* See osdep.h. */
 int osdep_cred_restore(void)
 {
-	uid_t uid = geteuid();
-	gid_t gid = getegid();
-
-	pthread_once(&server_groups_once, server_groups_read);
+	pthread_once(&server_ident_once, server_ident_read);
 	cred_changed();
-	setfsuid(uid);
-	setfsgid(gid);
+	setfsuid(server_uid);
+	setfsgid(server_gid);
 	if (syscall(SYS_setgroups, (size_t)server_ngroups, server_groups) < 0)
 		return -errno;
-	if (sys_resource_cap(1) < 0)
+	if (own_caps.known && own_caps_set(1) < 0)
 		return -EPERM;
-	if ((uid_t)setfsuid((uid_t)-1) != uid || (gid_t)setfsgid((gid_t)-1) != gid)
+	if ((uid_t)setfsuid((uid_t)-1) != server_uid || (gid_t)setfsgid((gid_t)-1) != server_gid)
 		return -EPERM;
 	return 0;
 }

@@ -1,11 +1,10 @@
 /*
  * backend_osdep_test: the platform hooks the backend relies on: identities
  * are per thread (one thread's switch does not leak into another), restore
- * gives the server's identity back, handles round-trip through
- * open_by_handle, and a file's POSIX ACL is read through an O_PATH fd for the
- * user-space checks, and a read that must not wait reads a file in memory.
- * Needs root: skipped (the whole program, see nfs3_testlib.h)
- * without it.
+ * gives the server's identity back (its capabilities too, switch after switch), handles round-trip
+ * through open_by_handle, and a file's POSIX ACL is read through an O_PATH fd for the user-space
+ * checks, and a read that must not wait reads a file in memory. Needs root: skipped (the whole
+ * program, see nfs3_testlib.h) without it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -113,6 +112,49 @@ static void identity_is_per_thread(void **state)
 	pthread_barrier_destroy(&o.done);
 }
 
+/* This thread's effective, permitted and inheritable sets. */
+static void caps_now(struct __user_cap_data_struct data[2])
+{
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+
+	assert_int_equal(syscall(SYS_capget, &hdr, data), 0);
+}
+
+/* Switches one after the other on one thread, to different callers and to a
+ * root caller of another group: each takes the caller's reach and quota
+ * exemption away, and each restore gives back exactly the capabilities the
+ * thread had before its first switch. */
+static void switches_again(void **state)
+{
+	struct __user_cap_data_struct before[2], now[2];
+	gid_t groups[2] = {1000, 1001};
+	uid_t uids[3] = {1000, 1001, 1000};
+	int had_sys_resource = has_sys_resource();
+	int i, fd;
+
+	caps_now(before);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(osdep_cred_set(uids[i], 1000 + (gid_t)i, 2, groups), 0);
+		assert_true(open("/etc/shadow", O_RDONLY) < 0);
+		assert_false(has_sys_resource());
+		assert_int_equal(osdep_cred_restore(), 0);
+		caps_now(now);
+		assert_memory_equal(now, before, sizeof(before));
+		fd = open("/etc/shadow", O_RDONLY);
+		assert_true(fd >= 0);
+		close(fd);
+	}
+	/* root of another group keeps root's reach and its exemption */
+	assert_int_equal(osdep_cred_set(0, 1000, 0, NULL), 0);
+	assert_int_equal(has_sys_resource(), had_sys_resource);
+	fd = open("/etc/shadow", O_RDONLY);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(osdep_cred_restore(), 0);
+	caps_now(now);
+	assert_memory_equal(now, before, sizeof(before));
+}
+
 /* A handle opens the same file; STALE once it is gone; EINVAL when malformed. */
 static void handles_round_trip(void **state)
 {
@@ -217,9 +259,8 @@ int main(void)
 		return 0;
 	}
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(identity_is_per_thread),
-		cmocka_unit_test(handles_round_trip),
-		cmocka_unit_test(acl_through_path_fd),
+		cmocka_unit_test(identity_is_per_thread), cmocka_unit_test(switches_again),
+		cmocka_unit_test(handles_round_trip),	  cmocka_unit_test(acl_through_path_fd),
 		cmocka_unit_test(pread_nowait_in_memory),
 	};
 	return cmocka_run_group_tests_name("backend_osdep", tests, NULL, NULL);
