@@ -132,14 +132,17 @@ static void server_ident_read(void)
 }
 
 /* This thread's capabilities as the server, read (raw capget acts on the
- * calling thread only) at its first switch, while it is still the server: a
- * switch lowers CAP_SYS_RESOURCE from them and a restore sets them back, one
- * capset each way. The kernel drops the file capabilities itself when the
- * fsuid leaves 0 and raises them again when it comes back; CAP_SYS_RESOURCE it
- * leaves alone, and a caller must not write past quotas or into the reserved
- * blocks, which is what knfsd drops it for too. */
+ * calling thread only) at its first switch, while it is still the server (the
+ * workers are started by the server's own thread): a switch to a non-root
+ * caller lowers CAP_SYS_RESOURCE and the file capabilities from them and the
+ * restore sets them back, one capset each way. A caller must not write past
+ * quotas or into the reserved blocks, which is what knfsd drops
+ * CAP_SYS_RESOURCE for too. The kernel drops the file capabilities itself when
+ * the fsuid leaves 0 (and raises them when it returns), but not when it goes
+ * from one caller's to another's, so they are lowered here too. */
 static __thread struct {
 	int known;
+	int lowered; /* the set for a non-root caller is in force */
 	struct __user_cap_data_struct data[2];
 } own_caps;
 
@@ -153,19 +156,34 @@ static int own_caps_read(void)
 	return 0;
 }
 
-/* Set this thread's capabilities to its own as the server, without
- * CAP_SYS_RESOURCE unless `resource`. Lowering comes before the fsuid leaves 0
- * (the set written then still holds the file capabilities, which the kernel
- * drops when it does), raising after it is back. */
-static int own_caps_set(int resource)
+/* The file capabilities (the kernel's CAP_FS_SET). */
+static const int fs_caps[] = {CAP_CHOWN,  CAP_DAC_OVERRIDE,    CAP_DAC_READ_SEARCH, CAP_FOWNER,
+			      CAP_FSETID, CAP_LINUX_IMMUTABLE, CAP_MAC_OVERRIDE,    CAP_MKNOD};
+
+static void cap_lower(struct __user_cap_data_struct data[2], int cap)
+{
+	data[cap / 32].effective &= ~(1u << (cap % 32));
+}
+
+/* Put in force this thread's capabilities for a non-root caller (lower) or
+ * its own as the server, if they are not already. */
+static int own_caps_set(int lower)
 {
 	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct data[2];
 
+	if (!own_caps.known || own_caps.lowered == lower)
+		return 0;
 	memcpy(data, own_caps.data, sizeof(data));
-	if (!resource)
-		data[CAP_SYS_RESOURCE / 32].effective &= ~(1u << (CAP_SYS_RESOURCE % 32));
-	return syscall(SYS_capset, &hdr, data) < 0 ? -errno : 0;
+	if (lower) {
+		cap_lower(data, CAP_SYS_RESOURCE);
+		for (size_t i = 0; i < sizeof(fs_caps) / sizeof(fs_caps[0]); i++)
+			cap_lower(data, fs_caps[i]);
+	}
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return -errno;
+	own_caps.lowered = lower;
+	return 0;
 }
 
 /* Credential epochs (see osdep.h): each change installs new credentials. */
@@ -197,7 +215,7 @@ int osdep_cred_set(uid_t uid, gid_t gid, size_t ngids, const gid_t *gids)
 	setfsgid(gid);
 	if ((gid_t)setfsgid((gid_t)-1) != gid)
 		return -EPERM;
-	if (uid != 0 && (r = own_caps_set(0)) < 0)
+	if ((r = own_caps_set(uid != 0)) < 0)
 		return r;
 	setfsuid(uid);
 	if ((uid_t)setfsuid((uid_t)-1) != uid)
@@ -214,7 +232,7 @@ int osdep_cred_restore(void)
 	setfsgid(server_gid);
 	if (syscall(SYS_setgroups, (size_t)server_ngroups, server_groups) < 0)
 		return -errno;
-	if (own_caps.known && own_caps_set(1) < 0)
+	if (own_caps_set(0) < 0)
 		return -EPERM;
 	if ((uid_t)setfsuid((uid_t)-1) != server_uid || (gid_t)setfsgid((gid_t)-1) != server_gid)
 		return -EPERM;

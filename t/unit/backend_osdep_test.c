@@ -120,39 +120,61 @@ static void caps_now(struct __user_cap_data_struct data[2])
 	assert_int_equal(syscall(SYS_capget, &hdr, data), 0);
 }
 
-/* Switches one after the other on one thread, to different callers and to a
- * root caller of another group: each takes the caller's reach and quota
- * exemption away, and each restore gives back exactly the capabilities the
- * thread had before its first switch. */
+/* Whether this thread can open path for reading. */
+static int can_read(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+/* Switches one after the other on one thread: to different callers, from one
+ * caller straight to another, and to a root caller of another group. Each
+ * non-root caller is without root's reach (a root-only file) and the quota
+ * exemption, a root caller keeps both, and each restore gives back exactly
+ * the capabilities the thread had before its first switch. */
 static void switches_again(void **state)
 {
 	struct __user_cap_data_struct before[2], now[2];
+	char dir[256], secret[300];
 	gid_t groups[2] = {1000, 1001};
 	uid_t uids[3] = {1000, 1001, 1000};
 	int had_sys_resource = has_sys_resource();
 	int i, fd;
 
+	scratch(dir, sizeof(dir));
+	snprintf(secret, sizeof(secret), "%s/secret", dir);
+	fd = open(secret, O_CREAT | O_EXCL | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	close(fd);
 	caps_now(before);
 	for (i = 0; i < 3; i++) {
 		assert_int_equal(osdep_cred_set(uids[i], 1000 + (gid_t)i, 2, groups), 0);
-		assert_true(open("/etc/shadow", O_RDONLY) < 0);
+		assert_false(can_read(secret));
 		assert_false(has_sys_resource());
 		assert_int_equal(osdep_cred_restore(), 0);
 		caps_now(now);
 		assert_memory_equal(now, before, sizeof(before));
-		fd = open("/etc/shadow", O_RDONLY);
-		assert_true(fd >= 0);
-		close(fd);
+		assert_true(can_read(secret));
 	}
+	/* from one caller to another without a restore between */
+	assert_int_equal(osdep_cred_set(1000, 1000, 2, groups), 0);
+	assert_int_equal(osdep_cred_set(1001, 1001, 2, groups), 0);
+	assert_false(can_read(secret));
+	assert_false(has_sys_resource());
+	assert_int_equal(osdep_cred_restore(), 0);
 	/* root of another group keeps root's reach and its exemption */
 	assert_int_equal(osdep_cred_set(0, 1000, 0, NULL), 0);
 	assert_int_equal(has_sys_resource(), had_sys_resource);
-	fd = open("/etc/shadow", O_RDONLY);
-	assert_true(fd >= 0);
-	close(fd);
+	assert_true(can_read(secret));
 	assert_int_equal(osdep_cred_restore(), 0);
 	caps_now(now);
 	assert_memory_equal(now, before, sizeof(before));
+	unlink(secret);
+	rmdir(dir);
 }
 
 /* A handle opens the same file; STALE once it is gone; EINVAL when malformed. */
