@@ -143,26 +143,32 @@ static void server_ident_read(void)
 static __thread struct {
 	int known;
 	int lowered; /* the set for a non-root caller is in force */
-	struct __user_cap_data_struct data[2];
+	/* [0] the server's own, [1] the same without CAP_SYS_RESOURCE and the
+	 * file capabilities (the kernel's CAP_FS_SET), both made at the read */
+	struct __user_cap_data_struct set[2][2];
 } own_caps;
-
-static int own_caps_read(void)
-{
-	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
-
-	if (!own_caps.known && syscall(SYS_capget, &hdr, own_caps.data) < 0)
-		return -errno;
-	own_caps.known = 1;
-	return 0;
-}
-
-/* The file capabilities (the kernel's CAP_FS_SET). */
-static const int fs_caps[] = {CAP_CHOWN,  CAP_DAC_OVERRIDE,    CAP_DAC_READ_SEARCH, CAP_FOWNER,
-			      CAP_FSETID, CAP_LINUX_IMMUTABLE, CAP_MAC_OVERRIDE,    CAP_MKNOD};
 
 static void cap_lower(struct __user_cap_data_struct data[2], int cap)
 {
 	data[cap / 32].effective &= ~(1u << (cap % 32));
+}
+
+static int own_caps_read(void)
+{
+	static const int lowered[] = {CAP_SYS_RESOURCE,	   CAP_CHOWN,	     CAP_DAC_OVERRIDE,
+				      CAP_DAC_READ_SEARCH, CAP_FOWNER,	     CAP_FSETID,
+				      CAP_LINUX_IMMUTABLE, CAP_MAC_OVERRIDE, CAP_MKNOD};
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+
+	if (own_caps.known)
+		return 0;
+	if (syscall(SYS_capget, &hdr, own_caps.set[0]) < 0)
+		return -errno;
+	memcpy(own_caps.set[1], own_caps.set[0], sizeof(own_caps.set[1]));
+	for (size_t i = 0; i < sizeof(lowered) / sizeof(lowered[0]); i++)
+		cap_lower(own_caps.set[1], lowered[i]);
+	own_caps.known = 1;
+	return 0;
 }
 
 /* Put in force this thread's capabilities for a non-root caller (lower) or
@@ -170,17 +176,10 @@ static void cap_lower(struct __user_cap_data_struct data[2], int cap)
 static int own_caps_set(int lower)
 {
 	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
-	struct __user_cap_data_struct data[2];
 
 	if (!own_caps.known || own_caps.lowered == lower)
 		return 0;
-	memcpy(data, own_caps.data, sizeof(data));
-	if (lower) {
-		cap_lower(data, CAP_SYS_RESOURCE);
-		for (size_t i = 0; i < sizeof(fs_caps) / sizeof(fs_caps[0]); i++)
-			cap_lower(data, fs_caps[i]);
-	}
-	if (syscall(SYS_capset, &hdr, data) < 0)
+	if (syscall(SYS_capset, &hdr, own_caps.set[lower]) < 0)
 		return -errno;
 	own_caps.lowered = lower;
 	return 0;

@@ -24,13 +24,31 @@
 
 #include "common/base/osdep.h"
 
+/* This thread's effective, permitted and inheritable sets. */
+static void caps_now(struct __user_cap_data_struct data[2])
+{
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+
+	assert_int_equal(syscall(SYS_capget, &hdr, data), 0);
+}
+
+/* Whether this thread can open path for reading. */
+static int can_read(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
 /* Whether CAP_SYS_RESOURCE is in this thread's effective set. */
 static int has_sys_resource(void)
 {
-	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct data[2];
 
-	assert_int_equal(syscall(SYS_capget, &hdr, data), 0);
+	caps_now(data);
 	return (data[CAP_SYS_RESOURCE / 32].effective >> (CAP_SYS_RESOURCE % 32)) & 1;
 }
 
@@ -89,7 +107,7 @@ static void identity_is_per_thread(void **state)
 	pthread_barrier_wait(&o.switched);
 	pthread_barrier_wait(&o.done);
 	/* as uid 1000 a root-only file is out of reach, and quotas apply */
-	assert_true(open("/etc/shadow", O_RDONLY) < 0);
+	assert_false(can_read("/etc/shadow"));
 	assert_false(has_sys_resource());
 	assert_int_equal(osdep_cred_restore(), 0);
 	assert_int_equal(has_sys_resource(), had_sys_resource);
@@ -102,33 +120,12 @@ static void identity_is_per_thread(void **state)
 	assert_int_equal(stat(theirs, &st), 0);
 	assert_int_equal(st.st_uid, 0);
 	/* and root's reach is back */
-	fd = open("/etc/shadow", O_RDONLY);
-	assert_true(fd >= 0);
-	close(fd);
+	assert_true(can_read("/etc/shadow"));
 	unlink(mine);
 	unlink(theirs);
 	rmdir(dir);
 	pthread_barrier_destroy(&o.switched);
 	pthread_barrier_destroy(&o.done);
-}
-
-/* This thread's effective, permitted and inheritable sets. */
-static void caps_now(struct __user_cap_data_struct data[2])
-{
-	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
-
-	assert_int_equal(syscall(SYS_capget, &hdr, data), 0);
-}
-
-/* Whether this thread can open path for reading. */
-static int can_read(const char *path)
-{
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0)
-		return 0;
-	close(fd);
-	return 1;
 }
 
 /* Switches one after the other on one thread: to different callers, from one
