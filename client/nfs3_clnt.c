@@ -39,6 +39,7 @@ void nfs3c_params_from_config(const struct nfsrdma_config *c, struct nfs3c_param
 	p->acdirmax = c->client.acdirmax;
 	p->timeout_ms = (int)c->client.timeo * 1000;
 	p->dir_max = c->client.dir_max;
+	p->nconnect = c->client.nconnect;
 }
 
 /* See nfs3_clnt.h. The settings of the file have their defaults in one
@@ -206,8 +207,8 @@ static void head_next(struct nfs3c *c, const char *why)
 
 /* ---- connections ---- */
 
-/* One attempt at a new connection to the NFS service. */
-static int connect_once(struct nfs3c *c, struct rpc_clnt **out)
+/* One attempt at one transport to the NFS service. */
+static int connect_one(struct nfs3c *c, struct rpc_clnt **out)
 {
 	size_t max = (size_t)(c->rsize > c->wsize ? c->rsize : c->wsize) + 65536;
 	struct rr_params rp = c->p.rr;
@@ -234,8 +235,26 @@ static int connect_once(struct nfs3c *c, struct rpc_clnt **out)
 /* Free a connection nobody uses any more. */
 static void conn_free(struct nfs3c_conn *cn)
 {
-	rpc_clnt_destroy(cn->rpc);
+	for (unsigned i = 0; i < cn->nrpc; i++)
+		rpc_clnt_destroy(cn->rpc[i]);
 	free(cn);
+}
+
+/* One attempt at a new connection: every one of its transports, or none. */
+static int connect_once(struct nfs3c *c, struct nfs3c_conn **out)
+{
+	unsigned want = c->p.nconnect ? c->p.nconnect : 1;
+	struct nfs3c_conn *cn = calloc(1, sizeof(*cn));
+	int rc = cn ? 0 : -ENOMEM;
+
+	while (rc == 0 && cn->nrpc < want && cn->nrpc < NFS3C_NCONNECT_MAX)
+		if ((rc = connect_one(c, &cn->rpc[cn->nrpc])) == 0)
+			cn->nrpc++;
+	if (rc && cn)
+		conn_free(cn);
+	else
+		*out = cn;
+	return rc;
 }
 
 /* Wait on the client's condition until woken or deadline (0: none). Lock held. */
@@ -256,12 +275,12 @@ static void cond_wait_until(struct nfs3c *c, uint64_t until_ms)
  * entry and exit, dropped while connecting. */
 static void reconnect(struct nfs3c *c)
 {
-	struct nfs3c_conn *cn = calloc(1, sizeof(*cn));
+	struct nfs3c_conn *cn = NULL;
 	int rc;
 
 	c->connecting = 1;
 	pthread_mutex_unlock(&c->lock);
-	rc = cn ? connect_once(c, &cn->rpc) : -ENOMEM;
+	rc = connect_once(c, &cn);
 	pthread_mutex_lock(&c->lock);
 	c->connecting = 0;
 	if (rc == 0 && c->closing) {
@@ -278,7 +297,6 @@ static void reconnect(struct nfs3c *c)
 			log_warn("server %s OK", c->host);
 		c->down = 0;
 	} else {
-		free(cn);
 		c->last_err = rc;
 		c->backoff_ms = c->backoff_ms ? c->backoff_ms * 2 : BACKOFF_MIN_MS;
 		if (c->backoff_ms > BACKOFF_MAX_MS)
@@ -374,7 +392,8 @@ static void *stopper_main(void *arg)
 	if (cn) {
 		log_warn("server %s: stopping; what still waits for it after %u ms fails", c->host,
 			 grace);
-		rpc_clnt_abort(cn->rpc);
+		for (unsigned i = 0; i < cn->nrpc; i++)
+			rpc_clnt_abort(cn->rpc[i]);
 		nfs3c_conn_put(c, cn, 1);
 	}
 	return NULL;
@@ -446,9 +465,12 @@ static uint32_t new_xid(struct nfs3c *c)
 /* The outcome of one try: 0 done, 1 try again. */
 static int try_once(struct nfs3c *c, struct nfs3c_req *rq, int *rc, unsigned *jukebox_ms)
 {
+	struct nfs3c_conn *cn = rq->conn;
+	unsigned turn = cn->nrpc > 1 ? __atomic_fetch_add(&cn->turn, 1, __ATOMIC_RELAXED) : 0;
 	uint64_t sent = nfs3c_now_us();
 
-	*rc = rpc_clnt_call(rq->conn->rpc, &rq->call);
+	rq->rpc = cn->rpc[turn % cn->nrpc];
+	*rc = rpc_clnt_call(rq->rpc, &rq->call);
 	rq->rtt_us = nfs3c_now_us() - sent;
 	rq->tries++;
 	nfs3c_stat_add(&c->st.calls, 1);
@@ -537,7 +559,7 @@ void nfs3c_call_done(struct nfs3c *c, struct nfs3c_req *rq)
 {
 	if (!rq->conn)
 		return;
-	rpc_clnt_free_res(rq->conn->rpc, &rq->call);
+	rpc_clnt_free_res(rq->rpc, &rq->call);
 	nfs3c_conn_put(c, rq->conn, 0);
 	rq->conn = NULL;
 }
@@ -571,7 +593,7 @@ void nfs3c_get_stats(struct nfs3c *c, struct nfs3c_stats *out)
 	pthread_mutex_unlock(&c->wpool_lock);
 }
 
-/* The RPC/RDMA counters of the current connection. */
+/* The RPC/RDMA counters of the current connection, all its transports together. */
 void nfs3c_get_xprt_stats(struct nfs3c *c, struct rr_stats *out)
 {
 	struct nfs3c_conn *cn = NULL;
@@ -583,8 +605,14 @@ void nfs3c_get_xprt_stats(struct nfs3c *c, struct rr_stats *out)
 	if ((cn = c->conn) != NULL)
 		cn->refs++;
 	pthread_mutex_unlock(&c->lock);
+	for (unsigned i = 0; cn && i < cn->nrpc; i++) {
+		struct rr_stats one;
+
+		rr_clnt_get_stats(cn->rpc[i], &one);
+		rr_stats_add(out, &one);
+		out->inline_send_now = one.inline_send_now; /* the same on each */
+	}
 	if (cn) {
-		rr_clnt_get_stats(cn->rpc, out);
 		nfs3c_conn_put(c, cn, 0);
 	}
 }

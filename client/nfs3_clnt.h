@@ -63,8 +63,11 @@ struct nfs3c_params {
 	size_t dirty_max;		 /* bytes of unstable writes kept for resending */
 	unsigned dir_max;		 /* most entries one directory listing may have */
 	struct rpc_cred cred;		 /* the default credential */
-	int ordma; /* Optimistic RDMA: small READs by RDMA Reads of the server's cache */
+	int ordma;	   /* Optimistic RDMA: small READs by RDMA Reads of the server's cache */
+	unsigned nconnect; /* transports to the server, calls taking them in turn; 0: 1 */
 };
+
+#define NFS3C_NCONNECT_MAX 16 /* as Linux's nconnect= */
 
 #define NFS3C_DIR_MAX (1u << 22) /* entries in one directory listing, by default */
 

@@ -21,9 +21,13 @@
 #define NFS3C_FILE_BUCKETS   256
 #define NFS3C_MAX_IO	     (1u << 20) /* the largest transfer size we use */
 
-/* One connection; replaced (never repaired) when it breaks. */
+/* One connection to the server: nconnect transports, each its own RPC
+ * client (on RDMA its own device, event loop and credits); calls take them in
+ * turn. Replaced whole (never repaired) when any of them breaks. */
 struct nfs3c_conn {
-	struct rpc_clnt *rpc;
+	struct rpc_clnt *rpc[NFS3C_NCONNECT_MAX];
+	unsigned nrpc;
+	unsigned turn; /* atomic: the transport the next call takes */
 	unsigned refs; /* calls using it, plus one while it is current */
 	uint64_t id;   /* never reused within the client: what Optimistic RDMA's
 			  references belong to */
@@ -154,9 +158,10 @@ struct nfs3c {
 struct nfs3c_req {
 	struct rpc_call call;
 	struct nfs3c_conn *conn;
-	unsigned tries;	 /* sends it took: > 1 means it may have run twice */
-	uint64_t rtt_us; /* the last send's round trip */
-	uint64_t gen;	 /* attribute generation taken when it was first sent */
+	struct rpc_clnt *rpc; /* the transport of conn this try went on */
+	unsigned tries;	      /* sends it took: > 1 means it may have run twice */
+	uint64_t rtt_us;      /* the last send's round trip */
+	uint64_t gen;	      /* attribute generation taken when it was first sent */
 };
 
 void nfs3c_stat_add(uint64_t *ctr, int64_t n);

@@ -153,7 +153,7 @@ static int mount_call(struct nfs3c *c, uint32_t proc, xdrproc_t xa, void *args, 
 		snprintf(where, sizeof(where), "%s:%s (rdma)", c->host, c->port);
 		if ((rc = nfs3c_conn_get(c, nfs3c_now_ms() + (uint64_t)timeout_ms, &cn)) != 0)
 			goto out;
-		rpc = cn->rpc;
+		rpc = cn->rpc[0];
 	} else if ((rc = mount_connect(c, &rpc, where, sizeof(where))) != 0) {
 		snprintf(err, errlen, "cannot connect to MOUNT at %s: %s", where, strerror(-rc));
 		return rc;

@@ -126,7 +126,7 @@ static int read_slot(struct nfs3c *c, uint64_t conn, uint64_t addr, uint32_t rke
 
 	if ((rc = nfs3c_conn_get(c, nfs3c_now_ms() + (uint64_t)c->p.timeout_ms, &cn)) != 0)
 		return rc;
-	rc = cn->id == conn ? rpc_clnt_read_remote(cn->rpc, addr, rkey, img, len) : -ESTALE;
+	rc = cn->id == conn ? rpc_clnt_read_remote(cn->rpc[0], addr, rkey, img, len) : -ESTALE;
 	nfs3c_conn_put(c, cn, rc == -ECONNRESET || rc == -ETIMEDOUT);
 	return rc;
 }

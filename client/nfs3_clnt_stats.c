@@ -16,12 +16,15 @@ static double avg_ms(uint64_t sum_us, uint64_t n)
 	return n ? (double)sum_us / (double)n / 1000.0 : 0.0;
 }
 
-/* How the mount talks to its server. */
+/* How the mount talks to its server (the RPC/RDMA counters of all its
+ * transports together; credits are each one's). */
 static void print_xprt(struct nfs3c *c, FILE *out)
 {
 	const struct rr_params *rr = &c->p.rr;
 	struct rr_stats x;
 
+	if (c->p.nconnect > 1)
+		fprintf(out, "nconnect: %u\n", c->p.nconnect);
 	if (c->p.proto == NFS3C_PROTO_TCP) {
 		fprintf(out, "transport: tcp port %s\n", c->port);
 		return;

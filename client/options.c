@@ -275,6 +275,7 @@ static const struct opt_def opts[] = {
 	{"port", set_port, OFF(port), 1, 65535, NULL},
 	{"mountport", set_port, OFF(mountport), 1, 65535, NULL},
 	{"heads", set_heads, OFF(heads), 0, 0, NULL},
+	{"nconnect", set_unsigned, OFF(nfs.nconnect), 1, NFS3C_NCONNECT_MAX, NULL},
 	{"mountproto", set_enum, OFF(mountproto), 0, 0, proto_names},
 	{"mode", set_mode, 0, 0, 0, mode_names},
 	{"reg", set_reg, 0, 0, 0, reg_names},
@@ -318,6 +319,7 @@ const char client_opts_help[] =
 	"  mountport=N             MOUNT's port (rdma: port; tcp: rpcbind, else port)\n"
 	"  heads=H[:P]+H[:P]...    the export's other servers: a head that stops answering\n"
 	"                          is left for the next\n"
+	"  nconnect=N              transports to the server, 1..16; calls take them in turn (1)\n"
 	"  mode=read-write|read-read  RPC/RDMA mode (read-write)\n"
 	"  reg=zerocopy|cache|fastreg|allphys  client memory registration (fastreg)\n"
 	"  provider=auto|soft|DEV  RDMA provider or device (auto)\n"

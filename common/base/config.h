@@ -250,6 +250,7 @@ struct nfsrdma_config {
 		unsigned acdirmin, acdirmax;	  /* directory attribute cache, seconds */
 		unsigned timeo;			  /* seconds to wait for one reply */
 		unsigned dir_max;		  /* entries one directory listing may have */
+		unsigned nconnect;		  /* transports to the server */
 		struct cfg_integrity integrity;	  /* per-message HMAC */
 	} client;
 };

@@ -375,6 +375,9 @@ const struct cfg_entry config_main_table[] = {
 	      "Seconds to wait for one reply; also what a stop waits for (at most 5)."),
 	E_INT("client.dir_max", C, client.dir_max, 16, 1 << 30, 1 << 22,
 	      "Entries one directory listing may have; a longer or looping one fails."),
+	E_INT("client.nconnect", C, client.nconnect, 1, 16, 1,
+	      "Transports to the server (RPC/RDMA connections or TCP connections); calls "
+	      "take them in turn, and all are replaced together when one breaks."),
 	E_ENUM("client.integrity.mode", C, client.integrity.mode, integrity_names,
 	       CFG_INTEGRITY_NONE, "Per-message integrity: none or hmac-sha256 (as the server)."),
 	E_STR("client.integrity.key_file", C, client.integrity.key_file, NULL, false, NULL,

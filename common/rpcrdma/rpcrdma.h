@@ -154,6 +154,8 @@ void rr_server_destroy(struct rr_server *s);
 int rr_clnt_create(const struct rr_params *p, const char *host, const char *port,
 		   struct rpc_clnt **out);
 void rr_clnt_get_stats(struct rpc_clnt *c, struct rr_stats *out);
+/* Sum the counters of b into a. */
+void rr_stats_add(struct rr_stats *a, const struct rr_stats *b);
 
 const char *rr_reg_name(enum rr_reg r);
 

@@ -254,8 +254,6 @@ int rr_batch_read_chunk(struct rr_batch *b, const struct rpcrdma_hdr *h,
 int rr_post(struct rr_conn *c, struct rr_batch *b, struct rr_wr *ctx);
 
 void rr_stat_add(uint64_t *v, int64_t d);
-/* Sum the counters of b into a. */
-void rr_stats_add(struct rr_stats *a, const struct rr_stats *b);
 void rr_stats_print(const struct rr_stats *s, const char *prefix, FILE *f);
 
 #endif

@@ -218,6 +218,7 @@ int main(void)
 		cmocka_unit_test(test_integrity),
 		cmocka_unit_test(test_nonroot_rdma_matrix),
 		cmocka_unit_test(test_post_failures),
+		cmocka_unit_test(test_nconnect),
 		cmocka_unit_test(test_errno_table),
 		cmocka_unit_test(test_ordma_hits),
 		cmocka_unit_test(test_ordma_sees_other_writer),

@@ -79,6 +79,7 @@ void test_mount_errors(void **state);
 void test_integrity(void **state);
 void test_nonroot_rdma_matrix(void **state);
 void test_post_failures(void **state);
+void test_nconnect(void **state);
 void test_errno_table(void **state);
 /* ... and client_nfs3_test_ordma.c (Optimistic RDMA). */
 void test_ordma_hits(void **state);

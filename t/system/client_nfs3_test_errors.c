@@ -2,7 +2,8 @@
  * client_nfs3_test_errors.c: mount errors that say what is wrong, calls
  * signed for integrity, callers who are not root (the server must not post
  * from a thread that took on their identity), posts the provider fails on
- * purpose, and the errno each NFS3ERR maps to.
+ * purpose, several transports (nconnect) of which one breaks, and the errno
+ * each NFS3ERR maps to.
  * Part of t/system/client_nfs3_test (see client_nfs3_test.c).
  */
 #include <fcntl.h>
@@ -209,6 +210,88 @@ void test_post_failures(void **state)
 		if (!strstr(hows[i], "write"))
 			post_failure_on(RR_MODE_READ_READ, hows[i]);
 	}
+}
+
+/* ---- several transports (nconnect) ---- */
+
+/* The calls each RPC/RDMA connection of f's server took, from its
+ * per-connection counters; their number. */
+static size_t calls_per_conn(struct fx *f, unsigned long long *calls, size_t max)
+{
+	char *text = NULL, *save = NULL;
+	size_t len = 0, n = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	assert_non_null(m);
+	rr_server_print_stats(f->srv.rr, m);
+	fclose(m);
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *v = strrchr(l, ' ');
+
+		if (strncmp(l, "rdma.conn.", 10) == 0 && v && v - l > 6 &&
+		    strncmp(v - 6, ".calls", 6) == 0 && n < max)
+			calls[n++] = strtoull(v + 1, NULL, 10);
+	}
+	free(text);
+	return n;
+}
+
+/* The server's live RPC/RDMA connections, once they are n (or 5 s went by). */
+static uint64_t conns_settle(struct fx *f, uint64_t n)
+{
+	struct rr_stats st;
+
+	rr_server_get_stats(f->srv.rr, &st);
+	for (int i = 0; i < 100 && st.conns != n; i++) {
+		usleep(50000);
+		rr_server_get_stats(f->srv.rr, &st);
+	}
+	return st.conns;
+}
+
+/* nconnect=3: three connections, which calls take in turn; when the server's
+ * 60th Send fails, that connection breaks, the client replaces all three and
+ * the data arrive whole. Over TCP, two connections carry the same. */
+void test_nconnect(void **state)
+{
+	struct fx *f = fx_alloc();
+	struct nfs3c_params p;
+	struct nfs3c_stats cs;
+	struct rr_stats st;
+	unsigned long long calls[8];
+	fattr3 a;
+
+	setenv("VB_SOFT_FAIL_POST", "refuse:send:60", 1);
+	assert_int_equal(csrv_start(&f->srv, &f->sp), 0);
+	unsetenv("VB_SOFT_FAIL_POST");
+	params(f, &p, NFS3C_PROTO_RDMA, RR_MODE_READ_WRITE, RR_REG_FASTREG);
+	p.nconnect = 3;
+	mount_with(f, &p);
+	assert_int_equal(conns_settle(f, 3), 3);
+	for (int i = 0; i < 30; i++)
+		assert_int_equal(nfs3c_getattr(f->c, NULL, nfs3c_root(f->c), NFS3C_NOCACHE, &a), 0);
+	assert_int_equal(calls_per_conn(f, calls, 8), 3);
+	for (int i = 0; i < 3; i++)
+		if (calls[i] < 10)
+			fail_msg("connection %d took %llu calls of 30 and more", i, calls[i]);
+	for (int i = 0; i < 40; i++) /* past the 60th Send */
+		assert_int_equal(nfs3c_getattr(f->c, NULL, nfs3c_root(f->c), NFS3C_NOCACHE, &a), 0);
+	roundtrip(f, "nc", 700000, 5);
+	rr_server_get_stats(f->srv.rr, &st);
+	assert_int_equal(st.post_failures, 1);
+	nfs3c_get_stats(f->c, &cs);
+	assert_int_equal(cs.reconnects, 2); /* the mount's, and one for all three */
+	assert_int_equal(conns_settle(f, 3), 3);
+	fx_free(f);
+
+	f = fx_new();
+	params(f, &p, NFS3C_PROTO_TCP, 0, RR_REG_FASTREG);
+	p.nconnect = 2;
+	mount_with(f, &p);
+	roundtrip(f, "nc", 700000, 6);
+	nfs3c_get_stats(f->c, &cs);
+	assert_int_equal(cs.reconnects, 1);
+	fx_free(f);
 }
 
 /* Needs root, for the in-process server. */
