@@ -588,6 +588,9 @@ void nfs3c_get_stats(struct nfs3c *c, struct nfs3c_stats *out)
 {
 	*out = c->st;
 	out->dirty_now = __atomic_load_n(&c->dirty, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&c->lock);
+	out->transports = c->conn ? c->conn->nrpc : 0;
+	pthread_mutex_unlock(&c->lock);
 	pthread_mutex_lock(&c->wpool_lock);
 	out->wbufs_spare = c->wpool_bytes;
 	pthread_mutex_unlock(&c->wpool_lock);
@@ -610,7 +613,9 @@ void nfs3c_get_xprt_stats(struct nfs3c *c, struct rr_stats *out)
 
 		rr_clnt_get_stats(cn->rpc[i], &one);
 		rr_stats_add(out, &one);
-		out->inline_send_now = one.inline_send_now; /* the same on each */
+		/* each one's, not a sum: the same on each */
+		out->inline_send_now = one.inline_send_now;
+		out->credits_granted = one.credits_granted;
 	}
 	if (cn) {
 		nfs3c_conn_put(c, cn, 0);

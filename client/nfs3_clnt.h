@@ -124,6 +124,7 @@ struct nfs3c_stats {
 	struct nfs3c_op_stats op[NFS3_NPROCS];
 	uint64_t head_switches; /* moves to another head (heads=) */
 	uint64_t head;		/* the head in use: 0 the server's, 1.. heads='s */
+	uint64_t transports;	/* of the connection in use now (nconnect); 0: none */
 	/* Optimistic RDMA (-o ordma): READs served by an RDMA Read of the
 	 * server's cache; misses by cause (NFS3C_ORDMA_NOREF: no reference,
 	 * NFS3C_ORDMA_ERROR: the RDMA Read or the attributes failed, else the

@@ -17,14 +17,15 @@ static double avg_ms(uint64_t sum_us, uint64_t n)
 }
 
 /* How the mount talks to its server (the RPC/RDMA counters of all its
- * transports together; credits are each one's). */
-static void print_xprt(struct nfs3c *c, FILE *out)
+ * transports together; credits and inline sizes are each one's). */
+static void print_xprt(struct nfs3c *c, const struct nfs3c_stats *st, FILE *out)
 {
 	const struct rr_params *rr = &c->p.rr;
 	struct rr_stats x;
 
 	if (c->p.nconnect > 1)
-		fprintf(out, "nconnect: %u\n", c->p.nconnect);
+		fprintf(out, "nconnect: %u (connected %" PRIu64 ")\n", c->p.nconnect,
+			st->transports);
 	if (c->p.proto == NFS3C_PROTO_TCP) {
 		fprintf(out, "transport: tcp port %s\n", c->port);
 		return;
@@ -64,7 +65,7 @@ void nfs3c_print_stats(struct nfs3c *c, FILE *out)
 			c->host, c->port, c->cur, st.head_switches);
 		pthread_mutex_unlock(&c->lock);
 	}
-	print_xprt(c, out);
+	print_xprt(c, &st, out);
 	fprintf(out, "rsize %" PRIu32 " wsize %" PRIu32 " timeo %d ms %s\n", c->rsize, c->wsize,
 		c->p.timeout_ms, c->p.retry_ms ? "soft" : "hard");
 	fprintf(out,

@@ -281,6 +281,7 @@ void test_nconnect(void **state)
 	assert_int_equal(st.post_failures, 1);
 	nfs3c_get_stats(f->c, &cs);
 	assert_int_equal(cs.reconnects, 2); /* the mount's, and one for all three */
+	assert_int_equal(cs.transports, 3);
 	assert_int_equal(conns_settle(f, 3), 3);
 	fx_free(f);
 
@@ -291,6 +292,7 @@ void test_nconnect(void **state)
 	roundtrip(f, "nc", 700000, 6);
 	nfs3c_get_stats(f->c, &cs);
 	assert_int_equal(cs.reconnects, 1);
+	assert_int_equal(cs.transports, 2);
 	fx_free(f);
 }
 

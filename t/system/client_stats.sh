@@ -31,7 +31,7 @@ check "the inline sizes asked, and what the server lets it send" grep -q "^trans
 "$CLIENT" stats "$B" > "$T_SCRATCH/out-big" 2>&1
 sed 's/^/# /' "$T_SCRATCH/out-big" | head -n 2
 check "8 KiB asked, 4 KiB negotiated (the server's receive size)" grep -q "^transport: rdma .* inline 8192/4096 (sends up to 4096) " "$T_SCRATCH/out-big"
-check "client.nconnect = 3 of the file: three connections" grep -q "^nconnect: 3\$" "$T_SCRATCH/out-big"
+check "client.nconnect = 3 of the file: three connections" grep -q "^nconnect: 3 (connected 3)\$" "$T_SCRATCH/out-big"
 check "the registration strategy's counters" grep -q "^registration: regs [0-9]" "$T_SCRATCH/out-rdma"
 check "300000 bytes written" grep -q "^bytes read [0-9]* written 300000 " "$T_SCRATCH/out-rdma"
 check "a WRITE line with calls" awk '$1 == "WRITE" && $2 > 0 {f = 1} END {exit !f}' "$T_SCRATCH/out-rdma"
@@ -39,7 +39,7 @@ check "a COMMIT line (the close)" awk '$1 == "COMMIT" && $2 > 0 {f = 1} END {exi
 "$CLIENT" stats "$N" > "$T_SCRATCH/out-tcp" 2>&1
 check "over TCP: transport tcp and the READs of the other mount" \
 	bash -c "grep -q '^transport: tcp' '$T_SCRATCH/out-tcp' && awk '\$1 == \"READ\" && \$2 > 0 {f = 1} END {exit !f}' '$T_SCRATCH/out-tcp'"
-check "over TCP: nconnect=2 of -o" grep -q "^nconnect: 2\$" "$T_SCRATCH/out-tcp"
+check "over TCP: nconnect=2 of -o" grep -q "^nconnect: 2 (connected 2)\$" "$T_SCRATCH/out-tcp"
 "$CLIENT" stats > /dev/null 2> "$T_SCRATCH/err"
 check "no mount point: usage error (2), one line" \
 	bash -c "[ $? -eq 2 ] && [ \$(wc -l < '$T_SCRATCH/err') -eq 1 ]"
