@@ -321,7 +321,7 @@ static void *loop_main(void *arg)
 		if (max)
 			spin = clock_spin_window(l->window_ns, max);
 		n = clock_spin_wait(spin, timeout, loop_look, &look);
-		if (max)
+		if (max && n != -EINTR) /* a signal says nothing of the traffic */
 			clock_spin_adapt(&l->window_ns, max, clock_now_ns() - start, n > 0);
 		if (n < 0 && n != -EINTR) {
 			log_err("poller_wait: %s", strerror(-n));
