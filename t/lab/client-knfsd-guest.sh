@@ -2,7 +2,7 @@
 # client-knfsd-guest.sh: runs INSIDE the rdmalab guest (see client-knfsd.sh):
 # nfsrdma-client mounting through FUSE and benchmarking, over TCP and over
 # RPC/RDMA on rxe0, first the kernel's nfsd (lab-knfsd; MOUNT over TCP to
-# rpc.mountd), then nfsrdma-server on rxe0 in both modes and with Optimistic
+# rpc.mountd; one transport, then three with nconnect=3), then nfsrdma-server on rxe0 in both modes and with Optimistic
 # RDMA (issue 23: its export has ordma = true; -o ordma reads the server's
 # block cache with RDMA Reads on rxe). Prints TAP.
 CLIENT=$top_builddir/nfsrdma-client
@@ -12,7 +12,7 @@ DEV=${RDMALAB_RXE_DEV:-rxe0}
 . "$top_srcdir/t/test-lib.sh" # ok, skip
 mounted() { grep -q " $1 fuse.nfsrdma " /proc/mounts; }
 
-echo "1..38"
+echo "1..45"
 modprobe fuse 2> /dev/null
 lab-knfsd -d /export -s 256m -p 20049 > /tmp/knfsd.log 2>&1
 ok $? "the kernel's nfsd runs (TCP 2049, RDMA 20049)"
@@ -61,6 +61,21 @@ rdma_or_skip() {
 
 run "knfsd TCP" "proto=tcp,port=2049" /export
 rdma_or_skip "knfsd RDMA" "port=20049,mountproto=tcp,provider=$DEV" /export
+rdma_or_skip "knfsd RDMA nconnect=3" "port=20049,mountproto=tcp,provider=$DEV,nconnect=3" /export
+# the three connections are there: stats of a mount that listed the export
+if "$CLIENT" mount -o "port=20049,mountproto=tcp,provider=$DEV,nconnect=3" "$IP:/export" /mnt/k \
+	> /tmp/nc.err 2>&1; then
+	ls /mnt/k > /dev/null
+	"$CLIENT" stats /mnt/k > /tmp/nc.txt 2>&1
+	"$CLIENT" umount /mnt/k
+	check "knfsd RDMA: nconnect=3 makes three connections" grep -q "^nconnect: 3 (connected 3)" /tmp/nc.txt
+	sed 's/^/# /' /tmp/nc.txt | head -3
+elif grep -q "no RDMA provider or device" /tmp/nc.err; then
+	skip "this build has no rdma-core provider for $DEV"
+else
+	sed 's/^/# /' /tmp/nc.err
+	ok 1 "knfsd RDMA: nconnect=3 makes three connections"
+fi
 # -o ordma against a server that does not speak it: READ alone, no error
 if "$CLIENT" bench "$IP:/export" -o "port=20049,mountproto=tcp,provider=$DEV,ordma" -q \
 	-t read,randread -r 4k -s 1m --verify > /tmp/kordma.txt 2>&1; then
