@@ -243,11 +243,10 @@ static void conn_free(struct nfs3c_conn *cn)
 /* One attempt at a new connection: every one of its transports, or none. */
 static int connect_once(struct nfs3c *c, struct nfs3c_conn **out)
 {
-	unsigned want = c->p.nconnect ? c->p.nconnect : 1;
 	struct nfs3c_conn *cn = calloc(1, sizeof(*cn));
 	int rc = cn ? 0 : -ENOMEM;
 
-	while (rc == 0 && cn->nrpc < want && cn->nrpc < NFS3C_NCONNECT_MAX)
+	while (rc == 0 && cn->nrpc < c->p.nconnect) /* at most NFS3C_NCONNECT_MAX: nfs3c_mount */
 		if ((rc = connect_one(c, &cn->rpc[cn->nrpc])) == 0)
 			cn->nrpc++;
 	if (rc && cn)
@@ -608,7 +607,9 @@ void nfs3c_get_xprt_stats(struct nfs3c *c, struct rr_stats *out)
 	if ((cn = c->conn) != NULL)
 		cn->refs++;
 	pthread_mutex_unlock(&c->lock);
-	for (unsigned i = 0; cn && i < cn->nrpc; i++) {
+	if (!cn)
+		return;
+	for (unsigned i = 0; i < cn->nrpc; i++) {
 		struct rr_stats one;
 
 		rr_clnt_get_stats(cn->rpc[i], &one);
@@ -617,9 +618,7 @@ void nfs3c_get_xprt_stats(struct nfs3c *c, struct rr_stats *out)
 		out->inline_send_now = one.inline_send_now;
 		out->credits_granted = one.credits_granted;
 	}
-	if (cn) {
-		nfs3c_conn_put(c, cn, 0);
-	}
+	nfs3c_conn_put(c, cn, 0);
 }
 
 /* ---- errors ---- */

@@ -370,6 +370,8 @@ static struct nfs3c *client_new(const struct nfs3c_params *p)
 	if (!c)
 		return NULL;
 	c->p = *p;
+	if (!c->p.nconnect)
+		c->p.nconnect = 1;
 	if (c->p.proto == NFS3C_PROTO_TCP)
 		c->p.mountproto = NFS3C_PROTO_TCP;
 	if (c->p.timeout_ms <= 0)
@@ -413,6 +415,11 @@ int nfs3c_mount(const struct nfs3c_params *p, struct nfs3c **out, char *err, siz
 	snprintf(err, errlen, "out of memory");
 	if (!p->host || !*p->host || !p->export || p->export[0] != '/') {
 		snprintf(err, errlen, "need server:/export, with an absolute export path");
+		return -EINVAL;
+	}
+	if (p->nconnect > NFS3C_NCONNECT_MAX) {
+		snprintf(err, errlen, "nconnect: %u is more than %d", p->nconnect,
+			 NFS3C_NCONNECT_MAX);
 		return -EINVAL;
 	}
 	if ((rc = check_host(p->host, err, errlen)) != 0 ||

@@ -163,19 +163,29 @@ void test_nonroot_rdma_matrix(void **state)
 
 /* ---- posts the provider refuses ---- */
 
+/* The server's live RPC/RDMA connections, once they are n (or 5 s went by). */
+static uint64_t conns_settle(struct fx *f, uint64_t n)
+{
+	struct rr_stats st;
+
+	rr_server_get_stats(f->srv.rr, &st);
+	for (int i = 0; i < 100 && st.conns != n; i++) {
+		usleep(50000);
+		rr_server_get_stats(f->srv.rr, &st);
+	}
+	return st.conns;
+}
+
 /* The server's soft device fails its nth post_send carrying op (VB_SOFT_FAIL_POST,
  * see platform/soft/soft_dev.c): the connection ends and is counted, what was
  * posted is completed once (ASan watches), the client reconnects, resends, and
  * the data arrive whole. */
 static void post_failure_on(unsigned mode, const char *how)
 {
-	struct fx *f = calloc(1, sizeof(*f));
+	struct fx *f = fx_alloc();
 	struct nfs3c_params p;
 	struct rr_stats st;
 
-	snprintf(f->dir, sizeof(f->dir), "/tmp/nfsrdma-postfail-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	csrv_params_init(&f->sp, f->dir);
 	f->sp.modes = mode;
 	f->sp.reg = RR_REG_CACHE;
 	setenv("VB_SOFT_FAIL_POST", how, 1);
@@ -189,11 +199,7 @@ static void post_failure_on(unsigned mode, const char *how)
 		fail_msg("%s: %llu post failures counted, 1 expected", how,
 			 (unsigned long long)st.post_failures);
 	/* the failed connection is torn down and freed; the client's new one stays */
-	for (int i = 0; i < 100 && st.conns != 1; i++) {
-		usleep(50000);
-		rr_server_get_stats(f->srv.rr, &st);
-	}
-	assert_int_equal(st.conns, 1);
+	assert_int_equal(conns_settle(f, 1), 1);
 	fx_free(f);
 }
 
@@ -236,19 +242,6 @@ static size_t calls_per_conn(struct fx *f, unsigned long long *calls, size_t max
 	return n;
 }
 
-/* The server's live RPC/RDMA connections, once they are n (or 5 s went by). */
-static uint64_t conns_settle(struct fx *f, uint64_t n)
-{
-	struct rr_stats st;
-
-	rr_server_get_stats(f->srv.rr, &st);
-	for (int i = 0; i < 100 && st.conns != n; i++) {
-		usleep(50000);
-		rr_server_get_stats(f->srv.rr, &st);
-	}
-	return st.conns;
-}
-
 /* nconnect=3: three connections, which calls take in turn; when the server's
  * 60th Send fails, that connection breaks, the client replaces all three and
  * the data arrive whole. Over TCP, two connections carry the same. */
@@ -265,6 +258,8 @@ void test_nconnect(void **state)
 	assert_int_equal(csrv_start(&f->srv, &f->sp), 0);
 	unsetenv("VB_SOFT_FAIL_POST");
 	params(f, &p, NFS3C_PROTO_RDMA, RR_MODE_READ_WRITE, RR_REG_FASTREG);
+	p.nconnect = NFS3C_NCONNECT_MAX + 1;
+	expect_mount_error(&p, -EINVAL, "nconnect: 17 is more than 16");
 	p.nconnect = 3;
 	mount_with(f, &p);
 	assert_int_equal(conns_settle(f, 3), 3);
