@@ -20,8 +20,10 @@ TESTS += t/system/systemd_unit.sh t/system/systemd_notify.sh t/system/metrics.sh
 EXTRA_DIST += t/system/systemd_unit.sh t/system/systemd_notify.sh t/system/metrics.sh
 check_DATA = etc/nfsrdma-server.service
 
-TESTS += t/system/server_daemon.sh t/system/exports_daemon.sh t/system/server_cephfs.sh
+TESTS += t/system/server_daemon.sh t/system/exports_daemon.sh t/system/server_cephfs.sh \
+	t/system/server_storage_stall.sh
 EXTRA_DIST += t/system/server_daemon.sh t/system/exports_daemon.sh t/system/server_cephfs.sh \
+	t/system/server_storage_stall.sh \
 	t/test-lib.sh
 dist_man_MANS += man/nfsrdma-server.8 man/nfsrdma-metrics.7
 TESTS += t/system/server_fio.sh

@@ -4,6 +4,7 @@
  * handle to an fd (through the fd cache), take on the caller's identity.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -12,6 +13,7 @@
 #include <netinet/in.h>
 #include <sys/resource.h>
 
+#include "common/base/clock.h"
 #include "common/base/log.h"
 #include "server/backend_int.h"
 #include "server/fh_index.h"
@@ -114,6 +116,7 @@ int nfs_backend_create(const struct nfs_export_conf *exports, size_t n, uint32_t
 	pthread_mutex_init(&be->gate_lock, NULL);
 	pthread_cond_init(&be->gate_cond, NULL);
 	be->max_io = max_io;
+	be->export_calls_max = UINT_MAX; /* until nfs_backend_set_limits */
 	make_write_verf(be->write_verf);
 	if ((r = set_random_key(&be->fh_key)) < 0) {
 		nfs_backend_destroy(be);
@@ -262,6 +265,45 @@ void nfs_backend_leave(struct nfs_backend *be)
 	pthread_mutex_unlock(&be->gate_lock);
 }
 
+/* With gate_lock held and new calls held back: wait until the calls inside
+ * have left, at most the storage timeout (not at all when an export has
+ * stalled already); 0 or -EBUSY. */
+static int drain_calls(struct nfs_backend *be)
+{
+	uint64_t t = __atomic_load_n(&be->storage_timeout_ns, __ATOMIC_RELAXED);
+
+	for (size_t i = 0; i < be->nexports; i++)
+		if (export_gate_stalled(&be->exports[i]))
+			return -EBUSY;
+	while (t == 0 && be->gate_calls)
+		pthread_cond_wait(&be->gate_cond, &be->gate_lock);
+	if (t && cond_wait_zero(&be->gate_cond, &be->gate_lock, &be->gate_calls,
+				(long)(t / 1000000u)) != 0)
+		return -EBUSY;
+	return 0;
+}
+
+/* Say which exports' storage keeps the calls a reload would wait for. */
+static void name_stuck(struct nfs_backend *be)
+{
+	unsigned long long s =
+		__atomic_load_n(&be->storage_timeout_ns, __ATOMIC_RELAXED) / 1000000000u;
+	int named = 0;
+
+	for (size_t i = 0; i < be->nexports; i++) {
+		unsigned n = export_gate_calls(&be->exports[i]);
+
+		if (n == 0)
+			continue;
+		log_err("reload refused: %u call%s still in export '%s', whose storage does not "
+			"answer within %llu s",
+			n, n == 1 ? "" : "s", be->exports[i].path, s);
+		named = 1;
+	}
+	if (!named)
+		log_err("reload refused: calls still running after %llu s", s);
+}
+
 /* See backend.h. */
 int nfs_backend_reload(struct nfs_backend *be, const struct nfs_export_conf *conf, size_t n)
 {
@@ -278,8 +320,14 @@ int nfs_backend_reload(struct nfs_backend *be, const struct nfs_export_conf *con
 	while (be->gate_reloading)
 		pthread_cond_wait(&be->gate_cond, &be->gate_lock);
 	be->gate_reloading = 1;
-	while (be->gate_calls)
-		pthread_cond_wait(&be->gate_cond, &be->gate_lock);
+	if ((r = drain_calls(be)) != 0) {
+		name_stuck(be);
+		be->gate_reloading = 0;
+		pthread_cond_broadcast(&be->gate_cond);
+		pthread_mutex_unlock(&be->gate_lock);
+		close_exports(fresh.exports, fresh.nexports);
+		return r;
+	}
 	old = be->exports;
 	nold = be->nexports;
 	be->exports = fresh.exports;
@@ -340,14 +388,26 @@ static int from_secure_port(const struct nfs_req *req)
 /* See backend_int.h. */
 void be_dispatch(struct nfs_req *req, unsigned proc, void *args, void *res)
 {
-	const struct export *e = be_export_of_fh(req->be, args);
+	struct export *e = be_export_of_fh(req->be, args);
 	const struct be_ops *ops = e != NULL ? e->ops : &be_posix_ops;
+	int rc;
 
 	if (req->nowait && ops->never_inline) {
 		req->would_block = 1; /* on an event loop: this backend may block */
 		return;
 	}
-	ops->nfs3[proc](req, args, res);
+	if (e == NULL) {
+		ops->nfs3[proc](req, args, res);
+		return;
+	}
+	if ((rc = export_gate_in(req->be, e, req->nowait)) == -EAGAIN) {
+		req->would_block = 1; /* the export has its share of workers: wait on one */
+	} else if (rc != 0) {
+		*(nfsstat3 *)res = NFS3ERR_JUKEBOX; /* every result starts with its status */
+	} else {
+		ops->nfs3[proc](req, args, res);
+		export_gate_out(e, !req->would_block);
+	}
 }
 
 /* See backend_int.h. */

@@ -103,6 +103,12 @@ int nfs_backend_create(const struct nfs_export_conf *exports, size_t n, uint32_t
  * handles the server gave out; set it before serving. Until then a random key
  * is used, and handles do not survive a restart. 0 or -EINVAL. */
 int nfs_backend_set_handle_key(struct nfs_backend *be, const void *key, size_t len);
+/* The share of the workers one export's calls may hold (threads less one,
+ * all of 1), and how long its storage may go without finishing any of its
+ * calls before they are answered NFS3ERR_JUKEBOX (0: for ever), which also
+ * bounds how long a reload waits for calls (server/export_gate.c). Until
+ * called: no share and no timeout. */
+void nfs_backend_set_limits(struct nfs_backend *be, unsigned threads, unsigned storage_timeout_s);
 /* Close everything; no procedure may be running. NULL is fine. */
 void nfs_backend_destroy(struct nfs_backend *be);
 struct ordma_cache;
@@ -126,7 +132,8 @@ struct nfs_handle_stats {
 void nfs_backend_handle_stats(struct nfs_backend *be, struct nfs_handle_stats *out);
 /* Replace the exports (SIGHUP): calls in flight finish under the old rules,
  * later ones see the new. Exports keep their ids, so handles stay valid. On
- * error the old exports stay. */
+ * error the old exports stay: -EBUSY when calls were still in the exports'
+ * storage after the storage timeout (each such export named in the log). */
 int nfs_backend_reload(struct nfs_backend *be, const struct nfs_export_conf *exports, size_t n);
 /* Every procedure runs between these two (the RPC glue calls them). */
 void nfs_backend_enter(struct nfs_backend *be);

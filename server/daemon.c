@@ -341,6 +341,7 @@ int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg)
 	}
 	if ((rc = handle_key(s->be, c->server.handle_key_file)) != 0)
 		goto fail;
+	nfs_backend_set_limits(s->be, c->server.threads, c->server.storage_timeout_s);
 	sp = (struct rpc_server_params){.threads = c->server.threads,
 					.key = s->have_key ? &s->key : NULL,
 					.drc_entries = c->server.reply_cache,
@@ -445,6 +446,7 @@ static void reload_swap(struct nfsrdma_server *s, struct nfsrdma_config *fresh)
 	s->cfg.server.exports = fresh->server.exports;
 	s->cfg.server.n_exports = fresh->server.n_exports;
 	s->cfg.log.level = fresh->log.level;
+	s->cfg.server.storage_timeout_s = fresh->server.storage_timeout_s;
 	pthread_mutex_unlock(&s->cfg_lock);
 	fresh->server.exports = old;
 	fresh->server.n_exports = nold;
@@ -468,11 +470,15 @@ static int reload_locked(struct nfsrdma_server *s, const char *path, FILE *repor
 	free(ec);
 	if (rc) {
 		config_free(&fresh);
-		log_err("reload refused: the exports could not be opened");
+		if (rc != -EBUSY)
+			log_err("reload refused: the exports could not be opened");
 		if (report != NULL)
-			fprintf(report, "the exports could not be opened (see the log)\n");
+			fprintf(report, "%s (see the log)\n",
+				rc == -EBUSY ? "calls are still in storage that does not answer"
+					     : "the exports could not be opened");
 		return rc;
 	}
+	nfs_backend_set_limits(s->be, s->cfg.server.threads, fresh.server.storage_timeout_s);
 	if (transport_changed(&s->cfg, &fresh))
 		log_notice("transport settings in %s changed: they take effect at restart", path);
 	/* the old access lists are no longer used: the backend swapped exports */

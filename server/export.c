@@ -158,6 +158,7 @@ int export_open(struct export *e, const struct nfs_export_conf *conf)
 	int r;
 
 	memset(e, 0, sizeof(*e));
+	export_gate_init(e);
 	e->root_fd = -1;
 	e->conf = *conf;
 	e->conf.clients = NULL;
@@ -195,6 +196,7 @@ void export_close(struct export *e)
 	free(e->path);
 	e->clients = NULL;
 	e->path = NULL;
+	export_gate_destroy(e);
 }
 
 /* See export.h. */

