@@ -272,9 +272,12 @@ static int drain_calls(struct nfs_backend *be)
 {
 	uint64_t t = __atomic_load_n(&be->storage_timeout_ns, __ATOMIC_RELAXED);
 
-	for (size_t i = 0; i < be->nexports; i++)
-		if (export_gate_stalled(&be->exports[i]))
+	for (size_t i = 0; i < be->nexports; i++) {
+		int stalled;
+
+		if (export_gate_calls(&be->exports[i], &stalled) && stalled)
 			return -EBUSY;
+	}
 	while (t == 0 && be->gate_calls)
 		pthread_cond_wait(&be->gate_cond, &be->gate_lock);
 	if (t && cond_wait_zero(&be->gate_cond, &be->gate_lock, &be->gate_calls,
@@ -291,7 +294,8 @@ static void name_stuck(struct nfs_backend *be)
 	int named = 0;
 
 	for (size_t i = 0; i < be->nexports; i++) {
-		unsigned n = export_gate_calls(&be->exports[i]);
+		int stalled;
+		unsigned n = export_gate_calls(&be->exports[i], &stalled);
 
 		if (n == 0)
 			continue;

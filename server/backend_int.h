@@ -102,10 +102,9 @@ void be_dispatch(struct nfs_req *req, unsigned proc, void *args, void *res);
 int export_gate_in(const struct nfs_backend *be, struct export *e, int nowait);
 /* progress: the call ran (not one given up on an event loop for a worker). */
 void export_gate_out(struct export *e, int progress);
-/* Whether e's storage has stalled now. */
-int export_gate_stalled(struct export *e);
-/* The calls in e's backend now. */
-unsigned export_gate_calls(struct export *e);
+
+/* The calls in e's backend now, and whether it has stalled. */
+unsigned export_gate_calls(struct export *e, int *stalled_now);
 /* The export a handle's header names, without checking its MAC; NULL if
  * malformed or unknown. */
 struct export *be_export_of_fh(struct nfs_backend *be, const nfs_fh3 *fh);

@@ -70,22 +70,25 @@ int export_gate_in(const struct nfs_backend *be, struct export *e, int nowait)
 	int rc = 0, tell = 0;
 
 	pthread_mutex_lock(&e->in_lock);
-	while (rc == 0 && e->in_calls >= max) {
+	for (;;) {
 		uint64_t until = timeout && e->in_progress_ns + timeout < give_up
 					 ? e->in_progress_ns + timeout
 					 : give_up;
 		struct timespec ts = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
 
-		if (stalled(e, now, timeout, &tell) || now >= give_up)
+		if (stalled(e, now, timeout, &tell))
+			rc = -ETIMEDOUT;
+		else if (e->in_calls < max)
+			break;
+		else if (now >= give_up)
 			rc = -ETIMEDOUT;
 		else if (nowait)
 			rc = -EAGAIN;
-		else
-			pthread_cond_timedwait(&e->in_cond, &e->in_lock, &ts);
+		if (rc)
+			break;
+		pthread_cond_timedwait(&e->in_cond, &e->in_lock, &ts);
 		now = clock_now_ns();
 	}
-	if (rc == 0 && stalled(e, now, timeout, &tell))
-		rc = -ETIMEDOUT;
 	if (rc == 0 && e->in_calls++ == 0)
 		e->in_progress_ns = now;
 	calls = e->in_calls;
@@ -121,23 +124,13 @@ void export_gate_out(struct export *e, int progress)
 }
 
 /* See backend_int.h. */
-int export_gate_stalled(struct export *e)
-{
-	int s;
-
-	pthread_mutex_lock(&e->in_lock);
-	s = e->in_stalled;
-	pthread_mutex_unlock(&e->in_lock);
-	return s;
-}
-
-/* See backend_int.h. */
-unsigned export_gate_calls(struct export *e)
+unsigned export_gate_calls(struct export *e, int *stalled_now)
 {
 	unsigned n;
 
 	pthread_mutex_lock(&e->in_lock);
 	n = e->in_calls;
+	*stalled_now = e->in_stalled;
 	pthread_mutex_unlock(&e->in_lock);
 	return n;
 }

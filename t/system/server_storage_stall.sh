@@ -73,6 +73,14 @@ EOF
 "$S" -F -f "$T/A.conf" 2>"$T/A.log" &
 SPID=$!
 for i in $(seq 100); do [ -S "$T/A.sock" ] && break; sleep 0.1; done
+# reload: nfsrdma-server -r; its exit status in rc, its seconds in took
+reload() {
+	local start=$(date +%s)
+	timeout 30 "$S" -r -f "$T/A.conf" >"$T/r.out" 2>&1
+	rc=$?
+	took=$(($(date +%s) - start))
+	echo "# reload: exit $rc after $took s"
+}
 url() { echo "nfs://127.0.0.1$1?version=3&nfsport=$TCP&mountport=$TCP"; }
 
 head -c 1000000 /dev/urandom >"$T/data.bin"
@@ -98,11 +106,7 @@ check "the tmpfs export answers while calls are held in the cluster, within the 
 # calls, no longer than the storage timeout
 cp "$T/A.conf" "$T/A.conf.orig"
 awk '/path = "\/ceph"/ {skip = 4} skip {skip--; next} {print}' "$T/A.conf.orig" >"$T/A.conf"
-start=$(date +%s)
-timeout 30 "$S" -r -f "$T/A.conf" >"$T/r.out" 2>&1
-rc=$?
-took=$(($(date +%s) - start))
-echo "# reload: exit $rc after $took s"
+reload
 check "a reload waits the storage timeout for the held calls, no longer, and says why" \
 	bash -c "[ $rc -eq 1 ] && [ $took -ge 2 ] && [ $took -le 7 ] && grep -q 'calls are still in storage that does not answer' '$T/r.out'"
 check "the log names the export that holds them" \
@@ -121,11 +125,7 @@ for pid in "${HELD[@]}"; do kill -0 "$pid" 2>/dev/null && alive=$((alive + 1)); 
 check "so was the one of the three that waited for the export's share" test $alive -eq 2
 cat "$T"/held.?.err | sed 's/^/# /' | head -3
 
-start=$(date +%s)
-timeout 30 "$S" -r -f "$T/A.conf" >"$T/r.out" 2>&1
-rc=$?
-took=$(($(date +%s) - start))
-echo "# reload: exit $rc after $took s"
+reload
 check "a reload does not wait at all for a stalled export" \
 	bash -c "[ $rc -eq 1 ] && [ $took -le 2 ] && grep -q 'calls are still in storage that does not answer' '$T/r.out'"
 cp "$T/A.conf.orig" "$T/A.conf"
