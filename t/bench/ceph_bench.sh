@@ -14,7 +14,8 @@
 # object cacher (client_oc = false): reads and writes go to the OSD, the
 # same work for both ways (with it, ceph_direct reads back what it has just
 # written from its own memory, at memcpy speed).
-# Figures: MB/s of all threads per pass (the two processes' sums); CPU per
+# Figures: MB/s of all threads per pass (the two processes start each pass
+# together; all bytes over the time to the last one's end); CPU per
 # MiB of the process that drives libcephfs (ceph_direct; head A, the soft
 # provider's copies included, which run in its threads and which a NIC would
 # do), and of the whole machine (/proc/stat busy time: the cluster's daemons
@@ -96,10 +97,21 @@ pid_a=$(cat "$T_SCRATCH/A.pid")
 
 # Around each pass of bench (both processes call it): the pass, the time,
 # head A's CPU nanoseconds, all its threads (schedstat), and the machine's busy
-# CPU in clock ticks (/proc/stat: all but idle and iowait).
+# CPU in clock ticks (/proc/stat: all but idle and iowait). At its start, a pass
+# waits (up to 60 s) for the other process to get there too, so that the four
+# threads start together as ceph_direct's do.
 cat > "$T_SCRATCH/hook.sh" << 'HOOK'
 #!/bin/sh
 # hook.sh PID FILE start|end TEST THREADS RECORD
+if [ "$3" = start ]; then
+	k=1
+	until mkdir "$2.$4.$k" 2> /dev/null; do k=$((k + 1)); done
+	w=0
+	while [ ! -d "$2.$4.2" ] && [ $w -lt 6000 ]; do
+		sleep 0.01
+		w=$((w + 1))
+	done
+fi
 busy=$(awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat)
 cat /proc/$1/task/*/schedstat | awk -v when="$3" -v test="$4" -v now="$(date +%s.%N)" \
 	-v busy="$busy" '{ns += $1} END {print when, test, now, ns + 0, busy}' >> "$2"
@@ -121,7 +133,7 @@ direct() {
 heads() {
 	local way=$1 r=$2 exp=$3 k=0 port failed=0 pass
 	shift 3
-	rm -f "$T_SCRATCH"/h.*.csv "$T_SCRATCH/cpu"
+	rm -rf "$T_SCRATCH"/h.*.csv "$T_SCRATCH"/cpu*
 	for port in "$@"; do
 		k=$((k + 1))
 		"$CLIENT" bench "127.0.0.1:$exp" -o "port=$port,provider=soft" -q -t write,read \
@@ -132,16 +144,18 @@ heads() {
 	wait -n || failed=1
 	[ "$failed" = 0 ] || { diag "$way: $(tail -n 2 "$T_SCRATCH"/h.*.out)"; return 1; }
 	for pass in write read; do
-		record "$way" "$pass" mb_s "$r" "$(cat "$T_SCRATCH"/h.*.csv |
-			awk -F, -v p="$pass" '$1 == p {s += $8} END {printf "%.1f", s}')"
-		[ "$way" = 2heads ] && continue # head A's CPU is for the ways through A alone
-		# head A's and the machine's CPU per MiB from the first start to the
-		# last end of the pass
+		# MB/s of all four threads: every byte of the pass over the time from
+		# its start to the last end (not the sum of the processes' own rates,
+		# which counts the time one runs alone at its rate alone); head A's and
+		# the machine's CPU per MiB over the same time (head A's only for the
+		# ways through A alone)
 		sort -k3 -g "$T_SCRATCH/cpu" | awk -v p="$pass" -v mib=$((4 * mib)) -v w="$way" -v r="$r" \
 			-v hz="$(getconf CLK_TCK)" \
-			'$2 == p && $1 == "start" && !s {s = 1; c0 = $4; m0 = $5}
-			$2 == p && $1 == "end" {c1 = $4; m1 = $5}
-			END {printf "%s,%s,cpu_us_mib,%s,%.1f\n", w, p, r, (c1 - c0) / 1e3 / mib
+			'$2 == p && $1 == "start" && !s {s = 1; t0 = $3; c0 = $4; m0 = $5}
+			$2 == p && $1 == "end" {t1 = $3; c1 = $4; m1 = $5}
+			END {printf "%s,%s,mb_s,%s,%.1f\n", w, p, r, mib * 1048576 / 1e6 / (t1 - t0)
+			if (w == "2heads") exit
+			printf "%s,%s,cpu_us_mib,%s,%.1f\n", w, p, r, (c1 - c0) / 1e3 / mib
 			printf "%s,%s,machine_us_mib,%s,%.1f\n", w, p, r, (m1 - m0) * 1e6 / hz / mib}' >> "$raw"
 	done
 }
