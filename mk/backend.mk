@@ -22,7 +22,7 @@ noinst_LIBRARIES += server/libnfsserver.a
 server_libnfsserver_a_SOURCES = \
 	server/backend.c server/backend.h server/backend_int.h \
 	server/backend_attr.c server/backend_fh.c server/backend_ident.c \
-	server/export.c server/export.h server/export_gate.c \
+	server/export.c server/export.h server/call_gate.c server/call_gate.h \
 	server/fh_index.c server/fh_index.h server/fh_index_int.h server/fh_index_store.c \
 	server/fhcache.c server/fhcache.h server/ordma_cache.c server/ordma_cache.h \
 	server/nfs3.h server/nfs3_proc.h server/nfs3_proc.c server/nfs3_proc_dir.c \

@@ -21,9 +21,9 @@ EXTRA_DIST += t/system/systemd_unit.sh t/system/systemd_notify.sh t/system/metri
 check_DATA = etc/nfsrdma-server.service
 
 TESTS += t/system/server_daemon.sh t/system/exports_daemon.sh t/system/server_cephfs.sh \
-	t/system/server_storage_stall.sh
+	t/system/server_storage_stall.sh t/system/server_lock_stall.sh
 EXTRA_DIST += t/system/server_daemon.sh t/system/exports_daemon.sh t/system/server_cephfs.sh \
-	t/system/server_storage_stall.sh \
+	t/system/server_storage_stall.sh t/system/server_lock_stall.sh \
 	t/test-lib.sh
 dist_man_MANS += man/nfsrdma-server.8 man/nfsrdma-metrics.7
 TESTS += t/system/server_fio.sh

@@ -117,6 +117,7 @@ int nfs_backend_create(const struct nfs_export_conf *exports, size_t n, uint32_t
 	pthread_cond_init(&be->gate_cond, NULL);
 	be->max_io = max_io;
 	be->export_calls_max = UINT_MAX; /* until nfs_backend_set_limits */
+	call_gate_init(&be->lock_gate, "the lock manager", NULL, "NLM4_DENIED_GRACE_PERIOD");
 	make_write_verf(be->write_verf);
 	if ((r = set_random_key(&be->fh_key)) < 0) {
 		nfs_backend_destroy(be);
@@ -154,6 +155,7 @@ void nfs_backend_destroy(struct nfs_backend *be)
 	pthread_mutex_destroy(&be->mnt_lock);
 	pthread_mutex_destroy(&be->gate_lock);
 	pthread_cond_destroy(&be->gate_cond);
+	call_gate_destroy(&be->lock_gate);
 	integrity_key_clear(&be->fh_key);
 	free(be);
 }
@@ -275,7 +277,7 @@ static int drain_calls(struct nfs_backend *be)
 	for (size_t i = 0; i < be->nexports; i++) {
 		int stalled;
 
-		if (export_gate_calls(&be->exports[i], &stalled) && stalled)
+		if (call_gate_calls(&be->exports[i].gate, &stalled) && stalled)
 			return -EBUSY;
 	}
 	while (t == 0 && be->gate_calls)
@@ -295,7 +297,7 @@ static void name_stuck(struct nfs_backend *be)
 
 	for (size_t i = 0; i < be->nexports; i++) {
 		int stalled;
-		unsigned n = export_gate_calls(&be->exports[i], &stalled);
+		unsigned n = call_gate_calls(&be->exports[i].gate, &stalled);
 
 		if (n == 0)
 			continue;
@@ -404,13 +406,13 @@ void be_dispatch(struct nfs_req *req, unsigned proc, void *args, void *res)
 		ops->nfs3[proc](req, args, res);
 		return;
 	}
-	if ((rc = export_gate_in(req->be, e, req->nowait)) == -EAGAIN) {
+	if ((rc = be_gate_in(req->be, &e->gate, req->nowait)) == -EAGAIN) {
 		req->would_block = 1; /* the export has its share of workers: wait on one */
 	} else if (rc != 0) {
 		*(nfsstat3 *)res = NFS3ERR_JUKEBOX; /* every result starts with its status */
 	} else {
 		ops->nfs3[proc](req, args, res);
-		export_gate_out(e, !req->would_block);
+		call_gate_out(&e->gate, !req->would_block);
 	}
 }
 
@@ -455,4 +457,19 @@ uid_t be_req_uid(const struct nfs_req *req, const struct export *e)
 	be_req_rule(req, e, &rule);
 	export_map_cred(&rule, &req->cred, &uid, &gid, &ngids, gids);
 	return uid;
+}
+
+/* See backend_int.h. */
+int be_gate_in(const struct nfs_backend *be, struct call_gate *g, int nowait)
+{
+	return call_gate_in(g, __atomic_load_n(&be->export_calls_max, __ATOMIC_RELAXED),
+			    __atomic_load_n(&be->storage_timeout_ns, __ATOMIC_RELAXED), nowait);
+}
+
+/* See backend.h. */
+void nfs_backend_set_limits(struct nfs_backend *be, unsigned threads, unsigned storage_timeout_s)
+{
+	__atomic_store_n(&be->export_calls_max, threads > 1 ? threads - 1 : 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&be->storage_timeout_ns, (uint64_t)storage_timeout_s * 1000000000u,
+			 __ATOMIC_RELAXED);
 }

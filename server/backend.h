@@ -103,11 +103,12 @@ int nfs_backend_create(const struct nfs_export_conf *exports, size_t n, uint32_t
  * handles the server gave out; set it before serving. Until then a random key
  * is used, and handles do not survive a restart. 0 or -EINVAL. */
 int nfs_backend_set_handle_key(struct nfs_backend *be, const void *key, size_t len);
-/* The share of the workers one export's calls may hold (threads less one,
- * all of 1), and how long its storage may go without finishing any of its
- * calls before they are answered NFS3ERR_JUKEBOX (0: for ever), which also
- * bounds how long a reload waits for calls (server/export_gate.c). Until
- * called: no share and no timeout. */
+/* The share of the workers one export's calls, and the lock manager's, may
+ * hold (threads less one, all of 1), and how long their storage may go
+ * without finishing any of them before they are answered NFS3ERR_JUKEBOX
+ * (NLM4_DENIED_GRACE_PERIOD) (0: for ever), which also bounds how long a
+ * reload waits for calls (server/call_gate.c). Until called: no share and
+ * no timeout. */
 void nfs_backend_set_limits(struct nfs_backend *be, unsigned threads, unsigned storage_timeout_s);
 /* Close everything; no procedure may be running. NULL is fine. */
 void nfs_backend_destroy(struct nfs_backend *be);

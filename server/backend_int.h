@@ -52,11 +52,13 @@ struct nfs_backend {
 	struct ordma_cache *ordma;
 	uint64_t ordma_base, ordma_len;
 	uint32_t ordma_rkey;
-	/* the calls of one export take at most export_calls_max workers; an export
-	 * none of whose calls finished for storage_timeout_ns (0: never) is
-	 * stalled (export_gate.c); atomic: a reload sets them */
+	/* the calls of one export (its gate), and those of the lock manager
+	 * (lock_gate), take at most export_calls_max workers; a gate none of
+	 * whose calls finished for storage_timeout_ns (0: never) is stalled
+	 * (call_gate.c); atomic: a reload sets them */
 	unsigned export_calls_max;
 	uint64_t storage_timeout_ns;
+	struct call_gate lock_gate;
 	pthread_mutex_t mnt_lock;
 	struct be_mount *mounts;
 	size_t nmounts;
@@ -94,17 +96,9 @@ struct export *be_export_by_path(struct nfs_backend *be, const char *path);
  * args's leading handle names; a handle naming no export goes to the POSIX
  * procedures, which answer it (BADHANDLE, STALE). */
 void be_dispatch(struct nfs_req *req, unsigned proc, void *args, void *res);
-/* A call into export e's backend (export_gate.c): 0 when it may run (then
- * export_gate_out after); -EAGAIN on an event loop (nowait) when it would
- * wait for the export's share of the workers; -ETIMEDOUT when the export's
- * storage has stalled or its share stayed full a second (the call is
- * answered NFS3ERR_JUKEBOX). */
-int export_gate_in(const struct nfs_backend *be, struct export *e, int nowait);
-/* progress: the call ran (not one given up on an event loop for a worker). */
-void export_gate_out(struct export *e, int progress);
-
-/* The calls in e's backend now, and whether it has stalled. */
-unsigned export_gate_calls(struct export *e, int *stalled_now);
+/* A call into the storage through gate g (an export's, the lock manager's),
+ * with the backend's limits: see call_gate_in. */
+int be_gate_in(const struct nfs_backend *be, struct call_gate *g, int nowait);
 /* The export a handle's header names, without checking its MAC; NULL if
  * malformed or unknown. */
 struct export *be_export_of_fh(struct nfs_backend *be, const nfs_fh3 *fh);

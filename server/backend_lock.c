@@ -105,16 +105,46 @@ int nfs_backend_open_locked(struct nfs_backend *be, const struct sockaddr *clien
 	struct nfs_req req = {.be = be, .client = client, .client_len = client_len};
 	nfs_fh3 h = {.data = {.data_len = (u_int)fhlen, .data_val = (char *)fh}};
 	const struct export *e;
-	int r;
 
 	req.cred.flavor = NFS_AUTH_SYS; /* uid 0: the export's squashing decides nothing here */
 	if (fhlen == 0 || fhlen > NFS3_FHSIZE)
 		return -ESTALE;
+	e = be_export_of_fh(be, &h); /* inside nfs_backend_lock_enter: not reloaded */
+	return e == NULL	     ? -ESTALE
+	       : e->ops->open_locked ? e->ops->open_locked(&req, &h, out)
+				     : -EOPNOTSUPP;
+}
+
+/* See backend_lock.h. */
+int nfs_backend_lock_enter(struct nfs_backend *be, const void *fh, size_t fhlen,
+			   struct nfs_lock_call *c)
+{
+	nfs_fh3 h = {.data = {.data_len = (u_int)fhlen, .data_val = (char *)fh}};
+	struct export *e;
+	int rc;
+
 	nfs_backend_enter(be);
-	e = be_export_of_fh(be, &h);
-	r = e == NULL		  ? -ESTALE
-	    : e->ops->open_locked ? e->ops->open_locked(&req, &h, out)
-				  : -EOPNOTSUPP;
+	/* one at a time: they take the lock manager's state one at a time anyway */
+	rc = call_gate_in(&be->lock_gate, 1,
+			  __atomic_load_n(&be->storage_timeout_ns, __ATOMIC_RELAXED), 0);
+	if (rc != 0) {
+		nfs_backend_leave(be);
+		return rc;
+	}
+	e = fhlen && fhlen <= NFS3_FHSIZE ? be_export_of_fh(be, &h) : NULL;
+	c->exp_gate = e ? &e->gate : NULL;
+	if (e && (rc = be_gate_in(be, &e->gate, 0)) != 0) {
+		call_gate_out(&be->lock_gate, 0);
+		nfs_backend_leave(be);
+	}
+	return rc;
+}
+
+/* See backend_lock.h. */
+void nfs_backend_lock_leave(struct nfs_backend *be, struct nfs_lock_call *c)
+{
+	if (c->exp_gate)
+		call_gate_out(c->exp_gate, 1);
+	call_gate_out(&be->lock_gate, 1);
 	nfs_backend_leave(be);
-	return r;
 }

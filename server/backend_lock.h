@@ -14,6 +14,7 @@
 
 #include "common/base/osdep_lock.h"
 
+struct call_gate;
 struct nfs_backend;
 struct nfs_lock_file;
 
@@ -44,11 +45,33 @@ struct nfs_lock_file {
  * that the clients of every head exporting it exclude each other.
  * 0, or -ESTALE (unknown, forged or vanished handle), -EACCES (client not
  * allowed), -EINVAL (not a regular file), -EMFILE/-ENFILE, other -errno.
- * Blocks (CephFS: on the cluster): never called on an event loop.
+ * Blocks (CephFS: on the cluster): never called on an event loop; only
+ * between nfs_backend_lock_enter and nfs_backend_lock_leave.
  */
 int nfs_backend_open_locked(struct nfs_backend *be, const struct sockaddr *client,
 			    socklen_t client_len, const void *fh, size_t fhlen,
 			    struct nfs_lock_file *out);
+
+/* What nfs_backend_lock_enter took, for nfs_backend_lock_leave. */
+struct nfs_lock_call {
+	struct call_gate *exp_gate; /* the export's (server/call_gate.c), or NULL */
+};
+
+/*
+ * Around each call of the lock manager that may go into the storage (opening
+ * a lock file with nfs_backend_open_locked, which only runs inside, and taking,
+ * testing or releasing locks), for the export that the file handle fh names
+ * (fhlen bytes): at most one such call at once, which also counts in the
+ * export's share of the workers as its NFS calls do (server/call_gate.c),
+ * and exports are not reloaded meanwhile. 0 (then nfs_backend_lock_leave
+ * after), or -ETIMEDOUT when another lock call or the export's share kept
+ * it waiting a second, or when the storage has stalled (no such call has
+ * finished for server.storage_timeout_s: a CephFS cluster that hangs): the
+ * call is answered NLM4_DENIED_GRACE_PERIOD, and the client tries again.
+ */
+int nfs_backend_lock_enter(struct nfs_backend *be, const void *fh, size_t fhlen,
+			   struct nfs_lock_call *c);
+void nfs_backend_lock_leave(struct nfs_backend *be, struct nfs_lock_call *c);
 
 /* Take (UNLOCK: release) a range for f's owner, without waiting: 0, -EAGAIN
  * when another owner (here, a local process, or for CephFS a client of

@@ -158,7 +158,7 @@ int export_open(struct export *e, const struct nfs_export_conf *conf)
 	int r;
 
 	memset(e, 0, sizeof(*e));
-	export_gate_init(e);
+	call_gate_init(&e->gate, "export", NULL, "NFS3ERR_JUKEBOX");
 	e->root_fd = -1;
 	e->conf = *conf;
 	e->conf.clients = NULL;
@@ -175,6 +175,7 @@ int export_open(struct export *e, const struct nfs_export_conf *conf)
 	    (r = e->ops->open(e)) < 0)
 		return r;
 	e->conf.path = e->path;
+	e->gate.name = e->path;
 	memset(&e->conf.ceph, 0, sizeof(e->conf.ceph)); /* the configuration's: not kept */
 	log_info("export '%s': %s, id %08x%s%s%s%s", e->path, e->ops->name, e->id,
 		 e->fhx ? ", portable handles" : "", e->conf.ro ? ", read-only" : "",
@@ -196,7 +197,7 @@ void export_close(struct export *e)
 	free(e->path);
 	e->clients = NULL;
 	e->path = NULL;
-	export_gate_destroy(e);
+	call_gate_destroy(&e->gate);
 }
 
 /* See export.h. */

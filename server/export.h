@@ -15,6 +15,7 @@
 #include "common/base/osdep.h"
 #include "common/nfs/nfs3_xdr.h"
 #include "server/backend.h"
+#include "server/call_gate.h"
 
 struct export;
 struct fh_index;
@@ -63,13 +64,7 @@ struct export
 	char **clients;
 	const struct be_ops *ops; /* the export's backend */
 	void *priv;		  /* its state (NULL for POSIX) */
-	/* its calls in the backend (export_gate.c), under in_lock */
-	pthread_mutex_t in_lock;
-	pthread_cond_t in_cond; /* CLOCK_MONOTONIC: a call left */
-	unsigned in_calls;
-	uint64_t in_progress_ns; /* when the last call left, or the first came in */
-	int in_stalled;		 /* said so in the log */
-	uint64_t in_jukebox;	 /* calls answered NFS3ERR_JUKEBOX, stalled */
+	struct call_gate gate;	  /* its NFS calls in the backend (be_dispatch) */
 };
 
 /* The export id derived from a (real) path: 32-bit FNV-1a, never 0. */
@@ -82,10 +77,6 @@ int export_posix_open(struct export *e);
 void export_posix_close(struct export *e);
 /* Release what export_open took; safe on a zeroed or half-opened export. */
 void export_close(struct export *e);
-/* The count of e's calls in its backend (export_gate.c): made by export_open,
- * undone by export_close. */
-void export_gate_init(struct export *e);
-void export_gate_destroy(struct export *e);
 /* Whether the client may use the export (its access list admits it). */
 int export_client_ok(const struct export *e, const struct sockaddr *sa);
 /* What the export grants the client at sa: fills *r and returns 1, or returns

@@ -249,6 +249,7 @@ static void find_holder(struct nlm *n, const struct nlm_owner *self, dev_t dev, 
 nlm4_stats nlm_do_test(struct nlm *n, const struct sockaddr *peer, socklen_t plen,
 		       const nlm4_testargs *a, nlm4_holder *holder)
 {
+	struct nfs_lock_call lc;
 	struct nfs_lock_file lf, *f;
 	struct osdep_lock l;
 	uint64_t start, end;
@@ -261,31 +262,32 @@ nlm4_stats nlm_do_test(struct nlm *n, const struct sockaddr *peer, socklen_t ple
 		n->grace_refused++;
 		return NLM4_DENIED_GRACE_PERIOD;
 	}
+	if (nfs_backend_lock_enter(n->be, a->alock.fh.nlm4_netobj_val, a->alock.fh.nlm4_netobj_len,
+				   &lc) != 0)
+		return NLM4_DENIED_GRACE_PERIOD;
 	pthread_mutex_lock(&n->lock);
 	struct nlm_host *h = nlm_host_find(n, a->alock.caller_name, peer);
 	struct nlm_owner *o = h ? owner_find(n, h, &a->alock) : NULL;
 
-	if (o) {
-		f = &o->lf;
-	} else {
-		rc = nfs_backend_open_locked(n->be, peer, plen, a->alock.fh.nlm4_netobj_val,
-					     a->alock.fh.nlm4_netobj_len, &lf);
-		if (rc) {
-			pthread_mutex_unlock(&n->lock);
-			return nlm_open_stat(rc);
-		}
-		f = &lf;
+	f = o ? &o->lf : &lf;
+	if (o == NULL &&
+	    (rc = nfs_backend_open_locked(n->be, peer, plen, a->alock.fh.nlm4_netobj_val,
+					  a->alock.fh.nlm4_netobj_len, &lf)) != 0) {
+		st = nlm_open_stat(rc);
+		f = NULL;
 	}
-	l = to_osdep(a->exclusive ? 2 : 1, start, end);
-	rc = nfs_lock_test(f, &l);
-	if (rc == 0 && l.type != OSDEP_LOCK_UNLOCK)
-		find_holder(n, o, f->dev, f->ino, &l, holder);
+	if (f) {
+		l = to_osdep(a->exclusive ? 2 : 1, start, end);
+		rc = nfs_lock_test(f, &l);
+		if (rc == 0 && l.type != OSDEP_LOCK_UNLOCK)
+			find_holder(n, o, f->dev, f->ino, &l, holder);
+		st = rc ? NLM4_FAILED : l.type == OSDEP_LOCK_UNLOCK ? NLM4_GRANTED : NLM4_DENIED;
+	}
 	pthread_mutex_unlock(&n->lock);
-	if (o == NULL)
+	if (f == &lf)
 		nfs_lock_close(&lf);
-	if (rc)
-		return NLM4_FAILED;
-	return l.type == OSDEP_LOCK_UNLOCK ? NLM4_GRANTED : NLM4_DENIED;
+	nfs_backend_lock_leave(n->be, &lc);
+	return st;
 }
 
 /* LOCK for an owner in hand. */
@@ -319,6 +321,7 @@ static nlm4_stats lock_owner(struct nlm *n, struct nlm_owner *o, const nlm4_lock
 nlm4_stats nlm_do_lock(struct nlm *n, const struct sockaddr *peer, socklen_t plen,
 		       const nlm4_lockargs *a, int via_msg, int monitor)
 {
+	struct nfs_lock_call lc;
 	struct nlm_host *h;
 	struct nlm_owner *o;
 	uint64_t start, end;
@@ -330,6 +333,9 @@ nlm4_stats nlm_do_lock(struct nlm *n, const struct sockaddr *peer, socklen_t ple
 		n->grace_refused++;
 		return NLM4_DENIED_GRACE_PERIOD;
 	}
+	if (nfs_backend_lock_enter(n->be, a->alock.fh.nlm4_netobj_val, a->alock.fh.nlm4_netobj_len,
+				   &lc) != 0)
+		return NLM4_DENIED_GRACE_PERIOD;
 	pthread_mutex_lock(&n->lock);
 	if ((h = nlm_host_get(n, a->alock.caller_name, peer, plen)) == NULL) {
 		n->nolocks++;
@@ -341,12 +347,14 @@ nlm4_stats nlm_do_lock(struct nlm *n, const struct sockaddr *peer, socklen_t ple
 		nlm_owner_maybe_free(n, o);
 	}
 	pthread_mutex_unlock(&n->lock);
+	nfs_backend_lock_leave(n->be, &lc);
 	return st;
 }
 
 /* See nlm_int.h. */
 nlm4_stats nlm_do_cancel(struct nlm *n, const struct sockaddr *peer, const nlm4_cancargs *a)
 {
+	struct nfs_lock_call lc;
 	struct nlm_host *h;
 	struct nlm_owner *o;
 	struct nlm_block *b;
@@ -359,18 +367,23 @@ nlm4_stats nlm_do_cancel(struct nlm *n, const struct sockaddr *peer, const nlm4_
 		n->grace_refused++;
 		return NLM4_DENIED_GRACE_PERIOD;
 	}
+	if (nfs_backend_lock_enter(n->be, a->alock.fh.nlm4_netobj_val, a->alock.fh.nlm4_netobj_len,
+				   &lc) != 0)
+		return NLM4_DENIED_GRACE_PERIOD;
 	pthread_mutex_lock(&n->lock);
 	if ((h = nlm_host_find(n, a->alock.caller_name, peer)) != NULL &&
 	    (o = owner_find(n, h, &a->alock)) != NULL &&
 	    (b = nlm_block_find(n, o, start, end, a->exclusive)) != NULL)
 		nlm_block_free(n, b);
 	pthread_mutex_unlock(&n->lock);
+	nfs_backend_lock_leave(n->be, &lc);
 	return NLM4_GRANTED; /* as on Linux: nothing to cancel is no error */
 }
 
 /* See nlm_int.h. */
 nlm4_stats nlm_do_unlock(struct nlm *n, const struct sockaddr *peer, const nlm4_unlockargs *a)
 {
+	struct nfs_lock_call lc;
 	struct nlm_host *h;
 	struct nlm_owner *o;
 	uint64_t start, end;
@@ -384,6 +397,9 @@ nlm4_stats nlm_do_unlock(struct nlm *n, const struct sockaddr *peer, const nlm4_
 		n->grace_refused++;
 		return NLM4_DENIED_GRACE_PERIOD;
 	}
+	if (nfs_backend_lock_enter(n->be, a->alock.fh.nlm4_netobj_val, a->alock.fh.nlm4_netobj_len,
+				   &lc) != 0)
+		return NLM4_DENIED_GRACE_PERIOD;
 	pthread_mutex_lock(&n->lock);
 	if ((h = nlm_host_find(n, a->alock.caller_name, peer)) != NULL &&
 	    (o = owner_find(n, h, &a->alock)) != NULL) {
@@ -403,6 +419,7 @@ nlm4_stats nlm_do_unlock(struct nlm *n, const struct sockaddr *peer, const nlm4_
 		nlm_blocked_retry(n, 0, dev, ino);
 	}
 	pthread_mutex_unlock(&n->lock);
+	nfs_backend_lock_leave(n->be, &lc);
 	return st;
 }
 

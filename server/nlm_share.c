@@ -82,6 +82,7 @@ nlm4_stats nlm_do_share(struct nlm *n, const struct sockaddr *peer, socklen_t pl
 {
 	const nlm4_share *sh = &a->share;
 	struct nfs_lock_file lf;
+	struct nfs_lock_call lc;
 	struct nlm_host *h;
 	nlm4_stats st = NLM4_GRANTED;
 	int rc;
@@ -95,10 +96,14 @@ nlm4_stats nlm_do_share(struct nlm *n, const struct sockaddr *peer, socklen_t pl
 		n->grace_refused++;
 		return NLM4_DENIED_GRACE_PERIOD;
 	}
+	if (nfs_backend_lock_enter(n->be, sh->fh.nlm4_netobj_val, sh->fh.nlm4_netobj_len, &lc) != 0)
+		return NLM4_DENIED_GRACE_PERIOD;
 	rc = nfs_backend_open_locked(n->be, peer, plen, sh->fh.nlm4_netobj_val,
 				     sh->fh.nlm4_netobj_len, &lf);
-	if (rc)
+	if (rc) {
+		nfs_backend_lock_leave(n->be, &lc);
 		return nlm_open_stat(rc);
+	}
 	nfs_lock_close(&lf);
 	pthread_mutex_lock(&n->lock);
 	if (unshare) {
@@ -114,5 +119,6 @@ nlm4_stats nlm_do_share(struct nlm *n, const struct sockaddr *peer, socklen_t pl
 		nlm_host_touch(h);
 	}
 	pthread_mutex_unlock(&n->lock);
+	nfs_backend_lock_leave(n->be, &lc);
 	return st;
 }

@@ -243,15 +243,18 @@ const struct cfg_entry config_main_table[] = {
 	      "Milliseconds a TCP connection may go without a call before it is closed; the "
 	      "client reconnects when it needs to. 0: never."),
 	E_INT("server.threads", C, server.threads, 1, 256, 4,
-	      "Worker threads running NFS requests. The calls of one export hold at most all "
-	      "but one of them at once (all of 1), so that an export whose storage stops "
-	      "answering leaves a worker to the others; a call past its share waits up to a "
-	      "second for one to finish, then is answered NFS3ERR_JUKEBOX."),
+	      "Worker threads running NFS requests. The calls of one export, its lock calls "
+	      "included, hold at most all but one of them at once (all of 1), so that an export "
+	      "whose storage stops answering leaves a worker to the others; a call past its "
+	      "share waits up to a second for one to finish (none once none has finished for a "
+	      "second), then is answered NFS3ERR_JUKEBOX. Lock calls go into the storage one "
+	      "at a time; one kept waiting as long is answered NLM4_DENIED_GRACE_PERIOD."),
 	E_INT("server.storage_timeout_s", C, server.storage_timeout_s, 0, 3600, 30,
 	      "Seconds an export's storage may go without finishing any of the calls in it "
 	      "before it counts as stalled: its further calls are answered NFS3ERR_JUKEBOX (the "
 	      "client tries again later) until one of them finishes, and a reload of the "
-	      "exports waits no longer for them and is refused; a stop, 30 s more. 0: wait for "
+	      "exports waits no longer for them and is refused; a stop, 30 s more. The same "
+	      "for the lock manager's calls (answered NLM4_DENIED_GRACE_PERIOD). 0: wait for "
 	      "ever."),
 	E_BOOL("server.inline_calls", C, server.inline_calls, true,
 	       "Run cheap calls (NULL, GETATTR, ACCESS, FSSTAT, FSINFO, PATHCONF, READs of up "

@@ -1,6 +1,6 @@
 #!/bin/bash
 # server_storage_stall.sh: an export whose storage stops answering holds only
-# what it has (server/export_gate.c). A head exports a throwaway CephFS and a
+# what it has (server/call_gate.c). A head exports a throwaway CephFS and a
 # tmpfs directory with 3 workers and server.storage_timeout_s = 4; the
 # cluster's only OSD is stopped (SIGSTOP) while three clients read a CephFS
 # file: two calls are held in the cluster, the third waits for the export's
