@@ -361,8 +361,9 @@ static void cancel(struct nlmc *n, nlm4_lockargs *la)
 		xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
 }
 
-/* LOCK, and while BLOCKED (or refused for the grace period) the waits. */
-static int lock_loop(struct nlmc *n, nlm4_lockargs *a, struct nlmc_wait *w)
+/* LOCK, and while BLOCKED (or refused for the grace period) the waits.
+ * *unsure: a LOCK got no answer (the server may yet grant it). */
+static int lock_loop(struct nlmc *n, nlm4_lockargs *a, struct nlmc_wait *w, int *unsure)
 {
 	uint64_t t0 = now_ms();
 	nlm4_res r;
@@ -371,8 +372,10 @@ static int lock_loop(struct nlmc *n, nlm4_lockargs *a, struct nlmc_wait *w)
 	for (;;) {
 		memset(&r, 0, sizeof(r));
 		if ((rc = nlmc_call(n, NLM4_LOCK, (xdrproc_t)xdr_nlm4_lockargs, a,
-				    (xdrproc_t)xdr_nlm4_res, &r)) != 0)
+				    (xdrproc_t)xdr_nlm4_res, &r)) != 0) {
+			*unsure = 1;
 			return rc;
+		}
 		xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
 		if (r.stat == NLM4_DENIED_GRACE_PERIOD && now_ms() - t0 < GRACE_MAX_MS) {
 			if (!a->reclaim)
@@ -406,7 +409,7 @@ int nlmc_lock(struct nlmc *n, const struct nlmc_lock *l, int wait,
 	struct nlmc_wait *w = NULL;
 	char oh[OH_LEN];
 	uint32_t ck;
-	int rc;
+	int rc, unsure = 0;
 
 	if (l->type == F_UNLCK)
 		return nlmc_unlock(n, l);
@@ -418,11 +421,19 @@ int nlmc_lock(struct nlmc *n, const struct nlmc_lock *l, int wait,
 		if (waiting)
 			waiting(arg, w);
 	}
-	rc = lock_loop(n, &a, w);
+	rc = lock_loop(n, &a, w, &unsure);
 	if (w) {
 		if (waiting)
 			waiting(arg, NULL);
 		wait_del(n, w);
+	}
+	if (rc != 0 && unsure) {
+		/* The server may grant it after we stopped waiting (its storage was
+		 * slow): counted as held, so that its owner's close or unlock
+		 * releases it there, as Linux releases a lock it may have been
+		 * granted; the caller still gets the error. */
+		(void)held_apply(n, l);
+		return rc;
 	}
 	if (rc == 0 && held_apply(n, l) != 0) {
 		struct nlmc_lock u = *l;

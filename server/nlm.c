@@ -333,9 +333,10 @@ nlm4_stats nlm_do_lock(struct nlm *n, const struct sockaddr *peer, socklen_t ple
 		n->grace_refused++;
 		return NLM4_DENIED_GRACE_PERIOD;
 	}
+	/* a reclaim refused for the grace period would count as never lost */
 	if (nfs_backend_lock_enter(n->be, a->alock.fh.nlm4_netobj_val, a->alock.fh.nlm4_netobj_len,
 				   &lc) != 0)
-		return NLM4_DENIED_GRACE_PERIOD;
+		return a->reclaim ? NLM4_DENIED_NOLOCKS : NLM4_DENIED_GRACE_PERIOD;
 	pthread_mutex_lock(&n->lock);
 	if ((h = nlm_host_get(n, a->alock.caller_name, peer, plen)) == NULL) {
 		n->nolocks++;
