@@ -87,6 +87,14 @@ EOF
 SPID=$!
 for i in $(seq 100); do [ -S "$T/A.sock" ] && break; sleep 0.1; done
 url() { echo "nfs://127.0.0.1$1?version=3&nfsport=$TCP&mountport=$TCP"; }
+# posix_read NAME MS: check NAME: the tmpfs export's file reads back right within MS ms
+posix_read() {
+	local t0=$(date +%s%N) ms
+	timeout 10 nfs-cat "$(url "$T/posix/data.bin")" >"$T/posix.out" 2>&1
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	echo "# the tmpfs export answered in $ms ms"
+	check "$1" bash -c "cmp -s '$T/posix/data.bin' '$T/posix.out' && [ $ms -lt $2 ]"
+}
 head -c 100000 /dev/urandom >"$T/posix/data.bin"
 
 mounted=0
@@ -111,12 +119,7 @@ for i in $(seq 100); do
 done
 kill -STOP "$MDS"
 sleep 4
-t0=$(date +%s%N)
-timeout 10 nfs-cat "$(url "$T/posix/data.bin")" >"$T/posix.out" 2>&1
-ms=$((($(date +%s%N) - t0) / 1000000))
-echo "# the tmpfs export answered in $ms ms"
-check "the tmpfs export answers while lock calls are held in the cluster" \
-	bash -c "cmp -s '$T/posix/data.bin' '$T/posix.out' && [ $ms -lt 2500 ]"
+posix_read "the tmpfs export answers while lock calls are held in the cluster" 2500
 granted=$(cat "$T"/lp.? | grep -c '^ok$')
 check "no lock is granted while the MDS is stopped ($granted)" test "$granted" -eq 0
 for i in $(seq 100); do
@@ -125,12 +128,7 @@ for i in $(seq 100); do
 done
 check "after the storage timeout, the log says the lock manager's storage does not answer" \
 	grep -q "the lock manager: none of its 1 calls has finished in 3 s" "$T/A.log"
-t0=$(date +%s%N)
-timeout 10 nfs-cat "$(url "$T/posix/data.bin")" >"$T/posix.out" 2>&1
-ms=$((($(date +%s%N) - t0) / 1000000))
-echo "# the tmpfs export answered in $ms ms"
-check "and the tmpfs export answers at once" \
-	bash -c "cmp -s '$T/posix/data.bin' '$T/posix.out' && [ $ms -lt 1500 ]"
+posix_read "and the tmpfs export answers at once" 1500
 
 kill -CONT "$MDS"
 t0=$(date +%s%N)
