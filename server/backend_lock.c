@@ -98,21 +98,17 @@ int be_posix_open_locked(struct nfs_req *req, const nfs_fh3 *h, struct nfs_lock_
 }
 
 /* See backend_lock.h: the export's backend opens it its own way. */
-int nfs_backend_open_locked(struct nfs_backend *be, const struct sockaddr *client,
-			    socklen_t client_len, const void *fh, size_t fhlen,
+int nfs_backend_open_locked(struct nfs_backend *be, const struct nfs_lock_call *c,
+			    const struct sockaddr *client, socklen_t client_len,
 			    struct nfs_lock_file *out)
 {
 	struct nfs_req req = {.be = be, .client = client, .client_len = client_len};
-	nfs_fh3 h = {.data = {.data_len = (u_int)fhlen, .data_val = (char *)fh}};
-	const struct export *e;
+	nfs_fh3 h = {.data = {.data_len = (u_int)c->fhlen, .data_val = (char *)c->fh}};
 
 	req.cred.flavor = NFS_AUTH_SYS; /* uid 0: the export's squashing decides nothing here */
-	if (fhlen == 0 || fhlen > NFS3_FHSIZE)
-		return -ESTALE;
-	e = be_export_of_fh(be, &h); /* inside nfs_backend_lock_enter: not reloaded */
-	return e == NULL	     ? -ESTALE
-	       : e->ops->open_locked ? e->ops->open_locked(&req, &h, out)
-				     : -EOPNOTSUPP;
+	return c->exp == NULL		  ? -ESTALE
+	       : c->exp->ops->open_locked ? c->exp->ops->open_locked(&req, &h, out)
+					  : -EOPNOTSUPP;
 }
 
 /* See backend_lock.h. */
@@ -120,7 +116,6 @@ int nfs_backend_lock_enter(struct nfs_backend *be, const void *fh, size_t fhlen,
 			   struct nfs_lock_call *c)
 {
 	nfs_fh3 h = {.data = {.data_len = (u_int)fhlen, .data_val = (char *)fh}};
-	struct export *e;
 	int rc;
 
 	nfs_backend_enter(be);
@@ -131,9 +126,9 @@ int nfs_backend_lock_enter(struct nfs_backend *be, const void *fh, size_t fhlen,
 		nfs_backend_leave(be);
 		return rc;
 	}
-	e = fhlen && fhlen <= NFS3_FHSIZE ? be_export_of_fh(be, &h) : NULL;
-	c->exp_gate = e ? &e->gate : NULL;
-	if (e && (rc = be_gate_in(be, &e->gate, 0)) != 0) {
+	*c = (struct nfs_lock_call){.fh = fh, .fhlen = fhlen};
+	c->exp = fhlen && fhlen <= NFS3_FHSIZE ? be_export_of_fh(be, &h) : NULL;
+	if (c->exp && (rc = be_gate_in(be, &c->exp->gate, 0)) != 0) {
 		call_gate_out(&be->lock_gate, 0);
 		nfs_backend_leave(be);
 	}
@@ -143,8 +138,8 @@ int nfs_backend_lock_enter(struct nfs_backend *be, const void *fh, size_t fhlen,
 /* See backend_lock.h. */
 void nfs_backend_lock_leave(struct nfs_backend *be, struct nfs_lock_call *c)
 {
-	if (c->exp_gate)
-		call_gate_out(c->exp_gate, 1);
+	if (c->exp)
+		call_gate_out(&c->exp->gate, 1);
 	call_gate_out(&be->lock_gate, 1);
 	nfs_backend_leave(be);
 }

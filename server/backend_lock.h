@@ -14,7 +14,8 @@
 
 #include "common/base/osdep_lock.h"
 
-struct call_gate;
+struct export;
+struct nfs_lock_call;
 struct nfs_backend;
 struct nfs_lock_file;
 
@@ -37,7 +38,7 @@ struct nfs_lock_file {
 };
 
 /*
- * Open the regular file that the NFS handle fh names for a lock owner, as an
+ * Open the regular file that the NFS handle of call c names for a lock owner, as an
  * open file of its own (never a cached or shared one: each owner's locks
  * belong to it, and go when it is closed). The export's rules for client
  * apply as for an NFS call (client list; read-write if the export and file
@@ -45,16 +46,18 @@ struct nfs_lock_file {
  * that the clients of every head exporting it exclude each other.
  * 0, or -ESTALE (unknown, forged or vanished handle), -EACCES (client not
  * allowed), -EINVAL (not a regular file), -EMFILE/-ENFILE, other -errno.
- * Blocks (CephFS: on the cluster): never called on an event loop; only
+ * Blocks (CephFS: on the cluster): never called on an event loop; c is
  * between nfs_backend_lock_enter and nfs_backend_lock_leave.
  */
-int nfs_backend_open_locked(struct nfs_backend *be, const struct sockaddr *client,
-			    socklen_t client_len, const void *fh, size_t fhlen,
+int nfs_backend_open_locked(struct nfs_backend *be, const struct nfs_lock_call *c,
+			    const struct sockaddr *client, socklen_t client_len,
 			    struct nfs_lock_file *out);
 
-/* What nfs_backend_lock_enter took, for nfs_backend_lock_leave. */
+/* A lock manager's call inside the backend (nfs_backend_lock_enter). */
 struct nfs_lock_call {
-	struct call_gate *exp_gate; /* the export's (server/call_gate.c), or NULL */
+	struct export *exp; /* the export the handle names, or NULL */
+	const void *fh;	    /* the handle */
+	size_t fhlen;
 };
 
 /*

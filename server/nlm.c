@@ -114,7 +114,7 @@ nlm4_stats nlm_open_stat(int rc)
 
 /* The owner of l for host h, opened if new; *st says why not. */
 static struct nlm_owner *owner_get(struct nlm *n, struct nlm_host *h, const nlm4_lock *l,
-				   nlm4_stats *st)
+				   const struct nfs_lock_call *lc, nlm4_stats *st)
 {
 	struct nlm_owner *o = owner_find(n, h, l);
 	struct nfs_lock_file lf;
@@ -130,8 +130,7 @@ static struct nlm_owner *owner_get(struct nlm *n, struct nlm_host *h, const nlm4
 		*st = NLM4_DENIED_NOLOCKS;
 		return NULL;
 	}
-	rc = nfs_backend_open_locked(n->be, (const struct sockaddr *)&h->addr, h->addrlen,
-				     l->fh.nlm4_netobj_val, l->fh.nlm4_netobj_len, &lf);
+	rc = nfs_backend_open_locked(n->be, lc, (const struct sockaddr *)&h->addr, h->addrlen, &lf);
 	if (rc) {
 		*st = nlm_open_stat(rc);
 		return NULL;
@@ -270,9 +269,7 @@ nlm4_stats nlm_do_test(struct nlm *n, const struct sockaddr *peer, socklen_t ple
 	struct nlm_owner *o = h ? owner_find(n, h, &a->alock) : NULL;
 
 	f = o ? &o->lf : &lf;
-	if (o == NULL &&
-	    (rc = nfs_backend_open_locked(n->be, peer, plen, a->alock.fh.nlm4_netobj_val,
-					  a->alock.fh.nlm4_netobj_len, &lf)) != 0) {
+	if (o == NULL && (rc = nfs_backend_open_locked(n->be, &lc, peer, plen, &lf)) != 0) {
 		st = nlm_open_stat(rc);
 		f = NULL;
 	}
@@ -341,7 +338,7 @@ nlm4_stats nlm_do_lock(struct nlm *n, const struct sockaddr *peer, socklen_t ple
 	if ((h = nlm_host_get(n, a->alock.caller_name, peer, plen)) == NULL) {
 		n->nolocks++;
 		st = NLM4_DENIED_NOLOCKS;
-	} else if ((o = owner_get(n, h, &a->alock, &st)) != NULL) {
+	} else if ((o = owner_get(n, h, &a->alock, &lc, &st)) != NULL) {
 		st = lock_owner(n, o, a, start, end, via_msg);
 		if (st == NLM4_GRANTED && monitor && !h->monitored)
 			nsm_monitor(n, h);

@@ -98,8 +98,7 @@ nlm4_stats nlm_do_share(struct nlm *n, const struct sockaddr *peer, socklen_t pl
 	}
 	if (nfs_backend_lock_enter(n->be, sh->fh.nlm4_netobj_val, sh->fh.nlm4_netobj_len, &lc) != 0)
 		return !unshare && a->reclaim ? NLM4_DENIED_NOLOCKS : NLM4_DENIED_GRACE_PERIOD;
-	rc = nfs_backend_open_locked(n->be, peer, plen, sh->fh.nlm4_netobj_val,
-				     sh->fh.nlm4_netobj_len, &lf);
+	rc = nfs_backend_open_locked(n->be, &lc, peer, plen, &lf);
 	if (rc) {
 		nfs_backend_lock_leave(n->be, &lc);
 		return nlm_open_stat(rc);
