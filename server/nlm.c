@@ -130,7 +130,9 @@ static struct nlm_owner *owner_get(struct nlm *n, struct nlm_host *h, const nlm4
 		*st = NLM4_DENIED_NOLOCKS;
 		return NULL;
 	}
+	pthread_mutex_unlock(&n->lock); /* storage: see nlm_int.h */
 	rc = nfs_backend_open_locked(n->be, lc, (const struct sockaddr *)&h->addr, h->addrlen, &lf);
+	pthread_mutex_lock(&n->lock);
 	if (rc) {
 		*st = nlm_open_stat(rc);
 		return NULL;
@@ -172,10 +174,15 @@ void nlm_owner_maybe_free(struct nlm *n, struct nlm_owner *o)
 	for (struct nlm_grant *g = n->grants; g; g = g->next)
 		if (g->owner == o)
 			g->owner = NULL;
-	nfs_lock_close(&o->lf);
+	for (struct nlm_grant *g = n->undo; g; g = g->next)
+		if (g->owner == o)
+			g->owner = NULL;
 	n->nowners--;
 	o->host->nowners--;
 	nlm_host_touch(o->host);
+	pthread_mutex_unlock(&n->lock); /* storage: see nlm_int.h */
+	nfs_lock_close(&o->lf);
+	pthread_mutex_lock(&n->lock);
 	free(o->ranges.v);
 	free(o->oh);
 	free(o);
@@ -195,7 +202,10 @@ int nlm_owner_apply(struct nlm *n, struct nlm_owner *o, uint64_t start, uint64_t
 		free(next.v);
 		return -ENOSPC;
 	}
-	if ((rc = nfs_lock_set(&o->lf, &l)) != 0) {
+	pthread_mutex_unlock(&n->lock); /* storage: see nlm_int.h */
+	rc = nfs_lock_set(&o->lf, &l);
+	pthread_mutex_lock(&n->lock);
+	if (rc != 0) {
 		free(next.v);
 		return rc;
 	}
@@ -264,10 +274,11 @@ nlm4_stats nlm_do_test(struct nlm *n, const struct sockaddr *peer, socklen_t ple
 	if (nfs_backend_lock_enter(n->be, a->alock.fh.nlm4_netobj_val, a->alock.fh.nlm4_netobj_len,
 				   &lc) != 0)
 		return NLM4_DENIED_GRACE_PERIOD;
-	pthread_mutex_lock(&n->lock);
+	nlm_turn_lock(n);
 	struct nlm_host *h = nlm_host_find(n, a->alock.caller_name, peer);
 	struct nlm_owner *o = h ? owner_find(n, h, &a->alock) : NULL;
 
+	pthread_mutex_unlock(&n->lock); /* storage: see nlm_int.h (o stays, with the turn) */
 	f = o ? &o->lf : &lf;
 	if (o == NULL && (rc = nfs_backend_open_locked(n->be, &lc, peer, plen, &lf)) != 0) {
 		st = nlm_open_stat(rc);
@@ -276,11 +287,12 @@ nlm4_stats nlm_do_test(struct nlm *n, const struct sockaddr *peer, socklen_t ple
 	if (f) {
 		l = to_osdep(a->exclusive ? 2 : 1, start, end);
 		rc = nfs_lock_test(f, &l);
+		pthread_mutex_lock(&n->lock);
 		if (rc == 0 && l.type != OSDEP_LOCK_UNLOCK)
 			find_holder(n, o, f->dev, f->ino, &l, holder);
+		pthread_mutex_unlock(&n->lock);
 		st = rc ? NLM4_FAILED : l.type == OSDEP_LOCK_UNLOCK ? NLM4_GRANTED : NLM4_DENIED;
 	}
-	pthread_mutex_unlock(&n->lock);
 	if (f == &lf)
 		nfs_lock_close(&lf);
 	nfs_backend_lock_leave(n->be, &lc);
@@ -334,7 +346,7 @@ nlm4_stats nlm_do_lock(struct nlm *n, const struct sockaddr *peer, socklen_t ple
 	if (nfs_backend_lock_enter(n->be, a->alock.fh.nlm4_netobj_val, a->alock.fh.nlm4_netobj_len,
 				   &lc) != 0)
 		return a->reclaim ? NLM4_DENIED_NOLOCKS : NLM4_DENIED_GRACE_PERIOD;
-	pthread_mutex_lock(&n->lock);
+	nlm_turn_lock(n);
 	if ((h = nlm_host_get(n, a->alock.caller_name, peer, plen)) == NULL) {
 		n->nolocks++;
 		st = NLM4_DENIED_NOLOCKS;
@@ -368,7 +380,7 @@ nlm4_stats nlm_do_cancel(struct nlm *n, const struct sockaddr *peer, const nlm4_
 	if (nfs_backend_lock_enter(n->be, a->alock.fh.nlm4_netobj_val, a->alock.fh.nlm4_netobj_len,
 				   &lc) != 0)
 		return NLM4_DENIED_GRACE_PERIOD;
-	pthread_mutex_lock(&n->lock);
+	nlm_turn_lock(n);
 	if ((h = nlm_host_find(n, a->alock.caller_name, peer)) != NULL &&
 	    (o = owner_find(n, h, &a->alock)) != NULL &&
 	    (b = nlm_block_find(n, o, start, end, a->exclusive)) != NULL)
@@ -398,7 +410,7 @@ nlm4_stats nlm_do_unlock(struct nlm *n, const struct sockaddr *peer, const nlm4_
 	if (nfs_backend_lock_enter(n->be, a->alock.fh.nlm4_netobj_val, a->alock.fh.nlm4_netobj_len,
 				   &lc) != 0)
 		return NLM4_DENIED_GRACE_PERIOD;
-	pthread_mutex_lock(&n->lock);
+	nlm_turn_lock(n);
 	if ((h = nlm_host_find(n, a->alock.caller_name, peer)) != NULL &&
 	    (o = owner_find(n, h, &a->alock)) != NULL) {
 		dev = o->lf.dev;
@@ -465,9 +477,11 @@ void nlm_do_free_all(struct nlm *n, const struct sockaddr *peer, const char *nam
 	pthread_mutex_lock(&n->lock);
 	if ((h = nlm_host_find(n, name, peer)) != NULL) {
 		log_info("NLM: FREE_ALL from '%s': its locks are released", name);
-		nlm_host_drop(n, h);
+		h->drop = 1;
 	}
 	pthread_mutex_unlock(&n->lock);
+	if (h)
+		nlm_turn_now(n);
 }
 
 /* ---- life */
@@ -511,7 +525,8 @@ int nlm_create(const struct nlm_params *p, struct nfs_backend *be, struct nlm **
 		snprintf(n->name, sizeof(n->name), "localhost");
 	n->grace_end_ms = nlm_now_ms() + (uint64_t)p->grace_s * 1000;
 	owners_budget(n);
-	if ((rc = nlm_cb_start(n)) != 0 || (rc = nsm_start(n)) != 0) {
+	if ((rc = workq_create(1, "nlm-tick", &n->tickq)) != 0 || (rc = nlm_cb_start(n)) != 0 ||
+	    (rc = nsm_start(n)) != 0) {
 		nlm_destroy(n);
 		return rc;
 	}
@@ -530,10 +545,16 @@ void nlm_destroy(struct nlm *n)
 	if (n == NULL)
 		return;
 	nlm_cb_stop(n);
+	workq_destroy(n->tickq);      /* after its last tick */
+	pthread_mutex_lock(&n->lock); /* the storage calls let go of it */
 	while (n->blocked)
 		nlm_block_free(n, n->blocked);
 	while ((g = n->grants) != NULL) {
 		n->grants = g->next;
+		free(g);
+	}
+	while ((g = n->undo) != NULL) {
+		n->undo = g->next;
 		free(g);
 	}
 	while (n->shares) {
@@ -556,6 +577,7 @@ void nlm_destroy(struct nlm *n)
 		free(h->name); /* monitored hosts stay recorded: they hear from us at restart */
 		free(h);
 	}
+	pthread_mutex_unlock(&n->lock);
 	pthread_mutex_destroy(&n->lock);
 	free(n->state_dir);
 	free(n);

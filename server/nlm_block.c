@@ -8,6 +8,7 @@
  * no) is released.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,15 @@ static struct nlm_grant *grant_take(struct nlm *n, uint64_t id)
 	return NULL;
 }
 
+/* The client did not take g's lock: given back at the next turn (it goes
+ * into storage, see nlm_int.h), which the nlm thread is asked for now. */
+static void grant_refused(struct nlm *n, struct nlm_grant *g)
+{
+	g->next = n->undo;
+	n->undo = g;
+	nlm_cb_kick(n);
+}
+
 /* The GRANTED (or GRANTED_MSG) call is over. */
 static void granted_done(struct nlm *n, void *arg, int ok, void *res)
 {
@@ -133,7 +143,8 @@ static void granted_done(struct nlm *n, void *arg, int ok, void *res)
 	pthread_mutex_lock(&n->lock);
 	g = grant_take(n, id);
 	if (g && (!ok || (r && r->stat != NLM4_GRANTED))) {
-		grant_undo(n, g->owner, g->start, g->end);
+		grant_refused(n, g);
+		g = NULL;
 	} else if (g && r == NULL) {
 		/* GRANTED_MSG went: the answer comes as GRANTED_RES */
 		g->next = n->grants;
@@ -155,8 +166,10 @@ void nlm_granted_res(struct nlm *n, const nlm4_netobj *cookie, nlm4_stats st)
 	memcpy(&id, cookie->nlm4_netobj_val, sizeof(id));
 	pthread_mutex_lock(&n->lock);
 	g = grant_take(n, id);
-	if (g && st != NLM4_GRANTED)
-		grant_undo(n, g->owner, g->start, g->end);
+	if (g && st != NLM4_GRANTED) {
+		grant_refused(n, g);
+		g = NULL;
+	}
 	pthread_mutex_unlock(&n->lock);
 	free(g);
 }
@@ -241,12 +254,71 @@ static void grants_expire(struct nlm *n)
 	}
 }
 
-/* See nlm_int.h. */
-void nlm_tick(struct nlm *n)
+/* See nlm_int.h. The lists stay in place across the storage calls (only a
+ * turn changes hosts), and new entries of n->undo come in at its head. */
+void nlm_turn_lock(struct nlm *n)
 {
+	struct nlm_grant *g;
+
 	pthread_mutex_lock(&n->lock);
-	grants_expire(n);
+	for (struct nlm_host *h = n->hosts; h; h = h->next) {
+		if (h->drop) {
+			h->drop = 0;
+			nlm_host_drop(n, h);
+		}
+	}
+	while ((g = n->undo) != NULL) {
+		n->undo = g->next;
+		grant_undo(n, g->owner, g->start, g->end);
+		free(g);
+	}
+}
+
+/* See nlm_int.h. */
+void nlm_turn_now(struct nlm *n)
+{
+	struct nfs_lock_call lc;
+
+	if (nfs_backend_lock_enter(n->be, NULL, 0, &lc) != 0) {
+		log_info("NLM: the lock manager's storage is busy: a client's locks are "
+			 "released at a later tick");
+		return;
+	}
+	nlm_turn_lock(n);
+	pthread_mutex_unlock(&n->lock);
+	nfs_backend_lock_leave(n->be, &lc);
+}
+
+/* The tick's work that goes into storage, on the nlm-tick thread. */
+static void tick_run(struct work *w)
+{
+	struct nlm *n = (struct nlm *)((char *)w - offsetof(struct nlm, tick_work));
+	struct nfs_lock_call lc;
+
+	pthread_mutex_lock(&n->lock);
+	n->tick_queued = 0; /* a kick from now on runs it again */
+	pthread_mutex_unlock(&n->lock);
+	if (nfs_backend_lock_enter(n->be, NULL, 0, &lc) != 0)
+		return; /* the storage is busy or stalled: at the next tick */
+	nlm_turn_lock(n);
 	nlm_blocked_retry(n, 1, 0, 0);
 	nlm_hosts_gc(n, NLM_HOST_IDLE_MS);
 	pthread_mutex_unlock(&n->lock);
+	nfs_backend_lock_leave(n->be, &lc);
+}
+
+/* See nlm_int.h. */
+void nlm_tick(struct nlm *n)
+{
+	int queue;
+
+	pthread_mutex_lock(&n->lock);
+	grants_expire(n);
+	queue = !n->tick_queued;
+	n->tick_queued = 1;
+	pthread_mutex_unlock(&n->lock);
+	if (queue) {
+		n->tick_work.run = tick_run;
+		workq_submit(n->tickq, &n->tick_work);
+	}
 }

@@ -4,6 +4,20 @@
  * the kernel's, the callback queue and the status monitor. One mutex
  * (nlm->lock) guards the state; the callback queue has its own (taken after
  * nlm->lock, never before).
+ *
+ * Storage (opening, testing, locking and closing a lock owner's file) is
+ * reached only with the lock manager's turn (nfs_backend_lock_enter: one at
+ * a time; nlm_turn_lock after it) and never with nlm->lock held, which
+ * the storage calls let go of and take again (nlm_owner_apply,
+ * nlm_owner_maybe_free): a call held in storage that stops answering (a
+ * CephFS whose MDS hangs) then holds no lock that the tick, the figures or
+ * the GRANTED answers wait for; the tick's storage work runs on a thread of
+ * its own (nlm-tick), never on the nlm event loop. So the hosts, owners,
+ * shares and blocked
+ * requests change only with the turn, which keeps them in place across those
+ * storage calls; without it, a thread may change only the grants, the
+ * counters, and the marks that hand work to the next turn (nlm_host.drop,
+ * nlm.undo).
  */
 #ifndef NFSRDMA_NLM_INT_H
 #define NFSRDMA_NLM_INT_H
@@ -14,6 +28,7 @@
 #include <sys/types.h>
 #include <rpc/rpc.h>
 
+#include "common/base/workq.h"
 #include "common/nfs/nlm_prog.h"
 #include "common/rpc/rpc.h"
 #include "common/nfs/nlm_prot.h"
@@ -58,6 +73,7 @@ struct nlm_host {
 	socklen_t addrlen;
 	unsigned nowners, nlocks, nblocked; /* nlocks: ranges and shares */
 	int monitored;			    /* recorded in the state directory */
+	int drop;			    /* to drop all it holds at the next turn */
 	uint64_t idle_since_ms;		    /* holds nothing since; 0: holds something */
 };
 
@@ -119,6 +135,7 @@ struct nlm {
 	struct nlm_share *shares;
 	struct nlm_block *blocked;
 	struct nlm_grant *grants;
+	struct nlm_grant *undo; /* granted locks not taken: released at the next turn */
 	unsigned nhosts;
 	unsigned nowners, owners_max; /* all clients' descriptions; at most half
 					 the process's descriptor limit */
@@ -126,16 +143,29 @@ struct nlm {
 	int32_t nsm_state; /* odd while we run */
 	uint64_t next_cookie;
 	struct nlm_cb *cb;
+	struct workq *tickq; /* nlm-tick: the tick's storage work */
+	struct work tick_work;
+	int tick_queued;
 	/* counters */
 	uint64_t granted, denied, blocked_n, nolocks, grace_refused, callbacks_failed, reboots;
 };
 
 uint64_t nlm_now_ms(void);
 
-/* Every tick of the nlm thread (without nlm->lock): retry blocked requests,
- * expire them, forget idle hosts (nlm_block.c). */
+/* Every tick of the nlm thread and when kicked (on its event loop, without
+ * nlm->lock): forget unanswered grants; then, on the nlm-tick thread, with
+ * the turn (if it comes: else at the next tick), do what waits for one,
+ * retry blocked requests, expire them, forget idle hosts (nlm_block.c). */
 void nlm_tick(struct nlm *n);
-/* A host rebooted (NSM NOTIFY, FREE_ALL): drop all it holds. Under nlm->lock. */
+/* With the turn: take nlm->lock, and first do what waits for a turn (drop
+ * what hosts marked drop hold, give back the grants in nlm.undo), so that it
+ * comes before anything this turn does (a rebooted client's new lock). */
+void nlm_turn_lock(struct nlm *n);
+/* What waits for the turn, done now if the turn comes (nfs_backend_lock_enter),
+ * else at a later tick. Without nlm->lock, on a worker (nlm_block.c). */
+void nlm_turn_now(struct nlm *n);
+/* A host rebooted (FREE_ALL, NSM NOTIFY): drop all it holds. With the turn,
+ * under nlm->lock. */
 void nlm_host_drop(struct nlm *n, struct nlm_host *h);
 /* The host named name at peer's address (any address: peer NULL), or NULL.
  * Under nlm->lock. */
@@ -158,9 +188,11 @@ void nlm_host_touch(struct nlm_host *h);
 
 /* Forget hosts that held nothing for older_ms (0: every empty host). */
 void nlm_hosts_gc(struct nlm *n, uint64_t older_ms);
-/* Lock (type 1, 2) or unlock (0) [start, end) for o: 0, -EAGAIN (conflict), -ENOSPC (too many). */
+/* Lock (type 1, 2) or unlock (0) [start, end) for o: 0, -EAGAIN (conflict),
+ * -ENOSPC (too many). With the turn, under nlm->lock, let go of meanwhile. */
 int nlm_owner_apply(struct nlm *n, struct nlm_owner *o, uint64_t start, uint64_t end, int type);
-/* Close o if it holds and waits for nothing (closing drops its locks). */
+/* Close o if it holds and waits for nothing (closing drops its locks). With
+ * the turn, under nlm->lock, let go of meanwhile. */
 void nlm_owner_maybe_free(struct nlm *n, struct nlm_owner *o);
 
 /* ---- blocked requests (nlm_block.c), for the lock operations; under nlm->lock */

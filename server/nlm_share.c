@@ -104,7 +104,7 @@ nlm4_stats nlm_do_share(struct nlm *n, const struct sockaddr *peer, socklen_t pl
 		return nlm_open_stat(rc);
 	}
 	nfs_lock_close(&lf);
-	pthread_mutex_lock(&n->lock);
+	nlm_turn_lock(n);
 	if (unshare) {
 		if ((h = nlm_host_find(n, sh->caller_name, peer)) != NULL) {
 			share_drop(n, h, &sh->oh, lf.dev, lf.ino);

@@ -213,13 +213,13 @@ int nsm_start(struct nlm *n)
 	return 0;
 }
 
-/* Drop what h held: it rebooted. */
+/* h rebooted: what it held is dropped at the lock manager's next turn. */
 static void rebooted(struct nlm *n, struct nlm_host *h, int32_t state)
 {
 	log_notice("NSM: client '%s' rebooted (state %d): its locks are released", h->name,
 		   (int)state);
 	n->reboots++;
-	nlm_host_drop(n, h);
+	h->drop = 1;
 }
 
 /* See nlm_int.h. The client is found by the name it gives (at any address:
@@ -231,7 +231,7 @@ void nsm_rebooted(struct nlm *n, const char *name, const struct sockaddr *peer, 
 {
 	const struct sockaddr_in *a = (const struct sockaddr_in *)peer;
 	struct nlm_host *h;
-	int found = 0;
+	int found = 0, marked = 0;
 
 	if (peer == NULL || !nfs_backend_peer_known(n->be, peer)) {
 		log_info("NSM: SM_NOTIFY for '%s' from a peer no export knows: ignored", name);
@@ -247,8 +247,12 @@ void nsm_rebooted(struct nlm *n, const char *name, const struct sockaddr *peer, 
 	for (h = n->hosts; !found && peer->sa_family == AF_INET && h; h = h->next) {
 		const struct sockaddr_in *b = (const struct sockaddr_in *)&h->addr;
 
-		if (h->addr.ss_family == AF_INET && a->sin_addr.s_addr == b->sin_addr.s_addr)
+		if (h->addr.ss_family == AF_INET && a->sin_addr.s_addr == b->sin_addr.s_addr) {
 			rebooted(n, h, state);
+			marked = 1;
+		}
 	}
 	pthread_mutex_unlock(&n->lock);
+	if (found || marked)
+		nlm_turn_now(n);
 }

@@ -10,7 +10,9 @@
 # client asks again). The tmpfs export
 # keeps answering (before, the three took every worker, one in the cluster
 # and two waiting for the lock manager behind it); after the storage timeout
-# the log says the lock manager's storage does not answer. When the MDS goes
+# the log says the lock manager's storage does not answer, and the server's
+# figures (-s), which read the lock manager's state, answer (before, they
+# waited for the call in the cluster, which held that state). When the MDS goes
 # on, all three locks are granted and the log says the storage answers
 # again. Then a lock call held there longer than the client waits for one
 # (10 s) fails with ENOLCK; the server grants it when the MDS goes on, and its
@@ -49,7 +51,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-plan 10
+plan 11
 if ! ceph_start; then
 	echo "not ok 1 - the mini cluster starts"
 	exit 1
@@ -129,6 +131,10 @@ done
 check "after the storage timeout, the log says the lock manager's storage does not answer" \
 	grep -q "the lock manager: none of its 1 calls has finished in 3 s" "$T/A.log"
 posix_read "and the tmpfs export answers at once" 1500
+# the call held in the cluster holds no lock of the lock manager's tables:
+# the server's figures (control socket, /metrics) answer
+check "the server's figures answer while a lock call is held in the cluster" \
+	bash -c "timeout 5 '$S' -s -f '$T/A.conf' | grep -q '^nlm.owners '"
 
 kill -CONT "$MDS"
 t0=$(date +%s%N)
