@@ -8,7 +8,9 @@
 # (warming the server's cache, and the client's references with ordma), then
 # is measured reading it in a shuffled order. Figures per (mode, clients,
 # provider way):
-# READs per second (all clients), the median and 99th percentile latency
+# READs per second (all clients: every READ of the measured passes, which
+# start together, over the time from their start to the last one's end), the
+# median and 99th percentile latency
 # (the clients' medians), and the server's CPU per READ over the measured
 # passes, split into the soft provider's engine thread (RDMA work a real
 # RNIC does in hardware) and everything else (the RPC work). Median of the
@@ -69,16 +71,31 @@ drive() { [ "$1" = engine ] && echo 0 || echo 1; }
 server engine
 server driven
 
-# The hook around each pass: at randread's start and end, the time and the
-# server's CPU ticks in its soft-engine thread and in all the others.
+# The hook around each pass: at randread's start and end, the server's CPU
+# ticks in its soft-engine thread and in all the others, and the time, taken
+# at the last moment of the start hook and the first of the end hook (the
+# pass is short: the hooks' own time would count in it). At its start, the
+# measured pass waits (up to 60 s) for the other clients to get there too,
+# so that all of them run it together.
 cat > "$T_SCRATCH/hook.sh" << 'HOOK'
 #!/bin/sh
-# hook.sh PID FILE start|end TEST THREADS RECORD
-[ "$4" = randread ] || exit 0
-for t in /proc/$1/task/*; do
+# hook.sh PID FILE CLIENTS start|end TEST THREADS RECORD
+[ "$5" = randread ] || exit 0
+[ "$4" = end ] && now=$(date +%s.%N)
+cpu=$(for t in /proc/$1/task/*; do
 	printf '%s %s\n' "$(cat "$t/comm")" "$(sed 's/.*) //' "$t/stat" | awk '{print $12 + $13}')"
-done | awk -v when="$3" -v now="$(date +%s.%N)" \
-	'$1 == "soft-engine" {e += $2; next} {o += $2} END {print when, now, e + 0, o + 0}' >> "$2"
+done | awk '$1 == "soft-engine" {e += $2; next} {o += $2} END {print e + 0, o + 0}')
+if [ "$4" = start ]; then
+	k=1
+	until mkdir "$2.at.$k" 2> /dev/null; do k=$((k + 1)); done
+	w=0
+	while [ ! -d "$2.at.$3" ] && [ $w -lt 6000 ]; do
+		sleep 0.01
+		w=$((w + 1))
+	done
+	now=$(date +%s.%N)
+fi
+echo "$4 $now $cpu" >> "$2"
 HOOK
 chmod 755 "$T_SCRATCH/hook.sh"
 
@@ -92,24 +109,26 @@ run() {
 	local opts="port=$port,provider=soft"
 	key="$n/$prov"
 	[ "$mode" = ordma ] && opts="$opts,ordma"
-	rm -f "$cpu" "$T_SCRATCH"/b.*.csv
+	rm -rf "$cpu" "$cpu".at.* "$T_SCRATCH"/b.*.csv
 	for k in $(seq 1 "$n"); do
 		env VB_SOFT_CQ_DRIVE="$(drive "$prov")" "$CLIENT" bench "127.0.0.1:$EXP" -o "$opts" -q \
 			-t read,randread -r 4k -s $size --csv "$T_SCRATCH/b.$k.csv" \
-			--hook "$T_SCRATCH/hook.sh $pid $cpu" > "$T_SCRATCH/b.$k.out" 2>&1 &
+			--hook "$T_SCRATCH/hook.sh $pid $cpu $n" > "$T_SCRATCH/b.$k.out" 2>&1 &
 	done
 	for k in $(seq 1 "$n"); do
 		wait -n || failed=1
 	done
 	[ "$failed" = 0 ] || { diag "$mode x$n $prov: $(tail -2 "$T_SCRATCH"/b.*.out)"; return 1; }
-	record "$mode" "$key" iops "$r" "$(cat "$T_SCRATCH"/b.*.csv | awk -F, '$1 == "randread" {s += $9} END {printf "%.0f", s}')"
 	record "$mode" "$key" p50_us "$r" "$(cat "$T_SCRATCH"/b.*.csv | awk -F, '$1 == "randread" {print $13}' | sort -n | awk '{x[NR] = $1} END {print x[int((NR + 1) / 2)]}')"
 	record "$mode" "$key" p99_us "$r" "$(cat "$T_SCRATCH"/b.*.csv | awk -F, '$1 == "randread" {print $14}' | sort -n | tail -1)"
 	ops=$(cat "$T_SCRATCH"/b.*.csv | awk -F, '$1 == "randread" {s += $6} END {print s}')
-	# the first start and the last end of the clients' measured passes
+	# the first start and the last end of the clients' measured passes: all
+	# READs over that time (not the sum of the clients' own rates, which
+	# counts the time one runs alone at its rate alone), and the server's CPU
 	sort -k2 -g "$cpu" | awk -v tick="$tick" -v ops="$ops" -v m="$mode" -v k="$key" -v r="$r" \
-		'$1 == "start" && !s {s = 1; e0 = $3; o0 = $4} $1 == "end" {e1 = $3; o1 = $4}
-		END {printf "%s,%s,cpu_rpc_us,%s,%.2f\n%s,%s,cpu_engine_us,%s,%.2f\n",
+		'$1 == "start" && !s {s = 1; t0 = $2; e0 = $3; o0 = $4} $1 == "end" {t1 = $2; e1 = $3; o1 = $4}
+		END {printf "%s,%s,iops,%s,%.0f\n", m, k, r, ops / (t1 - t0)
+		printf "%s,%s,cpu_rpc_us,%s,%.2f\n%s,%s,cpu_engine_us,%s,%.2f\n",
 			m, k, r, (o1 - o0) * 1e6 / tick / ops, m, k, r, (e1 - e0) * 1e6 / tick / ops}' >> "$raw"
 	if [ "$mode" = ordma ]; then
 		record ordma "$key" hit_pct "$r" "$(cat "$T_SCRATCH"/b.*.csv | awk -F, '$1 == "randread" {h += $10; t += $6} END {printf "%.1f", t ? 100 * h / t : 0}')"
