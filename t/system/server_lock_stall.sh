@@ -11,7 +11,7 @@
 # keeps answering (before, the three took every worker, one in the cluster
 # and two waiting for the lock manager behind it); after the storage timeout
 # the log says the lock manager's storage does not answer, and the server's
-# figures (-s), which read the lock manager's state, answer (before, they
+# figures (-s, /metrics), which read the lock manager's state, answer (before, they
 # waited for the call in the cluster, which held that state). When the MDS goes
 # on, all three locks are granted and the log says the storage answers
 # again. Then a lock call held there longer than the client waits for one
@@ -51,7 +51,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-plan 11
+plan 12
 if ! ceph_start; then
 	echo "not ok 1 - the mini cluster starts"
 	exit 1
@@ -60,7 +60,11 @@ ok 0 "a throwaway CephFS started ($CEPH_DIR)"
 MDS=$(cat "$CEPH_DIR/run/mds.a.pid")
 mkdir "$T/posix" "$T/m1" "$T/m2" "$T/m3" "$T/sm" && chmod 777 "$T/posix"
 
-TCP=$(free_port) RDMA=$(free_port) CB=$(free_port)
+TCP=$(free_port) RDMA=$(free_port) CB=$(free_port) MP=$(free_port)
+# /metrics where the build serves it (libmicrohttpd)
+METRICS=""
+grep -q "^#define HAVE_LIBMICROHTTPD 1" "$B/config.h" 2>/dev/null &&
+	METRICS="metrics = { listen = \"127.0.0.1:$MP\"; };"
 cat >"$T/A.conf" <<EOF
 log = { level = "info"; };
 rdma = { provider = "soft"; };
@@ -73,6 +77,7 @@ server = {
 	pidfile = "$T/A.pid";
 	control_socket = "$T/A.sock";
 	handle_key_file = "$T/handle.key";
+	$METRICS
 	nlm = { enable = true; grace_s = 0; client_rpcbind_port = $CB; };
 	nsm = { state_dir = "$T/sm"; };
 	exports = (
@@ -135,6 +140,12 @@ posix_read "and the tmpfs export answers at once" 1500
 # the server's figures (control socket, /metrics) answer
 check "the server's figures answer while a lock call is held in the cluster" \
 	bash -c "timeout 5 '$S' -s -f '$T/A.conf' | grep -q '^nlm.owners '"
+if [ -n "$METRICS" ] && command -v curl >/dev/null; then
+	check "and so does /metrics" \
+		bash -c "curl -s -m 5 http://127.0.0.1:$MP/metrics | grep -q '^nfsrdma_nlm_owners '"
+else
+	skip "and so does /metrics: built without libmicrohttpd, or no curl"
+fi
 
 kill -CONT "$MDS"
 t0=$(date +%s%N)

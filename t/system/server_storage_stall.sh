@@ -36,7 +36,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-plan 15
+plan 16
 if ! ceph_start; then
 	echo "not ok 1 - the mini cluster starts"
 	exit 1
@@ -131,6 +131,8 @@ check "a reload does not wait at all for a stalled export" \
 cp "$T/A.conf.orig" "$T/A.conf"
 timeout 10 nfs-cat "$(url "$T/posix/data.bin")" >"$T/posix.out" 2>&1
 check "after the refused reload, the tmpfs export answers" cmp -s "$T/data.bin" "$T/posix.out"
+check "the server's figures (-s) answer while calls are held in the cluster" \
+	bash -c "timeout 5 '$S' -s -f '$T/A.conf' | grep -q '^reply_cache.hits '"
 
 kill -CONT "$OSD"
 held=0
