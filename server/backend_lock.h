@@ -65,8 +65,8 @@ struct nfs_lock_call {
  * a lock file with nfs_backend_open_locked, which only runs inside, and taking,
  * testing or releasing locks), for the export that the file handle fh names
  * (fhlen bytes; fh NULL: none, the lock manager's own work): at most one
- * such call at once, which also counts in the
- * export's share of the workers as its NFS calls do (server/call_gate.c),
+ * such call at once, which also counts in the export's share of the workers
+ * as its NFS calls do (server/call_gate.c),
  * and exports are not reloaded meanwhile. 0 (then nfs_backend_lock_leave
  * after), or -ETIMEDOUT when another lock call or the export's share kept
  * it waiting a second, or when the storage has stalled (no such call has

@@ -7,17 +7,16 @@
  *
  * Storage (opening, testing, locking and closing a lock owner's file) is
  * reached only with the lock manager's turn (nfs_backend_lock_enter: one at
- * a time; nlm_turn_lock after it) and never with nlm->lock held, which
- * the storage calls let go of and take again (nlm_owner_apply,
+ * a time; nlm_turn_lock after it) and never with nlm->lock held, which the
+ * storage calls let go of and take again (nlm_owner_apply,
  * nlm_owner_maybe_free): a call held in storage that stops answering (a
  * CephFS whose MDS hangs) then holds no lock that the tick, the figures or
  * the GRANTED answers wait for; the tick's storage work runs on a thread of
  * its own (nlm-tick), never on the nlm event loop. So the hosts, owners,
- * shares and blocked
- * requests change only with the turn, which keeps them in place across those
- * storage calls; without it, a thread may change only the grants, the
- * counters, and the marks that hand work to the next turn (nlm_host.drop,
- * nlm.undo).
+ * shares and blocked requests change only with the turn, which keeps them in
+ * place across those storage calls; without it, a thread may change only the
+ * grants, the counters, and the marks that hand work to the next turn
+ * (nlm_host.drop, nlm.undo).
  */
 #ifndef NFSRDMA_NLM_INT_H
 #define NFSRDMA_NLM_INT_H
