@@ -151,7 +151,8 @@ bench-compare: nfsrdma-client$(EXEEXT) nfsrdma-vbench$(EXEEXT) server/nfsrdma-se
 		$(SHELL) $(srcdir)/t/bench/bench_compare.sh $(COMPARE_BENCH_DIR) 2>&1 | tee t/bench-compare.log
 	@$(CLIENT_TAP_SUMMARY) t/bench-compare.log
 PHONY_TARGETS += bench-compare
-EXTRA_DIST += t/bench/bench_compare.sh t/bench/bench_lib.sh t/bench/ganesha_compare.sh
+EXTRA_DIST += t/bench/bench_compare.sh t/bench/bench_lib.sh t/bench/ganesha_compare.sh \
+	t/bench/start_together.sh
 EXTRA_TARGETS += bench-compare:900
 CLEANFILES += t/bench-compare.log
 

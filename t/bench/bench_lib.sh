@@ -16,5 +16,7 @@ medians() {
 }
 # med KEY1 KEY2 FIGURE: its median (empty if none).
 med() { awk -F, -v k="$1,$2,$3" '$1 "," $2 "," $3 == k {print $4}' "$stats"; }
+# The pass barrier the bench processes' hooks call (start_together.sh PREFIX N).
+export BENCH_START_TOGETHER="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/start_together.sh"
 # ratio A B: A / B to two places, "-" when either is missing.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a != "" && b > 0) printf "%.2f", a / b; else printf "-"}'; }

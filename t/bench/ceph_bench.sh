@@ -103,15 +103,7 @@ pid_a=$(cat "$T_SCRATCH/A.pid")
 cat > "$T_SCRATCH/hook.sh" << 'HOOK'
 #!/bin/sh
 # hook.sh PID FILE start|end TEST THREADS RECORD
-if [ "$3" = start ]; then
-	k=1
-	until mkdir "$2.$4.$k" 2> /dev/null; do k=$((k + 1)); done
-	w=0
-	while [ ! -d "$2.$4.2" ] && [ $w -lt 6000 ]; do
-		sleep 0.01
-		w=$((w + 1))
-	done
-fi
+[ "$3" = start ] && sh "$BENCH_START_TOGETHER" "$2.$4" 2
 busy=$(awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat)
 cat /proc/$1/task/*/schedstat | awk -v when="$3" -v test="$4" -v now="$(date +%s.%N)" \
 	-v busy="$busy" '{ns += $1} END {print when, test, now, ns + 0, busy}' >> "$2"

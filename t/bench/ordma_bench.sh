@@ -86,13 +86,7 @@ cpu=$(for t in /proc/$1/task/*; do
 	printf '%s %s\n' "$(cat "$t/comm")" "$(sed 's/.*) //' "$t/stat" | awk '{print $12 + $13}')"
 done | awk '$1 == "soft-engine" {e += $2; next} {o += $2} END {print e + 0, o + 0}')
 if [ "$4" = start ]; then
-	k=1
-	until mkdir "$2.at.$k" 2> /dev/null; do k=$((k + 1)); done
-	w=0
-	while [ ! -d "$2.at.$3" ] && [ $w -lt 6000 ]; do
-		sleep 0.01
-		w=$((w + 1))
-	done
+	sh "$BENCH_START_TOGETHER" "$2.at" "$3"
 	now=$(date +%s.%N)
 fi
 echo "$4 $now $cpu" >> "$2"
