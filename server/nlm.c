@@ -352,7 +352,9 @@ nlm4_stats nlm_do_lock(struct nlm *n, const struct sockaddr *peer, socklen_t ple
 		st = NLM4_DENIED_NOLOCKS;
 	} else if ((o = owner_get(n, h, &a->alock, &lc, &st)) != NULL) {
 		st = lock_owner(n, o, a, start, end, via_msg);
-		if (st == NLM4_GRANTED && monitor && !h->monitored)
+		/* a blocked request is granted later (GRANTED): monitored now, as
+		 * Linux's lockd monitors every monitored LOCK's client */
+		if ((st == NLM4_GRANTED || st == NLM4_BLOCKED) && monitor)
 			nsm_monitor(n, h);
 		nlm_owner_maybe_free(n, o);
 	}

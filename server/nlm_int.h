@@ -251,7 +251,9 @@ void nlm_cb_kick(struct nlm *n);
 /* Read (or make) the state directory, take the next state number, and queue
  * SM_NOTIFY to every client recorded there. */
 int nsm_start(struct nlm *n);
-/* Record h as holding locks, so it is notified after our restart. */
+/* Record h as holding locks or waiting for one, so it is notified after our
+ * restart (at once if it already is). With the turn, under nlm->lock, let go
+ * of meanwhile. */
 void nsm_monitor(struct nlm *n, struct nlm_host *h);
 /* Forget h (it holds nothing any more). */
 void nsm_unmonitor(struct nlm *n, struct nlm_host *h);

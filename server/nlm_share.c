@@ -71,8 +71,7 @@ static nlm4_stats share_add(struct nlm *n, struct nlm_host *h, const nlm4_share 
 	s->next = n->shares;
 	n->shares = s;
 	h->nlocks++;
-	if (!h->monitored)
-		nsm_monitor(n, h);
+	nsm_monitor(n, h);
 	return NLM4_GRANTED;
 }
 

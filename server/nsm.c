@@ -59,25 +59,33 @@ static int write_file(const char *path, const char *text)
 	return rc;
 }
 
-/* See nlm_int.h. */
+/* See nlm_int.h. The file is written and synced without nlm->lock: a slow
+ * disk holds only this turn. h stays (hosts go only with the turn), and it
+ * counts as monitored meanwhile, so that a notified client's file is not
+ * removed under it (notified). */
 void nsm_monitor(struct nlm *n, struct nlm_host *h)
 {
 	char path[4200], addr[INET6_ADDRSTRLEN] = "", text[INET6_ADDRSTRLEN + 2];
 	const struct sockaddr_in *sin = (const struct sockaddr_in *)&h->addr;
 	int rc;
 
+	if (h->monitored)
+		return;
 	if (h->addr.ss_family == AF_INET)
 		inet_ntop(AF_INET, &sin->sin_addr, addr, sizeof(addr));
 	snprintf(text, sizeof(text), "%s\n", addr);
-	if ((rc = client_path(n, h->name, path, sizeof(path))) == 0)
+	if ((rc = client_path(n, h->name, path, sizeof(path))) == 0) {
+		h->monitored = 1;
+		pthread_mutex_unlock(&n->lock);
 		rc = write_file(path, text);
+		pthread_mutex_lock(&n->lock);
+	}
 	if (rc) {
+		h->monitored = 0;
 		log_warn("NSM: cannot record client '%s' in %s: %s (it will not hear of our "
 			 "restart)",
 			 h->name, n->state_dir, strerror(-rc));
-		return;
 	}
-	h->monitored = 1;
 }
 
 /* See nlm_int.h. */

@@ -320,6 +320,17 @@ void do_free_all(CLIENT *c, const char *host)
 			 RPC_SUCCESS);
 }
 
+int monitored(const char *host)
+{
+	char path[600];
+	size_t off = (size_t)snprintf(path, sizeof(path), "%s/sm/c-", T);
+
+	for (const unsigned char *p = (const unsigned char *)host; *p && off + 3 < sizeof(path);
+	     p++)
+		off += (size_t)snprintf(path + off, sizeof(path) - off, "%02x", *p);
+	return access(path, F_OK) == 0;
+}
+
 /* ---- the set-up: one server, grace 0 */
 
 CLIENT *tcp, *udp;

@@ -45,6 +45,9 @@ nlm4_stats do_unlock(CLIENT *c, nlm4_lock l);
 nlm4_stats do_cancel(CLIENT *c, nlm4_lock l, int exclusive);
 nlm4_stats do_test(CLIENT *c, nlm4_lock l, int exclusive, nlm4_holder *h);
 void do_free_all(CLIENT *c, const char *host);
+/* Whether the server's status monitor has host recorded (its file in the
+ * state directory): it will be told of the server's restart. */
+int monitored(const char *host);
 
 /* nlm_test_cb.c: what the server called back, recorded by the test's
  * rpcbind, NLM and NSM services (on pmap_port, which the server is told). */

@@ -174,7 +174,9 @@ void local_process_conflicts(void **state)
 }
 
 /* A blocking LOCK waits in the queue and is GRANTED by a call back when the
- * holder unlocks; a CANCELled one never is. */
+ * holder unlocks; a CANCELled one never is. Its client (hostW, which never
+ * gets a lock at once) is monitored from its request on, so that it hears of
+ * a restart. */
 void blocked_granted_and_cancelled(void **state)
 {
 	int32_t svid_b = 201, svid_c = 301;
@@ -184,9 +186,11 @@ void blocked_granted_and_cancelled(void **state)
 	(void)state;
 	file_handle("blocked", &fh);
 	assert_int_equal(do_lock(tcp, alock("hostA", &fh, 101, 0, 10), 1, 0, 0), NLM4_GRANTED);
-	assert_int_equal(do_lock(udp, alock("hostB", &fh, svid_b, 0, 10), 1, 1, 0), NLM4_BLOCKED);
+	assert_false(monitored("hostW"));
+	assert_int_equal(do_lock(udp, alock("hostW", &fh, svid_b, 0, 10), 1, 1, 0), NLM4_BLOCKED);
+	assert_true(monitored("hostW"));
 	/* asked again (clients do): still one request */
-	assert_int_equal(do_lock(udp, alock("hostB", &fh, svid_b, 0, 10), 1, 1, 0), NLM4_BLOCKED);
+	assert_int_equal(do_lock(udp, alock("hostW", &fh, svid_b, 0, 10), 1, 1, 0), NLM4_BLOCKED);
 	assert_int_equal(do_lock(tcp, alock("hostC", &fh, svid_c, 5, 1), 1, 1, 0), NLM4_BLOCKED);
 	assert_int_equal(do_cancel(tcp, alock("hostC", &fh, svid_c, 5, 1), 1), NLM4_GRANTED);
 	assert_false(wait_event(match_granted_svid, &svid_b, 300, NULL));
@@ -195,9 +199,9 @@ void blocked_granted_and_cancelled(void **state)
 	assert_int_equal(e.kind, EV_GRANTED);
 	assert_int_equal(e.off, 0);
 	assert_int_equal(e.len, 10);
-	/* B holds it now */
+	/* W holds it now */
 	assert_int_equal(do_lock(tcp, alock("hostA", &fh, 101, 0, 1), 1, 0, 0), NLM4_DENIED);
-	assert_int_equal(do_unlock(udp, alock("hostB", &fh, svid_b, 0, 10)), NLM4_GRANTED);
+	assert_int_equal(do_unlock(udp, alock("hostW", &fh, svid_b, 0, 10)), NLM4_GRANTED);
 	assert_false(wait_event(match_granted_svid, &svid_c, 1500, NULL));
 	assert_int_equal(do_lock(tcp, alock("hostA", &fh, 101, 0, 10), 1, 0, 0), NLM4_GRANTED);
 	do_free_all(tcp, "hostA");
