@@ -71,6 +71,11 @@ check_PROGRAMS += t/unit/perm_test
 BACKEND_USERSPACE = t/unit/perm_test t/unit/nfs3_proc_userspace.sh \
 	t/unit/nfs3_security_userspace.sh t/unit/nfs3_stress_userspace.sh
 TESTS += $(BACKEND_USERSPACE)
+# The gate that bounds the workers a stalled storage holds (server/call_gate.c).
+check_PROGRAMS += t/unit/call_gate_test
+TESTS += t/unit/call_gate_test
+t_unit_call_gate_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_unit_call_gate_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
 # Optimistic RDMA's block cache and the client's check of a slot (issue 23).
 check_PROGRAMS += t/unit/ordma_test
 TESTS += t/unit/ordma_test

@@ -463,7 +463,8 @@ uid_t be_req_uid(const struct nfs_req *req, const struct export *e)
 int be_gate_in(const struct nfs_backend *be, struct call_gate *g, int nowait)
 {
 	return call_gate_in(g, __atomic_load_n(&be->export_calls_max, __ATOMIC_RELAXED),
-			    __atomic_load_n(&be->storage_timeout_ns, __ATOMIC_RELAXED), nowait);
+			    __atomic_load_n(&be->storage_timeout_ns, __ATOMIC_RELAXED),
+			    nowait ? CALL_GATE_NOWAIT : 0);
 }
 
 /* See backend.h. */

@@ -121,7 +121,8 @@ int nfs_backend_lock_enter(struct nfs_backend *be, const void *fh, size_t fhlen,
 	nfs_backend_enter(be);
 	/* one at a time: they take the lock manager's state one at a time anyway */
 	rc = call_gate_in(&be->lock_gate, 1,
-			  __atomic_load_n(&be->storage_timeout_ns, __ATOMIC_RELAXED), 0);
+			  __atomic_load_n(&be->storage_timeout_ns, __ATOMIC_RELAXED),
+			  fh ? 0 : CALL_GATE_OWN);
 	if (rc != 0) {
 		nfs_backend_leave(be);
 		return rc;

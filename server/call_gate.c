@@ -57,20 +57,22 @@ void call_gate_destroy(struct call_gate *g)
 	pthread_cond_destroy(&g->cond);
 }
 
-/* With g->lock held: whether the storage has stalled; counts the refusal,
- * and says whether the log should say so now (*tell). */
-static int stalled(struct call_gate *g, uint64_t now, uint64_t timeout, int *tell)
+/* With g->lock held: whether the storage has stalled; counts the refusal
+ * (but the server's own: flags), and says whether the log should say so now
+ * (*tell). */
+static int stalled(struct call_gate *g, uint64_t now, uint64_t timeout, unsigned flags, int *tell)
 {
 	if (g->calls == 0 || timeout == 0 || !clock_passed(now, g->progress_ns, timeout))
 		return 0;
-	g->refused++;
+	if (!(flags & CALL_GATE_OWN))
+		g->refused++;
 	*tell = !g->stalled;
 	g->stalled = 1;
 	return 1;
 }
 
 /* See call_gate.h. */
-int call_gate_in(struct call_gate *g, unsigned max, uint64_t timeout, int nowait)
+int call_gate_in(struct call_gate *g, unsigned max, uint64_t timeout, unsigned flags)
 {
 	uint64_t now = clock_now_ns(), latest = now + SHARE_WAIT_NS;
 	unsigned calls;
@@ -87,13 +89,13 @@ int call_gate_in(struct call_gate *g, unsigned max, uint64_t timeout, int nowait
 					 : give_up;
 		struct timespec ts = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
 
-		if (stalled(g, now, timeout, &tell))
+		if (stalled(g, now, timeout, flags, &tell))
 			rc = -ETIMEDOUT;
 		else if (g->calls < max)
 			break;
 		else if (now >= give_up)
 			rc = -ETIMEDOUT;
-		else if (nowait)
+		else if (flags & CALL_GATE_NOWAIT)
 			rc = -EAGAIN;
 		if (rc)
 			break;

@@ -26,13 +26,19 @@ struct call_gate {
 void call_gate_init(struct call_gate *g, const char *what, const char *name, const char *answer);
 void call_gate_destroy(struct call_gate *g);
 
+/* call_gate_in's flags: an event loop's call, which does not wait for a
+ * place; the server's own work (a lock manager's tick), not a client's call:
+ * its refusal is not counted as one answered so. */
+#define CALL_GATE_NOWAIT 1u
+#define CALL_GATE_OWN	 2u
+
 /* A call in: 0 when it may go into the storage (then call_gate_out after);
- * -EAGAIN when nowait (an event loop) and it would wait for a place;
+ * -EAGAIN when CALL_GATE_NOWAIT and it would wait for a place;
  * -ETIMEDOUT when the storage has stalled (no call finished for timeout_ns,
  * 0: never) or the gate stayed full (max calls in) for a second, or none of
  * the calls in it has finished for a second: the call is refused, as answer
  * says. */
-int call_gate_in(struct call_gate *g, unsigned max, uint64_t timeout_ns, int nowait);
+int call_gate_in(struct call_gate *g, unsigned max, uint64_t timeout_ns, unsigned flags);
 /* progress: the call ran (not one given up on an event loop for a worker). */
 void call_gate_out(struct call_gate *g, int progress);
 /* The calls in the storage now, and whether it has stalled. */
