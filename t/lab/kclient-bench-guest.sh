@@ -6,9 +6,11 @@
 # slower calls mostly outlast) serve a
 # tmpfs each, all at once, and a second nfsrdma-server with busy polling
 # (rdma.poll_spin_us = BENCH_SPIN_US, 1000: the guest runs some 50 times
-# slower than the host; RDMA on 20051, MOUNT on TCP 2051) serves the same
-# tmpfs as the first; the kernel client mounts the three over RPC/RDMA on
-# rxe0. Each round runs fio (O_DIRECT, psync: one call per record) on the
+# slower than the host; RDMA on 20051, MOUNT on TCP 2051) and a third with
+# its adaptive polling's ceiling scaled as much (server.adaptive_poll_us =
+# BENCH_ADAPTIVE_US, 5000: the default 100 us on the guest's clock; RDMA on
+# 20052, MOUNT on TCP 2052) serve the same tmpfs as the first; the kernel
+# client mounts the four over RPC/RDMA on rxe0. Each round runs fio (O_DIRECT, psync: one call per record) on the
 # mounts, in an order that rotates from round to round: sequential write
 # of BENCH_MB MiB in 1 MiB records with fsync at the end, sequential read of
 # it, and BENCH_RAND_S seconds of 4 KiB random reads. CSV in BENCH_OUT; TAP
@@ -20,11 +22,11 @@ rounds=${BENCH_ROUNDS:-5} mb=${BENCH_MB:-16} rs=${BENCH_RAND_S:-4}
 . "$top_srcdir/t/test-lib.sh" # ok
 W=/tmp/kb
 out=${BENCH_OUT:-$W}
-mkdir -p $W /mnt/k /mnt/n /mnt/s "$out"
+mkdir -p $W /mnt/k /mnt/n /mnt/s /mnt/a "$out"
 csv=$out/kclient-bench.csv
 echo "server,figure,round,value" > "$csv"
 
-echo "1..6"
+echo "1..8"
 modprobe nfsv3 && modprobe rpcrdma
 NFSD_THREADS=4 lab-knfsd -d /kexport -s $((mb * 2 + 64))m -p 20049 2> $W/knfsd.log
 mkdir -p /export && mount -t tmpfs -o size=$((mb * 2 + 64))m kb-export /export && chmod 777 /export
@@ -33,6 +35,9 @@ nfsrdma_conf $W/server.conf 20050 2050 "threads = 4;"
 "$SERVER" -f $W/server.conf 2> $W/server.log
 nfsrdma_conf $W/spin.conf 20051 2051 "threads = 4;" "poll_spin_us = ${BENCH_SPIN_US:-1000};" nfsrdma-spin
 "$SERVER" -f $W/spin.conf 2> $W/spin.log
+nfsrdma_conf $W/adaptive.conf 20052 2052 "threads = 4; adaptive_poll_us = ${BENCH_ADAPTIVE_US:-5000};" \
+	"" nfsrdma-adaptive
+"$SERVER" -f $W/adaptive.conf 2> $W/adaptive.log
 mount -t nfs -o vers=3,proto=rdma,port=20049,nolock "$IP:/kexport" /mnt/k 2> $W/kmount.err &&
 	grep " /mnt/k " /proc/mounts | grep -q proto=rdma
 ok $? "the kernel client mounts the kernel's nfsd over RDMA (port 20049)"
@@ -42,9 +47,12 @@ ok $? "and nfsrdma-server over RDMA (port 20050) in the same boot"
 mount -t nfs -o vers=3,proto=rdma,port=20051,mountport=2051,mountproto=tcp,nolock \
 	"$IP:/export" /mnt/s 2> $W/smount.err && grep " /mnt/s " /proc/mounts | grep -q proto=rdma
 ok $? "and nfsrdma-server with busy polling over RDMA (port 20051)"
+mount -t nfs -o vers=3,proto=rdma,port=20052,mountport=2052,mountproto=tcp,nolock \
+	"$IP:/export" /mnt/a 2> $W/amount.err && grep " /mnt/a " /proc/mounts | grep -q proto=rdma
+ok $? "and nfsrdma-server with a scaled adaptive polling over RDMA (port 20052)"
 
 # one_fio SERVER FIGURE ROUND FIO-ARGS...: record MB/s (rw) or IOPS (randread)
-failed_n=0 failed_k=0 failed_s=0
+failed_n=0 failed_k=0 failed_s=0 failed_a=0
 one_fio() {
 	local srv=$1 fig=$2 r=$3 dir=/mnt/$1 v
 	shift 3
@@ -66,10 +74,10 @@ else:
 	fi
 }
 # the servers' names in the CSV: k (the kernel's nfsd), n (nfsrdma-server),
-# s (nfsrdma-server with busy polling)
-orders=("k n s" "n s k" "s k n")
+# s (nfsrdma-server with busy polling), a (with the scaled adaptive polling)
+orders=("k n s a" "n s a k" "s a k n" "a k n s")
 for r in $(seq 1 "$rounds"); do
-	for s in ${orders[$((r % 3))]}; do
+	for s in ${orders[$((r % 4))]}; do
 		one_fio $s write1m_MBps $r --rw=write --bs=1M --end_fsync=1
 		one_fio $s read1m_MBps $r --rw=read --bs=1M
 		one_fio $s rand4k_iops $r --rw=randread --bs=4k --runtime="$rs" --time_based
@@ -78,18 +86,20 @@ done
 ok $failed_n "every fio run on nfsrdma-server finished ($((rounds * 3)) runs)"
 ok $failed_k "every fio run on the kernel's nfsd finished ($((rounds * 3)) runs)"
 ok $failed_s "every fio run on nfsrdma-server with busy polling finished ($((rounds * 3)) runs)"
-umount /mnt/n /mnt/k /mnt/s
-kill "$(cat /run/nfsrdma-server.pid)" "$(cat /run/nfsrdma-spin.pid)" 2> /dev/null
-python3 - "$csv" "${BENCH_SPIN_US:-1000}" << 'PY'
+ok $failed_a "every fio run on nfsrdma-server with the scaled adaptive polling finished ($((rounds * 3)) runs)"
+umount /mnt/n /mnt/k /mnt/s /mnt/a
+kill "$(cat /run/nfsrdma-server.pid)" "$(cat /run/nfsrdma-spin.pid)" \
+	"$(cat /run/nfsrdma-adaptive.pid)" 2> /dev/null
+python3 - "$csv" "${BENCH_SPIN_US:-1000}" "${BENCH_ADAPTIVE_US:-5000}" << 'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-names = {"k": "kernel nfsd", "n": "nfsrdma-server", "s": "nfsrdma, spin"}
+names = {"k": "kernel nfsd", "n": "nfsrdma-server", "s": "nfsrdma, spin", "a": "nfsrdma, adapt"}
 figs = [("write1m_MBps", "sequential write 1 MiB, MB/s"),
         ("read1m_MBps", "sequential read 1 MiB, MB/s"),
         ("rand4k_iops", "4 KiB random read x 1, IOPS")]
 med = {}
 for f, label in figs:
-    for s in ("k", "n", "s"):
+    for s in ("k", "n", "s", "a"):
         v = [float(r["value"]) for r in rows if r["server"] == s and r["figure"] == f]
         if not v:
             continue
@@ -97,7 +107,8 @@ for f, label in figs:
         print("# lab-bench-server: %-32s %-15s %9.1f (%.1f..%.1f, n=%d)"
               % (label, names[s], med[s, f], min(v), max(v), len(v)))
 for f, label in figs:
-    for s, who in (("n", "nfsrdma-server"), ("s", "nfsrdma-server spinning %s us" % sys.argv[2])):
+    for s, who in (("n", "nfsrdma-server"), ("s", "nfsrdma-server spinning %s us" % sys.argv[2]),
+                   ("a", "nfsrdma-server adaptive to %s us" % sys.argv[3])):
         if ("k", f) in med and (s, f) in med and med["k", f] > 0:
             print("# lab-bench-server: %s / nfsd, %s: %.2f (goal >= 1.2)"
                   % (who, label, med[s, f] / med["k", f]))

@@ -9,7 +9,8 @@
 # TAP; "1..0 # SKIP reason" when the lab cannot boot.
 # Environment: see lab-common.sh; LAB_TIMEOUT (default 1200), BENCH_ROUNDS (5),
 # BENCH_MB (file size, 16), BENCH_RAND_S (seconds of random reads, 4),
-# BENCH_SPIN_US (the third server's rdma.poll_spin_us, 1000).
+# BENCH_SPIN_US (the third server's rdma.poll_spin_us, 1000),
+# BENCH_ADAPTIVE_US (the fourth's server.adaptive_poll_us, 5000).
 # The whole test: nfsrdma-test-deadline: 1300
 . "$(dirname "$0")/lab-common.sh"
 lab_require
@@ -20,5 +21,6 @@ command -v fio > /dev/null || skip_all "fio is not installed (scripts/install-de
 mkdir -p "$top_builddir/t/lab/bench" || exit 1
 lab_guest_tap "$top_srcdir/t/lab/kclient-bench-guest.sh" "${LAB_TIMEOUT:-1200}" \
 	-e "BENCH_ROUNDS=${BENCH_ROUNDS:-5}" -e "BENCH_MB=${BENCH_MB:-16}" \
-	-e "BENCH_RAND_S=${BENCH_RAND_S:-4}" -e "BENCH_SPIN_US=${BENCH_SPIN_US:-1000}" -e "BENCH_OUT=$top_builddir/t/lab/bench" \
+	-e "BENCH_RAND_S=${BENCH_RAND_S:-4}" -e "BENCH_SPIN_US=${BENCH_SPIN_US:-1000}" \
+	-e "BENCH_ADAPTIVE_US=${BENCH_ADAPTIVE_US:-5000}" -e "BENCH_OUT=$top_builddir/t/lab/bench" \
 	-s "$top_builddir/t/lab/bench"
