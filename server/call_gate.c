@@ -119,20 +119,21 @@ void call_gate_out(struct call_gate *g, int progress)
 {
 	unsigned calls;
 	uint64_t refused = 0;
+	int was_stalled = 0;
 
 	pthread_mutex_lock(&g->lock);
 	g->calls--;
 	if (progress) {
 		g->progress_ns = clock_now_ns();
-		if (g->stalled)
-			refused = g->refused;
+		was_stalled = g->stalled;
+		refused = g->refused;
 		g->stalled = 0;
 		g->refused = 0;
 	}
 	calls = g->calls;
 	pthread_cond_signal(&g->cond);
 	pthread_mutex_unlock(&g->lock);
-	if (refused)
+	if (was_stalled)
 		log_notice("%s%s%s%s: its storage answers again (%u calls still in it; %llu were "
 			   "answered %s)",
 			   g->what, QUOTED(g->name), calls, (unsigned long long)refused, g->answer);

@@ -1,13 +1,13 @@
 /*
  * nsm.c: the server's own status monitor (NSM, program 100024, the part of
  * rpc.statd a lock server needs). The lock manager records each client that
- * takes a lock as a file in the state directory (server.nsm.state_dir),
- * named after the client and holding its address; the file goes when the
- * client has held nothing for a while. The directory also keeps our state
- * number, odd while we run and one step further at every start. At start every
- * recorded client is sent SM_NOTIFY with the new number, so that it reclaims
- * its locks in the grace period. A client that tells us it rebooted
- * (SM_NOTIFY to us) loses every lock it held here.
+ * takes a lock or waits for one as a file in the state directory
+ * (server.nsm.state_dir), named after the client and holding its address; the
+ * file goes when the client has held nothing for a while. The directory also
+ * keeps our state number, odd while we run and one step further at every
+ * start. At start every recorded client is sent SM_NOTIFY with the new
+ * number, so that it reclaims its locks in the grace period. A client that
+ * tells us it rebooted (SM_NOTIFY to us) loses every lock it held here.
  */
 #include <arpa/inet.h>
 #include <dirent.h>

@@ -3,17 +3,17 @@
 # The kernel's nfsd (lab-knfsd: RDMA on 20049, MOUNT through rpcbind) and
 # nfsrdma-server (RDMA on 20050, MOUNT on TCP 2050, not in rpcbind; its
 # defaults, so its loop polls adaptively up to 100 us, which the guest's
-# slower calls mostly outlast) serve a
-# tmpfs each, all at once, and a second nfsrdma-server with busy polling
-# (rdma.poll_spin_us = BENCH_SPIN_US, 1000: the guest runs some 50 times
-# slower than the host; RDMA on 20051, MOUNT on TCP 2051) and a third with
-# its adaptive polling's ceiling scaled as much (server.adaptive_poll_us =
-# BENCH_ADAPTIVE_US, 5000: the default 100 us on the guest's clock; RDMA on
-# 20052, MOUNT on TCP 2052) serve the same tmpfs as the first; the kernel
-# client mounts the four over RPC/RDMA on rxe0. Each round runs fio (O_DIRECT, psync: one call per record) on the
-# mounts, in an order that rotates from round to round: sequential write
-# of BENCH_MB MiB in 1 MiB records with fsync at the end, sequential read of
-# it, and BENCH_RAND_S seconds of 4 KiB random reads. CSV in BENCH_OUT; TAP
+# slower calls mostly outlast) serve a tmpfs each, all at once, and a second
+# nfsrdma-server with busy polling (rdma.poll_spin_us = BENCH_SPIN_US, 1000:
+# the guest runs some 50 times slower than the host; RDMA on 20051, MOUNT on
+# TCP 2051) and a third with its adaptive polling's ceiling scaled as much
+# (server.adaptive_poll_us = BENCH_ADAPTIVE_US, 5000: the default 100 us on
+# the guest's clock; RDMA on 20052, MOUNT on TCP 2052) serve the same tmpfs as
+# the first; the kernel client mounts the four over RPC/RDMA on rxe0. Each
+# round runs fio (O_DIRECT, psync: one call per record) on the mounts, in an
+# order that rotates from round to round: sequential write of BENCH_MB MiB in
+# 1 MiB records with fsync at the end, sequential read of it, and BENCH_RAND_S
+# seconds of 4 KiB random reads. CSV in BENCH_OUT; TAP
 # and the figures (medians, spread, ratios) on stdout.
 B=$top_builddir
 SERVER=$B/server/nfsrdma-server
