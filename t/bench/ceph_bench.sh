@@ -27,7 +27,9 @@
 # minutes apart), BENCH_CEPH_MIB (256: MiB per thread; with
 # 32, passes of a tenth of a second, what each pass pays once weighed enough
 # to make one head write at 0.35 of libcephfs and two heads at twice one),
-# BENCH_CEPH_RECORD (1m: the record size, 4k to 1m, for both ways).
+# BENCH_CEPH_RECORD (1m: the record size, 4k to 1m, for both ways),
+# BENCH_CEPH_SERVER (settings added to the heads' server section, e.g.
+# "adaptive_poll_us = 0;").
 . "$(dirname "$0")/../system/client_lib.sh"
 . "$(dirname "$0")/bench_lib.sh"
 . "$(dirname "$0")/../system/ceph_lib.sh"
@@ -72,7 +74,7 @@ server = {
 	listen = ["127.0.0.1"];
 	rdma_port = $rdma;
 	tcp_port = $tcp;
-	threads = 4;
+	threads = 4; ${BENCH_CEPH_SERVER:-}
 	pidfile = "$T_SCRATCH/$h.pid";
 	control_socket = "$T_SCRATCH/$h.sock";
 	handle_key_file = "$T_SCRATCH/handle.key";
