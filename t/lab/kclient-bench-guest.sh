@@ -31,25 +31,25 @@ modprobe nfsv3 && modprobe rpcrdma
 NFSD_THREADS=4 lab-knfsd -d /kexport -s $((mb * 2 + 64))m -p 20049 2> $W/knfsd.log
 mkdir -p /export && mount -t tmpfs -o size=$((mb * 2 + 64))m kb-export /export && chmod 777 /export
 . "$top_srcdir/t/lab/lab-guest.sh"
-nfsrdma_conf $W/server.conf 20050 2050 "threads = 4;"
-"$SERVER" -f $W/server.conf 2> $W/server.log
-nfsrdma_conf $W/spin.conf 20051 2051 "threads = 4;" "poll_spin_us = ${BENCH_SPIN_US:-1000};" nfsrdma-spin
-"$SERVER" -f $W/spin.conf 2> $W/spin.log
-nfsrdma_conf $W/adaptive.conf 20052 2052 "threads = 4; adaptive_poll_us = ${BENCH_ADAPTIVE_US:-5000};" \
-	"" nfsrdma-adaptive
-"$SERVER" -f $W/adaptive.conf 2> $W/adaptive.log
 mount -t nfs -o vers=3,proto=rdma,port=20049,nolock "$IP:/kexport" /mnt/k 2> $W/kmount.err &&
 	grep " /mnt/k " /proc/mounts | grep -q proto=rdma
 ok $? "the kernel client mounts the kernel's nfsd over RDMA (port 20049)"
-mount -t nfs -o vers=3,proto=rdma,port=20050,mountport=2050,mountproto=tcp,nolock \
-	"$IP:/export" /mnt/n 2> $W/nmount.err && grep " /mnt/n " /proc/mounts | grep -q proto=rdma
-ok $? "and nfsrdma-server over RDMA (port 20050) in the same boot"
-mount -t nfs -o vers=3,proto=rdma,port=20051,mountport=2051,mountproto=tcp,nolock \
-	"$IP:/export" /mnt/s 2> $W/smount.err && grep " /mnt/s " /proc/mounts | grep -q proto=rdma
-ok $? "and nfsrdma-server with busy polling over RDMA (port 20051)"
-mount -t nfs -o vers=3,proto=rdma,port=20052,mountport=2052,mountproto=tcp,nolock \
-	"$IP:/export" /mnt/a 2> $W/amount.err && grep " /mnt/a " /proc/mounts | grep -q proto=rdma
-ok $? "and nfsrdma-server with a scaled adaptive polling over RDMA (port 20052)"
+# serve M PORT NAME SERVER-SETTINGS RDMA-SETTINGS: an nfsrdma-server (RDMA on
+# PORT, MOUNT on TCP PORT - 18000) serving /export, mounted on /mnt/M
+declare -A what=([k]="the kernel's nfsd" [n]="nfsrdma-server"
+	[s]="nfsrdma-server with busy polling" [a]="nfsrdma-server with a scaled adaptive polling")
+serve() {
+	local m=$1 port=$2 name=$3
+	nfsrdma_conf "$W/$name.conf" "$port" $((port - 18000)) "threads = 4; $4" "$5" "$name"
+	"$SERVER" -f "$W/$name.conf" 2> "$W/$name.log" &&
+		mount -t nfs -o vers=3,proto=rdma,port=$port,mountport=$((port - 18000)),mountproto=tcp,nolock \
+			"$IP:/export" "/mnt/$m" 2> "$W/${m}mount.err" &&
+		grep " /mnt/$m " /proc/mounts | grep -q proto=rdma
+	ok $? "and ${what[$m]} over RDMA (port $port) in the same boot"
+}
+serve n 20050 nfsrdma-server "" ""
+serve s 20051 nfsrdma-spin "" "poll_spin_us = ${BENCH_SPIN_US:-1000};"
+serve a 20052 nfsrdma-adaptive "adaptive_poll_us = ${BENCH_ADAPTIVE_US:-5000};" ""
 
 # one_fio SERVER FIGURE ROUND FIO-ARGS...: record MB/s (rw) or IOPS (randread)
 failed_n=0 failed_k=0 failed_s=0 failed_a=0
@@ -83,13 +83,11 @@ for r in $(seq 1 "$rounds"); do
 		one_fio $s rand4k_iops $r --rw=randread --bs=4k --runtime="$rs" --time_based
 	done
 done
-ok $failed_n "every fio run on nfsrdma-server finished ($((rounds * 3)) runs)"
-ok $failed_k "every fio run on the kernel's nfsd finished ($((rounds * 3)) runs)"
-ok $failed_s "every fio run on nfsrdma-server with busy polling finished ($((rounds * 3)) runs)"
-ok $failed_a "every fio run on nfsrdma-server with the scaled adaptive polling finished ($((rounds * 3)) runs)"
+for s in n k s a; do
+	ok $((failed_$s)) "every fio run on ${what[$s]} finished ($((rounds * 3)) runs)"
+done
 umount /mnt/n /mnt/k /mnt/s /mnt/a
-kill "$(cat /run/nfsrdma-server.pid)" "$(cat /run/nfsrdma-spin.pid)" \
-	"$(cat /run/nfsrdma-adaptive.pid)" 2> /dev/null
+kill $(cat /run/nfsrdma-server.pid /run/nfsrdma-spin.pid /run/nfsrdma-adaptive.pid) 2> /dev/null
 python3 - "$csv" "${BENCH_SPIN_US:-1000}" "${BENCH_ADAPTIVE_US:-5000}" << 'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))

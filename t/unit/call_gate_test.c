@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/base/clock.h"
@@ -38,17 +37,10 @@ static int teardown(void **state)
 	return 0;
 }
 
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
-/* A call that leaves the gate after delay_ms, on a thread of its own. */
+/* A call that leaves the gate after *arg microseconds, on a thread of its own. */
 static void *leave_later(void *arg)
 {
-	sleep_ms(*(unsigned *)arg);
+	usleep(*(unsigned *)arg);
 	call_gate_out(&gate, 1);
 	return NULL;
 }
@@ -58,7 +50,7 @@ static void *leave_later(void *arg)
  * second after the last one came in at most, and is refused. */
 static void share_waits_for_a_place(void **state)
 {
-	unsigned delay = 100;
+	unsigned delay = 100000;
 	uint64_t t0, t1;
 	pthread_t th;
 	int stalled_now;
@@ -118,7 +110,7 @@ static void run_stall(const unsigned *flags, unsigned n, struct stall *st)
 	st->in[0] = call_gate_in(&gate, 2, 0, 0);
 	st->in[1] = call_gate_in(&gate, 2, 0, 0);
 	call_gate_out(&gate, 0);
-	sleep_ms(80);
+	usleep(80000);
 	t0 = clock_now_ns();
 	for (unsigned i = 0; i < n; i++)
 		st->rc[i] = call_gate_in(&gate, 2, 50 * MS, flags[i]);
