@@ -33,7 +33,8 @@ common/nfs/nsm_prot_xdr.c: common/nfs/nsm_prot.x common/nfs/nsm_prot.h
 # and the backend hook that opens a handle's file for locking.
 server_libnfsserver_a_SOURCES += server/backend_lock.c server/backend_lock.h \
 	server/nlm.c server/nlm.h server/nlm_int.h server/nlm_host.c server/nlm_block.c \
-	server/nlm_share.c server/nlm_range.c server/nlm_proc.c server/nlm_cb.c server/nsm.c
+	server/nlm_share.c server/nlm_range.c server/nlm_proc.c server/nlm_cb.c server/nsm.c \
+	server/nlm_turn.c
 
 if HAVE_CMOCKA
 check_PROGRAMS += t/system/nlm_test

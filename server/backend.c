@@ -117,7 +117,6 @@ int nfs_backend_create(const struct nfs_export_conf *exports, size_t n, uint32_t
 	pthread_cond_init(&be->gate_cond, NULL);
 	be->max_io = max_io;
 	be->export_calls_max = UINT_MAX; /* until nfs_backend_set_limits */
-	call_gate_init(&be->lock_gate, "the lock manager", NULL, "NLM4_DENIED_GRACE_PERIOD");
 	make_write_verf(be->write_verf);
 	if ((r = set_random_key(&be->fh_key)) < 0) {
 		nfs_backend_destroy(be);
@@ -155,7 +154,6 @@ void nfs_backend_destroy(struct nfs_backend *be)
 	pthread_mutex_destroy(&be->mnt_lock);
 	pthread_mutex_destroy(&be->gate_lock);
 	pthread_cond_destroy(&be->gate_cond);
-	call_gate_destroy(&be->lock_gate);
 	integrity_key_clear(&be->fh_key);
 	free(be);
 }

@@ -18,6 +18,7 @@
 
 #include "common/base/log.h"
 #include "server/backend_int.h"
+#include "server/backend_lock.h"
 #include "server/fh_index.h"
 
 /* See backend_int.h. */
@@ -129,13 +130,19 @@ nfsstat3 be_fh_parse(const struct integrity_key *k, const nfs_fh3 *fh, uint32_t 
 /* See backend_int.h. */
 struct export *be_export_of_fh(struct nfs_backend *be, const nfs_fh3 *fh)
 {
-	const unsigned char *p = (const unsigned char *)fh->data.data_val;
-	size_t len = fh->data.data_len;
+	uint32_t id = nfs_backend_fh_export(fh->data.data_val, fh->data.data_len);
+
+	return id ? be_export_by_id(be, id) : NULL;
+}
+
+/* See backend_lock.h. */
+uint32_t nfs_backend_fh_export(const void *fh, size_t len)
+{
+	const unsigned char *p = fh;
 
 	if (p == NULL || len <= BE_FH_HDR + BE_FH_MAC || len > NFS3_FHSIZE || p[0] != BE_FH_VERSION)
-		return NULL;
-	return be_export_by_id(be, (uint32_t)p[4] << 24 | (uint32_t)p[5] << 16 |
-					   (uint32_t)p[6] << 8 | p[7]);
+		return 0;
+	return (uint32_t)p[4] << 24 | (uint32_t)p[5] << 16 | (uint32_t)p[6] << 8 | p[7];
 }
 
 /* An fd of the given kind for the handle: from the cache, else opened. On an

@@ -52,13 +52,12 @@ struct nfs_backend {
 	struct ordma_cache *ordma;
 	uint64_t ordma_base, ordma_len;
 	uint32_t ordma_rkey;
-	/* the calls of one export (its gate), and those of the lock manager
-	 * (lock_gate), take at most export_calls_max workers; a gate none of
-	 * whose calls finished for storage_timeout_ns (0: never) is stalled
-	 * (call_gate.c); atomic: a reload sets them */
+	/* the calls of one export (its gate), the lock manager's among them,
+	 * take at most export_calls_max workers; a gate none of whose calls
+	 * finished for storage_timeout_ns (0: never) is stalled (call_gate.c);
+	 * atomic: a reload sets them */
 	unsigned export_calls_max;
 	uint64_t storage_timeout_ns;
-	struct call_gate lock_gate;
 	pthread_mutex_t mnt_lock;
 	struct be_mount *mounts;
 	size_t nmounts;

@@ -112,16 +112,14 @@ int nfs_backend_open_locked(struct nfs_backend *be, const struct nfs_lock_call *
 }
 
 /* See backend_lock.h. */
-int nfs_backend_lock_enter(struct nfs_backend *be, const void *fh, size_t fhlen,
-			   struct nfs_lock_call *c)
+int nfs_backend_lock_enter(struct nfs_backend *be, struct call_gate *turn, const void *fh,
+			   size_t fhlen, struct nfs_lock_call *c)
 {
 	nfs_fh3 h = {.data = {.data_len = (u_int)fhlen, .data_val = (char *)fh}};
 	int rc;
 
 	nfs_backend_enter(be);
-	/* one at a time: they take the lock manager's state one at a time anyway */
-	rc = call_gate_in(&be->lock_gate, 1,
-			  __atomic_load_n(&be->storage_timeout_ns, __ATOMIC_RELAXED),
+	rc = call_gate_in(turn, 1, __atomic_load_n(&be->storage_timeout_ns, __ATOMIC_RELAXED),
 			  fh ? 0 : CALL_GATE_OWN);
 	if (rc != 0) {
 		nfs_backend_leave(be);
@@ -130,17 +128,30 @@ int nfs_backend_lock_enter(struct nfs_backend *be, const void *fh, size_t fhlen,
 	*c = (struct nfs_lock_call){.fh = fh, .fhlen = fhlen};
 	c->exp = fhlen && fhlen <= NFS3_FHSIZE ? be_export_of_fh(be, &h) : NULL;
 	if (c->exp && (rc = be_gate_in(be, &c->exp->gate, 0)) != 0) {
-		call_gate_out(&be->lock_gate, 0);
+		call_gate_out(turn, 0);
 		nfs_backend_leave(be);
 	}
 	return rc;
 }
 
 /* See backend_lock.h. */
-void nfs_backend_lock_leave(struct nfs_backend *be, struct nfs_lock_call *c)
+void nfs_backend_lock_leave(struct nfs_backend *be, struct call_gate *turn, struct nfs_lock_call *c)
 {
 	if (c->exp)
 		call_gate_out(&c->exp->gate, 1);
-	call_gate_out(&be->lock_gate, 1);
+	call_gate_out(turn, 1);
 	nfs_backend_leave(be);
+}
+
+/* See backend_lock.h. */
+char *nfs_backend_export_path(struct nfs_backend *be, uint32_t id)
+{
+	struct export *e;
+	char *path = NULL;
+
+	nfs_backend_enter(be);
+	if ((e = be_export_by_id(be, id)) != NULL)
+		path = strdup(e->path);
+	nfs_backend_leave(be);
+	return path;
 }

@@ -14,6 +14,7 @@
 
 #include "common/base/osdep_lock.h"
 
+struct call_gate;
 struct export;
 struct nfs_lock_call;
 struct nfs_backend;
@@ -64,18 +65,26 @@ struct nfs_lock_call {
  * Around each call of the lock manager that may go into the storage (opening
  * a lock file with nfs_backend_open_locked, which only runs inside, and taking,
  * testing or releasing locks), for the export that the file handle fh names
- * (fhlen bytes; fh NULL: none, the lock manager's own work): at most one
- * such call at once, which also counts in the export's share of the workers
- * as its NFS calls do (server/call_gate.c),
- * and exports are not reloaded meanwhile. 0 (then nfs_backend_lock_leave
- * after), or -ETIMEDOUT when another lock call or the export's share kept
- * it waiting a second, or when the storage has stalled (no such call has
- * finished for server.storage_timeout_s: a CephFS cluster that hangs): the
- * call is answered NLM4_DENIED_GRACE_PERIOD, and the client tries again.
+ * (fhlen bytes; fh NULL: none, the lock manager's own work): through turn,
+ * the gate of the lock manager's calls for that export (at most one such
+ * call at once), and counting in the export's share of the workers as its
+ * NFS calls do (server/call_gate.c); exports are not reloaded meanwhile.
+ * 0 (then nfs_backend_lock_leave after), or -ETIMEDOUT when another call
+ * through turn or the export's share kept it waiting a second, or when the
+ * storage has stalled (no call through turn has finished for
+ * server.storage_timeout_s: a CephFS cluster that hangs): the call is
+ * answered NLM4_DENIED_GRACE_PERIOD, and the client tries again.
  */
-int nfs_backend_lock_enter(struct nfs_backend *be, const void *fh, size_t fhlen,
-			   struct nfs_lock_call *c);
-void nfs_backend_lock_leave(struct nfs_backend *be, struct nfs_lock_call *c);
+int nfs_backend_lock_enter(struct nfs_backend *be, struct call_gate *turn, const void *fh,
+			   size_t fhlen, struct nfs_lock_call *c);
+void nfs_backend_lock_leave(struct nfs_backend *be, struct call_gate *turn,
+			    struct nfs_lock_call *c);
+
+/* The export id in handle fh (fhlen bytes), whether or not an export has it
+ * now; 0 if fh is none of ours. */
+uint32_t nfs_backend_fh_export(const void *fh, size_t fhlen);
+/* The path of the export that has id now (allocated), or NULL if none does. */
+char *nfs_backend_export_path(struct nfs_backend *be, uint32_t id);
 
 /* Take (UNLOCK: release) a range for f's owner, without waiting: 0, -EAGAIN
  * when another owner (here, a local process, or for CephFS a client of

@@ -2,13 +2,13 @@
  * call_gate.c: how many workers the calls of one kind hold in storage, and
  * what they get when that storage stops answering (call_gate.h). The NFS
  * calls of each export have a gate (be_dispatch), and so do the lock
- * manager's calls (nfs_backend_lock_enter): storage that stops answering (a
- * CephFS cluster that hangs, a file system on a dead disk) then holds only
- * what it already has:
+ * manager's calls on each export (nfs_backend_lock_enter): storage that
+ * stops answering (a CephFS cluster that hangs, a file system on a dead
+ * disk) then holds only what it already has:
  *
  *  - the calls through one gate hold at most max workers at once (the
  *    backend gives an export server.threads less one, and the lock manager
- *    one): the others stay free for the other exports, MOUNT and the lock
+ *    one per export): the others stay free for the other exports, MOUNT and the lock
  *    manager. A call past it waits on its worker for one to leave, at most
  *    SHARE_WAIT_NS, and not once none has left for SHARE_WAIT_NS (so storage
  *    that hangs holds waiters for that long at most), and is then refused;

@@ -86,9 +86,9 @@ static struct osdep_lock to_osdep(int type, uint64_t start, uint64_t end)
 
 /* ---- owners */
 
-static struct nlm_owner *owner_find(struct nlm *n, struct nlm_host *h, const nlm4_lock *l)
+static struct nlm_owner *owner_find(struct nlm_part *p, struct nlm_host *h, const nlm4_lock *l)
 {
-	for (struct nlm_owner *o = n->owners; o; o = o->next)
+	for (struct nlm_owner *o = p->owners; o; o = o->next)
 		if (o->host == h && o->svid == l->svid && o->fhlen == l->fh.nlm4_netobj_len &&
 		    o->ohlen == l->oh.nlm4_netobj_len &&
 		    memcmp(o->fh, l->fh.nlm4_netobj_val, o->fhlen) == 0 &&
@@ -112,12 +112,15 @@ nlm4_stats nlm_open_stat(int rc)
 	}
 }
 
-/* The owner of l for host h, opened if new; *st says why not. */
-static struct nlm_owner *owner_get(struct nlm *n, struct nlm_host *h, const nlm4_lock *l,
-				   const struct nfs_lock_call *lc, nlm4_stats *st)
+/* The owner of l for host h in p, opened if new; *st says why not. */
+static struct nlm_owner *owner_get(struct nlm *n, struct nlm_part *p, struct nlm_host *h,
+				   const nlm4_lock *l, const struct nfs_lock_call *lc,
+				   nlm4_stats *st)
 {
-	struct nlm_owner *o = owner_find(n, h, l);
+	struct nlm_owner *o = owner_find(p, h, l);
+	struct sockaddr_storage addr;
 	struct nfs_lock_file lf;
+	socklen_t addrlen;
 	int rc;
 
 	if (o)
@@ -130,20 +133,29 @@ static struct nlm_owner *owner_get(struct nlm *n, struct nlm_host *h, const nlm4
 		*st = NLM4_DENIED_NOLOCKS;
 		return NULL;
 	}
+	/* counted now: another export's turn checks the same bounds meanwhile */
+	n->nowners++;
+	h->nowners++;
+	addr = h->addr;
+	addrlen = h->addrlen;
 	pthread_mutex_unlock(&n->lock); /* storage: see nlm_int.h */
-	rc = nfs_backend_open_locked(n->be, lc, (const struct sockaddr *)&h->addr, h->addrlen, &lf);
+	rc = nfs_backend_open_locked(n->be, lc, (const struct sockaddr *)&addr, addrlen, &lf);
 	pthread_mutex_lock(&n->lock);
+	if (rc == 0 &&
+	    ((o = calloc(1, sizeof(*o))) == NULL ||
+	     (l->oh.nlm4_netobj_len && (o->oh = malloc(l->oh.nlm4_netobj_len)) == NULL))) {
+		free(o);
+		nfs_lock_close(&lf);
+		rc = -ENOMEM;
+	}
 	if (rc) {
+		n->nowners--;
+		h->nowners--;
+		nlm_host_touch(h);
 		*st = nlm_open_stat(rc);
 		return NULL;
 	}
-	if ((o = calloc(1, sizeof(*o))) == NULL ||
-	    (l->oh.nlm4_netobj_len && (o->oh = malloc(l->oh.nlm4_netobj_len)) == NULL)) {
-		free(o);
-		nfs_lock_close(&lf);
-		*st = NLM4_DENIED_NOLOCKS;
-		return NULL;
-	}
+	o->part = p;
 	o->host = h;
 	o->fhlen = l->fh.nlm4_netobj_len;
 	memcpy(o->fh, l->fh.nlm4_netobj_val, o->fhlen);
@@ -152,10 +164,8 @@ static struct nlm_owner *owner_get(struct nlm *n, struct nlm_host *h, const nlm4
 		memcpy(o->oh, l->oh.nlm4_netobj_val, o->ohlen);
 	o->svid = l->svid;
 	o->lf = lf;
-	o->next = n->owners;
-	n->owners = o;
-	n->nowners++;
-	h->nowners++;
+	o->next = p->owners;
+	p->owners = o;
 	nlm_host_touch(h);
 	return o;
 }
@@ -165,7 +175,7 @@ void nlm_owner_maybe_free(struct nlm *n, struct nlm_owner *o)
 {
 	if (o->ranges.n || o->nblocked)
 		return;
-	for (struct nlm_owner **p = &n->owners; *p; p = &(*p)->next) {
+	for (struct nlm_owner **p = &o->part->owners; *p; p = &(*p)->next) {
 		if (*p == o) {
 			*p = o->next;
 			break;
@@ -193,18 +203,21 @@ int nlm_owner_apply(struct nlm *n, struct nlm_owner *o, uint64_t start, uint64_t
 {
 	struct osdep_lock l = to_osdep(type, start, end);
 	struct nlm_ranges next;
+	unsigned more;
 	int rc;
 
 	if ((rc = nlm_ranges_apply(&o->ranges, start, end, type, &next)) != 0)
 		return rc;
-	if (next.n > o->ranges.n &&
-	    o->host->nlocks + (next.n - o->ranges.n) > n->p.locks_per_client) {
+	more = next.n > o->ranges.n ? (unsigned)(next.n - o->ranges.n) : 0;
+	if (more && o->host->nlocks + more > n->p.locks_per_client) {
 		free(next.v);
 		return -ENOSPC;
 	}
+	o->host->nlocks += more;	/* counted now: another export's turn checks it meanwhile */
 	pthread_mutex_unlock(&n->lock); /* storage: see nlm_int.h */
 	rc = nfs_lock_set(&o->lf, &l);
 	pthread_mutex_lock(&n->lock);
+	o->host->nlocks -= more;
 	if (rc != 0) {
 		free(next.v);
 		return rc;
@@ -241,16 +254,18 @@ static void find_holder(struct nlm *n, const struct nlm_owner *self, dev_t dev, 
 	out->svid = c->pid; /* a local process: its pid */
 	out->oh.nlm4_netobj_len = 0;
 	out->oh.nlm4_netobj_val = NULL;
-	for (struct nlm_owner *o = n->owners; o; o = o->next) {
-		if (o == self || o->lf.dev != dev || o->lf.ino != ino ||
-		    !nlm_ranges_find(&o->ranges, c->start, end, out->exclusive, &hit))
-			continue;
-		out->svid = o->svid;
-		if (o->ohlen && (out->oh.nlm4_netobj_val = malloc(o->ohlen)) != NULL) {
-			memcpy(out->oh.nlm4_netobj_val, o->oh, o->ohlen);
-			out->oh.nlm4_netobj_len = (u_int)o->ohlen;
+	for (struct nlm_part *p = n->parts; p; p = p->next) {
+		for (struct nlm_owner *o = p->owners; o; o = o->next) {
+			if (o == self || o->lf.dev != dev || o->lf.ino != ino ||
+			    !nlm_ranges_find(&o->ranges, c->start, end, out->exclusive, &hit))
+				continue;
+			out->svid = o->svid;
+			if (o->ohlen && (out->oh.nlm4_netobj_val = malloc(o->ohlen)) != NULL) {
+				memcpy(out->oh.nlm4_netobj_val, o->oh, o->ohlen);
+				out->oh.nlm4_netobj_len = (u_int)o->ohlen;
+			}
+			return;
 		}
-		return;
 	}
 }
 
@@ -260,6 +275,7 @@ nlm4_stats nlm_do_test(struct nlm *n, const struct sockaddr *peer, socklen_t ple
 {
 	struct nfs_lock_call lc;
 	struct nfs_lock_file lf, *f;
+	struct nlm_part *p;
 	struct osdep_lock l;
 	uint64_t start, end;
 	nlm4_stats st;
@@ -271,12 +287,10 @@ nlm4_stats nlm_do_test(struct nlm *n, const struct sockaddr *peer, socklen_t ple
 		n->grace_refused++;
 		return NLM4_DENIED_GRACE_PERIOD;
 	}
-	if (nfs_backend_lock_enter(n->be, a->alock.fh.nlm4_netobj_val, a->alock.fh.nlm4_netobj_len,
-				   &lc) != 0)
-		return NLM4_DENIED_GRACE_PERIOD;
-	nlm_turn_lock(n);
+	if ((rc = nlm_enter(n, &a->alock.fh, &p, &lc)) != 0)
+		return rc != -ETIMEDOUT ? nlm_open_stat(rc) : NLM4_DENIED_GRACE_PERIOD;
 	struct nlm_host *h = nlm_host_find(n, a->alock.caller_name, peer);
-	struct nlm_owner *o = h ? owner_find(n, h, &a->alock) : NULL;
+	struct nlm_owner *o = h ? owner_find(p, h, &a->alock) : NULL;
 
 	pthread_mutex_unlock(&n->lock); /* storage: see nlm_int.h (o stays, with the turn) */
 	f = o ? &o->lf : &lf;
@@ -295,7 +309,7 @@ nlm4_stats nlm_do_test(struct nlm *n, const struct sockaddr *peer, socklen_t ple
 	}
 	if (f == &lf)
 		nfs_lock_close(&lf);
-	nfs_backend_lock_leave(n->be, &lc);
+	nlm_leave(n, p, &lc);
 	return st;
 }
 
@@ -331,10 +345,12 @@ nlm4_stats nlm_do_lock(struct nlm *n, const struct sockaddr *peer, socklen_t ple
 		       const nlm4_lockargs *a, int via_msg, int monitor)
 {
 	struct nfs_lock_call lc;
+	struct nlm_part *p;
 	struct nlm_host *h;
 	struct nlm_owner *o;
 	uint64_t start, end;
 	nlm4_stats st;
+	int rc;
 
 	if ((st = lock_args_ok(&a->alock, &start, &end)) != NLM4_GRANTED)
 		return st;
@@ -343,23 +359,28 @@ nlm4_stats nlm_do_lock(struct nlm *n, const struct sockaddr *peer, socklen_t ple
 		return NLM4_DENIED_GRACE_PERIOD;
 	}
 	/* a reclaim refused for the grace period would count as never lost */
-	if (nfs_backend_lock_enter(n->be, a->alock.fh.nlm4_netobj_val, a->alock.fh.nlm4_netobj_len,
-				   &lc) != 0)
-		return a->reclaim ? NLM4_DENIED_NOLOCKS : NLM4_DENIED_GRACE_PERIOD;
-	nlm_turn_lock(n);
+	if ((rc = nlm_enter(n, &a->alock.fh, &p, &lc)) != 0)
+		return rc != -ETIMEDOUT ? nlm_open_stat(rc)
+		       : a->reclaim	? NLM4_DENIED_NOLOCKS
+					: NLM4_DENIED_GRACE_PERIOD;
 	if ((h = nlm_host_get(n, a->alock.caller_name, peer, plen)) == NULL) {
 		n->nolocks++;
 		st = NLM4_DENIED_NOLOCKS;
-	} else if ((o = owner_get(n, h, &a->alock, &lc, &st)) != NULL) {
-		st = lock_owner(n, o, a, start, end, via_msg);
-		/* a blocked request is granted later (GRANTED): monitored now, as
-		 * Linux's lockd monitors every monitored LOCK's client */
-		if ((st == NLM4_GRANTED || st == NLM4_BLOCKED) && monitor)
-			nsm_monitor(n, h);
-		nlm_owner_maybe_free(n, o);
+	} else {
+		h->pins++; /* owner_get lets go of nlm->lock before h holds anything */
+		if ((o = owner_get(n, p, h, &a->alock, &lc, &st)) != NULL) {
+			st = lock_owner(n, o, a, start, end, via_msg);
+			/* a blocked request is granted later (GRANTED): monitored now,
+			 * as Linux's lockd monitors every monitored LOCK's client */
+			if ((st == NLM4_GRANTED || st == NLM4_BLOCKED) && monitor)
+				nsm_monitor(n, h);
+			nlm_owner_maybe_free(n, o);
+		}
+		h->pins--;
+		nlm_host_touch(h);
 	}
 	pthread_mutex_unlock(&n->lock);
-	nfs_backend_lock_leave(n->be, &lc);
+	nlm_leave(n, p, &lc);
 	return st;
 }
 
@@ -367,11 +388,13 @@ nlm4_stats nlm_do_lock(struct nlm *n, const struct sockaddr *peer, socklen_t ple
 nlm4_stats nlm_do_cancel(struct nlm *n, const struct sockaddr *peer, const nlm4_cancargs *a)
 {
 	struct nfs_lock_call lc;
+	struct nlm_part *p;
 	struct nlm_host *h;
 	struct nlm_owner *o;
 	struct nlm_block *b;
 	uint64_t start, end;
 	nlm4_stats st;
+	int rc;
 
 	if ((st = lock_args_ok(&a->alock, &start, &end)) != NLM4_GRANTED)
 		return st;
@@ -379,16 +402,14 @@ nlm4_stats nlm_do_cancel(struct nlm *n, const struct sockaddr *peer, const nlm4_
 		n->grace_refused++;
 		return NLM4_DENIED_GRACE_PERIOD;
 	}
-	if (nfs_backend_lock_enter(n->be, a->alock.fh.nlm4_netobj_val, a->alock.fh.nlm4_netobj_len,
-				   &lc) != 0)
-		return NLM4_DENIED_GRACE_PERIOD;
-	nlm_turn_lock(n);
+	if ((rc = nlm_enter(n, &a->alock.fh, &p, &lc)) != 0)
+		return rc != -ETIMEDOUT ? NLM4_GRANTED : NLM4_DENIED_GRACE_PERIOD;
 	if ((h = nlm_host_find(n, a->alock.caller_name, peer)) != NULL &&
-	    (o = owner_find(n, h, &a->alock)) != NULL &&
-	    (b = nlm_block_find(n, o, start, end, a->exclusive)) != NULL)
+	    (o = owner_find(p, h, &a->alock)) != NULL &&
+	    (b = nlm_block_find(o, start, end, a->exclusive)) != NULL)
 		nlm_block_free(n, b);
 	pthread_mutex_unlock(&n->lock);
-	nfs_backend_lock_leave(n->be, &lc);
+	nlm_leave(n, p, &lc);
 	return NLM4_GRANTED; /* as on Linux: nothing to cancel is no error */
 }
 
@@ -396,12 +417,14 @@ nlm4_stats nlm_do_cancel(struct nlm *n, const struct sockaddr *peer, const nlm4_
 nlm4_stats nlm_do_unlock(struct nlm *n, const struct sockaddr *peer, const nlm4_unlockargs *a)
 {
 	struct nfs_lock_call lc;
+	struct nlm_part *p;
 	struct nlm_host *h;
 	struct nlm_owner *o;
 	uint64_t start, end;
 	nlm4_stats st;
 	dev_t dev;
 	ino_t ino;
+	int rc;
 
 	if ((st = lock_args_ok(&a->alock, &start, &end)) != NLM4_GRANTED)
 		return st;
@@ -409,55 +432,56 @@ nlm4_stats nlm_do_unlock(struct nlm *n, const struct sockaddr *peer, const nlm4_
 		n->grace_refused++;
 		return NLM4_DENIED_GRACE_PERIOD;
 	}
-	if (nfs_backend_lock_enter(n->be, a->alock.fh.nlm4_netobj_val, a->alock.fh.nlm4_netobj_len,
-				   &lc) != 0)
-		return NLM4_DENIED_GRACE_PERIOD;
-	nlm_turn_lock(n);
+	if ((rc = nlm_enter(n, &a->alock.fh, &p, &lc)) != 0)
+		return rc != -ETIMEDOUT ? NLM4_GRANTED : NLM4_DENIED_GRACE_PERIOD;
 	if ((h = nlm_host_find(n, a->alock.caller_name, peer)) != NULL &&
-	    (o = owner_find(n, h, &a->alock)) != NULL) {
+	    (o = owner_find(p, h, &a->alock)) != NULL) {
 		dev = o->lf.dev;
 		ino = o->lf.ino;
 		if (nlm_owner_apply(n, o, start, end, 0) != 0)
 			st = NLM4_FAILED;
 		/* as on Linux, an unlock also cancels the owner's waits on the range */
-		for (struct nlm_block *b = n->blocked, *next; b; b = next) {
+		for (struct nlm_block *b = p->blocked, *next; b; b = next) {
 			next = b->next;
 			if (b->owner == o && b->start < end && b->end > start) {
-				nlm_block_unlink(n, b);
+				nlm_block_unlink(b);
 				free(b);
 			}
 		}
 		nlm_owner_maybe_free(n, o);
-		nlm_blocked_retry(n, 0, dev, ino);
+		nlm_blocked_retry(n, p, 0, dev, ino);
+		if (nlm_blocked_elsewhere(n, p, dev, ino))
+			nlm_cb_kick(n); /* the file is in another export too: the tick tries them */
 	}
 	pthread_mutex_unlock(&n->lock);
-	nfs_backend_lock_leave(n->be, &lc);
+	nlm_leave(n, p, &lc);
 	return st;
 }
 
 /* See nlm_int.h. */
-void nlm_host_drop(struct nlm *n, struct nlm_host *h)
+void nlm_host_drop(struct nlm *n, struct nlm_part *p, struct nlm_host *h)
 {
 	struct nlm_share *s, **sp;
 	struct nlm_block *b, *nextb;
 	struct nlm_owner *o, *nexto;
 
-	for (b = n->blocked; b; b = nextb) {
+	for (b = p->blocked; b; b = nextb) {
 		nextb = b->next;
 		if (b->owner->host == h)
 			nlm_block_free(n, b);
 	}
 	for (sp = &n->shares; (s = *sp) != NULL;) {
-		if (s->host == h) {
+		if (s->host == h && s->part == p) {
 			*sp = s->next;
 			h->nlocks--;
+			p->nshares--;
 			free(s->oh);
 			free(s);
 		} else {
 			sp = &s->next;
 		}
 	}
-	for (o = n->owners; o; o = nexto) {
+	for (o = p->owners; o; o = nexto) {
 		nexto = o->next;
 		if (o->host != h)
 			continue;
@@ -466,7 +490,7 @@ void nlm_host_drop(struct nlm *n, struct nlm_host *h)
 		nlm_owner_maybe_free(n, o); /* closing drops its locks in the kernel */
 	}
 	nlm_host_touch(h);
-	nlm_blocked_retry(n, 1, 0, 0);
+	nlm_blocked_retry(n, p, 1, 0, 0);
 }
 
 /* See nlm_int.h. */
@@ -479,11 +503,11 @@ void nlm_do_free_all(struct nlm *n, const struct sockaddr *peer, const char *nam
 	pthread_mutex_lock(&n->lock);
 	if ((h = nlm_host_find(n, name, peer)) != NULL) {
 		log_info("NLM: FREE_ALL from '%s': its locks are released", name);
-		h->drop = 1;
+		nlm_host_mark_drop(n, h);
 	}
 	pthread_mutex_unlock(&n->lock);
 	if (h)
-		nlm_turn_now(n);
+		nlm_cb_kick(n); /* each export's next turn drops it */
 }
 
 /* ---- life */
@@ -549,8 +573,9 @@ void nlm_destroy(struct nlm *n)
 	nlm_cb_stop(n);
 	workq_destroy(n->tickq);      /* after its last tick */
 	pthread_mutex_lock(&n->lock); /* the storage calls let go of it */
-	while (n->blocked)
-		nlm_block_free(n, n->blocked);
+	for (struct nlm_part *p = n->parts; p; p = p->next)
+		while (p->blocked)
+			nlm_block_free(n, p->blocked);
 	while ((g = n->grants) != NULL) {
 		n->grants = g->next;
 		free(g);
@@ -566,12 +591,15 @@ void nlm_destroy(struct nlm *n)
 		free(s->oh);
 		free(s);
 	}
-	while (n->owners) {
-		struct nlm_owner *o = n->owners;
+	for (struct nlm_part *p = n->parts; p; p = p->next) {
+		while (p->owners) {
+			struct nlm_owner *o = p->owners;
 
-		o->ranges.n = 0;
-		nlm_owner_maybe_free(n, o);
+			o->ranges.n = 0;
+			nlm_owner_maybe_free(n, o);
+		}
 	}
+	nlm_parts_free(n);
 	while (n->hosts) {
 		struct nlm_host *h = n->hosts;
 
@@ -592,8 +620,9 @@ void nlm_get_stats(struct nlm *n, struct nlm_stats *st)
 	pthread_mutex_lock(&n->lock);
 	st->clients = n->nhosts;
 	st->owners = n->nowners;
-	for (struct nlm_block *b = n->blocked; b; b = b->next)
-		st->blocked++;
+	for (struct nlm_part *p = n->parts; p; p = p->next)
+		for (struct nlm_block *b = p->blocked; b; b = b->next)
+			st->blocked++;
 	st->granted = n->granted;
 	st->denied = n->denied;
 	st->blocked_total = n->blocked_n;

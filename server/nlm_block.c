@@ -17,10 +17,10 @@
 #include "server/nlm_int.h"
 
 /* See nlm_int.h. */
-struct nlm_block *nlm_block_find(struct nlm *n, const struct nlm_owner *o, uint64_t start,
-				 uint64_t end, int exclusive)
+struct nlm_block *nlm_block_find(const struct nlm_owner *o, uint64_t start, uint64_t end,
+				 int exclusive)
 {
-	for (struct nlm_block *b = n->blocked; b; b = b->next)
+	for (struct nlm_block *b = o->part->blocked; b; b = b->next)
 		if (b->owner == o && b->start == start && b->end == end &&
 		    b->exclusive == exclusive)
 			return b;
@@ -28,9 +28,9 @@ struct nlm_block *nlm_block_find(struct nlm *n, const struct nlm_owner *o, uint6
 }
 
 /* See nlm_int.h. */
-void nlm_block_unlink(struct nlm *n, struct nlm_block *b)
+void nlm_block_unlink(struct nlm_block *b)
 {
-	for (struct nlm_block **p = &n->blocked; *p; p = &(*p)->next) {
+	for (struct nlm_block **p = &b->owner->part->blocked; *p; p = &(*p)->next) {
 		if (*p == b) {
 			*p = b->next;
 			break;
@@ -46,7 +46,7 @@ void nlm_block_free(struct nlm *n, struct nlm_block *b)
 {
 	struct nlm_owner *o = b->owner;
 
-	nlm_block_unlink(n, b);
+	nlm_block_unlink(b);
 	free(b);
 	nlm_owner_maybe_free(n, o);
 }
@@ -55,7 +55,7 @@ void nlm_block_free(struct nlm *n, struct nlm_block *b)
 nlm4_stats nlm_block_queue(struct nlm *n, struct nlm_owner *o, uint64_t start, uint64_t end,
 			   int exclusive, int via_msg)
 {
-	struct nlm_block *b = nlm_block_find(n, o, start, end, exclusive);
+	struct nlm_block *b = nlm_block_find(o, start, end, exclusive);
 
 	if (b == NULL) {
 		if (o->host->nblocked >= n->p.blocked_per_client) {
@@ -72,8 +72,8 @@ nlm4_stats nlm_block_queue(struct nlm *n, struct nlm_owner *o, uint64_t start, u
 					.end = end,
 					.exclusive = exclusive,
 					.via_msg = via_msg};
-		b->next = n->blocked;
-		n->blocked = b;
+		b->next = o->part->blocked;
+		o->part->blocked = b;
 		o->nblocked++;
 		o->host->nblocked++;
 		nlm_host_touch(o->host);
@@ -122,8 +122,15 @@ static struct nlm_grant *grant_take(struct nlm *n, uint64_t id)
 	return NULL;
 }
 
-/* The client did not take g's lock: given back at the next turn (it goes
- * into storage, see nlm_int.h), which the nlm thread is asked for now. */
+/* See nlm_int.h. */
+void nlm_grant_undo(struct nlm *n, struct nlm_grant *g)
+{
+	grant_undo(n, g->owner, g->start, g->end);
+}
+
+/* The client did not take g's lock: given back at its partition's next turn
+ * (it goes into storage, see nlm_int.h), which the nlm thread is asked for
+ * now. */
 static void grant_refused(struct nlm *n, struct nlm_grant *g)
 {
 	g->next = n->undo;
@@ -187,7 +194,7 @@ static void block_granted(struct nlm *n, struct nlm_block *b)
 	int via_msg = b->via_msg, rc = -ENOMEM;
 
 	n->granted++;
-	nlm_block_unlink(n, b);
+	nlm_block_unlink(b);
 	free(b);
 	a.cookie.nlm4_netobj_val = (char *)&id;
 	a.cookie.nlm4_netobj_len = sizeof(id);
@@ -213,10 +220,10 @@ static void block_granted(struct nlm *n, struct nlm_block *b)
 }
 
 /* See nlm_int.h. */
-void nlm_blocked_retry(struct nlm *n, int all, dev_t dev, ino_t ino)
+void nlm_blocked_retry(struct nlm *n, struct nlm_part *p, int all, dev_t dev, ino_t ino)
 {
 	uint64_t now = nlm_now_ms();
-	struct nlm_block *b = n->blocked, *next;
+	struct nlm_block *b = p->blocked, *next;
 
 	for (; b; b = next) {
 		next = b->next;
@@ -233,92 +240,5 @@ void nlm_blocked_retry(struct nlm *n, int all, dev_t dev, ino_t ino)
 		/* granting frees b only (its owner holds the lock now), so next stays */
 		if (nlm_owner_apply(n, b->owner, b->start, b->end, b->exclusive ? 2 : 1) == 0)
 			block_granted(n, b);
-	}
-}
-
-/* Forget grants whose GRANTED_RES never came: the GRANTED_MSG itself was
- * delivered, so the client has the lock. */
-static void grants_expire(struct nlm *n)
-{
-	uint64_t now = nlm_now_ms();
-
-	for (struct nlm_grant **p = &n->grants; *p;) {
-		struct nlm_grant *g = *p;
-
-		if (now >= g->deadline_ms) {
-			*p = g->next;
-			free(g);
-		} else {
-			p = &g->next;
-		}
-	}
-}
-
-/* See nlm_int.h. The lists stay in place across the storage calls (only a
- * turn changes hosts), and new entries of n->undo come in at its head. */
-void nlm_turn_lock(struct nlm *n)
-{
-	struct nlm_grant *g;
-
-	pthread_mutex_lock(&n->lock);
-	for (struct nlm_host *h = n->hosts; h; h = h->next) {
-		if (h->drop) {
-			h->drop = 0;
-			nlm_host_drop(n, h);
-		}
-	}
-	while ((g = n->undo) != NULL) {
-		n->undo = g->next;
-		grant_undo(n, g->owner, g->start, g->end);
-		free(g);
-	}
-}
-
-/* See nlm_int.h. */
-void nlm_turn_now(struct nlm *n)
-{
-	struct nfs_lock_call lc;
-
-	if (nfs_backend_lock_enter(n->be, NULL, 0, &lc) != 0) {
-		log_info("NLM: the lock manager's storage is busy: a client's locks are "
-			 "released at a later tick");
-		return;
-	}
-	nlm_turn_lock(n);
-	pthread_mutex_unlock(&n->lock);
-	nfs_backend_lock_leave(n->be, &lc);
-}
-
-/* The tick's work that goes into storage, on the nlm-tick thread. */
-static void tick_run(struct work *w)
-{
-	struct nlm *n = (struct nlm *)((char *)w - offsetof(struct nlm, tick_work));
-	struct nfs_lock_call lc;
-
-	pthread_mutex_lock(&n->lock);
-	n->tick_queued = 0; /* a kick from now on runs it again */
-	pthread_mutex_unlock(&n->lock);
-	if (nfs_backend_lock_enter(n->be, NULL, 0, &lc) != 0)
-		return; /* the storage is busy or stalled: at the next tick */
-	nlm_turn_lock(n);
-	nlm_blocked_retry(n, 1, 0, 0);
-	nlm_hosts_gc(n, NLM_HOST_IDLE_MS);
-	pthread_mutex_unlock(&n->lock);
-	nfs_backend_lock_leave(n->be, &lc);
-}
-
-/* See nlm_int.h. */
-void nlm_tick(struct nlm *n)
-{
-	int queue;
-
-	pthread_mutex_lock(&n->lock);
-	grants_expire(n);
-	queue = !n->tick_queued;
-	n->tick_queued = 1;
-	pthread_mutex_unlock(&n->lock);
-	if (queue) {
-		n->tick_work.run = tick_run;
-		workq_submit(n->tickq, &n->tick_work);
 	}
 }

@@ -65,7 +65,8 @@ void nlm_hosts_gc(struct nlm *n, uint64_t older_ms)
 
 	for (; h; h = next) {
 		next = h->next;
-		if (host_empty(h) && h->idle_since_ms && now - h->idle_since_ms >= older_ms)
+		if (host_empty(h) && h->pins == 0 && h->idle_since_ms &&
+		    now - h->idle_since_ms >= older_ms)
 			host_free(n, h);
 	}
 }
@@ -105,4 +106,10 @@ struct nlm_host *nlm_host_get(struct nlm *n, const char *name, const struct sock
 void nlm_host_touch(struct nlm_host *h)
 {
 	h->idle_since_ms = host_empty(h) ? nlm_now_ms() : 0;
+}
+
+/* See nlm_int.h. */
+void nlm_host_mark_drop(struct nlm *n, struct nlm_host *h)
+{
+	h->drop_epoch = ++n->drop_epoch;
 }

@@ -6,17 +6,22 @@
  * nlm->lock, never before).
  *
  * Storage (opening, testing, locking and closing a lock owner's file) is
- * reached only with the lock manager's turn (nfs_backend_lock_enter: one at
- * a time; nlm_turn_lock after it) and never with nlm->lock held, which the
- * storage calls let go of and take again (nlm_owner_apply,
- * nlm_owner_maybe_free): a call held in storage that stops answering (a
- * CephFS whose MDS hangs) then holds no lock that the tick, the figures or
- * the GRANTED answers wait for; the tick's storage work runs on a thread of
- * its own (nlm-tick), never on the nlm event loop. So the hosts, owners,
- * shares and blocked requests change only with the turn, which keeps them in
- * place across those storage calls; without it, a thread may change only the
- * grants, the counters, and the marks that hand work to the next turn
- * (nlm_host.drop, nlm.undo).
+ * reached only with the turn of the export the file belongs to (its
+ * partition's: nlm_enter, one call at a time per export, server/nlm_turn.c)
+ * and never with nlm->lock held, which the storage calls let go of and take
+ * again (nlm_owner_apply, nlm_owner_maybe_free): a call held in storage that
+ * stops answering (a CephFS whose MDS hangs) then holds no lock that the
+ * tick, the figures or the GRANTED answers wait for, nor the turn of another
+ * export; the tick's storage work runs on a thread of its own (nlm-tick),
+ * never on the nlm event loop. So a partition's owners and blocked requests
+ * change only with its turn, which keeps them in place across those storage
+ * calls; without it, a thread may change only the grants, the counters, the
+ * marks that hand work to the next turn (nlm_host.drop_epoch, nlm.undo),
+ * and the shares (never in storage: changed within one hold of nlm->lock).
+ * Hosts are shared by every partition and forgotten without a turn, so one
+ * that a turn holds across a storage call without holding anything yet is
+ * pinned (nlm_host.pins): only unpinned empty hosts are forgotten, and only
+ * empty partitions that no thread holds (nlm_part.users).
  */
 #ifndef NFSRDMA_NLM_INT_H
 #define NFSRDMA_NLM_INT_H
@@ -33,6 +38,7 @@
 #include "common/nfs/nlm_prot.h"
 #include "common/nfs/nsm_prot.h"
 #include "server/backend_lock.h"
+#include "server/call_gate.h"
 #include "server/nlm.h"
 
 #define NLM_FH_MAX 64 /* NFSv3 handles */
@@ -72,13 +78,30 @@ struct nlm_host {
 	socklen_t addrlen;
 	unsigned nowners, nlocks, nblocked; /* nlocks: ranges and shares */
 	int monitored;			    /* recorded in the state directory */
-	int drop;			    /* to drop all it holds at the next turn */
+	unsigned pins;			    /* turns that hold it across storage calls */
+	uint64_t drop_epoch;		    /* its last FREE_ALL or SM_NOTIFY (nlm.drop_epoch then):
+					       each partition drops all it holds at its next turn */
 	uint64_t idle_since_ms;		    /* holds nothing since; 0: holds something */
+};
+
+/* The lock state of one export's files (its handles' export id), with its
+ * own turn (nlm_turn.c). */
+struct nlm_part {
+	struct nlm_part *next;
+	uint32_t id;	       /* the export's id, as in its handles */
+	char *name;	       /* its path, for the log */
+	struct call_gate turn; /* its calls into storage, one at a time */
+	unsigned users;	       /* threads that hold it: not freed meanwhile */
+	uint64_t drop_seen;    /* hosts' drops up to this nlm.drop_epoch done */
+	unsigned nshares;      /* shares on its files (in nlm.shares) */
+	struct nlm_owner *owners;
+	struct nlm_block *blocked;
 };
 
 /* A lock owner: one open file description of one file. */
 struct nlm_owner {
 	struct nlm_owner *next;
+	struct nlm_part *part; /* its file's export's */
 	struct nlm_host *host;
 	unsigned char fh[NLM_FH_MAX];
 	size_t fhlen;
@@ -92,6 +115,7 @@ struct nlm_owner {
 
 struct nlm_share {
 	struct nlm_share *next;
+	struct nlm_part *part; /* its file's export's */
 	struct nlm_host *host;
 	char *oh;
 	size_t ohlen;
@@ -130,11 +154,12 @@ struct nlm {
 	struct nfs_backend *be;
 	pthread_mutex_t lock;
 	struct nlm_host *hosts;
-	struct nlm_owner *owners;
-	struct nlm_share *shares;
-	struct nlm_block *blocked;
+	struct nlm_part *parts;	  /* one per export with lock state */
+	struct nlm_share *shares; /* all partitions': a file may be in two exports */
 	struct nlm_grant *grants;
-	struct nlm_grant *undo; /* granted locks not taken: released at the next turn */
+	struct nlm_grant *undo; /* granted locks not taken: released at their
+				   partition's next turn */
+	uint64_t drop_epoch;	/* hosts' drops so far */
 	unsigned nhosts;
 	unsigned nowners, owners_max; /* all clients' descriptions; at most half
 					 the process's descriptor limit */
@@ -153,19 +178,34 @@ uint64_t nlm_now_ms(void);
 
 /* Every tick of the nlm thread and when kicked (on its event loop, without
  * nlm->lock): forget unanswered grants; then, on the nlm-tick thread, with
- * the turn (if it comes: else at the next tick), do what waits for one,
- * retry blocked requests, expire them, forget idle hosts (nlm_block.c). */
+ * each partition's turn (if it comes: else at the next tick), do what waits
+ * for one, retry blocked requests, expire them; forget idle hosts and empty
+ * partitions (nlm_turn.c). */
 void nlm_tick(struct nlm *n);
-/* With the turn: take nlm->lock, and first do what waits for a turn (drop
- * what hosts marked drop hold, give back the grants in nlm.undo), so that it
- * comes before anything this turn does (a rebooted client's new lock). */
-void nlm_turn_lock(struct nlm *n);
-/* What waits for the turn, done now if the turn comes (nfs_backend_lock_enter),
- * else at a later tick. Without nlm->lock, on a worker (nlm_block.c). */
-void nlm_turn_now(struct nlm *n);
-/* A host rebooted (FREE_ALL, NSM NOTIFY): drop all it holds. With the turn,
- * under nlm->lock. */
-void nlm_host_drop(struct nlm *n, struct nlm_host *h);
+/* A call's turn in the partition of the export that handle fh names: 0 with
+ * the turn and nlm->lock held, after what waited for the turn (nlm_turn_lock);
+ * -ESTALE when no export has that handle and no lock state is left of one
+ * that had; -ENOMEM; -ETIMEDOUT when the turn did not come (another call of the export
+ * held it a second, or its storage has stalled). Then nlm_leave. */
+int nlm_enter(struct nlm *n, const nlm4_netobj *fh, struct nlm_part **p, struct nfs_lock_call *lc);
+/* Let go of the turn (nlm->lock let go of first). */
+void nlm_leave(struct nlm *n, struct nlm_part *p, struct nfs_lock_call *lc);
+/* With p's turn: take nlm->lock, and first do what waits for a turn (drop
+ * what hosts marked since p's last turn hold there, give back p's grants in
+ * nlm.undo), so that it comes before anything this turn does (a rebooted
+ * client's new lock). */
+void nlm_turn_lock(struct nlm *n, struct nlm_part *p);
+/* Whether a partition other than p has blocked requests on dev/ino (a file
+ * in two exports). Under nlm->lock. */
+int nlm_blocked_elsewhere(struct nlm *n, const struct nlm_part *p, dev_t dev, ino_t ino);
+/* A host rebooted (FREE_ALL, NSM NOTIFY): drop all it holds in p. With p's
+ * turn, under nlm->lock. */
+void nlm_host_drop(struct nlm *n, struct nlm_part *p, struct nlm_host *h);
+/* Free every partition (nlm_destroy, after what they held). */
+void nlm_parts_free(struct nlm *n);
+/* Mark h to have all it holds dropped at each partition's next turn. Under
+ * nlm->lock. */
+void nlm_host_mark_drop(struct nlm *n, struct nlm_host *h);
 /* The host named name at peer's address (any address: peer NULL), or NULL.
  * Under nlm->lock. */
 struct nlm_host *nlm_host_find(struct nlm *n, const char *name, const struct sockaddr *peer);
@@ -185,7 +225,8 @@ void nlm_host_touch(struct nlm_host *h);
 
 #define NLM_HOST_IDLE_MS 120000 /* a host holding nothing is forgotten after this */
 
-/* Forget hosts that held nothing for older_ms (0: every empty host). */
+/* Forget hosts that held nothing for older_ms (0: every empty host), but
+ * pinned ones. */
 void nlm_hosts_gc(struct nlm *n, uint64_t older_ms);
 /* Lock (type 1, 2) or unlock (0) [start, end) for o: 0, -EAGAIN (conflict),
  * -ENOSPC (too many). With the turn, under nlm->lock, let go of meanwhile. */
@@ -200,14 +241,18 @@ void nlm_owner_maybe_free(struct nlm *n, struct nlm_owner *o);
 nlm4_stats nlm_block_queue(struct nlm *n, struct nlm_owner *o, uint64_t start, uint64_t end,
 			   int exclusive, int via_msg);
 /* o's blocked request for exactly [start, end) of that kind, or NULL. */
-struct nlm_block *nlm_block_find(struct nlm *n, const struct nlm_owner *o, uint64_t start,
-				 uint64_t end, int exclusive);
+struct nlm_block *nlm_block_find(const struct nlm_owner *o, uint64_t start, uint64_t end,
+				 int exclusive);
 /* Take b off the queue (the caller frees it; its owner stays open). */
-void nlm_block_unlink(struct nlm *n, struct nlm_block *b);
+void nlm_block_unlink(struct nlm_block *b);
 /* Drop b, and close its owner if that was all it waited for and held. */
 void nlm_block_free(struct nlm *n, struct nlm_block *b);
-/* Retry blocked requests on dev/ino (all: every file): grant those that can go, drop expired. */
-void nlm_blocked_retry(struct nlm *n, int all, dev_t dev, ino_t ino);
+/* Retry p's blocked requests on dev/ino (all: every file): grant those that
+ * can go, drop expired. With p's turn. */
+void nlm_blocked_retry(struct nlm *n, struct nlm_part *p, int all, dev_t dev, ino_t ino);
+/* Give back g's lock (the client did not take it) and close its owner if
+ * that was all it held. With the turn of g's owner's partition. */
+void nlm_grant_undo(struct nlm *n, struct nlm_grant *g);
 
 /* ---- procedures (nlm_proc.c) */
 extern const struct rpc_proc_desc nlm4_rpc_procs[NLM4_NPROCS];

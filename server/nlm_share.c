@@ -32,6 +32,7 @@ static int share_drop(struct nlm *n, struct nlm_host *h, const nlm4_netobj *oh, 
 		if (share_is(s, h, oh, dev, ino)) {
 			*p = s->next;
 			h->nlocks--;
+			s->part->nshares--;
 			free(s->oh);
 			free(s);
 			return 1;
@@ -40,9 +41,11 @@ static int share_drop(struct nlm *n, struct nlm_host *h, const nlm4_netobj *oh, 
 	return 0;
 }
 
-/* SHARE for host h on dev/ino: a new share replaces the owner's own. */
-static nlm4_stats share_add(struct nlm *n, struct nlm_host *h, const nlm4_share *sh, dev_t dev,
-			    ino_t ino)
+/* SHARE for host h on dev/ino, a file of p's: a new share replaces the
+ * owner's own. The shares of every partition conflict: a file may be in two
+ * exports. */
+static nlm4_stats share_add(struct nlm *n, struct nlm_part *p, struct nlm_host *h,
+			    const nlm4_share *sh, dev_t dev, ino_t ino)
 {
 	int mode = (int)sh->mode, access = (int)sh->access, had = 0;
 	struct nlm_share *s;
@@ -60,6 +63,8 @@ static nlm4_stats share_add(struct nlm *n, struct nlm_host *h, const nlm4_share 
 		return n->nolocks++, NLM4_DENIED_NOLOCKS;
 	}
 	share_drop(n, h, &sh->oh, dev, ino);
+	s->part = p;
+	p->nshares++;
 	s->host = h;
 	s->ohlen = sh->oh.nlm4_netobj_len;
 	if (s->ohlen)
@@ -82,6 +87,7 @@ nlm4_stats nlm_do_share(struct nlm *n, const struct sockaddr *peer, socklen_t pl
 	const nlm4_share *sh = &a->share;
 	struct nfs_lock_file lf;
 	struct nfs_lock_call lc;
+	struct nlm_part *p;
 	struct nlm_host *h;
 	nlm4_stats st = NLM4_GRANTED;
 	int rc;
@@ -95,15 +101,18 @@ nlm4_stats nlm_do_share(struct nlm *n, const struct sockaddr *peer, socklen_t pl
 		n->grace_refused++;
 		return NLM4_DENIED_GRACE_PERIOD;
 	}
-	if (nfs_backend_lock_enter(n->be, sh->fh.nlm4_netobj_val, sh->fh.nlm4_netobj_len, &lc) != 0)
-		return !unshare && a->reclaim ? NLM4_DENIED_NOLOCKS : NLM4_DENIED_GRACE_PERIOD;
+	if ((rc = nlm_enter(n, &sh->fh, &p, &lc)) != 0)
+		return rc != -ETIMEDOUT		? nlm_open_stat(rc)
+		       : !unshare && a->reclaim ? NLM4_DENIED_NOLOCKS
+						: NLM4_DENIED_GRACE_PERIOD;
+	pthread_mutex_unlock(&n->lock); /* storage: see nlm_int.h */
 	rc = nfs_backend_open_locked(n->be, &lc, peer, plen, &lf);
 	if (rc) {
-		nfs_backend_lock_leave(n->be, &lc);
+		nlm_leave(n, p, &lc);
 		return nlm_open_stat(rc);
 	}
 	nfs_lock_close(&lf);
-	nlm_turn_lock(n);
+	pthread_mutex_lock(&n->lock);
 	if (unshare) {
 		if ((h = nlm_host_find(n, sh->caller_name, peer)) != NULL) {
 			share_drop(n, h, &sh->oh, lf.dev, lf.ino);
@@ -113,10 +122,12 @@ nlm4_stats nlm_do_share(struct nlm *n, const struct sockaddr *peer, socklen_t pl
 		n->nolocks++;
 		st = NLM4_DENIED_NOLOCKS;
 	} else {
-		st = share_add(n, h, sh, lf.dev, lf.ino);
+		h->pins++; /* share_add's nsm_monitor lets go of nlm->lock */
+		st = share_add(n, p, h, sh, lf.dev, lf.ino);
+		h->pins--;
 		nlm_host_touch(h);
 	}
 	pthread_mutex_unlock(&n->lock);
-	nfs_backend_lock_leave(n->be, &lc);
+	nlm_leave(n, p, &lc);
 	return st;
 }

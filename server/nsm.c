@@ -60,8 +60,8 @@ static int write_file(const char *path, const char *text)
 }
 
 /* See nlm_int.h. The file is written and synced without nlm->lock: a slow
- * disk holds only this turn. h stays (hosts go only with the turn), and it
- * counts as monitored meanwhile, so that a notified client's file is not
+ * disk holds only this turn. h stays (the caller holds something of it or
+ * pins it), and it counts as monitored meanwhile, so that a notified client's file is not
  * removed under it (notified). */
 void nsm_monitor(struct nlm *n, struct nlm_host *h)
 {
@@ -227,7 +227,7 @@ static void rebooted(struct nlm *n, struct nlm_host *h, int32_t state)
 	log_notice("NSM: client '%s' rebooted (state %d): its locks are released", h->name,
 		   (int)state);
 	n->reboots++;
-	h->drop = 1;
+	nlm_host_mark_drop(n, h);
 }
 
 /* See nlm_int.h. The client is found by the name it gives (at any address:
@@ -262,5 +262,5 @@ void nsm_rebooted(struct nlm *n, const char *name, const struct sockaddr *peer, 
 	}
 	pthread_mutex_unlock(&n->lock);
 	if (found || marked)
-		nlm_turn_now(n);
+		nlm_cb_kick(n); /* each export's next turn drops it */
 }

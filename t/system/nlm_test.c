@@ -85,10 +85,11 @@ static void write_conf(unsigned grace_s)
 		"          client_rpcbind_port = %u; };\n"
 		"  nsm = { state_dir = \"%s/sm\"; name = \"" SERVER_NAME "\"; };\n"
 		"  exports = ( { path = \"%s/export\"; clients = [\"127.0.0.1\", \"127.0.0.3\"];"
-		" access = \"rw\";"
+		" access = \"rw\"; root_squash = false; },\n"
+		"    { path = \"%s/export2\"; clients = [\"127.0.0.1\"]; access = \"rw\";"
 		" root_squash = false; } );\n"
 		"};\n",
-		rdma_port, tcp_port, T, T, grace_s, pmap_port, T, T);
+		rdma_port, tcp_port, T, T, grace_s, pmap_port, T, T, T);
 	fclose(f);
 }
 
@@ -192,6 +193,12 @@ static void wait_udp_ready(void)
 /* The handle of file name in the export, made if missing. */
 void file_handle(const char *name, nfs_fh3 *out)
 {
+	file_handle_in("export", name, out);
+}
+
+/* The handle of file name in export dir (under T), made if missing. */
+void file_handle_in(const char *export, const char *name, nfs_fh3 *out)
+{
 	char path[512], *dir = path;
 	CLIENT *m = client(IPPROTO_TCP, MOUNT_PROGRAM, MOUNT_V3), *n;
 	mountres3 mr;
@@ -199,11 +206,11 @@ void file_handle(const char *name, nfs_fh3 *out)
 	LOOKUP3res lr;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/export/%s", T, name);
+	snprintf(path, sizeof(path), "%s/%s/%s", T, export, name);
 	fd = open(path, O_RDWR | O_CREAT, 0666);
 	assert_true(fd >= 0);
 	close(fd);
-	snprintf(path, sizeof(path), "%s/export", T);
+	snprintf(path, sizeof(path), "%s/%s", T, export);
 	memset(&mr, 0, sizeof(mr));
 	assert_int_equal(clnt_call(m, 1, (xdrproc_t)xdr_dirpath, (char *)&dir,
 				   (xdrproc_t)xdr_mountres3, (char *)&mr, tmo),
@@ -337,13 +344,14 @@ CLIENT *tcp, *udp;
 
 static int setup(void **state)
 {
-	char cmd[600];
+	char cmd[1200];
 
 	(void)state;
 	snprintf(T, sizeof(T), "%s/nlm_test.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (mkdtemp(T) == NULL)
 		return -1;
-	snprintf(cmd, sizeof(cmd), "mkdir -p %s/export && chmod 777 %s/export", T, T);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %s/export %s/export2 && chmod 777 %s/export %s/export2", T, T, T, T);
 	if (system(cmd) != 0)
 		return -1;
 	start_services();
@@ -355,7 +363,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[600];
+	char cmd[1200];
 
 	(void)state;
 	stop_server();
@@ -380,6 +388,7 @@ int main(void)
 		cmocka_unit_test(blocked_granted_and_cancelled),
 		cmocka_unit_test(unlock_cancels_waits),
 		cmocka_unit_test(free_all),
+		cmocka_unit_test(free_all_exports),
 		cmocka_unit_test(per_client_limits),
 		cmocka_unit_test(shares),
 		cmocka_unit_test(msg_forms),

@@ -31,6 +31,8 @@ void stop_server(void);
 CLIENT *client(int proto, uint32_t prog, uint32_t vers);
 /* The handle of file name in the export, made if missing. */
 void file_handle(const char *name, nfs_fh3 *out);
+/* The handle of file name in export dir "export" or "export2", made if missing. */
+void file_handle_in(const char *export, const char *name, nfs_fh3 *out);
 /* A lock of host's owner svid on fh. */
 nlm4_lock alock(const char *host, const nfs_fh3 *fh, int32_t svid, uint64_t off, uint64_t len);
 /* The cookie every call carries. */
@@ -86,6 +88,7 @@ void local_process_conflicts(void **state);
 void blocked_granted_and_cancelled(void **state);
 void unlock_cancels_waits(void **state);
 void free_all(void **state);
+void free_all_exports(void **state);
 void per_client_limits(void **state);
 void shares(void **state);
 /* ... and nlm_test_hosts.c. */

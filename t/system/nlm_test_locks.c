@@ -245,6 +245,30 @@ void free_all(void **state)
 	free(fh.data.data_val);
 }
 
+/* Each export's lock calls have a turn of their own, and a client's FREE_ALL
+ * drops what it holds in every export, each at its next turn, before that
+ * turn's own call: the rebooted client's new lock there stays. */
+void free_all_exports(void **state)
+{
+	nfs_fh3 f1, f2;
+
+	(void)state;
+	file_handle_in("export", "fa1", &f1);
+	file_handle_in("export2", "fa2", &f2);
+	assert_int_equal(do_lock(tcp, alock("hostP", &f1, 1, 0, 10), 1, 0, 0), NLM4_GRANTED);
+	assert_int_equal(do_lock(tcp, alock("hostP", &f2, 2, 0, 10), 1, 0, 0), NLM4_GRANTED);
+	assert_int_equal(do_lock(udp, alock("hostQ", &f2, 3, 0, 10), 1, 0, 0), NLM4_DENIED);
+	do_free_all(udp, "hostP");
+	assert_int_equal(do_lock(tcp, alock("hostP", &f2, 2, 20, 10), 1, 0, 0), NLM4_GRANTED);
+	assert_int_equal(do_lock(udp, alock("hostQ", &f1, 3, 0, 10), 1, 0, 0), NLM4_GRANTED);
+	assert_int_equal(do_lock(udp, alock("hostQ", &f2, 3, 0, 10), 1, 0, 0), NLM4_GRANTED);
+	assert_int_equal(do_lock(udp, alock("hostQ", &f2, 3, 20, 10), 1, 0, 0), NLM4_DENIED);
+	do_free_all(tcp, "hostP");
+	do_free_all(tcp, "hostQ");
+	free(f1.data.data_val);
+	free(f2.data.data_val);
+}
+
 /* Past a client's limits: DENIED_NOLOCKS for it, and only for it. */
 void per_client_limits(void **state)
 {

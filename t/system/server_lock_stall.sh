@@ -3,13 +3,17 @@
 # what they have (server/call_gate.c, nfs_backend_lock_enter). A head exports
 # a throwaway CephFS and a tmpfs directory with 3 workers and
 # server.storage_timeout_s = 3; three clients mount the CephFS export with
-# locks (FUSE; each has its own connection to the lock manager), and the
+# locks (FUSE; each has its own connection to the lock manager), a fourth
+# the tmpfs export, and the
 # cluster's MDS, which CephFS locks go to, is stopped (SIGSTOP) while each
 # asks for a lock there: one lock call is held in the cluster, the others
 # wait for it a second at most and are answered NLM4_DENIED_GRACE_PERIOD (the
 # client asks again). The tmpfs export
 # keeps answering (before, the three took every worker, one in the cluster
-# and two waiting for the lock manager behind it); after the storage timeout
+# and two waiting for the lock manager behind it), and its locks are granted
+# at once (each export has its own turn in the lock manager: before, one
+# turn for all, and the tmpfs export's lock calls were refused while the
+# CephFS call held it); after the storage timeout
 # the log says the lock manager's storage does not answer, and the server's
 # figures (-s, /metrics), which read the lock manager's state, answer (before, they
 # waited for the call in the cluster, which held that state). When the MDS goes
@@ -51,14 +55,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-plan 12
+plan 14
 if ! ceph_start; then
 	echo "not ok 1 - the mini cluster starts"
 	exit 1
 fi
 ok 0 "a throwaway CephFS started ($CEPH_DIR)"
 MDS=$(cat "$CEPH_DIR/run/mds.a.pid")
-mkdir "$T/posix" "$T/m1" "$T/m2" "$T/m3" "$T/sm" && chmod 777 "$T/posix"
+mkdir "$T/posix" "$T/m1" "$T/m2" "$T/m3" "$T/m4" "$T/sm" && chmod 777 "$T/posix"
 
 TCP=$(free_port) RDMA=$(free_port) CB=$(free_port) MP=$(free_port)
 # /metrics where the build serves it (libmicrohttpd)
@@ -112,6 +116,9 @@ done
 [ $mounted -eq 3 ] && : >"$T/m1/locked" &&
 	[ "$("$LP" "$T/m2/locked" w 0 1 u 0 1 | tr '\n' ' ')" = "ok ok " ]
 ok $? "three mounts of the CephFS export with locks; one takes and releases a lock"
+"$CLIENT" mount -o "port=$RDMA,lockport=$TCP,lockcbport=$(free_port)" "127.0.0.1:$T/posix" \
+	"$T/m4" 2>"$T/m4.log" && : >"$T/m4/locked"
+ok $? "a mount of the tmpfs export with locks"
 
 # each opens the file now and asks for its own range once the MDS is stopped
 for k in 1 2 3; do
@@ -127,14 +134,19 @@ done
 kill -STOP "$MDS"
 sleep 4
 posix_read "the tmpfs export answers while lock calls are held in the cluster" 2500
+t0=$(date +%s%N)
+got=$(timeout -k 5 15 "$LP" "$T/m4/locked" w 0 5 u 0 5 | tr '\n' ' ')
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "and its locks are taken and released at once ($got, $ms ms)" \
+	test "$got" = "ok ok " -a "$ms" -lt 2000
 granted=$(cat "$T"/lp.? | grep -c '^ok$')
 check "no lock is granted while the MDS is stopped ($granted)" test "$granted" -eq 0
 for i in $(seq 100); do
-	grep -q "the lock manager: none of its 1 calls has finished in 3 s" "$T/A.log" && break
+	grep -q "the lock manager '/ceph': none of its 1 calls has finished in 3 s" "$T/A.log" && break
 	sleep 0.1
 done
 check "after the storage timeout, the log says the lock manager's storage does not answer" \
-	grep -q "the lock manager: none of its 1 calls has finished in 3 s" "$T/A.log"
+	grep -q "the lock manager '/ceph': none of its 1 calls has finished in 3 s" "$T/A.log"
 posix_read "and the tmpfs export answers at once" 1500
 # the call held in the cluster holds no lock of the lock manager's tables:
 # the server's figures (control socket, /metrics) answer
@@ -155,7 +167,7 @@ granted=$(cat "$T"/lp.? | grep -c '^ok$')
 cat "$T"/lp.? | grep -v '^ok$' | sed 's/^/# /' | head -3
 check "when the MDS goes on, all three locks are granted ($granted)" test "$granted" -eq 3
 check "and the log says the lock manager's storage answers again" \
-	grep -q "the lock manager: its storage answers again" "$T/A.log"
+	grep -q "the lock manager '/ceph': its storage answers again" "$T/A.log"
 
 kill -STOP "$MDS"
 "$LP" "$T/m1/locked" w 100 5 s 4000 >"$T/lp.4" 2>&1 &
