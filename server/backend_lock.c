@@ -144,14 +144,14 @@ void nfs_backend_lock_leave(struct nfs_backend *be, struct call_gate *turn, stru
 }
 
 /* See backend_lock.h. */
-char *nfs_backend_export_path(struct nfs_backend *be, uint32_t id)
+int nfs_backend_export_path(struct nfs_backend *be, uint32_t id, char **path)
 {
 	struct export *e;
-	char *path = NULL;
+	int rc = -ESTALE;
 
 	nfs_backend_enter(be);
 	if ((e = be_export_by_id(be, id)) != NULL)
-		path = strdup(e->path);
+		rc = (*path = strdup(e->path)) ? 0 : -ENOMEM;
 	nfs_backend_leave(be);
-	return path;
+	return rc;
 }

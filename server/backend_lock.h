@@ -83,8 +83,9 @@ void nfs_backend_lock_leave(struct nfs_backend *be, struct call_gate *turn,
 /* The export id in handle fh (fhlen bytes), whether or not an export has it
  * now; 0 if fh is none of ours. */
 uint32_t nfs_backend_fh_export(const void *fh, size_t fhlen);
-/* The path of the export that has id now (allocated), or NULL if none does. */
-char *nfs_backend_export_path(struct nfs_backend *be, uint32_t id);
+/* The path of the export that has id now, in *path (allocated): 0, -ESTALE
+ * if none has, -ENOMEM. */
+int nfs_backend_export_path(struct nfs_backend *be, uint32_t id, char **path);
 
 /* Take (UNLOCK: release) a range for f's owner, without waiting: 0, -EAGAIN
  * when another owner (here, a local process, or for CephFS a client of

@@ -133,6 +133,12 @@ static struct nlm_owner *owner_get(struct nlm *n, struct nlm_part *p, struct nlm
 		*st = NLM4_DENIED_NOLOCKS;
 		return NULL;
 	}
+	if ((o = calloc(1, sizeof(*o))) == NULL ||
+	    (l->oh.nlm4_netobj_len && (o->oh = malloc(l->oh.nlm4_netobj_len)) == NULL)) {
+		free(o);
+		*st = NLM4_DENIED_NOLOCKS;
+		return NULL;
+	}
 	/* counted now: another export's turn checks the same bounds meanwhile */
 	n->nowners++;
 	h->nowners++;
@@ -141,17 +147,12 @@ static struct nlm_owner *owner_get(struct nlm *n, struct nlm_part *p, struct nlm
 	pthread_mutex_unlock(&n->lock); /* storage: see nlm_int.h */
 	rc = nfs_backend_open_locked(n->be, lc, (const struct sockaddr *)&addr, addrlen, &lf);
 	pthread_mutex_lock(&n->lock);
-	if (rc == 0 &&
-	    ((o = calloc(1, sizeof(*o))) == NULL ||
-	     (l->oh.nlm4_netobj_len && (o->oh = malloc(l->oh.nlm4_netobj_len)) == NULL))) {
-		free(o);
-		nfs_lock_close(&lf);
-		rc = -ENOMEM;
-	}
 	if (rc) {
 		n->nowners--;
 		h->nowners--;
 		nlm_host_touch(h);
+		free(o->oh);
+		free(o);
 		*st = nlm_open_stat(rc);
 		return NULL;
 	}
@@ -187,12 +188,12 @@ void nlm_owner_maybe_free(struct nlm *n, struct nlm_owner *o)
 	for (struct nlm_grant *g = n->undo; g; g = g->next)
 		if (g->owner == o)
 			g->owner = NULL;
-	n->nowners--;
-	o->host->nowners--;
-	nlm_host_touch(o->host);
 	pthread_mutex_unlock(&n->lock); /* storage: see nlm_int.h */
 	nfs_lock_close(&o->lf);
 	pthread_mutex_lock(&n->lock);
+	n->nowners--; /* after the close: its descriptor counts until then */
+	o->host->nowners--;
+	nlm_host_touch(o->host);
 	free(o->ranges.v);
 	free(o->oh);
 	free(o);
@@ -485,6 +486,8 @@ void nlm_host_drop(struct nlm *n, struct nlm_part *p, struct nlm_host *h)
 		nexto = o->next;
 		if (o->host != h)
 			continue;
+		if (o->ranges.n && nlm_blocked_elsewhere(n, p, o->lf.dev, o->lf.ino))
+			nlm_cb_kick(n); /* the file is in another export too: the tick tries them */
 		h->nlocks -= (unsigned)o->ranges.n;
 		o->ranges.n = 0;
 		nlm_owner_maybe_free(n, o); /* closing drops its locks in the kernel */
@@ -502,7 +505,9 @@ void nlm_do_free_all(struct nlm *n, const struct sockaddr *peer, const char *nam
 		return;
 	pthread_mutex_lock(&n->lock);
 	if ((h = nlm_host_find(n, name, peer)) != NULL) {
-		log_info("NLM: FREE_ALL from '%s': its locks are released", name);
+		log_info("NLM: FREE_ALL from '%s': its locks are released at each export's "
+			 "next turn",
+			 name);
 		nlm_host_mark_drop(n, h);
 	}
 	pthread_mutex_unlock(&n->lock);
@@ -570,8 +575,9 @@ void nlm_destroy(struct nlm *n)
 
 	if (n == NULL)
 		return;
+	nlm_cb_halt(n);		 /* no tick is queued from now on */
+	workq_destroy(n->tickq); /* after its last tick */
 	nlm_cb_stop(n);
-	workq_destroy(n->tickq);      /* after its last tick */
 	pthread_mutex_lock(&n->lock); /* the storage calls let go of it */
 	for (struct nlm_part *p = n->parts; p; p = p->next)
 		while (p->blocked)

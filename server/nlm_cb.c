@@ -339,6 +339,15 @@ int nlm_cb_start(struct nlm *n)
 }
 
 /* See nlm_int.h. */
+void nlm_cb_halt(struct nlm *n)
+{
+	if (n->cb && n->cb->loop) {
+		evloop_destroy(n->cb->loop);
+		n->cb->loop = NULL;
+	}
+}
+
+/* See nlm_int.h. */
 void nlm_cb_stop(struct nlm *n)
 {
 	struct nlm_cb *cb = n->cb;
@@ -381,6 +390,8 @@ int nlm_cb_call(struct nlm *n, const struct sockaddr *addr, socklen_t alen, uint
 	XDR xdrs;
 	int ok;
 
+	if (cb == NULL || cb->loop == NULL)
+		return -ESHUTDOWN; /* stopping */
 	if (addr == NULL || addr->sa_family != AF_INET || alen < sizeof(struct sockaddr_in)) {
 		log_info("NLM: no call back to a client that is not on IPv4");
 		return -EAFNOSUPPORT;

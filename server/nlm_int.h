@@ -280,6 +280,9 @@ void nlm_granted_res(struct nlm *n, const nlm4_netobj *cookie, nlm4_stats st);
 typedef void (*nlm_cb_done)(struct nlm *n, void *arg, int ok, void *res);
 
 int nlm_cb_start(struct nlm *n);
+/* Stop the nlm thread: no tick and no call back from now on (the calls
+ * queued stay until nlm_cb_stop). */
+void nlm_cb_halt(struct nlm *n);
 void nlm_cb_stop(struct nlm *n);
 /* Queue a call of prog/vers/proc with args (encoded now with xdr_args) to
  * the client at addr (its port from its rpcbind). xdr_res/res_size: the

@@ -34,6 +34,7 @@ static int part_get(struct nlm *n, uint32_t id, struct nlm_part **out)
 {
 	struct nlm_part *p;
 	char *name;
+	int rc;
 
 	pthread_mutex_lock(&n->lock);
 	if ((p = part_find(n, id)) != NULL)
@@ -41,8 +42,10 @@ static int part_get(struct nlm *n, uint32_t id, struct nlm_part **out)
 	pthread_mutex_unlock(&n->lock);
 	if ((*out = p) != NULL)
 		return 0;
-	if (id == 0 || (name = nfs_backend_export_path(n->be, id)) == NULL)
-		return -ESTALE; /* or out of memory: the handle is as good as stale */
+	if (id == 0)
+		return -ESTALE;
+	if ((rc = nfs_backend_export_path(n->be, id, &name)) != 0)
+		return rc;
 	pthread_mutex_lock(&n->lock);
 	if ((p = part_find(n, id)) == NULL && (p = calloc(1, sizeof(*p))) != NULL) {
 		p->id = id;
@@ -132,8 +135,9 @@ static struct nlm_grant *undo_take(struct nlm *n, const struct nlm_part *p)
 
 /* See nlm_int.h. The hosts stay in place across the storage calls while
  * pinned, and new ones come in at the head of the list. A host marked again
- * meanwhile is dropped again before this turn goes on (harmless: the turn
- * is held), so that no mark is left for after this turn's own call. */
+ * while they are dropped is dropped again before the undo (harmless: the
+ * turn is held); one marked after that is dropped at the next turn, as one
+ * marked during this turn's own call is. */
 void nlm_turn_lock(struct nlm *n, struct nlm_part *p)
 {
 	struct nlm_grant *g;

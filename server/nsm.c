@@ -221,11 +221,12 @@ int nsm_start(struct nlm *n)
 	return 0;
 }
 
-/* h rebooted: what it held is dropped at the lock manager's next turn. */
+/* h rebooted: what it held is dropped at each export's next turn. */
 static void rebooted(struct nlm *n, struct nlm_host *h, int32_t state)
 {
-	log_notice("NSM: client '%s' rebooted (state %d): its locks are released", h->name,
-		   (int)state);
+	log_notice("NSM: client '%s' rebooted (state %d): its locks are released at each export's "
+		   "next turn",
+		   h->name, (int)state);
 	n->reboots++;
 	nlm_host_mark_drop(n, h);
 }
