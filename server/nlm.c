@@ -451,8 +451,6 @@ nlm4_stats nlm_do_unlock(struct nlm *n, const struct sockaddr *peer, const nlm4_
 		}
 		nlm_owner_maybe_free(n, o);
 		nlm_blocked_retry(n, p, 0, dev, ino);
-		if (nlm_blocked_elsewhere(n, p, dev, ino))
-			nlm_cb_kick(n); /* the file is in another export too: the tick tries them */
 	}
 	pthread_mutex_unlock(&n->lock);
 	nlm_leave(n, p, &lc);

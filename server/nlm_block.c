@@ -122,10 +122,36 @@ static struct nlm_grant *grant_take(struct nlm *n, uint64_t id)
 	return NULL;
 }
 
-/* See nlm_int.h. */
-void nlm_grant_undo(struct nlm *n, struct nlm_grant *g)
+/* See nlm_int.h. New entries come in at the head of n->undo meanwhile. */
+void nlm_grants_undo(struct nlm *n, struct nlm_part *p)
 {
-	grant_undo(n, g->owner, g->start, g->end);
+	for (struct nlm_grant **gp = &n->undo, *g; (g = *gp) != NULL;) {
+		if (g->owner != NULL && g->owner->part != p) {
+			gp = &g->next;
+			continue;
+		}
+		*gp = g->next;
+		grant_undo(n, g->owner, g->start, g->end); /* lets go of nlm->lock */
+		free(g);
+		gp = &n->undo; /* the list may have changed meanwhile */
+	}
+}
+
+/* See nlm_int.h. */
+void nlm_grants_expire(struct nlm *n)
+{
+	uint64_t now = nlm_now_ms();
+
+	for (struct nlm_grant **p = &n->grants; *p;) {
+		struct nlm_grant *g = *p;
+
+		if (now >= g->deadline_ms) {
+			*p = g->next;
+			free(g);
+		} else {
+			p = &g->next;
+		}
+	}
 }
 
 /* The client did not take g's lock: given back at its partition's next turn
@@ -220,6 +246,16 @@ static void block_granted(struct nlm *n, struct nlm_block *b)
 }
 
 /* See nlm_int.h. */
+int nlm_blocked_elsewhere(struct nlm *n, const struct nlm_part *p, dev_t dev, ino_t ino)
+{
+	for (struct nlm_part *q = n->parts; q; q = q->next)
+		for (struct nlm_block *b = q->blocked; q != p && b; b = b->next)
+			if (b->owner->lf.dev == dev && b->owner->lf.ino == ino)
+				return 1;
+	return 0;
+}
+
+/* See nlm_int.h. */
 void nlm_blocked_retry(struct nlm *n, struct nlm_part *p, int all, dev_t dev, ino_t ino)
 {
 	uint64_t now = nlm_now_ms();
@@ -241,4 +277,6 @@ void nlm_blocked_retry(struct nlm *n, struct nlm_part *p, int all, dev_t dev, in
 		if (nlm_owner_apply(n, b->owner, b->start, b->end, b->exclusive ? 2 : 1) == 0)
 			block_granted(n, b);
 	}
+	if (!all && nlm_blocked_elsewhere(n, p, dev, ino))
+		nlm_cb_kick(n); /* the file is in another export too: the tick tries those */
 }

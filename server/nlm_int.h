@@ -248,11 +248,16 @@ void nlm_block_unlink(struct nlm_block *b);
 /* Drop b, and close its owner if that was all it waited for and held. */
 void nlm_block_free(struct nlm *n, struct nlm_block *b);
 /* Retry p's blocked requests on dev/ino (all: every file): grant those that
- * can go, drop expired. With p's turn. */
+ * can go, drop expired; a file with waiters in another export too has the
+ * tick kicked for them. With p's turn. */
 void nlm_blocked_retry(struct nlm *n, struct nlm_part *p, int all, dev_t dev, ino_t ino);
-/* Give back g's lock (the client did not take it) and close its owner if
- * that was all it held. With the turn of g's owner's partition. */
-void nlm_grant_undo(struct nlm *n, struct nlm_grant *g);
+/* Give back the locks in nlm.undo of p's owners (the clients did not take
+ * them), closing owners that held only those. With p's turn, under
+ * nlm->lock, let go of meanwhile. */
+void nlm_grants_undo(struct nlm *n, struct nlm_part *p);
+/* Forget grants whose GRANTED_RES never came: the GRANTED_MSG itself was
+ * delivered, so the client has the lock. Under nlm->lock. */
+void nlm_grants_expire(struct nlm *n);
 
 /* ---- procedures (nlm_proc.c) */
 extern const struct rpc_proc_desc nlm4_rpc_procs[NLM4_NPROCS];

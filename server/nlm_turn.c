@@ -90,6 +90,18 @@ static void parts_gc(struct nlm *n)
 	}
 }
 
+/* p's turn (fh NULL: the lock manager's own work), then nlm_turn_lock: 0
+ * with nlm->lock held, or -ETIMEDOUT. p is held. */
+static int part_enter(struct nlm *n, struct nlm_part *p, const void *fh, size_t fhlen,
+		      struct nfs_lock_call *lc)
+{
+	int rc = nfs_backend_lock_enter(n->be, &p->turn, fh, fhlen, lc);
+
+	if (rc == 0)
+		nlm_turn_lock(n, p);
+	return rc;
+}
+
 /* See nlm_int.h. */
 int nlm_enter(struct nlm *n, const nlm4_netobj *fh, struct nlm_part **out, struct nfs_lock_call *lc)
 {
@@ -99,14 +111,12 @@ int nlm_enter(struct nlm *n, const nlm4_netobj *fh, struct nlm_part **out, struc
 	rc = part_get(n, nfs_backend_fh_export(fh->nlm4_netobj_val, fh->nlm4_netobj_len), &p);
 	if (rc != 0)
 		return rc;
-	rc = nfs_backend_lock_enter(n->be, &p->turn, fh->nlm4_netobj_val, fh->nlm4_netobj_len, lc);
-	if (rc != 0) {
+	if ((rc = part_enter(n, p, fh->nlm4_netobj_val, fh->nlm4_netobj_len, lc)) != 0) {
 		pthread_mutex_lock(&n->lock);
 		part_put(p);
 		pthread_mutex_unlock(&n->lock);
 		return rc;
 	}
-	nlm_turn_lock(n, p);
 	*out = p;
 	return 0;
 }
@@ -120,19 +130,6 @@ void nlm_leave(struct nlm *n, struct nlm_part *p, struct nfs_lock_call *lc)
 	pthread_mutex_unlock(&n->lock);
 }
 
-/* n->undo's first grant to give back at p's turn (one whose owner is gone
- * too), taken off the list; NULL if none. */
-static struct nlm_grant *undo_take(struct nlm *n, const struct nlm_part *p)
-{
-	for (struct nlm_grant **gp = &n->undo, *g; (g = *gp) != NULL; gp = &g->next) {
-		if (g->owner == NULL || g->owner->part == p) {
-			*gp = g->next;
-			return g;
-		}
-	}
-	return NULL;
-}
-
 /* See nlm_int.h. The hosts stay in place across the storage calls while
  * pinned, and new ones come in at the head of the list. A host marked again
  * while they are dropped is dropped again before the undo (harmless: the
@@ -140,8 +137,6 @@ static struct nlm_grant *undo_take(struct nlm *n, const struct nlm_part *p)
  * marked during this turn's own call is. */
 void nlm_turn_lock(struct nlm *n, struct nlm_part *p)
 {
-	struct nlm_grant *g;
-
 	pthread_mutex_lock(&n->lock);
 	while (p->drop_seen != n->drop_epoch) {
 		uint64_t upto = n->drop_epoch;
@@ -156,10 +151,7 @@ void nlm_turn_lock(struct nlm *n, struct nlm_part *p)
 		}
 		p->drop_seen = upto;
 	}
-	while ((g = undo_take(n, p)) != NULL) {
-		nlm_grant_undo(n, g);
-		free(g);
-	}
+	nlm_grants_undo(n, p);
 }
 
 /* With each partition's turn (the lock manager's own: fh NULL), what waits
@@ -174,8 +166,7 @@ static void each_part(struct nlm *n)
 	for (p = n->parts; p; p = next) {
 		p->users++;
 		pthread_mutex_unlock(&n->lock);
-		if (nfs_backend_lock_enter(n->be, &p->turn, NULL, 0, &lc) == 0) {
-			nlm_turn_lock(n, p);
+		if (part_enter(n, p, NULL, 0, &lc) == 0) {
 			nlm_blocked_retry(n, p, 1, 0, 0);
 			pthread_mutex_unlock(&n->lock);
 			nfs_backend_lock_leave(n->be, &p->turn, &lc);
@@ -185,34 +176,6 @@ static void each_part(struct nlm *n)
 		part_put(p);
 	}
 	pthread_mutex_unlock(&n->lock);
-}
-
-/* See nlm_int.h. */
-int nlm_blocked_elsewhere(struct nlm *n, const struct nlm_part *p, dev_t dev, ino_t ino)
-{
-	for (struct nlm_part *q = n->parts; q; q = q->next)
-		for (struct nlm_block *b = q->blocked; q != p && b; b = b->next)
-			if (b->owner->lf.dev == dev && b->owner->lf.ino == ino)
-				return 1;
-	return 0;
-}
-
-/* Forget grants whose GRANTED_RES never came: the GRANTED_MSG itself was
- * delivered, so the client has the lock. */
-static void grants_expire(struct nlm *n)
-{
-	uint64_t now = nlm_now_ms();
-
-	for (struct nlm_grant **p = &n->grants; *p;) {
-		struct nlm_grant *g = *p;
-
-		if (now >= g->deadline_ms) {
-			*p = g->next;
-			free(g);
-		} else {
-			p = &g->next;
-		}
-	}
 }
 
 /* The tick's work that goes into storage, on the nlm-tick thread. */
@@ -236,7 +199,7 @@ void nlm_tick(struct nlm *n)
 	int queue;
 
 	pthread_mutex_lock(&n->lock);
-	grants_expire(n);
+	nlm_grants_expire(n);
 	queue = !n->tick_queued;
 	n->tick_queued = 1;
 	pthread_mutex_unlock(&n->lock);

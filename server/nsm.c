@@ -61,8 +61,8 @@ static int write_file(const char *path, const char *text)
 
 /* See nlm_int.h. The file is written and synced without nlm->lock: a slow
  * disk holds only this turn. h stays (the caller holds something of it or
- * pins it), and it counts as monitored meanwhile, so that a notified client's file is not
- * removed under it (notified). */
+ * pins it), and it counts as monitored meanwhile, so that a notified
+ * client's file is not removed under it (notified). */
 void nsm_monitor(struct nlm *n, struct nlm_host *h)
 {
 	char path[4200], addr[INET6_ADDRSTRLEN] = "", text[INET6_ADDRSTRLEN + 2];
