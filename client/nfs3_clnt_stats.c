@@ -48,8 +48,10 @@ static void print_xprt(struct nfs3c *c, const struct nfs3c_stats *st, FILE *out)
 		x.caller_spun);
 	fprintf(out,
 		"registration: regs %" PRIu64 " deregs %" PRIu64 " reg_us %" PRIu64
-		" cache_hits %" PRIu64 " cache_misses %" PRIu64 " registered_now %" PRIu64 "\n",
-		x.regs, x.deregs, x.reg_ns / 1000u, x.cache_hits, x.cache_misses, x.registered_now);
+		" cache_hits %" PRIu64 " cache_misses %" PRIu64 " registered_now %" PRIu64
+		" binds %" PRIu64 " remote_invs %" PRIu64 "\n",
+		x.regs, x.deregs, x.reg_ns / 1000u, x.cache_hits, x.cache_misses, x.registered_now,
+		x.binds, x.remote_invs);
 }
 
 /* See nfs3_clnt.h. */

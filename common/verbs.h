@@ -94,6 +94,8 @@ struct vb_device_attr {
 	uint8_t max_qp_rd_atom;	     /* largest IRD a QP can have */
 	uint8_t max_qp_init_rd_atom; /* largest ORD a QP can have */
 	uint8_t has_mw;		     /* memory windows work */
+	uint8_t has_send_inv;	     /* VB_WR_SEND_WITH_INV can be posted */
+	uint8_t mw_remote_inv;	     /* a peer's Send with Invalidate unbinds our windows */
 };
 
 struct vb_qp_cap {

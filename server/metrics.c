@@ -224,6 +224,9 @@ static void print_rdma(FILE *f, const struct rr_stats *r)
 	       "Time spent deregistering memory.", (double)r->dereg_ns / 1e9);
 	single(f, "nfsrdma_rdma_window_binds_total", "counter", "Memory window bindings.",
 	       (double)r->binds);
+	single(f, "nfsrdma_rdma_remote_invalidations_total", "counter",
+	       "Replies sent with Invalidate, ending the client's key of the call.",
+	       (double)r->remote_invs);
 	single(f, "nfsrdma_rdma_registration_cache_hits_total", "counter",
 	       "Buffers found registered in the registration cache.", (double)r->cache_hits);
 	single(f, "nfsrdma_rdma_registration_cache_misses_total", "counter",

@@ -103,6 +103,8 @@ struct rr_stats {
 	uint64_t regs, deregs;	   /* registrations made and undone */
 	uint64_t reg_ns, dereg_ns; /* time spent in them */
 	uint64_t binds;		   /* memory-window bindings */
+	uint64_t remote_invs;	   /* server: replies sent with Invalidate (RFC 8797);
+				      client: its keys that such replies invalidated */
 	uint64_t cache_hits, cache_misses;
 	uint64_t credits_granted; /* last grant (connection) or sum (endpoint) */
 	uint64_t exposed_now;	  /* bytes exposed to peers right now */

@@ -288,13 +288,20 @@ static void slot_finish(struct cslot *s)
 	struct rr_clnt *cl = s->cl;
 	struct rr_reg_ctx *reg = cl->ep->reg;
 	struct vb_conn *vc;
+	uint32_t inv = 0;
 
 	poll_give(s); /* had a path kept the CQ, the loop gets it back */
-	if (s->recv)
+	if (s->recv) {
+		inv = s->recv->inv_rkey;
 		rr_recv_repost(s->recv);
+	}
 	wait_send(s);
 	vc = rr_conn_enter(cl->conn);
 	for (unsigned i = 0; i < s->nbufs; i++) {
+		if (inv && s->bufs[i]->exposed && s->bufs[i]->rkey == inv) {
+			s->bufs[i]->peer_unbound = 1; /* the reply's Send ended it */
+			rr_stat_add(&cl->conn->st.remote_invs, 1);
+		}
 		rr_buf_unexpose(reg, vc, s->bufs[i]);
 		rr_buf_put(reg, s->bufs[i]);
 	}

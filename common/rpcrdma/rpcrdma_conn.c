@@ -236,7 +236,8 @@ void rr_conn_our_private(const struct rr_ep *ep, uint8_t *buf)
 	struct rpcrdma_cm_private pd;
 	struct wcur w;
 
-	rpcrdma_cm_private_init(&pd, 0, ep->p.inline_send, ep->p.inline_recv);
+	rpcrdma_cm_private_init(&pd, rr_reg_takes_remote_inv(ep->reg) ? RPCRDMA_CM_F_REMOTE_INV : 0,
+				ep->p.inline_send, ep->p.inline_recv);
 	wcur_init(&w, buf, RPCRDMA_CM_PRIVATE_LEN);
 	if (rpcrdma_cm_private_encode(&w, &pd) != 0)
 		memset(buf, 0, RPCRDMA_CM_PRIVATE_LEN);
@@ -430,6 +431,7 @@ void rr_stats_print(const struct rr_stats *s, const char *prefix, FILE *f)
 	P(reg_ns);
 	P(dereg_ns);
 	P(binds);
+	P(remote_invs);
 	P(cache_hits);
 	P(cache_misses);
 	P(credits_granted);

@@ -631,6 +631,33 @@ int rpcrdma_read_chunks(const struct rpcrdma_hdr *h, struct rpcrdma_read_chunk *
 	return read_groups(h, out, n, &why);
 }
 
+/* Fold one segment's handle into *handle (*n segments seen so far); false
+ * once two differ. */
+static bool same_handle(uint32_t seg_handle, uint32_t *handle, uint32_t *n)
+{
+	if ((*n)++ == 0)
+		*handle = seg_handle;
+	return *handle == seg_handle;
+}
+
+/* See rpcrdma_hdr.h. */
+bool rpcrdma_hdr_one_handle(const struct rpcrdma_hdr *h, uint32_t *handle)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < h->nreads; i++)
+		if (!same_handle(h->reads[i].seg.handle, handle, &n))
+			return false;
+	for (uint32_t k = 0; k < h->nwrites; k++)
+		for (uint32_t s = 0; s < h->writes[k].nsegs; s++)
+			if (!same_handle(h->writes[k].segs[s].handle, handle, &n))
+				return false;
+	for (uint32_t s = 0; h->has_reply && s < h->reply.nsegs; s++)
+		if (!same_handle(h->reply.segs[s].handle, handle, &n))
+			return false;
+	return n > 0;
+}
+
 /* Same fixed words and same body for the proc. */
 bool rpcrdma_hdr_equal(const struct rpcrdma_hdr *a, const struct rpcrdma_hdr *b)
 {

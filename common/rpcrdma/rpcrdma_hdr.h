@@ -170,6 +170,11 @@ int rpcrdma_write_chunk_len(const struct rpcrdma_write_chunk *wc, uint64_t *len)
 int rpcrdma_read_chunks(const struct rpcrdma_hdr *h, struct rpcrdma_read_chunk *out, uint32_t *n);
 /* Whether a and b carry the same header (the fields that h->proc puts on the wire). */
 bool rpcrdma_hdr_equal(const struct rpcrdma_hdr *a, const struct rpcrdma_hdr *b);
+/* Whether every segment of h's Read list, Write list and Reply chunk names the
+ * same handle, and there is at least one: then *handle is it, the one key a
+ * reply may invalidate remotely (RFC 8797 leaves the choice to the
+ * responder; like Linux's server, we take it only when it is unambiguous). */
+bool rpcrdma_hdr_one_handle(const struct rpcrdma_hdr *h, uint32_t *handle);
 /* "RDMA_MSG" ... "RDMA_ERROR", or "?" for logs. */
 const char *rpcrdma_proc_name(uint32_t proc);
 

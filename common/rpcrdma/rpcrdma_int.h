@@ -90,6 +90,7 @@ struct rr_recv {
 	struct rr_conn *conn;
 	uint8_t *buf;
 	uint32_t len;	      /* bytes received */
+	uint32_t inv_rkey;    /* the key of ours its Send invalidated, or 0 */
 	struct rr_recv *next; /* free list */
 };
 

@@ -357,6 +357,7 @@ static void handle_wc(struct rr_conn *c, const struct vb_wc *wc)
 			return;
 		}
 		r->len = wc->byte_len;
+		r->inv_rkey = wc->wc_flags & VB_WC_WITH_INV ? wc->invalidated_rkey : 0;
 		rr_stat_add(&c->st.bytes_inline_in, wc->byte_len);
 		if (c->dead)
 			return;

@@ -50,6 +50,7 @@ struct rr_buf {
 	/* the strategy's */
 	struct vb_mr *mr;   /* own registration (dynamic, cache, zerocopy) */
 	struct vb_mw *mw;   /* window (fastreg, while exposed) */
+	int peer_unbound;   /* the peer's Send with Invalidate unbound mw */
 	struct vb_mr *base; /* the registration it lies in (arena, region) */
 	int cls;	    /* size class (cache, arenas) */
 	int remote;	    /* registered with remote rights (cache) */
@@ -101,5 +102,9 @@ enum rr_reg rr_reg_kind(const struct rr_reg_ctx *r);
 int rr_buf_exposable(const struct rr_reg_ctx *r, const struct rr_buf *b);
 /* Whether rr_buf_put is cheap (no deregistration), so it may run on an event loop. */
 int rr_reg_put_is_cheap(const struct rr_reg_ctx *r);
+/* Whether every key r exposes is a window of one exposure that a peer's Send
+ * with Invalidate may end (fastreg on a device whose windows allow it): what
+ * RFC 8797's private data offers the peer. */
+int rr_reg_takes_remote_inv(const struct rr_reg_ctx *r);
 
 #endif

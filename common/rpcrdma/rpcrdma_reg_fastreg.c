@@ -65,12 +65,15 @@ static int window_bind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf
 	return 0;
 }
 
-/* invalidate b's window; if the connection cannot, replace the window. */
+/* invalidate b's window (unless the peer did); if the connection cannot,
+ * replace the window. */
 static void window_unbind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b)
 {
 	struct vb_mw *mw = b->mw;
 
-	if (!conn || vb_bind_mw(conn, mw, b->base, b->addr, 0, 0, 0, 0) != 0) {
+	if (b->peer_unbound) {
+		b->peer_unbound = 0;
+	} else if (!conn || vb_bind_mw(conn, mw, b->base, b->addr, 0, 0, 0, 0) != 0) {
 		vb_dealloc_mw(mw);
 		if (vb_alloc_mw(r->pd, &mw) != 0) {
 			log_err("cannot replace a memory window; the pool shrinks");

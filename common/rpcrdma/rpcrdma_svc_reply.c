@@ -315,6 +315,23 @@ void rrs_end_exposure(struct rr_sreq *rq)
 	rrs_unpend(rq);
 }
 
+/* Make the reply's Send a Send with Invalidate of the one key the call's
+ * chunks named, where the client said it takes that (RFC 8797 private data)
+ * and the device can: the client then need not invalidate it itself before
+ * the call completes, as the Linux client does when the server is Linux's. */
+static void remote_invalidate(struct rr_sreq *rq, struct vb_send_wr *send)
+{
+	struct rr_conn *c = rq->conn;
+	uint32_t key;
+
+	if (!c->peer_remote_inv || !c->ep->attr.has_send_inv ||
+	    !rpcrdma_hdr_one_handle(&rq->hdr, &key))
+		return;
+	send->opcode = VB_WR_SEND_WITH_INV;
+	send->invalidate_rkey = key;
+	rr_stat_add(&c->st.remote_invs, 1);
+}
+
 /* Loop: build and post the reply of a dispatched call. */
 int rrs_post_reply(struct rr_sreq *rq)
 {
@@ -371,6 +388,7 @@ int rrs_post_reply(struct rr_sreq *rq)
 		rc = rr_batch_send(&b, sge, long_reply ? 1 : 2, 1);
 	if (rc)
 		return rc; /* rrs_release undoes the exposure */
+	remote_invalidate(rq, &b.wr[b.n - 1]);
 	rr_stat_add(&c->st.bytes_inline_out, (int64_t)(w.pos + (long_reply ? 0 : rq->x.reply_len)));
 	rr_stat_add(&c->st.replies, 1);
 

@@ -120,6 +120,8 @@ static int rc_query_device(struct vb_device *dev, struct vb_device_attr *attr)
 	attr->max_qp_rd_atom = clamp_u8(d->attr.max_qp_rd_atom);
 	attr->max_qp_init_rd_atom = clamp_u8(d->attr.max_qp_init_rd_atom);
 	attr->has_mw = d->mw_type != 0;
+	attr->has_send_inv = rdmacore_send_inv_ok(&d->attr);
+	attr->mw_remote_inv = rdmacore_mw_remote_inv(d);
 	return 0;
 }
 

@@ -192,6 +192,11 @@ int rdmacore_bind_mw(struct vb_conn *conn, struct vb_mw *mw, struct vb_mr *mr, v
 void rdmacore_mw_invalidated(struct rdmacore_device *d, uint32_t rkey);
 /* Make out a Send with Invalidate of rkey: 0, or -EOPNOTSUPP. */
 int rdmacore_send_inv(uint32_t rkey, struct ibv_send_wr *out);
+/* Whether the device takes Send with Invalidate (and this build can post it). */
+int rdmacore_send_inv_ok(const struct ibv_device_attr *attr);
+/* Whether a peer's Send with Invalidate can unbind d's windows (type 2 only)
+ * and its completions say so. */
+int rdmacore_mw_remote_inv(const struct rdmacore_device *d);
 /* The key a receive with invalidate invalidated. */
 uint32_t rdmacore_wc_invalidated_rkey(const struct ibv_wc *wc);
 /* Whether opcode is the completion of a Local Invalidate. */

@@ -53,6 +53,19 @@ int rdmacore_send_inv(uint32_t rkey, struct ibv_send_wr *out)
 	return 0;
 }
 
+/* See verbs_rdmacore.h: the memory management extensions (fast registration,
+ * local and remote invalidation). */
+int rdmacore_send_inv_ok(const struct ibv_device_attr *attr)
+{
+	return (attr->device_cap_flags & IBV_DEVICE_MEM_MGT_EXTENSIONS) != 0;
+}
+
+/* See verbs_rdmacore.h. */
+int rdmacore_mw_remote_inv(const struct rdmacore_device *d)
+{
+	return d->mw_type == IBV_MW_TYPE_2 && d->wc_inv_flags != 0;
+}
+
 /* See verbs_rdmacore.h. */
 uint32_t rdmacore_wc_invalidated_rkey(const struct ibv_wc *wc)
 {

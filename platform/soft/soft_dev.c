@@ -217,6 +217,8 @@ static int soft_query_device(struct vb_device *d, struct vb_device_attr *attr)
 	attr->max_qp_rd_atom = SOFT_MAX_RD_ATOM;
 	attr->max_qp_init_rd_atom = SOFT_MAX_RD_ATOM;
 	attr->has_mw = !soft_dev(d)->no_mw;
+	attr->has_send_inv = 1;
+	attr->mw_remote_inv = attr->has_mw;
 	return 0;
 }
 

@@ -12,7 +12,7 @@ DEV=${RDMALAB_RXE_DEV:-rxe0}
 . "$top_srcdir/t/test-lib.sh" # ok, skip
 mounted() { grep -q " $1 fuse.nfsrdma " /proc/mounts; }
 
-echo "1..45"
+echo "1..46"
 modprobe fuse 2> /dev/null
 lab-knfsd -d /export -s 256m -p 20049 > /tmp/knfsd.log 2>&1
 ok $? "the kernel's nfsd runs (TCP 2049, RDMA 20049)"
@@ -63,18 +63,29 @@ run "knfsd TCP" "proto=tcp,port=2049" /export
 rdma_or_skip "knfsd RDMA" "port=20049,mountproto=tcp,provider=$DEV" /export
 rdma_or_skip "knfsd RDMA nconnect=3" "port=20049,mountproto=tcp,provider=$DEV,nconnect=3" /export
 # the three connections are there: stats of a mount that listed the export
+# and read a file (READs into Write chunks: the client's windows, whose keys
+# knfsd ends with the replies' Sends, since the client offers Remote
+# Invalidation on rxe's type 2 windows)
 if "$CLIENT" mount -o "port=20049,mountproto=tcp,provider=$DEV,nconnect=3" "$IP:/export" /mnt/k \
 	> /tmp/nc.err 2>&1; then
-	ls /mnt/k > /dev/null
+	head -c 1048576 /dev/urandom > /export/inv.bin
+	ls /mnt/k > /dev/null && cmp -s /export/inv.bin /mnt/k/inv.bin
+	rc=$?
 	"$CLIENT" stats /mnt/k > /tmp/nc.txt 2>&1
 	"$CLIENT" umount /mnt/k
+	rm -f /export/inv.bin
 	check "knfsd RDMA: nconnect=3 makes three connections" grep -q "^nconnect: 3 (connected 3)" /tmp/nc.txt
-	sed 's/^/# /' /tmp/nc.txt | head -3
+	awk -v rc=$rc '$1 == "registration:" {for (i = 2; i < NF; i++) v[$i] = $(i + 1)}
+		END {exit !(rc == 0 && v["remote_invs"] > 0)}' /tmp/nc.txt
+	ok $? "knfsd RDMA: a file read right, and knfsd's replies ended the client's keys (Send with Invalidate)"
+	sed 's/^/# /' /tmp/nc.txt | grep -E "^# (nconnect|registration)"
 elif grep -q "no RDMA provider or device" /tmp/nc.err; then
+	skip "this build has no rdma-core provider for $DEV"
 	skip "this build has no rdma-core provider for $DEV"
 else
 	sed 's/^/# /' /tmp/nc.err
 	ok 1 "knfsd RDMA: nconnect=3 makes three connections"
+	ok 1 "knfsd RDMA: a file read right, and knfsd's replies ended the client's keys (Send with Invalidate)"
 fi
 # -o ordma against a server that does not speak it: READ alone, no error
 if "$CLIENT" bench "$IP:/export" -o "port=20049,mountproto=tcp,provider=$DEV,ordma" -q \

@@ -7,7 +7,9 @@
 # In the guest: nfsrdma-server (rdma-core provider, rxe0, registered with
 # rpcbind) exports a tmpfs; `mount -t nfs -o vers=3,proto=rdma,port=20049`;
 # a source tree copied in and out and compared; namespace operations; a file
-# written and read back with dd (MB/s) and compared. Then lab-knfsd and dd again.
+# written and read back with dd (MB/s) and compared; the server's replies
+# ended the client's keys (RFC 8797 Remote Invalidation, which the kernel
+# client offers). Then lab-knfsd and dd again.
 #
 # Environment: see lab-common.sh; LAB_TIMEOUT (default 780), SIZE_MB (default 32).
 # The guest has LAB_TIMEOUT; the test as a whole, nfsrdma-test-deadline: 840
@@ -68,6 +70,10 @@ res big_same $?
 cmp -s /tmp/src.bin /export/big
 res big_on_server $?
 "$B/server/nfsrdma-server" -s -f "$L/server.conf" > "$L/server.stats" 2>&1
+# the kernel client offers Remote Invalidation (RFC 8797): its calls' keys
+# end with the replies' Sends
+awk '$1 == "rdma.remote_invs" && $2 > 0 {f = 1} END {exit !f}' "$L/server.stats"
+res remote_invs $?
 umount /mnt/n
 res unmounted $?
 kill -TERM "$(cat /run/nfsrdma-server.pid)"
@@ -108,7 +114,7 @@ t() { # t NAME DESCRIPTION: ok when the guest recorded NAME=0
 		fail=1
 	fi
 }
-echo "1..13"
+echo "1..14"
 t server_started "nfsrdma-server starts on rxe0 in the guest"
 t mounted "the kernel client mounts it: vers=3,proto=rdma,port=20049"
 t proto_rdma "the mount really is over RDMA"
@@ -119,6 +125,7 @@ t namespace_ops "mkdir, rename, link, symlink, chmod, truncate, remove through t
 t dd_write_rc "dd writes ${size_mb} MiB with fsync"
 t big_same "and reads it back byte for byte"
 t big_on_server "and the server's file is the same"
+t remote_invs "replies invalidated the kernel client's keys (Send with Invalidate)"
 t unmounted "unmounts"
 t server_stopped "SIGTERM stops the server and removes its pidfile"
 t knfsd_mounted "the kernel's nfsd mounts over RDMA in the same guest (comparison)"

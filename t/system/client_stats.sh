@@ -18,7 +18,7 @@ printf 'rdma = { provider = "soft"; inline_send = "8K"; };\nclient = { nconnect 
 do_mount "port=$S_RDMA,config=$T_SCRATCH/big.conf" "127.0.0.1:$E" "$B" ||
 	skip_all "cannot mount over RPC/RDMA with a configuration file"
 
-plan 16
+plan 17
 head -c 300000 /dev/urandom > "$M/f"
 cat "$N/f" > /dev/null
 ls "$M" > /dev/null
@@ -33,6 +33,10 @@ sed 's/^/# /' "$T_SCRATCH/out-big" | head -n 2
 check "8 KiB asked, 4 KiB negotiated (the server's receive size)" grep -q "^transport: rdma .* inline 8192/4096 (sends up to 4096) " "$T_SCRATCH/out-big"
 check "client.nconnect = 3 of the file: three connections" grep -q "^nconnect: 3 (connected 3)\$" "$T_SCRATCH/out-big"
 check "the registration strategy's counters" grep -q "^registration: regs [0-9]" "$T_SCRATCH/out-rdma"
+check "windows bound, and the server's replies invalidated keys (RFC 8797)" \
+	awk '$1 == "registration:" {for (i = 2; i < NF; i++) v[$i] = $(i + 1)}
+		END {exit !(v["binds"] > 0 && v["remote_invs"] > 0 && v["remote_invs"] <= v["binds"])}' \
+	"$T_SCRATCH/out-rdma"
 check "300000 bytes written" grep -q "^bytes read [0-9]* written 300000 " "$T_SCRATCH/out-rdma"
 check "a WRITE line with calls" awk '$1 == "WRITE" && $2 > 0 {f = 1} END {exit !f}' "$T_SCRATCH/out-rdma"
 check "a COMMIT line (the close)" awk '$1 == "COMMIT" && $2 > 0 {f = 1} END {exit !f}' "$T_SCRATCH/out-rdma"

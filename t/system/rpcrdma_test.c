@@ -252,8 +252,9 @@ static void fastreg_without_windows(void **state)
 	assert_int_equal(rrt_client(&t, RR_MODE_READ_READ, RR_REG_FASTREG, 0, &c), 0);
 	assert_int_equal(rrt_get(c, 3, 100000), 0);
 	rr_server_get_stats(t.rr, &st);
-	assert_int_equal(st.binds, 0); /* no window was bound */
-	assert_true(st.regs > 0);      /* registered per I/O instead */
+	assert_int_equal(st.binds, 0);	     /* no window was bound */
+	assert_true(st.regs > 0);	     /* registered per I/O instead */
+	assert_int_equal(st.remote_invs, 0); /* keys a Send could not end: not offered */
 	rpc_clnt_destroy(c);
 	rrt_server_stop(&t);
 	unsetenv("VB_SOFT_NO_MW");
@@ -670,6 +671,7 @@ int main(void)
 		cmocka_unit_test(cache_watermarks),
 		cmocka_unit_test(cache_chunks),
 		cmocka_unit_test(fastreg_binds_per_exposure),
+		cmocka_unit_test(remote_invalidation),
 		cmocka_unit_test(fastreg_without_windows),
 		cmocka_unit_test(region_sent_in_place),
 		cmocka_unit_test(budget_shrinks_grants),

@@ -139,6 +139,54 @@ void allphys_needs_trust(void **state)
 	rpc_server_destroy(rpc);
 }
 
+/* A client whose keys are windows of one call each (fastreg) offers Remote
+ * Invalidation; the server's reply to a call whose chunks name one key then
+ * invalidates it, and the client does not invalidate it again. A client that
+ * keeps its keys (cache) does not offer it, and no reply invalidates them. */
+void remote_invalidation(void **state)
+{
+	struct rrt_server t;
+	struct rpc_clnt *c;
+	struct rr_stats s0, s, cs;
+
+	(void)state;
+	assert_int_equal(rrt_server_start(&t, RR_MODE_READ_WRITE, RR_REG_FASTREG, 0), 0);
+	assert_int_equal(rrt_client(&t, RR_MODE_READ_WRITE, RR_REG_FASTREG, 0, &c), 0);
+	rr_server_get_stats(t.rr, &s0);
+	for (uint32_t i = 0; i < 5; i++) /* a Write chunk each */
+		assert_int_equal(rrt_get(c, i, 100000), 0);
+	for (uint32_t i = 0; i < 3; i++) /* a Read chunk each */
+		assert_int_equal(rrt_put(c, i, 100000), 0);
+	assert_int_equal(rrt_get(c, 9, 100), 0); /* inline both ways: no key */
+	rr_server_get_stats(t.rr, &s);
+	rr_clnt_get_stats(c, &cs);
+	print_message("# fastreg client: server sent %llu invalidations, client bound %llu "
+		      "windows, %llu invalidated by the server\n",
+		      (unsigned long long)(s.remote_invs - s0.remote_invs),
+		      (unsigned long long)cs.binds, (unsigned long long)cs.remote_invs);
+	assert_int_equal(s.remote_invs - s0.remote_invs, 8);
+	assert_int_equal(cs.remote_invs, 8);
+	assert_int_equal(cs.binds, 8);
+	assert_int_equal(cs.remote_regs_now, 0);
+	/* the windows went back to the pool unbound: the next calls bind them again */
+	for (uint32_t i = 0; i < 20; i++)
+		assert_int_equal(rrt_get(c, 100 + i, 50000), 0);
+	rr_clnt_get_stats(c, &cs);
+	assert_int_equal(cs.remote_invs, 28);
+	rpc_clnt_destroy(c);
+
+	assert_int_equal(rrt_client(&t, RR_MODE_READ_WRITE, RR_REG_CACHE, 0, &c), 0);
+	rr_server_get_stats(t.rr, &s0);
+	for (uint32_t i = 0; i < 3; i++)
+		assert_int_equal(rrt_get(c, i, 100000), 0);
+	rr_server_get_stats(t.rr, &s);
+	rr_clnt_get_stats(c, &cs);
+	assert_int_equal(s.remote_invs - s0.remote_invs, 0);
+	assert_int_equal(cs.remote_invs, 0);
+	rpc_clnt_destroy(c);
+	rrt_server_stop(&t);
+}
+
 /* fastreg binds a window with a fresh key for every exposure. */
 void fastreg_binds_per_exposure(void **state)
 {

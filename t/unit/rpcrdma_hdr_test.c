@@ -157,6 +157,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(read_chunk_groups),
 		cmocka_unit_test(equal_sees_changes),
 		cmocka_unit_test(proc_names),
+		cmocka_unit_test(one_handle),
 		cmocka_unit_test(private_vector),
 		cmocka_unit_test(private_foreign_and_padded),
 		cmocka_unit_test(private_encode_invalid),

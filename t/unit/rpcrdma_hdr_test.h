@@ -73,6 +73,7 @@ void write_chunk_len(void **state);
 void read_chunk_groups(void **state);
 void equal_sees_changes(void **state);
 void proc_names(void **state);
+void one_handle(void **state);
 /* ... and rpcrdma_hdr_test_random.c. */
 void random_round_trips(void **state);
 void mutation(void **state);

@@ -423,6 +423,40 @@ void equal_sees_changes(void **state)
 	EXPECT_EQUAL(true, want_msg_plain, hdr_b.reply.segs[0].length = 1);
 }
 
+/* The one key a reply may invalidate: every segment of the three lists names
+ * it, and there is at least one. */
+void one_handle(void **state)
+{
+	struct rpcrdma_hdr h;
+	uint32_t k = 0;
+
+	(void)state;
+	memset(&h, 0, sizeof(h));
+	assert_false(rpcrdma_hdr_one_handle(&h, &k)); /* no chunks */
+	h.nwrites = 1;
+	h.writes[0].nsegs = 2;
+	h.writes[0].segs[0].handle = h.writes[0].segs[1].handle = 7;
+	assert_true(rpcrdma_hdr_one_handle(&h, &k));
+	assert_int_equal(k, 7);
+	h.nreads = 1;
+	h.reads[0].seg.handle = 7;
+	assert_true(rpcrdma_hdr_one_handle(&h, &k));
+	h.has_reply = true;
+	h.reply.nsegs = 1;
+	h.reply.segs[0].handle = 8; /* a Reply chunk of another key */
+	assert_false(rpcrdma_hdr_one_handle(&h, &k));
+	h.reply.segs[0].handle = 7;
+	assert_true(rpcrdma_hdr_one_handle(&h, &k));
+	h.writes[0].segs[1].handle = 9; /* two keys in one Write chunk */
+	assert_false(rpcrdma_hdr_one_handle(&h, &k));
+	memset(&h, 0, sizeof(h));
+	h.has_reply = true;
+	h.reply.nsegs = 1;
+	h.reply.segs[0].handle = 3; /* the Reply chunk alone */
+	assert_true(rpcrdma_hdr_one_handle(&h, &k));
+	assert_int_equal(k, 3);
+}
+
 /* Names for logs. */
 void proc_names(void **state)
 {
