@@ -13,7 +13,10 @@
 # round runs fio (O_DIRECT, psync: one call per record) on the mounts, in an
 # order that rotates from round to round: sequential write of BENCH_MB MiB in
 # 1 MiB records with fsync at the end, sequential read of it, and BENCH_RAND_S
-# seconds of 4 KiB random reads. CSV in BENCH_OUT; TAP
+# seconds of 4 KiB random reads. With BENCH_BASE_SERVER (another build's
+# nfsrdma-server, e.g. main before a change) a fifth server, that binary with
+# the first one's settings (RDMA on 20053, MOUNT on TCP 2053), runs in the same
+# rounds, and the first ÷ it is printed. CSV in BENCH_OUT; TAP
 # and the figures (medians, spread, ratios) on stdout.
 B=$top_builddir
 SERVER=$B/server/nfsrdma-server
@@ -22,11 +25,13 @@ rounds=${BENCH_ROUNDS:-5} mb=${BENCH_MB:-16} rs=${BENCH_RAND_S:-4}
 . "$top_srcdir/t/test-lib.sh" # ok
 W=/tmp/kb
 out=${BENCH_OUT:-$W}
-mkdir -p $W /mnt/k /mnt/n /mnt/s /mnt/a "$out"
+mkdir -p $W /mnt/k /mnt/n /mnt/s /mnt/a /mnt/b "$out"
 csv=$out/kclient-bench.csv
 echo "server,figure,round,value" > "$csv"
 
-echo "1..8"
+base=${BENCH_BASE_SERVER:-}
+srvs="k n s a${base:+ b}"
+echo "1..$((${base:+2} + 8))"
 modprobe nfsv3 && modprobe rpcrdma
 NFSD_THREADS=4 lab-knfsd -d /kexport -s $((mb * 2 + 64))m -p 20049 2> $W/knfsd.log
 mkdir -p /export && mount -t tmpfs -o size=$((mb * 2 + 64))m kb-export /export && chmod 777 /export
@@ -37,22 +42,26 @@ ok $? "the kernel client mounts the kernel's nfsd over RDMA (port 20049)"
 # serve M PORT NAME SERVER-SETTINGS RDMA-SETTINGS: an nfsrdma-server (RDMA on
 # PORT, MOUNT on TCP PORT - 18000) serving /export, mounted on /mnt/M
 declare -A what=([k]="the kernel's nfsd" [n]="nfsrdma-server"
-	[s]="nfsrdma-server with busy polling" [a]="nfsrdma-server with a scaled adaptive polling")
+	[s]="nfsrdma-server with busy polling" [a]="nfsrdma-server with a scaled adaptive polling"
+	[b]="the base build's nfsrdma-server")
 serve() {
-	local m=$1 port=$2 name=$3
+	local m=$1 port=$2 name=$3 bin=${6:-$SERVER}
 	nfsrdma_conf "$W/$name.conf" "$port" $((port - 18000)) "threads = 4; $4" "$5" "$name"
-	"$SERVER" -f "$W/$name.conf" 2> "$W/$name.log" &&
+	"$bin" -f "$W/$name.conf" 2> "$W/$name.log" &&
 		mount -t nfs -o vers=3,proto=rdma,port=$port,mountport=$((port - 18000)),mountproto=tcp,nolock \
 			"$IP:/export" "/mnt/$m" 2> "$W/${m}mount.err" &&
 		grep " /mnt/$m " /proc/mounts | grep -q proto=rdma
-	ok $? "and ${what[$m]} over RDMA (port $port) in the same boot"
+	local rc=$?
+	ok $rc "and ${what[$m]} over RDMA (port $port) in the same boot"
+	[ $rc -eq 0 ] || tail -n 3 "$W/$name.log" "$W/${m}mount.err" 2>&1 | sed 's/^/# /'
 }
 serve n 20050 nfsrdma-server "" ""
 serve s 20051 nfsrdma-spin "" "poll_spin_us = ${BENCH_SPIN_US:-1000};"
 serve a 20052 nfsrdma-adaptive "adaptive_poll_us = ${BENCH_ADAPTIVE_US:-5000};" ""
+[ -z "$base" ] || serve b 20053 nfsrdma-base "" "" "$base"
 
 # one_fio SERVER FIGURE ROUND FIO-ARGS...: record MB/s (rw) or IOPS (randread)
-failed_n=0 failed_k=0 failed_s=0 failed_a=0
+failed_n=0 failed_k=0 failed_s=0 failed_a=0 failed_b=0
 one_fio() {
 	local srv=$1 fig=$2 r=$3 dir=/mnt/$1 v
 	shift 3
@@ -74,30 +83,34 @@ else:
 	fi
 }
 # the servers' names in the CSV: k (the kernel's nfsd), n (nfsrdma-server),
-# s (nfsrdma-server with busy polling), a (with the scaled adaptive polling)
-orders=("k n s a" "n s a k" "s a k n" "a k n s")
+# s (nfsrdma-server with busy polling), a (with the scaled adaptive polling),
+# b (the base build); round r starts at the r-th of them, round and round
+read -ra order <<< "$srvs"
 for r in $(seq 1 "$rounds"); do
-	for s in ${orders[$((r % 4))]}; do
+	for i in "${!order[@]}"; do
+		s=${order[$(((r + i) % ${#order[@]}))]}
 		one_fio $s write1m_MBps $r --rw=write --bs=1M --end_fsync=1
 		one_fio $s read1m_MBps $r --rw=read --bs=1M
 		one_fio $s rand4k_iops $r --rw=randread --bs=4k --runtime="$rs" --time_based
 	done
 done
-for s in n k s a; do
+for s in $srvs; do
 	ok $((failed_$s)) "every fio run on ${what[$s]} finished ($((rounds * 3)) runs)"
 done
-umount /mnt/n /mnt/k /mnt/s /mnt/a
+for s in $srvs; do umount /mnt/$s; done
 kill $(cat /run/nfsrdma-server.pid /run/nfsrdma-spin.pid /run/nfsrdma-adaptive.pid) 2> /dev/null
+[ -z "$base" ] || kill "$(cat /run/nfsrdma-base.pid)" 2> /dev/null
 python3 - "$csv" "${BENCH_SPIN_US:-1000}" "${BENCH_ADAPTIVE_US:-5000}" << 'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-names = {"k": "kernel nfsd", "n": "nfsrdma-server", "s": "nfsrdma, spin", "a": "nfsrdma, adapt"}
+names = {"k": "kernel nfsd", "n": "nfsrdma-server", "s": "nfsrdma, spin", "a": "nfsrdma, adapt",
+         "b": "nfsrdma, base"}
 figs = [("write1m_MBps", "sequential write 1 MiB, MB/s"),
         ("read1m_MBps", "sequential read 1 MiB, MB/s"),
         ("rand4k_iops", "4 KiB random read x 1, IOPS")]
 med = {}
 for f, label in figs:
-    for s in ("k", "n", "s", "a"):
+    for s in ("k", "n", "s", "a", "b"):
         v = [float(r["value"]) for r in rows if r["server"] == s and r["figure"] == f]
         if not v:
             continue
@@ -110,5 +123,9 @@ for f, label in figs:
         if ("k", f) in med and (s, f) in med and med["k", f] > 0:
             print("# lab-bench-server: %s / nfsd, %s: %.2f (goal >= 1.2)"
                   % (who, label, med[s, f] / med["k", f]))
+for f, label in figs:
+    if ("b", f) in med and ("n", f) in med and med["b", f] > 0:
+        print("# lab-bench-server: nfsrdma-server / the base build, %s: %.2f"
+              % (label, med["n", f] / med["b", f]))
 PY
 exit 0
