@@ -231,13 +231,13 @@ int rr_conn_create(struct rr_ep *ep, struct vb_conn *vc, int is_server, struct r
 	return 0;
 }
 
-void rr_conn_our_private(const struct rr_ep *ep, uint8_t *buf)
+void rr_conn_our_private(const struct rr_ep *ep, int remote_inv, uint8_t *buf)
 {
 	struct rpcrdma_cm_private pd;
 	struct wcur w;
 
-	rpcrdma_cm_private_init(&pd, rr_reg_takes_remote_inv(ep->reg) ? RPCRDMA_CM_F_REMOTE_INV : 0,
-				ep->p.inline_send, ep->p.inline_recv);
+	rpcrdma_cm_private_init(&pd, remote_inv ? RPCRDMA_CM_F_REMOTE_INV : 0, ep->p.inline_send,
+				ep->p.inline_recv);
 	wcur_init(&w, buf, RPCRDMA_CM_PRIVATE_LEN);
 	if (rpcrdma_cm_private_encode(&w, &pd) != 0)
 		memset(buf, 0, RPCRDMA_CM_PRIVATE_LEN);

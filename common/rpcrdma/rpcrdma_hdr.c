@@ -655,7 +655,7 @@ bool rpcrdma_hdr_one_handle(const struct rpcrdma_hdr *h, uint32_t *handle)
 	for (uint32_t s = 0; h->has_reply && s < h->reply.nsegs; s++)
 		if (!same_handle(h->reply.segs[s].handle, handle, &n))
 			return false;
-	return n > 0;
+	return n > 0 && *handle != 0; /* 0 names no key (a receive's "none") */
 }
 
 /* Same fixed words and same body for the proc. */

@@ -171,7 +171,7 @@ int rpcrdma_read_chunks(const struct rpcrdma_hdr *h, struct rpcrdma_read_chunk *
 /* Whether a and b carry the same header (the fields that h->proc puts on the wire). */
 bool rpcrdma_hdr_equal(const struct rpcrdma_hdr *a, const struct rpcrdma_hdr *b);
 /* Whether every segment of h's Read list, Write list and Reply chunk names the
- * same handle, and there is at least one: then *handle is it, the one key a
+ * same handle, not 0, and there is at least one: then *handle is it, the one key a
  * reply may invalidate remotely (RFC 8797 leaves the choice to the
  * responder; like Linux's server, we take it only when it is unambiguous). */
 bool rpcrdma_hdr_one_handle(const struct rpcrdma_hdr *h, uint32_t *handle);

@@ -179,8 +179,9 @@ int rr_conn_create(struct rr_ep *ep, struct vb_conn *vc, int is_server, struct r
 int rr_conn_start(struct rr_conn *c);
 /* Apply the peer's RFC 8797 private data (or its absence). */
 void rr_conn_set_peer_private(struct rr_conn *c, const void *pdata, size_t len);
-/* Encode our private data into buf (RPCRDMA_CM_PRIVATE_LEN bytes). */
-void rr_conn_our_private(const struct rr_ep *ep, uint8_t *buf);
+/* Encode our private data into buf (RPCRDMA_CM_PRIVATE_LEN bytes), offering
+ * Remote Invalidation if remote_inv (the client, rr_reg_takes_remote_inv). */
+void rr_conn_our_private(const struct rr_ep *ep, int remote_inv, uint8_t *buf);
 
 void rr_conn_get(struct rr_conn *c);
 void rr_conn_put(struct rr_conn *c);

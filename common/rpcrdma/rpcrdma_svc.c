@@ -483,7 +483,7 @@ static void listener_ready(void *arg)
 		c->on_recv = svc_on_recv;
 		c->on_dead = svc_on_dead;
 		c->on_free = svc_on_free;
-		rr_conn_our_private(ep, pdata);
+		rr_conn_our_private(ep, 0, pdata);
 		param = (struct vb_conn_param){.private_data = pdata,
 					       .private_data_len = sizeof(pdata),
 					       .responder_resources = ep->p.rd_depth,

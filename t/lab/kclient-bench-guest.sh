@@ -65,6 +65,11 @@ failed_n=0 failed_k=0 failed_s=0 failed_a=0 failed_b=0
 one_fio() {
 	local srv=$1 fig=$2 r=$3 dir=/mnt/$1 v
 	shift 3
+	# a server that did not come up gives no figure (fio would write to the guest's disk)
+	if ! mountpoint -q "$dir"; then
+		eval "failed_$srv=\$((failed_$srv + 1))"
+		return
+	fi
 	if fio --name=b --filename=$dir/bench --direct=1 --ioengine=psync --size=${mb}M \
 		--output-format=json --output=$W/fio.json "$@" > $W/fio.err 2>&1 &&
 		v=$(python3 -c '

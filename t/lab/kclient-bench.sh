@@ -20,8 +20,10 @@ lab_require
 grep -q '^#define HAVE_RDMACORE 1' "$top_builddir/config.h" ||
 	skip_all "built without rdma-core: nothing can talk to rxe0"
 command -v fio > /dev/null || skip_all "fio is not installed (scripts/install-deps.sh)"
-[ -z "${BENCH_BASE_SERVER:-}" ] || [ -x "$BENCH_BASE_SERVER" ] ||
-	skip_all "BENCH_BASE_SERVER=$BENCH_BASE_SERVER is not a program"
+if [ -n "${BENCH_BASE_SERVER:-}" ]; then
+	[ -x "$BENCH_BASE_SERVER" ] || skip_all "BENCH_BASE_SERVER=$BENCH_BASE_SERVER is not a program"
+	BENCH_BASE_SERVER=$(realpath "$BENCH_BASE_SERVER") # the guest starts elsewhere
+fi
 mkdir -p "$top_builddir/t/lab/bench" || exit 1
 lab_guest_tap "$top_srcdir/t/lab/kclient-bench-guest.sh" "${LAB_TIMEOUT:-1200}" \
 	-e "BENCH_ROUNDS=${BENCH_ROUNDS:-5}" -e "BENCH_MB=${BENCH_MB:-16}" \

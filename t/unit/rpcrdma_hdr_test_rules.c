@@ -455,6 +455,8 @@ void one_handle(void **state)
 	h.reply.segs[0].handle = 3; /* the Reply chunk alone */
 	assert_true(rpcrdma_hdr_one_handle(&h, &k));
 	assert_int_equal(k, 3);
+	h.reply.segs[0].handle = 0; /* names no key */
+	assert_false(rpcrdma_hdr_one_handle(&h, &k));
 }
 
 /* Names for logs. */
