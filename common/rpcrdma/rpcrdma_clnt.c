@@ -589,7 +589,9 @@ int rr_clnt_create(const struct rr_params *p, const char *host, const char *port
 		cl->conn->side = cl;
 		cl->conn->on_recv = clnt_on_recv;
 		cl->conn->on_dead = clnt_on_dead;
-		rr_conn_our_private(cl->ep, rr_reg_takes_remote_inv(cl->ep->reg), pdata);
+		rr_conn_our_private(
+			cl->ep, cl->ep->attr.mw_remote_inv && rr_reg_keys_per_exposure(cl->ep->reg),
+			pdata);
 		param = (struct vb_conn_param){.private_data = pdata,
 					       .private_data_len = sizeof(pdata),
 					       .responder_resources = p->rd_depth,

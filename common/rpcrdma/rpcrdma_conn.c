@@ -253,7 +253,8 @@ void rr_conn_set_peer_private(struct rr_conn *c, const void *pdata, size_t len)
 		log_debug("%s: no RFC 8797 private data: inline sizes 1024", c->peer);
 	c->send_max = pd.recv_size < c->ep->p.inline_send ? pd.recv_size : c->ep->p.inline_send;
 	c->peer_send = pd.send_size;
-	c->peer_remote_inv = (pd.flags & RPCRDMA_CM_F_REMOTE_INV) != 0;
+	/* the peer takes Send with Invalidate and our device can post it */
+	c->peer_remote_inv = (pd.flags & RPCRDMA_CM_F_REMOTE_INV) && c->ep->attr.has_send_inv;
 }
 
 /* ---- send buffers ---- */

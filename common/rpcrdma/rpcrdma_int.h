@@ -123,10 +123,10 @@ struct rr_conn {
 	socklen_t peer_addr_len;
 	int is_server;
 
-	uint32_t send_max;  /* longest message we may Send (peer's receive size) */
-	uint32_t recv_max;  /* our receive buffers */
-	uint32_t peer_send; /* the longest message the peer may Send us (its send size) */
-	int peer_remote_inv;
+	uint32_t send_max;   /* longest message we may Send (peer's receive size) */
+	uint32_t recv_max;   /* our receive buffers */
+	uint32_t peer_send;  /* the longest message the peer may Send us (its send size) */
+	int peer_remote_inv; /* it offered Remote Invalidation, and our device can send it */
 
 	uint8_t *recv_area;
 	struct vb_mr *recv_mr;
@@ -180,7 +180,7 @@ int rr_conn_start(struct rr_conn *c);
 /* Apply the peer's RFC 8797 private data (or its absence). */
 void rr_conn_set_peer_private(struct rr_conn *c, const void *pdata, size_t len);
 /* Encode our private data into buf (RPCRDMA_CM_PRIVATE_LEN bytes), offering
- * Remote Invalidation if remote_inv (the client, rr_reg_takes_remote_inv). */
+ * Remote Invalidation if remote_inv (the client, rr_reg_keys_per_exposure). */
 void rr_conn_our_private(const struct rr_ep *ep, int remote_inv, uint8_t *buf);
 
 void rr_conn_get(struct rr_conn *c);

@@ -438,12 +438,9 @@ enum rr_reg rr_reg_kind(const struct rr_reg_ctx *r)
 	return r->ops->kind;
 }
 
-int rr_reg_takes_remote_inv(const struct rr_reg_ctx *r)
+int rr_reg_keys_per_exposure(const struct rr_reg_ctx *r)
 {
-	struct vb_device_attr a;
-
-	return r->ops->kind == RR_REG_FASTREG && r->nmws > 0 &&
-	       vb_query_device(r->pd->dev, &a) == 0 && a.mw_remote_inv;
+	return r->ops->kind == RR_REG_FASTREG && r->nmws > 0;
 }
 
 int rr_reg_put_is_cheap(const struct rr_reg_ctx *r)

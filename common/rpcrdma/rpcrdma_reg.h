@@ -102,9 +102,9 @@ enum rr_reg rr_reg_kind(const struct rr_reg_ctx *r);
 int rr_buf_exposable(const struct rr_reg_ctx *r, const struct rr_buf *b);
 /* Whether rr_buf_put is cheap (no deregistration), so it may run on an event loop. */
 int rr_reg_put_is_cheap(const struct rr_reg_ctx *r);
-/* Whether every key r exposes is a window of one exposure that a peer's Send
- * with Invalidate may end (fastreg on a device whose windows allow it): what
- * RFC 8797's private data offers the peer. */
-int rr_reg_takes_remote_inv(const struct rr_reg_ctx *r);
+/* Whether every key r exposes is a window of one exposure (fastreg with
+ * windows): where the device lets a peer end them (vb_device_attr.mw_remote_inv),
+ * what RFC 8797's private data may offer as Remote Invalidation. */
+int rr_reg_keys_per_exposure(const struct rr_reg_ctx *r);
 
 #endif

@@ -324,8 +324,7 @@ static void remote_invalidate(struct rr_sreq *rq, struct vb_send_wr *send)
 	struct rr_conn *c = rq->conn;
 	uint32_t key;
 
-	if (!c->peer_remote_inv || !c->ep->attr.has_send_inv ||
-	    !rpcrdma_hdr_one_handle(&rq->hdr, &key))
+	if (!c->peer_remote_inv || !rpcrdma_hdr_one_handle(&rq->hdr, &key))
 		return;
 	send->opcode = VB_WR_SEND_WITH_INV;
 	send->invalidate_rkey = key;
