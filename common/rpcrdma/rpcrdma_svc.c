@@ -451,11 +451,12 @@ static void tick(void *arg)
 
 static void listener_ready(void *arg)
 {
-	struct rr_server *srv = arg;
+	struct rr_listen *li = arg;
+	struct rr_server *srv = li->srv;
 	struct rr_ep *ep = srv->ep;
 	struct vb_cm_event ev;
 
-	while (vb_listener_get_event(srv->listener, &ev) == 0) {
+	while (vb_listener_get_event(li->l, &ev) == 0) {
 		uint8_t pdata[RPCRDMA_CM_PRIVATE_LEN];
 		struct vb_conn_param param;
 		struct svc_conn *sc;
@@ -533,21 +534,25 @@ int rr_server_create(struct rpc_server *rpc, const struct rr_params *p, struct r
 
 static void add_listener(void *arg)
 {
-	struct rr_server *srv = arg;
+	struct rr_listen *li = arg;
 
-	evloop_add(srv->ep->loop, vb_listener_fd(srv->listener), listener_ready, srv);
+	evloop_add(li->srv->ep->loop, vb_listener_fd(li->l), listener_ready, li);
 }
 
 int rr_server_listen(struct rr_server *srv, const char *host, const char *port)
 {
-	int rc = vb_listen(srv->ep->dev, host, port, 128, &srv->listener);
+	struct rr_listen *li = &srv->listen[srv->nlisten];
+	int rc = srv->nlisten < RR_LISTEN_MAX ? vb_listen(srv->ep->dev, host, port, 128, &li->l)
+					      : -ENOSPC;
 
 	if (rc) {
 		log_err("cannot listen for RPC/RDMA on %s:%s (%s): %s", host ? host : "*", port,
 			srv->ep->dev->name, strerror(-rc));
 		return rc;
 	}
-	evloop_call(srv->ep->loop, add_listener, srv);
+	li->srv = srv;
+	srv->nlisten++;
+	evloop_call(srv->ep->loop, add_listener, li);
 	log_notice("RPC/RDMA on %s:%s, device %s", host ? host : "*", port, srv->ep->dev->name);
 	return 0;
 }
@@ -597,13 +602,15 @@ void rr_server_each_peer(struct rr_server *srv,
 	pthread_mutex_unlock(&ep->lock);
 }
 
-static void stop_listener(void *arg)
+static void stop_listeners(void *arg)
 {
 	struct rr_server *srv = arg;
 
-	evloop_del(srv->ep->loop, vb_listener_fd(srv->listener));
-	vb_listener_destroy(srv->listener);
-	srv->listener = NULL;
+	for (unsigned i = 0; i < srv->nlisten; i++) {
+		evloop_del(srv->ep->loop, vb_listener_fd(srv->listen[i].l));
+		vb_listener_destroy(srv->listen[i].l);
+	}
+	srv->nlisten = 0;
 }
 
 int rr_server_expose(struct rr_server *srv, void *addr, size_t len, uint32_t *rkey)
@@ -634,8 +641,8 @@ void rr_server_destroy(struct rr_server *srv)
 		log_warn("%u calls still in flight after %d s; disconnecting", srv->inflight,
 			 DRAIN_S);
 	pthread_mutex_unlock(&srv->lock);
-	if (srv->listener)
-		evloop_call(ep->loop, stop_listener, srv);
+	if (srv->nlisten)
+		evloop_call(ep->loop, stop_listeners, srv);
 	pthread_mutex_lock(&ep->lock);
 	for (struct rr_conn *c = ep->conns; c; c = c->next)
 		rr_conn_fail(c, "server stopping");

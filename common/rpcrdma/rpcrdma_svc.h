@@ -113,10 +113,19 @@ struct rr_sreq {
 	struct work reap; /* rrs_release on the reaper queue */
 };
 
+#define RR_LISTEN_MAX 64 /* addresses one server listens on (server.listen) */
+
+/* One listening address of a server: the event loop's argument for it. */
+struct rr_listen {
+	struct rr_server *srv;
+	struct vb_listener *l;
+};
+
 struct rr_server {
 	struct rr_ep *ep;
 	struct rpc_server *rpc;
-	struct vb_listener *listener;
+	struct rr_listen listen[RR_LISTEN_MAX]; /* rr_server_listen's, in order */
+	unsigned nlisten;
 	struct evloop_timer *timer;
 	pthread_mutex_t lock; /* protects inflight, stopping */
 	pthread_cond_t cond;

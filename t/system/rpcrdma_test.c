@@ -260,6 +260,27 @@ static void fastreg_without_windows(void **state)
 	unsetenv("VB_SOFT_NO_MW");
 }
 
+/* A server listening on two addresses takes calls on both (each listener has
+ * its own place on the loop; a second once replaced the first). */
+static void listens_on_every_address(void **state)
+{
+	const char *hosts[] = {"127.0.0.1", "127.0.0.2"};
+	struct rrt_server t;
+	struct rr_params p;
+
+	assert_int_equal(rrt_server_start(&t, RR_MODE_READ_WRITE, RR_REG_DYNAMIC, 0), 0);
+	assert_int_equal(rr_server_listen(t.rr, "127.0.0.2", t.port), 0);
+	rrt_params(&p, RR_MODE_READ_WRITE, RR_REG_DYNAMIC);
+	for (size_t i = 0; i < 2; i++) {
+		struct rpc_clnt *c;
+
+		assert_int_equal(rr_clnt_create(&p, hosts[i], t.port, &c), 0);
+		assert_int_equal(rrt_put(c, (uint32_t)i, 8192), 0);
+		rpc_clnt_destroy(c);
+	}
+	rrt_server_stop(&t);
+}
+
 struct loader {
 	struct rpc_clnt *c;
 	volatile int stop;
@@ -673,6 +694,7 @@ int main(void)
 		cmocka_unit_test(fastreg_binds_per_exposure),
 		cmocka_unit_test(remote_invalidation),
 		cmocka_unit_test(fastreg_without_windows),
+		cmocka_unit_test(listens_on_every_address),
 		cmocka_unit_test(region_sent_in_place),
 		cmocka_unit_test(budget_shrinks_grants),
 		cmocka_unit_test(connection_limits),
