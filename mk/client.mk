@@ -94,7 +94,7 @@ EXTRA_DIST += t/system/posix_suites.sh
 check-posix: nfsrdma-client$(EXEEXT) server/nfsrdma-server$(EXEEXT) t/system/fsexer$(EXEEXT)
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS=t/system/posix_suites.sh TEST_SUITE_LOG=t/posix-suites.log
 PHONY_TARGETS += check-posix
-EXTRA_TARGETS += check-posix:1800
+EXTRA_TARGETS += check-posix:1200
 CLEANFILES += t/posix-suites.log
 # The same suites over RPC/RDMA on the portable paths an illumos server takes:
 # portable file handles (server.handles = "portable"), permissions checked in
@@ -122,7 +122,7 @@ CLEANFILES += t/posix-suites-ceph.log
 # (../shared/rdmalab), over TCP and over RPC/RDMA on rxe0.
 EXTRA_DIST += t/lab/client-knfsd.sh t/lab/client-knfsd-guest.sh
 PHONY_TARGETS += lab-client bench-client
-EXTRA_TARGETS += lab-client:900
+EXTRA_TARGETS += lab-client:500
 # TAP summary lines in automake's format, which scripts/check.sh adds up.
 CLIENT_TAP_SUMMARY = $(AWK) '/^ok .*\# SKIP/ {s++; next} /^ok/ {p++} /^not ok/ {f++} \
 	/^1\.\.0 .*SKIP/ {s++} END {printf "\# TOTAL: %d\n\# PASS: %d\n\# SKIP: %d\n\# FAIL: %d\n\# ERROR: 0\n", \

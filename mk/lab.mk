@@ -50,5 +50,5 @@ lab-locks: all
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS=t/lab/kclient-locks.sh TEST_SUITE_LOG=t/lab/lab-locks.log
 
 PHONY_TARGETS += lab-verbs lab-bench-verbs lab-bench-compare lab-bench-server lab-server lab-suites lab-locks
-EXTRA_TARGETS += lab-verbs:900 lab-server:900 lab-suites:1500 lab-locks:600 lab-bench-server:600
+EXTRA_TARGETS += lab-verbs:400 lab-server:400 lab-suites:1500 lab-locks:600 lab-bench-server:600
 CLEANFILES += t/lab/lab-verbs.log t/lab/lab-server.log t/lab/lab-suites.log t/lab/lab-locks.log
