@@ -25,8 +25,10 @@
 
 #include "client/nlm_clnt_int.h"
 #include "common/base/log.h"
+#include "common/base/net.h"
 #include "common/nfs/nlm_prog.h"
 #include "common/nfs/nlm_prot.h"
+#include "common/rpc/rpcb.h"
 
 #define GRACE_WAIT_MS 1000 /* a request refused for the grace period is sent again */
 #define GRACE_MAX_MS  (300 * 1000)
@@ -51,17 +53,17 @@ static uint64_t now_ms(void)
 
 /* ---- calls to the server */
 
-/* A TCP connection to host:port within timeout_ms, or -1. */
-static int tcp_connect(const struct sockaddr_in *sa, int timeout_ms)
+/* A TCP connection to sa within timeout_ms, or -1. */
+static int tcp_connect(const struct sockaddr_storage *sa, socklen_t salen, int timeout_ms)
 {
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int fd = socket(sa->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	struct pollfd pfd = {.fd = fd, .events = POLLOUT};
 	int err = 0;
 	socklen_t elen = sizeof(err);
 
 	if (fd < 0)
 		return -1;
-	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) != 0 &&
+	if (connect(fd, (const struct sockaddr *)sa, salen) != 0 &&
 	    (errno != EINPROGRESS || poll(&pfd, 1, timeout_ms) != 1 ||
 	     getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0 || err != 0)) {
 		close(fd);
@@ -74,15 +76,17 @@ static int tcp_connect(const struct sockaddr_in *sa, int timeout_ms)
 	return fd;
 }
 
-/* An RPC client for prog/vers at sa, or NULL. */
-CLIENT *nlmc_tcp_client(struct sockaddr_in *sa, uint32_t prog, uint32_t vers, int timeout_ms)
+/* See nlm_clnt_int.h. */
+CLIENT *nlmc_tcp_client(const struct sockaddr_storage *sa, socklen_t salen, uint32_t prog,
+			uint32_t vers, int timeout_ms)
 {
-	int fd = tcp_connect(sa, timeout_ms);
+	struct netbuf nb = {.maxlen = salen, .len = salen, .buf = (void *)sa};
+	int fd = tcp_connect(sa, salen, timeout_ms);
 	CLIENT *c;
 
 	if (fd < 0)
 		return NULL;
-	if ((c = clnttcp_create(sa, prog, vers, &fd, 0, 0)) == NULL) {
+	if ((c = clnt_vc_create(fd, &nb, prog, vers, 0, 0)) == NULL) {
 		close(fd);
 		return NULL;
 	}
@@ -90,31 +94,38 @@ CLIENT *nlmc_tcp_client(struct sockaddr_in *sa, uint32_t prog, uint32_t vers, in
 	return c;
 }
 
-/* Where the server's NLM listens over TCP: port=, else rpcbind, else 2049. */
-static int nlm_addr(struct nlmc *n, struct sockaddr_in *sa)
+/* Where the server's NLM listens over TCP: port=, else what its rpcbind
+ * says (rpcb.h: version 2 over IPv4, 4 over IPv6), else 2049. */
+static int nlm_addr(struct nlmc *n, struct sockaddr_storage *sa, socklen_t *salen)
 {
-	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai;
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai;
 	struct timeval tv = {.tv_sec = n->p.timeout_ms / 1000, .tv_usec = 0};
-	struct pmap pm = {.pm_prog = NLM_PROGRAM, .pm_vers = NLM_V4, .pm_prot = IPPROTO_TCP};
-	u_short port = 0;
+	struct rpcb_call q;
+	unsigned port = 0;
 	CLIENT *pc;
 
 	if (getaddrinfo(n->host, NULL, &hints, &ai) != 0)
 		return -1;
-	memcpy(sa, ai->ai_addr, sizeof(*sa));
+	if (ai->ai_addrlen > sizeof(*sa)) {
+		freeaddrinfo(ai);
+		return -1;
+	}
+	memset(sa, 0, sizeof(*sa));
+	memcpy(sa, ai->ai_addr, ai->ai_addrlen);
+	*salen = ai->ai_addrlen;
 	freeaddrinfo(ai);
 	if (n->p.port) {
-		sa->sin_port = htons((u_short)n->p.port);
+		net_addr_set_port(sa, n->p.port);
 		return 0;
 	}
-	sa->sin_port = htons(PMAPPORT);
-	if ((pc = nlmc_tcp_client(sa, PMAPPROG, PMAPVERS, n->p.timeout_ms)) != NULL) {
-		if (clnt_call(pc, PMAPPROC_GETPORT, (xdrproc_t)xdr_pmap, (char *)&pm,
-			      (xdrproc_t)xdr_u_short, (char *)&port, tv) != RPC_SUCCESS)
-			port = 0;
+	net_addr_set_port(sa, PMAPPORT);
+	rpcb_getport_call(&q, sa->ss_family, NLM_PROGRAM, NLM_V4, IPPROTO_TCP);
+	if ((pc = nlmc_tcp_client(sa, *salen, PMAPPROG, q.vers, n->p.timeout_ms)) != NULL) {
+		if (clnt_call(pc, q.proc, q.xdr_args, q.args, q.xdr_res, q.res, tv) == RPC_SUCCESS)
+			port = rpcb_getport_result(&q);
 		clnt_destroy(pc);
 	}
-	sa->sin_port = htons(port ? port : 2049);
+	net_addr_set_port(sa, port ? port : 2049);
 	return 0;
 }
 
@@ -138,17 +149,18 @@ int nlmc_call(struct nlmc *n, uint32_t proc, xdrproc_t xa, void *a, xdrproc_t xr
 	struct timeval tv = {.tv_sec = n->p.timeout_ms / 1000,
 			     .tv_usec = (n->p.timeout_ms % 1000) * 1000};
 	enum clnt_stat st = RPC_CANTSEND;
-	struct sockaddr_in sa;
+	struct sockaddr_storage sa;
+	socklen_t salen;
 	int rc = 0;
 
 	pthread_mutex_lock(&n->call_lock);
 	for (int tries = 0; tries < 2; tries++) {
 		if (n->clnt == NULL) {
-			if (nlm_addr(n, &sa) != 0) {
+			if (nlm_addr(n, &sa, &salen) != 0) {
 				rc = no_nlm(n, "cannot resolve the host");
 				break;
 			}
-			if ((n->clnt = nlmc_tcp_client(&sa, NLM_PROGRAM, NLM_V4,
+			if ((n->clnt = nlmc_tcp_client(&sa, salen, NLM_PROGRAM, NLM_V4,
 						       n->p.timeout_ms)) == NULL) {
 				rc = no_nlm(n, "cannot connect over TCP");
 				break;

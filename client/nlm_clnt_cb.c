@@ -3,8 +3,10 @@
  * stopped with it (nlmc_start, nlmc_stop). It receives the server's GRANTED
  * callbacks and wakes the blocked request each names, forwards a GRANTED whose
  * owner handle names another nfsrdma-client of this host to that client's
- * port, hands SM_NOTIFY to the reclaimer, answers PMAP GETPORT for itself, and
- * registers its port with this host's rpcbind (unless nlmc_params.no_rpcbind).
+ * port, hands SM_NOTIFY to the reclaimer, answers PMAP GETPORT and RPCB
+ * GETADDR for itself, and registers its port with this host's rpcbind (unless
+ * nlmc_params.no_rpcbind). Its socket takes IPv6 and IPv4 (as IPv4-mapped
+ * addresses), or IPv4 only on a host without IPv6.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,17 +23,19 @@
 
 #include "client/nlm_clnt_int.h"
 #include "common/base/log.h"
+#include "common/base/net.h"
 #include "common/nfs/nlm_prog.h"
 #include "common/nfs/nlm_prot.h"
 #include "common/nfs/nsm_prot.h"
+#include "common/rpc/rpcb.h"
 
-#define FWD_MAGIC "NLMF"
-#define FWD_HDR	  12 /* magic, the caller's IPv4 address and port, 2 spare */
+#define FWD_MAGIC "NLMG"
+#define FWD_HDR	  24 /* magic, the caller's IPv6 (or IPv4-mapped) address and port, 2 spare */
 #define MSG_MAX	  4096
 
 /* Send the accepted answer (results res by xr) of xid to sa. */
-static void reply(struct nlmc *n, uint32_t xid, const struct sockaddr_in *sa, xdrproc_t xr,
-		  void *res, enum accept_stat ast)
+static void reply(struct nlmc *n, uint32_t xid, const struct nlmc_peer *sa, xdrproc_t xr, void *res,
+		  enum accept_stat ast)
 {
 	struct rpc_msg m;
 	char buf[MSG_MAX];
@@ -49,8 +53,8 @@ static void reply(struct nlmc *n, uint32_t xid, const struct sockaddr_in *sa, xd
 		m.acpted_rply.ar_vers.low = m.acpted_rply.ar_vers.high = NLM_V4;
 	xdrmem_create(&x, buf, sizeof(buf), XDR_ENCODE);
 	if (xdr_replymsg(&x, &m))
-		(void)sendto(n->cbfd, buf, xdr_getpos(&x), 0, (const struct sockaddr *)sa,
-			     sizeof(*sa));
+		(void)sendto(n->cbfd, buf, xdr_getpos(&x), 0, (const struct sockaddr *)&sa->sa,
+			     sa->len);
 	xdr_destroy(&x);
 }
 
@@ -83,11 +87,14 @@ static nlm4_stats granted(struct nlmc *n, const nlm4_testargs *a)
 /* A GRANTED whose owner handle names another client's callback port: pass
  * the datagram there with who sent it (that client answers the server).
  * 1 if forwarded. */
-static int forward(struct nlmc *n, const nlm4_testargs *a, const struct sockaddr_in *from,
+static int forward(struct nlmc *n, const nlm4_testargs *a, const struct nlmc_peer *from,
 		   const char *msg, size_t len)
 {
-	struct sockaddr_in to = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in lo = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_storage any, to, v6;
+	const struct sockaddr_in6 *f6 = (const void *)&v6;
 	char buf[FWD_HDR + MSG_MAX];
+	socklen_t tolen;
 	uint16_t port;
 
 	if (a->alock.oh.nlm4_netobj_len != OH_LEN || len > MSG_MAX)
@@ -95,19 +102,25 @@ static int forward(struct nlmc *n, const nlm4_testargs *a, const struct sockaddr
 	memcpy(&port, a->alock.oh.nlm4_netobj_val + 16, 2);
 	if (ntohs(port) == n->cbport || port == 0)
 		return 0;
-	to.sin_port = port;
+	/* to 127.0.0.1 (IPv4-mapped on our socket): every client's socket takes it */
+	lo.sin_port = port;
+	memset(&any, 0, sizeof(any));
+	memcpy(&any, &lo, sizeof(lo));
+	if ((tolen = net_addr_for(n->cbfamily, &any, &to)) == 0 ||
+	    net_addr_for(AF_INET6, &from->sa, &v6) == 0)
+		return 0;
 	memcpy(buf, FWD_MAGIC, 4);
-	memcpy(buf + 4, &from->sin_addr, 4);
-	memcpy(buf + 8, &from->sin_port, 2);
-	memset(buf + 10, 0, 2);
+	memcpy(buf + 4, &f6->sin6_addr, 16);
+	memcpy(buf + 20, &f6->sin6_port, 2);
+	memset(buf + 22, 0, 2);
 	memcpy(buf + FWD_HDR, msg, len);
-	(void)sendto(n->cbfd, buf, FWD_HDR + len, 0, (struct sockaddr *)&to, sizeof(to));
+	(void)sendto(n->cbfd, buf, FWD_HDR + len, 0, (struct sockaddr *)&to, tolen);
 	return 1;
 }
 
 /* One NLM call to us. */
 static void serve_nlm(struct nlmc *n, uint32_t xid, uint32_t proc, XDR *x,
-		      const struct sockaddr_in *from, int forwarded, const char *msg, size_t len)
+		      const struct nlmc_peer *from, int forwarded, const char *msg, size_t len)
 {
 	nlm4_testargs a;
 	nlm4_res r;
@@ -134,10 +147,10 @@ static void serve_nlm(struct nlmc *n, uint32_t xid, uint32_t proc, XDR *x,
 /* SM_NOTIFY: a monitored host (the server, as it says) restarted. The
  * reclaimer takes our locks back; other mounts of this host find out by
  * their new connection. */
-static void nsm_notify(struct nlmc *n, XDR *x, const struct sockaddr_in *from)
+static void nsm_notify(struct nlmc *n, XDR *x, const struct nlmc_peer *from)
 {
+	char ip[INET6_ADDRSTRLEN];
 	nsm_stat_chge sc;
-	char ip[INET_ADDRSTRLEN] = "?";
 
 	memset(&sc, 0, sizeof(sc));
 	if (!xdr_nsm_stat_chge(x, &sc)) {
@@ -145,26 +158,72 @@ static void nsm_notify(struct nlmc *n, XDR *x, const struct sockaddr_in *from)
 		xdr_free((xdrproc_t)xdr_nsm_stat_chge, (char *)&sc);
 		return;
 	}
-	inet_ntop(AF_INET, &from->sin_addr, ip, sizeof(ip));
+	net_host_str((const struct sockaddr *)&from->sa, ip, sizeof(ip));
 	log_info("locks: '%s' (%s) restarted (state %d): reclaiming", sc.mon_name, ip, sc.state);
 	xdr_free((xdrproc_t)xdr_nsm_stat_chge, (char *)&sc);
 	nlmc_reclaim_want(n);
 }
 
+/* PMAP GETPORT (version 2) or RPCB GETADDR (3, 4) from a server told to ask
+ * here: NLM v4 and NSM over UDP are our port. Answers 0 or "" otherwise. */
+static void serve_rpcb(struct nlmc *n, uint32_t xid, uint32_t vers, uint32_t proc, XDR *x,
+		       const struct nlmc_peer *from)
+{
+	char uaddr[RPCB_UADDR_MAX] = "", *up = uaddr;
+	struct rpcb_call q;
+	int ours, family;
+	u_int port;
+
+	rpcb_getport_call(&q, vers == PMAPVERS ? AF_INET : AF_INET6, 0, 0, IPPROTO_UDP);
+	if (vers < PMAPVERS || vers > RPCBVERS4 || proc != q.proc) {
+		reply(n, xid, from, NULL, NULL, proc == 0 ? SUCCESS : PROC_UNAVAIL);
+		return;
+	}
+	q.rb.r_netid = q.rb.r_addr = q.rb.r_owner = NULL;
+	if (!q.xdr_args(x, q.args)) {
+		reply(n, xid, from, NULL, NULL, GARBAGE_ARGS);
+		xdr_free(q.xdr_args, q.args);
+		return;
+	}
+	if (vers == PMAPVERS) {
+		ours = ((q.pm.pm_prog == NLM_PROGRAM && q.pm.pm_vers == NLM_V4) ||
+			(q.pm.pm_prog == NSM_PROGRAM && q.pm.pm_vers == NSM_V1)) &&
+		       q.pm.pm_prot == IPPROTO_UDP;
+		port = ours ? n->cbport : 0;
+		reply(n, xid, from, (xdrproc_t)xdr_u_int, &port, SUCCESS);
+		return;
+	}
+	family = q.rb.r_netid && strcmp(q.rb.r_netid, "udp6") == 0  ? AF_INET6
+		 : q.rb.r_netid && strcmp(q.rb.r_netid, "udp") == 0 ? AF_INET
+								    : 0;
+	if (((q.rb.r_prog == NLM_PROGRAM && q.rb.r_vers == NLM_V4) ||
+	     (q.rb.r_prog == NSM_PROGRAM && q.rb.r_vers == NSM_V1)) &&
+	    (family == AF_INET || (family == AF_INET6 && n->cbfamily == AF_INET6)))
+		rpcb_uaddr(family, n->cbport, uaddr);
+	reply(n, xid, from, (xdrproc_t)xdr_wrapstring, &up, SUCCESS);
+	xdr_free(q.xdr_args, q.args);
+}
+
 /* See nlm_clnt_int.h. */
-void nlmc_serve_datagram(struct nlmc *n, char *buf, size_t len, struct sockaddr_in from)
+void nlmc_serve_datagram(struct nlmc *n, char *buf, size_t len, const struct nlmc_peer *sender)
 {
 	char creds[2 * MAX_AUTH_BYTES];
+	struct nlmc_peer from = *sender;
 	struct rpc_msg m;
 	int forwarded = 0;
-	struct pmap pm;
-	u_int port;
 	XDR x;
 
 	if (len >= FWD_HDR && memcmp(buf, FWD_MAGIC, 4) == 0 &&
-	    from.sin_addr.s_addr == htonl(INADDR_LOOPBACK)) {
-		memcpy(&from.sin_addr, buf + 4, 4);
-		memcpy(&from.sin_port, buf + 8, 2);
+	    net_addr_is_loopback((const struct sockaddr *)&sender->sa)) {
+		struct sockaddr_in6 s6 = {.sin6_family = AF_INET6};
+		struct sockaddr_storage ss;
+
+		memcpy(&s6.sin6_addr, buf + 4, 16);
+		memcpy(&s6.sin6_port, buf + 20, 2);
+		memset(&ss, 0, sizeof(ss));
+		memcpy(&ss, &s6, sizeof(s6));
+		if ((from.len = net_addr_for(n->cbfamily, &ss, &from.sa)) == 0)
+			return;
 		buf += FWD_HDR;
 		len -= FWD_HDR;
 		forwarded = 1;
@@ -184,15 +243,9 @@ void nlmc_serve_datagram(struct nlmc *n, char *buf, size_t len, struct sockaddr_
 	} else if (m.rm_call.cb_prog == NSM_PROGRAM && m.rm_call.cb_proc == NSM_NOTIFY) {
 		nsm_notify(n, &x, &from);
 		reply(n, m.rm_xid, &from, NULL, NULL, SUCCESS);
-	} else if (m.rm_call.cb_prog == PMAPPROG && m.rm_call.cb_proc == PMAPPROC_GETPORT &&
-		   xdr_pmap(&x, &pm)) {
-		/* for a server told to ask here: NLM v4 over UDP is this port */
-		port = ((pm.pm_prog == NLM_PROGRAM && pm.pm_vers == NLM_V4) ||
-			(pm.pm_prog == NSM_PROGRAM && pm.pm_vers == NSM_V1)) &&
-				       pm.pm_prot == IPPROTO_UDP
-			       ? n->cbport
-			       : 0;
-		reply(n, m.rm_xid, &from, (xdrproc_t)xdr_u_int, &port, SUCCESS);
+	} else if (m.rm_call.cb_prog == PMAPPROG) {
+		serve_rpcb(n, m.rm_xid, (uint32_t)m.rm_call.cb_vers, (uint32_t)m.rm_call.cb_proc,
+			   &x, &from);
 	} else if (m.rm_call.cb_prog == NLM_PROGRAM) {
 		reply(n, m.rm_xid, &from, NULL, NULL, PROG_MISMATCH);
 	} else {
@@ -206,54 +259,52 @@ static void *cb_main(void *arg)
 	struct nlmc *n = arg;
 	struct pollfd pfd = {.fd = n->cbfd, .events = POLLIN};
 	char buf[FWD_HDR + MSG_MAX];
-	struct sockaddr_in from;
-	socklen_t flen;
+	struct nlmc_peer from;
 	ssize_t got;
 
 	while (!__atomic_load_n(&n->stop, __ATOMIC_ACQUIRE)) {
 		if (poll(&pfd, 1, 200) <= 0)
 			continue;
-		flen = sizeof(from);
-		got = recvfrom(n->cbfd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from,
-			       &flen);
-		if (got > 0 && flen >= sizeof(from) && from.sin_family == AF_INET)
-			nlmc_serve_datagram(n, buf, (size_t)got, from);
+		from.len = sizeof(from.sa);
+		got = recvfrom(n->cbfd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from.sa,
+			       &from.len);
+		if (got > 0 && from.sa.ss_family == n->cbfamily && from.len <= sizeof(from.sa))
+			nlmc_serve_datagram(n, buf, (size_t)got, &from);
 	}
 	return NULL;
 }
 
-/* Register (PMAPPROC_SET) or unregister our callback port with this host's
- * rpcbind, over TCP so that a host without one answers at once. 1 if done:
- * another client of this host may hold the slot (it forwards our GRANTED),
- * or no rpcbind runs (then blocked requests are asked again every repoll_s). */
-static int pmap_call(struct nlmc *n, u_long proc)
+/* Register or unregister (set 0) our callback port for family's netid
+ * (udp, udp6) with this host's rpcbind, over TCP so that a host without one
+ * answers at once. 1 if done: another client of this host may hold the slot
+ * (it forwards our GRANTED), or no rpcbind runs (then blocked requests are
+ * asked again every repoll_s). */
+static int rpcb_call_local(struct nlmc *n, int set, int family)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET,
+	struct sockaddr_in lo = {.sin_family = AF_INET,
 				 .sin_port = htons(PMAPPORT),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct pmap pm = {.pm_prog = NLM_PROGRAM,
-			  .pm_vers = NLM_V4,
-			  .pm_prot = IPPROTO_UDP,
-			  .pm_port = n->cbport};
 	struct timeval tv = {.tv_sec = 2, .tv_usec = 0};
-	bool_t ok = FALSE;
-	CLIENT *c = nlmc_tcp_client(&sa, PMAPPROG, PMAPVERS, 2000);
+	struct sockaddr_storage sa;
+	struct rpcb_call q;
+	CLIENT *c;
 
-	if (c == NULL)
+	memset(&sa, 0, sizeof(sa));
+	memcpy(&sa, &lo, sizeof(lo));
+	rpcb_set_call(&q, set, family, NLM_PROGRAM, NLM_V4, IPPROTO_UDP, n->cbport);
+	if ((c = nlmc_tcp_client(&sa, sizeof(lo), PMAPPROG, q.vers, 2000)) == NULL)
 		return 0;
-	if (clnt_call(c, proc, (xdrproc_t)xdr_pmap, (char *)&pm, (xdrproc_t)xdr_bool, (char *)&ok,
-		      tv) != RPC_SUCCESS)
-		ok = FALSE;
+	if (clnt_call(c, q.proc, q.xdr_args, q.args, q.xdr_res, q.res, tv) != RPC_SUCCESS)
+		q.ok = FALSE;
 	clnt_destroy(c);
-	return ok == TRUE;
+	return q.ok == TRUE;
 }
 
 /* See nlm_clnt.h. */
 int nlmc_start(const struct nlmc_params *p, struct nlmc **out, char *err, size_t errlen)
 {
 	struct nlmc *n = calloc(1, sizeof(*n));
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((u_short)p->cbport)};
-	socklen_t slen = sizeof(sa);
+	int port = -EBADF;
 
 	if (n == NULL) {
 		snprintf(err, errlen, "out of memory");
@@ -274,15 +325,14 @@ int nlmc_start(const struct nlmc_params *p, struct nlmc **out, char *err, size_t
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->reclaim_cond, NULL);
 	n->held.max_owners = p->max_owners;
-	n->cbfd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (n->cbfd < 0 || bind(n->cbfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
-	    getsockname(n->cbfd, (struct sockaddr *)&sa, &slen) != 0) {
+	if ((n->cbfd = net_udp_socket(p->cbport, 0, &n->cbfamily)) < 0 ||
+	    (port = net_local_port(n->cbfd)) < 0) {
 		snprintf(err, errlen, "lock callbacks: cannot bind UDP port %u: %s", p->cbport,
-			 strerror(errno));
+			 strerror(n->cbfd < 0 ? -n->cbfd : -port));
 		nlmc_stop(n);
 		return -EADDRINUSE;
 	}
-	n->cbport = ntohs(sa.sin_port);
+	n->cbport = (unsigned short)port;
 	if (pthread_create(&n->thread, NULL, cb_main, n) != 0) {
 		snprintf(err, errlen, "cannot start a thread");
 		nlmc_stop(n);
@@ -295,7 +345,11 @@ int nlmc_start(const struct nlmc_params *p, struct nlmc **out, char *err, size_t
 		return -EAGAIN;
 	}
 	n->reclaimer_started = 1;
-	n->registered = !p->no_rpcbind && pmap_call(n, PMAPPROC_SET);
+	if (!p->no_rpcbind) {
+		n->registered = rpcb_call_local(n, 1, AF_INET) ? REG_IPV4 : 0;
+		if (n->cbfamily == AF_INET6 && rpcb_call_local(n, 1, AF_INET6))
+			n->registered |= REG_IPV6;
+	}
 	if (!n->registered && !p->no_rpcbind)
 		log_info("locks: NLM callbacks on UDP port %u are not registered with rpcbind",
 			 n->cbport);
@@ -308,8 +362,10 @@ void nlmc_stop(struct nlmc *n)
 {
 	if (n == NULL)
 		return;
-	if (n->registered)
-		(void)pmap_call(n, PMAPPROC_UNSET);
+	if (n->registered & REG_IPV4)
+		(void)rpcb_call_local(n, 0, AF_INET);
+	if (n->registered & REG_IPV6)
+		(void)rpcb_call_local(n, 0, AF_INET6);
 	pthread_mutex_lock(&n->lock);
 	__atomic_store_n(&n->stop, 1, __ATOMIC_RELEASE);
 	pthread_cond_signal(&n->reclaim_cond);

@@ -50,17 +50,28 @@ struct nlmc {
 	pthread_t reclaimer;
 	int reclaimer_started;
 
-	int cbfd;
+	int cbfd, cbfamily; /* the callback socket: AF_INET6 (taking IPv4 too) or AF_INET */
 	unsigned short cbport;
 	pthread_t thread;
 	int thread_started;
 	int stop;
-	int registered; /* with this host's rpcbind */
+	int registered; /* with this host's rpcbind: REG_IPV4, REG_IPV6 */
+};
+
+#define REG_IPV4 1
+#define REG_IPV6 2
+
+/* Who sent a datagram, and where its answer goes. */
+struct nlmc_peer {
+	struct sockaddr_storage sa;
+	socklen_t len;
 };
 
 /* Calls to the server (nlm_clnt.c). */
-/* An RPC client for prog/vers at sa over TCP within timeout_ms, or NULL. */
-CLIENT *nlmc_tcp_client(struct sockaddr_in *sa, uint32_t prog, uint32_t vers, int timeout_ms);
+/* An RPC client for prog/vers at sa (IPv4 or IPv6) over TCP within
+ * timeout_ms, or NULL. */
+CLIENT *nlmc_tcp_client(const struct sockaddr_storage *sa, socklen_t salen, uint32_t prog,
+			uint32_t vers, int timeout_ms);
 /* One NLM call; 0, or -ENOLCK when the server's NLM cannot be reached. */
 int nlmc_call(struct nlmc *n, uint32_t proc, xdrproc_t xa, void *a, xdrproc_t xr, void *r);
 /* A new call cookie: *c, which o names. */
@@ -69,11 +80,11 @@ void nlmc_set_cookie(struct nlmc *n, uint32_t *c, nlm4_netobj *o);
 void nlmc_fill_alock(struct nlmc *n, const struct nlmc_lock *l, char *oh, nlm4_lock *a);
 
 /* The callback service (nlm_clnt_cb.c). */
-/* One datagram of len bytes in buf from from: a call to NLM, NSM or PMAP
- * GETPORT for ourselves, or a GRANTED another client of this host forwards.
+/* One datagram of len bytes in buf from from: a call to NLM, NSM or rpcbind
+ * (GETPORT, GETADDR) for ourselves, or a GRANTED another client of this host forwards.
  * Answered, forwarded or dropped. The service's thread calls it for each
  * datagram; t/fuzz/fuzz_nlm_cb.c for each input. */
-void nlmc_serve_datagram(struct nlmc *n, char *buf, size_t len, struct sockaddr_in from);
+void nlmc_serve_datagram(struct nlmc *n, char *buf, size_t len, const struct nlmc_peer *from);
 
 /* Reclaim after the server restarts (nlm_clnt_reclaim.c). */
 /* The server is in its grace period, or told us it restarted: reclaim. */

@@ -6,7 +6,7 @@ libnfsrdma_a_SOURCES += \
 	common/rpc/integrity.c common/rpc/integrity.h common/base/net.c common/base/net.h \
 	common/rpc/rpc_tcp.h common/rpc/rpc_tcp_int.h common/rpc/rpc_tcp.c common/rpc/rpc_tcp_conn.c \
 	common/rpc/rpc_tcp_clnt.c common/rpc/rpc_rec.c \
-	common/rpc/rpc_udp.c common/rpc/rpc_udp.h
+	common/rpc/rpc_udp.c common/rpc/rpc_udp.h common/rpc/rpcb.c common/rpc/rpcb.h
 
 # The transport test program (echo and bulk), shared by the RPC and RPC/RDMA tests.
 noinst_LIBRARIES += t/system/libbulkprog.a

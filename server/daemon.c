@@ -121,6 +121,15 @@ static struct nfs_export_conf *export_confs(const struct nfsrdma_config *c,
 }
 
 /* TCP and UDP (NFS and MOUNT) and RPC/RDMA on every listen address. */
+/* Whether one of the listen addresses is IPv6 ("::" takes IPv4 too). */
+static int listens_on_ipv6(const struct cfg_strlist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strchr(l->v[i], ':') != NULL)
+			return 1;
+	return 0;
+}
+
 /* Optimistic RDMA, where an export wants it. */
 static int start_ordma(struct nfsrdma_server *s)
 {
@@ -354,7 +363,8 @@ int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg)
 	    (rc = start_listeners(s)) != 0)
 		goto fail;
 	if (c->server.rpcbind && c->server.tcp_port)
-		s->rpcbind_done = rpcbind_register(c->server.tcp_port, s->nlm != NULL) == 0;
+		s->rpcbind_done = rpcbind_register(c->server.tcp_port, s->nlm != NULL,
+						   listens_on_ipv6(&c->server.listen)) == 0;
 	if ((rc = ctl_start(c->server.control_socket, 0600, ctl_answer, s, &s->ctl)) != 0)
 		goto fail;
 	if (c->server.metrics.listen != NULL &&

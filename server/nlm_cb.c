@@ -3,8 +3,10 @@
  * clients (GRANTED, the _RES answers of the asynchronous procedures,
  * SM_NOTIFY after a restart) and, every NLM_TICK_MS or sooner when kicked,
  * lets nlm_tick retry blocked requests. Calls go over one non-blocking UDP
- * socket and never wait: each asks the client's rpcbind for the port of the
- * program (PMAP GETPORT), then calls it there, resending every CB_RESEND_MS;
+ * socket (IPv6 taking IPv4 too, or IPv4 only on a host without IPv6) and
+ * never wait: each asks the client's rpcbind for the port of the program
+ * (rpcb.h: PMAP GETPORT over IPv4, RPCB GETADDR over IPv6), then calls it
+ * there, resending every CB_RESEND_MS;
  * a try that gets no answer within CB_TRY_MS is tried again after
  * CB_PAUSE_MS, up to server.nlm.callback_retries tries. So a client that does
  * not answer delays no one else's calls. The queue is bounded: NLM_CB_QUEUE
@@ -23,6 +25,8 @@
 
 #include "common/base/evloop.h"
 #include "common/base/log.h"
+#include "common/base/net.h"
+#include "common/rpc/rpcb.h"
 #include "server/nlm_int.h"
 
 #define CB_TRY_MS    1500 /* one try: GETPORT and the call, with resends */
@@ -43,7 +47,8 @@ enum cb_state {
 
 struct cb_job {
 	struct cb_job *next;
-	struct sockaddr_in addr; /* the client; the port is found */
+	struct sockaddr_storage addr; /* the client, as the socket sends to it; the port is found */
+	socklen_t addrlen;
 	uint32_t prog, vers, proc;
 	char args[CB_ARGS_MAX];
 	u_int args_len;
@@ -63,7 +68,7 @@ struct nlm_cb {
 	struct cb_job *head;
 	unsigned njobs;
 	struct evloop *loop;
-	int fd; /* the UDP socket all calls go out on */
+	int fd, family; /* the UDP socket all calls go out on, AF_INET6 or AF_INET */
 	uint32_t next_xid;
 	unsigned steps; /* CB_STEP_MS ticks since the last nlm_tick */
 };
@@ -101,26 +106,34 @@ static u_int encode_call(char *buf, uint32_t xid, uint32_t prog, uint32_t vers, 
 	return len;
 }
 
+/* The question for j's port to the client's rpcbind, in q. */
+static void getport_call(const struct cb_job *j, struct rpcb_call *q)
+{
+	rpcb_getport_call(q, net_addr_is_v6((const struct sockaddr *)&j->addr) ? AF_INET6 : AF_INET,
+			  j->prog, j->vers, IPPROTO_UDP);
+}
+
 /* Send j's current message (GETPORT, or the call) again or for the first time. */
 static void send_job(struct nlm *n, struct cb_job *j)
 {
 	struct nlm_cb *cb = n->cb;
-	struct pmap pm = {.pm_prog = j->prog, .pm_vers = j->vers, .pm_prot = IPPROTO_UDP};
-	struct sockaddr_in to = j->addr;
+	struct sockaddr_storage to = j->addr;
 	char buf[CB_MSG_MAX];
+	struct rpcb_call q;
 	u_int len;
 
 	if (j->state == CB_WAIT_PORT) {
-		to.sin_port = htons((unsigned short)n->p.client_rpcbind_port);
-		len = encode_call(buf, j->xid, NLM_PMAP_PROGRAM, NLM_PMAP_V2, NLM_PMAP_GETPORT,
-				  (xdrproc_t)xdr_pmap, &pm, NULL, 0);
+		getport_call(j, &q);
+		net_addr_set_port(&to, n->p.client_rpcbind_port);
+		len = encode_call(buf, j->xid, PMAPPROG, q.vers, q.proc, q.xdr_args, q.args, NULL,
+				  0);
 	} else {
-		to.sin_port = htons(j->port);
+		net_addr_set_port(&to, j->port);
 		len = encode_call(buf, j->xid, j->prog, j->vers, j->proc, NULL, NULL, j->args,
 				  j->args_len);
 	}
 	if (len)
-		(void)sendto(cb->fd, buf, len, 0, (struct sockaddr *)&to, sizeof(to));
+		(void)sendto(cb->fd, buf, len, 0, (struct sockaddr *)&to, j->addrlen);
 	j->resend_ms = nlm_now_ms() + CB_RESEND_MS;
 }
 
@@ -149,10 +162,10 @@ static void unlink_job(struct nlm_cb *cb, struct cb_job *j)
 static void finish(struct nlm *n, struct cb_job *j, int ok, void *res)
 {
 	if (!ok) {
-		char ip[INET_ADDRSTRLEN] = "?";
+		char ip[INET6_ADDRSTRLEN];
 
-		inet_ntop(AF_INET, &j->addr.sin_addr, ip, sizeof(ip));
-		log_info("NLM: call %u of program %u to %s went unanswered", j->proc, j->prog, ip);
+		log_info("NLM: call %u of program %u to %s went unanswered", j->proc, j->prog,
+			 net_host_str((const struct sockaddr *)&j->addr, ip, sizeof(ip)));
 	}
 	if (j->done)
 		j->done(n, j->arg, ok, ok ? res : NULL);
@@ -198,11 +211,13 @@ static void pump(struct nlm *n)
 }
 
 /* The reply to the GETPORT or the call of the job with xid, in buf. */
-static void got_reply(struct nlm *n, const char *buf, size_t len, const struct sockaddr_in *from)
+static void got_reply(struct nlm *n, const char *buf, size_t len,
+		      const struct sockaddr_storage *from)
 {
 	struct nlm_cb *cb = n->cb;
 	struct cb_job *j, *over = NULL;
 	unsigned short port = 0;
+	struct rpcb_call q;
 	struct rpc_msg msg;
 	void *res = NULL;
 	uint32_t xid;
@@ -215,8 +230,7 @@ static void got_reply(struct nlm *n, const char *buf, size_t len, const struct s
 	xid = ntohl(xid);
 	pthread_mutex_lock(&cb->lock);
 	for (j = cb->head; j; j = j->next)
-		if (j->state != CB_IDLE && j->xid == xid &&
-		    j->addr.sin_addr.s_addr == from->sin_addr.s_addr)
+		if (j->state != CB_IDLE && j->xid == xid && net_same_host(&j->addr, from))
 			break;
 	if (j == NULL) {
 		pthread_mutex_unlock(&cb->lock);
@@ -226,16 +240,19 @@ static void got_reply(struct nlm *n, const char *buf, size_t len, const struct s
 		pthread_mutex_unlock(&cb->lock);
 		return;
 	}
+	getport_call(j, &q);
 	memset(&msg, 0, sizeof(msg));
 	msg.acpted_rply.ar_verf = _null_auth;
-	msg.acpted_rply.ar_results.where = j->state == CB_WAIT_PORT ? (void *)&port : res;
-	msg.acpted_rply.ar_results.proc = j->state == CB_WAIT_PORT ? (xdrproc_t)xdr_u_short
+	msg.acpted_rply.ar_results.where = j->state == CB_WAIT_PORT ? q.res : res;
+	msg.acpted_rply.ar_results.proc = j->state == CB_WAIT_PORT ? q.xdr_res
 					  : j->xdr_res		   ? j->xdr_res
 								   : (xdrproc_t)xdr_nothing;
 	xdrmem_create(&xdrs, (char *)buf, (u_int)len, XDR_DECODE);
 	ok = xdr_replymsg(&xdrs, &msg) && msg.rm_reply.rp_stat == MSG_ACCEPTED &&
 	     msg.acpted_rply.ar_stat == SUCCESS;
 	xdr_destroy(&xdrs);
+	if (j->state == CB_WAIT_PORT)
+		port = (unsigned short)rpcb_getport_result(&q);
 	if (j->state == CB_WAIT_PORT && ok && port != 0) {
 		j->port = port;
 		j->state = CB_WAIT_REPLY;
@@ -269,7 +286,7 @@ static void on_readable(void *arg)
 {
 	struct nlm *n = arg;
 	char buf[CB_MSG_MAX];
-	struct sockaddr_in from;
+	struct sockaddr_storage from;
 	socklen_t flen;
 	ssize_t got;
 
@@ -278,7 +295,7 @@ static void on_readable(void *arg)
 		got = recvfrom(n->cb->fd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &flen);
 		if (got < 0)
 			return;
-		if (flen >= sizeof(from) && from.sin_family == AF_INET)
+		if (flen <= sizeof(from) && from.ss_family == n->cb->family)
 			got_reply(n, buf, (size_t)got, &from);
 	}
 }
@@ -314,7 +331,6 @@ static void on_queued(void *arg)
 int nlm_cb_start(struct nlm *n)
 {
 	struct nlm_cb *cb = calloc(1, sizeof(*cb));
-	struct sockaddr_in any = {.sin_family = AF_INET};
 	int rc;
 
 	if (cb == NULL)
@@ -322,11 +338,9 @@ int nlm_cb_start(struct nlm *n)
 	pthread_mutex_init(&cb->lock, NULL);
 	n->cb = cb;
 	cb->next_xid = (uint32_t)nlm_now_ms() * 2654435761u;
-	cb->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (cb->fd < 0 || bind(cb->fd, (struct sockaddr *)&any, sizeof(any)) < 0) {
-		rc = -errno;
-		log_err("NLM: no UDP socket for calls to clients: %s", strerror(errno));
-		return rc;
+	if ((cb->fd = net_udp_socket(0, SOCK_NONBLOCK, &cb->family)) < 0) {
+		log_err("NLM: no UDP socket for calls to clients: %s", strerror(-cb->fd));
+		return cb->fd;
 	}
 	if ((rc = evloop_create(&cb->loop)) != 0 ||
 	    (rc = evloop_add(cb->loop, cb->fd, on_readable, n)) != 0 ||
@@ -371,12 +385,12 @@ void nlm_cb_stop(struct nlm *n)
 }
 
 /* Calls waiting for the client at addr. Under cb->lock. */
-static unsigned peer_jobs(struct nlm_cb *cb, const struct sockaddr_in *addr)
+static unsigned peer_jobs(struct nlm_cb *cb, const struct sockaddr_storage *addr)
 {
 	unsigned k = 0;
 
 	for (struct cb_job *j = cb->head; j; j = j->next)
-		k += j->addr.sin_addr.s_addr == addr->sin_addr.s_addr;
+		k += net_same_host(&j->addr, addr);
 	return k;
 }
 
@@ -386,18 +400,27 @@ int nlm_cb_call(struct nlm *n, const struct sockaddr *addr, socklen_t alen, uint
 		xdrproc_t xdr_res, size_t res_size, nlm_cb_done done, void *arg)
 {
 	struct nlm_cb *cb = n->cb;
+	struct sockaddr_storage ss;
 	struct cb_job *j;
 	XDR xdrs;
 	int ok;
 
 	if (cb == NULL || cb->loop == NULL)
 		return -ESHUTDOWN; /* stopping */
-	if (addr == NULL || addr->sa_family != AF_INET || alen < sizeof(struct sockaddr_in)) {
-		log_info("NLM: no call back to a client that is not on IPv4");
+	if (addr == NULL || alen > sizeof(ss) ||
+	    (addr->sa_family != AF_INET && addr->sa_family != AF_INET6)) {
+		log_info("NLM: no call back to a client that is not on IP");
 		return -EAFNOSUPPORT;
 	}
+	memset(&ss, 0, sizeof(ss));
+	memcpy(&ss, addr, alen);
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		return -ENOMEM;
+	if ((j->addrlen = net_addr_for(cb->family, &ss, &j->addr)) == 0) {
+		free(j);
+		log_info("NLM: no call back to an IPv6 client from a host without IPv6");
+		return -EAFNOSUPPORT;
+	}
 	xdrmem_create(&xdrs, j->args, sizeof(j->args), XDR_ENCODE);
 	ok = xdr_args(&xdrs, (void *)args);
 	j->args_len = xdr_getpos(&xdrs);
@@ -406,7 +429,6 @@ int nlm_cb_call(struct nlm *n, const struct sockaddr *addr, socklen_t alen, uint
 		free(j);
 		return -EMSGSIZE;
 	}
-	memcpy(&j->addr, addr, sizeof(j->addr));
 	j->prog = prog;
 	j->vers = vers;
 	j->proc = proc;
@@ -421,11 +443,11 @@ int nlm_cb_call(struct nlm *n, const struct sockaddr *addr, socklen_t alen, uint
 	j->due_ms = nlm_now_ms();
 	pthread_mutex_lock(&cb->lock);
 	if (cb->njobs >= NLM_CB_QUEUE || peer_jobs(cb, &j->addr) >= CB_PER_PEER) {
-		char ip[INET_ADDRSTRLEN] = "?";
+		char ip[INET6_ADDRSTRLEN];
 		unsigned all = cb->njobs;
 
 		pthread_mutex_unlock(&cb->lock);
-		inet_ntop(AF_INET, &j->addr.sin_addr, ip, sizeof(ip));
+		net_host_str((const struct sockaddr *)&j->addr, ip, sizeof(ip));
 		log_warn("NLM: too many calls back waiting (%u in all, at most %d per client): one "
 			 "more to %s dropped",
 			 all, CB_PER_PEER, ip);

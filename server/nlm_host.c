@@ -10,29 +10,16 @@
 #include <netinet/in.h>
 
 #include "common/base/log.h"
+#include "common/base/net.h"
 #include "server/nlm_int.h"
-
-/* Whether a and b are the same IP address (ports aside). */
-static int same_ip(const struct sockaddr *a, const struct sockaddr_storage *b)
-{
-	if (a->sa_family != b->ss_family)
-		return 0;
-	if (a->sa_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	if (a->sa_family == AF_INET6)
-		return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-			      &((const struct sockaddr_in6 *)b)->sin6_addr,
-			      sizeof(struct in6_addr)) == 0;
-	return 0;
-}
 
 /* See nlm_int.h. A client is its caller name and its address, as on Linux:
  * another machine cannot act on a client's locks by giving its name. */
 struct nlm_host *nlm_host_find(struct nlm *n, const char *name, const struct sockaddr *peer)
 {
 	for (struct nlm_host *h = n->hosts; h; h = h->next)
-		if (strcmp(h->name, name) == 0 && (peer == NULL || same_ip(peer, &h->addr)))
+		if (strcmp(h->name, name) == 0 &&
+		    (peer == NULL || net_same_ip(peer, (const struct sockaddr *)&h->addr)))
 			return h;
 	return NULL;
 }

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "common/base/log.h"
+#include "common/base/net.h"
 #include "server/backend.h"
 #include "server/nlm_int.h"
 
@@ -66,13 +67,12 @@ static int write_file(const char *path, const char *text)
 void nsm_monitor(struct nlm *n, struct nlm_host *h)
 {
 	char path[4200], addr[INET6_ADDRSTRLEN] = "", text[INET6_ADDRSTRLEN + 2];
-	const struct sockaddr_in *sin = (const struct sockaddr_in *)&h->addr;
 	int rc;
 
 	if (h->monitored)
 		return;
-	if (h->addr.ss_family == AF_INET)
-		inet_ntop(AF_INET, &sin->sin_addr, addr, sizeof(addr));
+	if (h->addr.ss_family == AF_INET || h->addr.ss_family == AF_INET6)
+		net_host_str((const struct sockaddr *)&h->addr, addr, sizeof(addr));
 	snprintf(text, sizeof(text), "%s\n", addr);
 	if ((rc = client_path(n, h->name, path, sizeof(path))) == 0) {
 		h->monitored = 1;
@@ -168,7 +168,10 @@ static void notify_one(struct nlm *n, const char *file)
 {
 	char name[SM_MAXSTRLEN + 1], path[4200], addr[64] = "";
 	nsm_stat_chge sc = {.mon_name = n->name, .state = n->nsm_state};
+	struct sockaddr_in6 s6 = {.sin6_family = AF_INET6};
 	struct sockaddr_in sin = {.sin_family = AF_INET};
+	const struct sockaddr *sa = (const struct sockaddr *)&sin;
+	socklen_t salen = sizeof(sin);
 	char *arg;
 	FILE *f;
 
@@ -180,16 +183,19 @@ static void notify_one(struct nlm *n, const char *file)
 			addr[0] = '\0';
 		fclose(f);
 	}
-	if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1) {
-		log_warn("NSM: %s names no IPv4 address: '%s' not notified", path, name);
+	if (inet_pton(AF_INET6, addr, &s6.sin6_addr) == 1) {
+		sa = (const struct sockaddr *)&s6;
+		salen = sizeof(s6);
+	} else if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1) {
+		log_warn("NSM: %s names no IP address: '%s' not notified", path, name);
 		unlink(path);
 		return;
 	}
 	if ((arg = strdup(name)) == NULL)
 		return;
 	log_info("NSM: telling '%s' (%s) we restarted (state %d)", name, addr, n->nsm_state);
-	if (nlm_cb_call(n, (struct sockaddr *)&sin, sizeof(sin), NSM_PROGRAM, NSM_V1, NSM_NOTIFY,
-			(xdrproc_t)xdr_nsm_stat_chge, &sc, NULL, 0, notified, arg) != 0)
+	if (nlm_cb_call(n, sa, salen, NSM_PROGRAM, NSM_V1, NSM_NOTIFY, (xdrproc_t)xdr_nsm_stat_chge,
+			&sc, NULL, 0, notified, arg) != 0)
 		free(arg);
 }
 
@@ -238,7 +244,6 @@ static void rebooted(struct nlm *n, struct nlm_host *h, int32_t state)
  * calls from is heard. */
 void nsm_rebooted(struct nlm *n, const char *name, const struct sockaddr *peer, int32_t state)
 {
-	const struct sockaddr_in *a = (const struct sockaddr_in *)peer;
 	struct nlm_host *h;
 	int found = 0, marked = 0;
 
@@ -253,10 +258,8 @@ void nsm_rebooted(struct nlm *n, const char *name, const struct sockaddr *peer, 
 			found = 1;
 		}
 	}
-	for (h = n->hosts; !found && peer->sa_family == AF_INET && h; h = h->next) {
-		const struct sockaddr_in *b = (const struct sockaddr_in *)&h->addr;
-
-		if (h->addr.ss_family == AF_INET && a->sin_addr.s_addr == b->sin_addr.s_addr) {
+	for (h = n->hosts; !found && h; h = h->next) {
+		if (net_same_ip(peer, (const struct sockaddr *)&h->addr)) {
 			rebooted(n, h, state);
 			marked = 1;
 		}

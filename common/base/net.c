@@ -50,6 +50,33 @@ int net_listen_tcp(const char *host, const char *port, int backlog, const char *
 	return fd >= 0 ? fd : rc;
 }
 
+int net_udp_socket(unsigned port, int flags, int *family)
+{
+	struct sockaddr_in6 s6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port)};
+	struct sockaddr_in s4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC | flags, 0), off = 0, rc;
+
+	if (fd >= 0) {
+		*family = AF_INET6;
+		if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) == 0 &&
+		    bind(fd, (struct sockaddr *)&s6, sizeof(s6)) == 0)
+			return fd;
+		rc = -errno;
+		close(fd);
+		if (rc != -EADDRNOTAVAIL && rc != -EAFNOSUPPORT)
+			return rc; /* the port is taken: so it is on IPv4 too */
+	}
+	*family = AF_INET;
+	if ((fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | flags, 0)) < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&s4, sizeof(s4)) != 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
 /* Wait for a non-blocking connect to finish within timeout_ms. */
 static int connect_wait(int fd, int timeout_ms)
 {
@@ -148,18 +175,119 @@ const char *net_addr_str(const struct sockaddr *sa, char *buf, size_t len)
 	return buf;
 }
 
+/* Whether a6 is ::ffff:a.b.c.d. */
+static bool v4_mapped(const struct sockaddr_in6 *a6)
+{
+	return IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr);
+}
+
+socklen_t net_addr_unmap(struct sockaddr_storage *ss, socklen_t len)
+{
+	const struct sockaddr_in6 *a6 = (const void *)ss;
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+
+	if (ss->ss_family != AF_INET6 || !v4_mapped(a6))
+		return len;
+	sin.sin_port = a6->sin6_port;
+	memcpy(&sin.sin_addr, &a6->sin6_addr.s6_addr[12], 4);
+	memset(ss, 0, sizeof(*ss));
+	memcpy(ss, &sin, sizeof(sin));
+	return sizeof(sin);
+}
+
+socklen_t net_addr_for(int family, const struct sockaddr_storage *ss, struct sockaddr_storage *out)
+{
+	const struct sockaddr_in *a4 = (const void *)ss;
+	struct sockaddr_in6 *o6 = (void *)out;
+
+	memcpy(out, ss, sizeof(*out));
+	if (family == AF_INET6 && ss->ss_family == AF_INET) {
+		memset(out, 0, sizeof(*out));
+		o6->sin6_family = AF_INET6;
+		o6->sin6_port = a4->sin_port;
+		o6->sin6_addr.s6_addr[10] = o6->sin6_addr.s6_addr[11] = 0xff;
+		memcpy(&o6->sin6_addr.s6_addr[12], &a4->sin_addr, 4);
+		return sizeof(*o6);
+	}
+	if (family == AF_INET && ss->ss_family == AF_INET6)
+		return net_addr_unmap(out, sizeof(*o6)) == sizeof(struct sockaddr_in)
+			       ? sizeof(struct sockaddr_in)
+			       : 0;
+	if (ss->ss_family != family)
+		return 0;
+	return family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+}
+
+bool net_addr_is_v6(const struct sockaddr *sa)
+{
+	return sa->sa_family == AF_INET6 && !v4_mapped((const struct sockaddr_in6 *)sa);
+}
+
+bool net_addr_is_loopback(const struct sockaddr *sa)
+{
+	const struct sockaddr_in6 *a6 = (const void *)sa;
+
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	if (sa->sa_family != AF_INET6)
+		return false;
+	return IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr) ||
+	       (v4_mapped(a6) && a6->sin6_addr.s6_addr[12] == 127);
+}
+
+void net_addr_set_port(struct sockaddr_storage *ss, unsigned port)
+{
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)port);
+	else if (ss->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)port);
+}
+
+const char *net_host_str(const struct sockaddr *sa, char *buf, size_t len)
+{
+	const struct sockaddr_in6 *a6 = (const void *)sa;
+
+	snprintf(buf, len, "?");
+	if (sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf,
+			  (socklen_t)len);
+	else if (sa->sa_family == AF_INET6 && v4_mapped(a6))
+		inet_ntop(AF_INET, &a6->sin6_addr.s6_addr[12], buf, (socklen_t)len);
+	else if (sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &a6->sin6_addr, buf, (socklen_t)len);
+	return buf;
+}
+
+/* The IPv4 address (network order) that sa is or maps, into *v4; false if none. */
+static bool ipv4_of(const struct sockaddr *sa, uint32_t *v4)
+{
+	const struct sockaddr_in6 *a6 = (const void *)sa;
+
+	if (sa->sa_family == AF_INET) {
+		*v4 = ((const struct sockaddr_in *)sa)->sin_addr.s_addr;
+		return true;
+	}
+	if (sa->sa_family != AF_INET6 || !v4_mapped(a6))
+		return false;
+	memcpy(v4, &a6->sin6_addr.s6_addr[12], 4);
+	return true;
+}
+
+bool net_same_ip(const struct sockaddr *a, const struct sockaddr *b)
+{
+	uint32_t a4, b4;
+	bool av4 = ipv4_of(a, &a4), bv4 = ipv4_of(b, &b4);
+
+	if (av4 || bv4)
+		return av4 && bv4 && a4 == b4;
+	return a->sa_family == AF_INET6 && b->sa_family == AF_INET6 &&
+	       memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		      &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr)) == 0;
+}
+
 bool net_same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
 {
-	if (a->ss_family != b->ss_family)
-		return false;
-	if (a->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	if (a->ss_family == AF_INET6)
-		return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-			      &((const struct sockaddr_in6 *)b)->sin6_addr,
-			      sizeof(struct in6_addr)) == 0;
-	return false;
+	return net_same_ip((const struct sockaddr *)a, (const struct sockaddr *)b);
 }
 
 int net_read_full(int fd, void *buf, size_t len)

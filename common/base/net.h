@@ -10,14 +10,39 @@
 /* Listen on host:port (host NULL = any address, IPv6 with IPv4 mapped where possible).
  * Returns the fd or -errno; *err names what failed. */
 int net_listen_tcp(const char *host, const char *port, int backlog, const char **err);
+/* A UDP socket bound to port (0: any) on every address: IPv6 taking IPv4 too
+ * (as IPv4-mapped addresses), or IPv4 where the host has no IPv6. flags
+ * (SOCK_NONBLOCK) are added to SOCK_CLOEXEC; *family says which it is.
+ * Returns the fd or -errno. */
+int net_udp_socket(unsigned port, int flags, int *family);
 /* Connect with a timeout; returns the fd or -errno. */
 int net_connect_tcp(const char *host, const char *port, int timeout_ms);
 /* The port a socket is bound to (for tests that listen on port 0). */
 int net_local_port(int fd);
 /* A TCP port free on 127.0.0.1 right now (for tests), or -errno. */
 int net_free_port(void);
-/* Whether a and b are the same host, ports aside (IPv4 and IPv6). */
+/* Whether a and b are the same host, ports aside (IPv4 and IPv6; an
+ * IPv4-mapped IPv6 address is the IPv4 address it maps). */
+bool net_same_ip(const struct sockaddr *a, const struct sockaddr *b);
 bool net_same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b);
+/* An IPv4-mapped IPv6 address (::ffff:a.b.c.d) becomes the IPv4 address it
+ * names, in place; other addresses stay. Returns the length of the result
+ * (len when unchanged). */
+socklen_t net_addr_unmap(struct sockaddr_storage *ss, socklen_t len);
+/* ss (IPv4 or IPv6) as an address a socket of family can send to: IPv4 as
+ * IPv4-mapped on an AF_INET6 socket, IPv4-mapped as IPv4 on an AF_INET one.
+ * Its length, or 0 when it cannot be (IPv6 on an IPv4 socket). */
+socklen_t net_addr_for(int family, const struct sockaddr_storage *ss, struct sockaddr_storage *out);
+/* Whether sa is a real IPv6 address (not IPv4-mapped). */
+bool net_addr_is_v6(const struct sockaddr *sa);
+/* Whether sa is a loopback address (127/8, ::1, ::ffff:127/104). */
+bool net_addr_is_loopback(const struct sockaddr *sa);
+/* The port of an IPv4 or IPv6 address, set. */
+void net_addr_set_port(struct sockaddr_storage *ss, unsigned port);
+/* The address of sa without its port into buf (INET6_ADDRSTRLEN bytes or
+ * more): "192.0.2.1", "2001:db8::1", an IPv4-mapped one as IPv4; "?" when
+ * sa is neither. */
+const char *net_host_str(const struct sockaddr *sa, char *buf, size_t len);
 /* "address:port" of sa into buf. */
 const char *net_addr_str(const struct sockaddr *sa, char *buf, size_t len);
 /* Read or write exactly len bytes, retrying on EINTR and short transfers; 0 or -errno

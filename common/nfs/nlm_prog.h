@@ -45,9 +45,4 @@ enum nsm_proc {
 	NSM_NPROCS = 7
 };
 
-/* PMAP v2 (RFC 1833), where the server finds a client's NLM and NSM. */
-#define NLM_PMAP_PROGRAM 100000
-#define NLM_PMAP_V2	 2
-#define NLM_PMAP_GETPORT 3
-
 #endif

@@ -3,7 +3,7 @@
  * service (client/nlm_clnt_cb.c), the UDP port where anyone on the network
  * reaches a client that runs as root: the server's GRANTED callbacks,
  * SM_NOTIFY, GRANTED calls another client of this host forwards (FWD_MAGIC)
- * and PMAP GETPORT. Each input is one datagram from 127.0.0.1 (so that the
+ * and rpcbind's GETPORT and GETADDR. Each input is one datagram from 127.0.0.1 (so that the
  * forwarded kind is taken as such), handed to the service's handler
  * (nlmc_serve_datagram) as its thread would after recvfrom: what is fuzzed is
  * the RPC call header, the arguments, the matching of a GRANTED against the
@@ -34,6 +34,7 @@
 
 #include "client/nlm_clnt_int.h"
 #include "common/base/log.h"
+#include "common/base/net.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -46,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct nlmc *nlmc;
 static struct nlmc_wait blocked;
-static struct sockaddr_in from;
+static struct nlmc_peer from; /* 127.0.0.1, as the service's IPv6 socket sees it */
 
 /* A TCP port of 127.0.0.1 bound by us and never listened on: connecting to it
  * is refused. */
@@ -63,7 +64,7 @@ static unsigned refusing_port(void)
 }
 
 /* The service's socket, under the number its thread polls, becomes one from
- * which nothing can be sent to an IPv4 address; checked. */
+ * which nothing can be sent to an IP address; checked. */
 static void mute(struct nlmc *n)
 {
 	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -71,26 +72,30 @@ static void mute(struct nlmc *n)
 	if (fd < 0 || dup3(fd, n->cbfd, O_CLOEXEC) != n->cbfd)
 		abort();
 	close(fd);
-	if (sendto(n->cbfd, "x", 1, 0, (struct sockaddr *)&from, sizeof(from)) >= 0)
+	if (sendto(n->cbfd, "x", 1, 0, (struct sockaddr *)&from.sa, from.len) >= 0)
 		abort();
 }
 
 /* The client, its held locks and its blocked request, made once. */
 static void setup(void)
 {
+	struct sockaddr_in lo = {.sin_family = AF_INET,
+				 .sin_port = htons(FROM_PORT),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_storage ss = {0};
 	struct nfs3c_fh fh = {.len = 8};
 	struct nlmc_params p;
 	char err[256];
 
 	log_set_level(LOG_LVL_ERR);
-	from.sin_family = AF_INET;
-	from.sin_port = htons(FROM_PORT);
-	from.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	nlmc_params_defaults(&p);
 	p.host = "127.0.0.1";
 	p.port = refusing_port();
 	p.no_rpcbind = 1;
 	if (nlmc_start(&p, &nlmc, err, sizeof(err)) != 0)
+		abort();
+	memcpy(&ss, &lo, sizeof(lo));
+	if ((from.len = net_addr_for(nlmc->cbfamily, &ss, &from.sa)) == 0)
 		abort();
 	mute(nlmc);
 	memcpy(fh.data, FH, 8);
@@ -121,7 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if ((buf = malloc(size ? size : 1)) == NULL)
 		abort();
 	memcpy(buf, data, size);
-	nlmc_serve_datagram(nlmc, buf, size, from);
+	nlmc_serve_datagram(nlmc, buf, size, &from);
 	free(buf);
 	pthread_mutex_lock(&nlmc->lock);
 	blocked.granted = 0; /* still blocked, as wait_for leaves it after a wake */

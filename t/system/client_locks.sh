@@ -6,7 +6,10 @@
 # callback port, where the server is told to ask; forwarded to mount B),
 # F_GETLK naming the holder, a lock held by a process on the server, locks
 # dropped at close, nolock mounts keeping local locks, and a server without
-# NLM giving ENOLCK at once. TAP output.
+# NLM giving ENOLCK at once. The same over IPv6 (mounts of [::1]: NLM over
+# TCP/IPv6, the server asking for the callback port with rpcbind version 4
+# and calling back over UDP/IPv6, the forward between the two mounts) where
+# the host has IPv6 loopback. TAP output.
 . "$(dirname "$0")/client_lib.sh"
 
 S=$top_builddir/server/nfsrdma-server
@@ -16,6 +19,10 @@ need_fuse
 
 scratch
 T=$T_SCRATCH
+# the server listens on ::1 too, and takes calls from it, where there is one
+V6=""
+grep -q '^0\{31\}1 ' /proc/net/if_inet6 2>/dev/null && V6=', "::1"'
+PER_TR=18 # checks in each transport's round
 mkdir -p "$T/export" "$T/a" "$T/b" "$T/n" "$T/sm"
 chmod 777 "$T/export"
 
@@ -26,7 +33,7 @@ srv_conf() {
 log = { level = "info"; };
 rdma = { provider = "soft"; };
 server = {
-	listen = ["127.0.0.1"];
+	listen = ["127.0.0.1"$V6];
 	rdma_port = $RDMA;
 	tcp_port = $TCP;
 	pidfile = "$T/$1.pid";
@@ -34,7 +41,7 @@ server = {
 	handle_key_file = "$T/handle.key";
 	nlm = { enable = $2; grace_s = ${3:-0}; client_rpcbind_port = $CBA; };
 	nsm = { state_dir = "$T/sm"; };
-	exports = ( { path = "$T/export"; clients = ["127.0.0.1"]; access = "rw"; root_squash = false; } );
+	exports = ( { path = "$T/export"; clients = ["127.0.0.1"$V6]; access = "rw"; root_squash = false; } );
 };
 EOF
 }
@@ -96,18 +103,24 @@ wait_line() {
 # out ARGS...: lockprog's lines on one line.
 out() { "$LP" "$@" 2>&1 | tr '\n' ' ' | sed 's/ $//'; }
 
-plan 47
+plan $((11 + 3 * PER_TR))
 
 start_real srv true
 ok $? "nfsrdma-server starts with NLM"
 
-for tr in tcp rdma; do
+for tr in tcp rdma tcp6; do
+	h=127.0.0.1
 	case $tr in
 	tcp) o="proto=tcp,port=$TCP" ;;
 	rdma) o="proto=rdma,port=$RDMA,lockport=$TCP" ;;
+	tcp6) o="proto=tcp,port=$TCP" h="[::1]" ;;
 	esac
-	do_mount "$o,lockcbport=$CBA" "127.0.0.1:$T/export" "$T/a" 2> "$T/mount-a.err" &&
-		do_mount "$o,lockcbport=$CBB" "127.0.0.1:$T/export" "$T/b" 2> "$T/mount-b.err"
+	if [ $tr = tcp6 ] && [ -z "$V6" ]; then
+		for i in $(seq $PER_TR); do skip "$tr: this host has no IPv6 loopback"; done
+		continue
+	fi
+	do_mount "$o,lockcbport=$CBA" "$h:$T/export" "$T/a" 2> "$T/mount-a.err" &&
+		do_mount "$o,lockcbport=$CBB" "$h:$T/export" "$T/b" 2> "$T/mount-b.err"
 	ok $? "$tr: two mounts of the export"
 	: > "$T/export/f"
 
@@ -175,7 +188,7 @@ for tr in tcp rdma; do
 	check "$tr: a blocking flock on B is granted when A closes ($got)" [ "$got" = ok ]
 
 	# nolock: the kernel's own locks, local to the mount
-	do_mount "$o,nolock" "127.0.0.1:$T/export" "$T/n" 2> "$T/mount-n.err"
+	do_mount "$o,nolock" "$h:$T/export" "$T/n" 2> "$T/mount-n.err"
 	bg A "$T/a/f" w 0 0 s 2000
 	wait_line "$T/A.out" 1
 	check "$tr: nolock: a lock held through A does not stop one on the nolock mount" \

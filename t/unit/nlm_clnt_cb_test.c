@@ -1,7 +1,9 @@
 /*
  * nlm_clnt_cb_test.c: the client's lock callback service (client/nlm_clnt_cb.c)
- * over loopback UDP, as a server reaches it: PMAP GETPORT names its own port,
- * a GRANTED for no request of ours is denied with its cookie, and an
+ * over loopback UDP, as a server reaches it: PMAP GETPORT and RPCB GETADDR
+ * (versions 3 and 4, netids udp and udp6) name its own port, over IPv4 and
+ * over IPv6 where the host has it, a GRANTED for no request of ours is denied
+ * with its cookie, and an
  * SM_NOTIFY cut short after the host's name is answered and leaves nothing
  * behind (under the sanitizers, as CI runs the tests, LeakSanitizer fails that
  * case if the name decoded before the cut is not freed). No server and no
@@ -18,6 +20,7 @@
 #include <sys/time.h>
 #include <rpc/rpc.h>
 #include <rpc/pmap_prot.h>
+#include <rpc/rpcb_prot.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,12 +32,36 @@
 #include "common/nfs/nlm_prog.h"
 #include "common/nfs/nlm_prot.h"
 #include "common/nfs/nsm_prot.h"
+#include "common/rpc/rpcb.h"
 
 struct fx {
 	struct nlmc *n;
 	int fd; /* the server's socket */
-	struct sockaddr_in to;
+	struct sockaddr_storage to;
+	socklen_t tolen;
 };
+
+/* f's server socket, of family, and the service's address on loopback. */
+static int server_socket(struct fx *f, int family)
+{
+	struct sockaddr_in6 *t6 = (struct sockaddr_in6 *)&f->to;
+	struct sockaddr_in *t4 = (struct sockaddr_in *)&f->to;
+
+	memset(&f->to, 0, sizeof(f->to));
+	if (family == AF_INET6) {
+		t6->sin6_family = AF_INET6;
+		t6->sin6_port = htons((uint16_t)nlmc_cbport(f->n));
+		t6->sin6_addr = in6addr_loopback;
+		f->tolen = sizeof(*t6);
+	} else {
+		t4->sin_family = AF_INET;
+		t4->sin_port = htons((uint16_t)nlmc_cbport(f->n));
+		t4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		f->tolen = sizeof(*t4);
+	}
+	f->fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	return f->fd < 0 ? -1 : 0;
+}
 
 static int setup(void **state)
 {
@@ -52,12 +79,9 @@ static int setup(void **state)
 		fprintf(stderr, "nlmc_start: %s\n", err);
 		return -1;
 	}
-	f.fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (f.fd < 0 || setsockopt(f.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0)
+	if (server_socket(&f, AF_INET) != 0 ||
+	    setsockopt(f.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0)
 		return -1;
-	f.to.sin_family = AF_INET;
-	f.to.sin_port = htons((uint16_t)nlmc_cbport(f.n));
-	f.to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	*state = &f;
 	return 0;
 }
@@ -92,7 +116,7 @@ static enum accept_stat call(struct fx *f, uint32_t prog, uint32_t vers, uint32_
 	assert_true(xdr_callmsg(&x, &m) && xa(&x, a));
 	len = xdr_getpos(&x) - cut;
 	xdr_destroy(&x);
-	assert_int_equal(sendto(f->fd, buf, len, 0, (struct sockaddr *)&f->to, sizeof(f->to)), len);
+	assert_int_equal(sendto(f->fd, buf, len, 0, (struct sockaddr *)&f->to, f->tolen), len);
 	got = recv(f->fd, buf, sizeof(buf), 0);
 	assert_true(got > 0);
 	memset(&m, 0, sizeof(m));
@@ -123,6 +147,79 @@ static void getport_names_itself(void **state)
 			      (xdrproc_t)xdr_u_int, &port),
 			 SUCCESS);
 	assert_int_equal(port, 0);
+}
+
+/* RPCB GETADDR (version v) of NLM v4 over netid: the universal address. */
+static char *getaddr(struct fx *f, uint32_t v, const char *netid)
+{
+	rpcb rb = {.r_prog = NLM_PROGRAM,
+		   .r_vers = NLM_V4,
+		   .r_netid = (char *)netid,
+		   .r_addr = "",
+		   .r_owner = ""};
+	char *uaddr = NULL;
+
+	assert_int_equal(call(f, RPCBPROG, v, RPCBPROC_GETADDR, (xdrproc_t)xdr_rpcb, &rb, 0,
+			      (xdrproc_t)xdr_wrapstring, &uaddr),
+			 SUCCESS);
+	return uaddr;
+}
+
+/* GETADDR (versions 3 and 4) for NLM v4 over udp and udp6 is the service's
+ * port, over tcp6 none (""); asked over IPv6 too, where the host has it. */
+static void getaddr_names_itself(void **state)
+{
+	struct fx *f = *state, f6 = *f;
+	char want4[RPCB_UADDR_MAX], want6[RPCB_UADDR_MAX], *u;
+	struct timeval tv = {.tv_sec = 5, .tv_usec = 0};
+
+	rpcb_uaddr(AF_INET, nlmc_cbport(f->n), want4);
+	rpcb_uaddr(AF_INET6, nlmc_cbport(f->n), want6);
+	for (uint32_t v = RPCBVERS; v <= RPCBVERS4; v++) {
+		u = getaddr(f, v, "udp");
+		assert_string_equal(u, want4);
+		xdr_free((xdrproc_t)xdr_wrapstring, (char *)&u);
+		u = getaddr(f, v, "udp6");
+		assert_string_equal(u, want6);
+		assert_int_equal(rpcb_uaddr_port(u), nlmc_cbport(f->n));
+		xdr_free((xdrproc_t)xdr_wrapstring, (char *)&u);
+		u = getaddr(f, v, "tcp6");
+		assert_string_equal(u, "");
+		xdr_free((xdrproc_t)xdr_wrapstring, (char *)&u);
+	}
+	if (server_socket(&f6, AF_INET6) != 0 ||
+	    setsockopt(f6.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
+	    connect(f6.fd, (struct sockaddr *)&f6.to, f6.tolen) != 0) {
+		if (f6.fd >= 0)
+			close(f6.fd);
+		return; /* no IPv6 here: the IPv4 half is what can be shown */
+	}
+	u = getaddr(&f6, RPCBVERS4, "udp6");
+	assert_string_equal(u, want6);
+	xdr_free((xdrproc_t)xdr_wrapstring, (char *)&u);
+	close(f6.fd);
+}
+
+/* Universal addresses: the port is the last two numbers, each 0-255. */
+static void uaddr_ports(void **state)
+{
+	char u[RPCB_UADDR_MAX];
+
+	(void)state;
+	assert_int_equal(rpcb_uaddr_port("127.0.0.1.8.1"), 2049);
+	assert_int_equal(rpcb_uaddr_port("::1.3.255"), 1023);
+	assert_int_equal(rpcb_uaddr_port("fe80::1.0.111"), 111);
+	assert_int_equal(rpcb_uaddr_port(""), 0);
+	assert_int_equal(rpcb_uaddr_port("1.2"), 0);	   /* no address */
+	assert_int_equal(rpcb_uaddr_port("::1.256.1"), 0); /* not a byte */
+	assert_int_equal(rpcb_uaddr_port("::1.1.x"), 0);
+	assert_int_equal(rpcb_uaddr_port("::1..1"), 0);
+	assert_int_equal(rpcb_uaddr_port("::1.1.1000"), 0);
+	rpcb_uaddr(AF_INET6, 65535, u);
+	assert_string_equal(u, "::.255.255");
+	rpcb_uaddr(AF_INET, 20049, u);
+	assert_string_equal(u, "0.0.0.0.78.81");
+	assert_int_equal(rpcb_uaddr_port(u), 20049);
 }
 
 /* A GRANTED whose owner handle is another client's (and names no port to
@@ -174,8 +271,8 @@ static void sm_notify_cut_short(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(getport_names_itself),
-		cmocka_unit_test(granted_unknown_denied),
+		cmocka_unit_test(getport_names_itself), cmocka_unit_test(getaddr_names_itself),
+		cmocka_unit_test(uaddr_ports),		cmocka_unit_test(granted_unknown_denied),
 		cmocka_unit_test(sm_notify_cut_short),
 	};
 
