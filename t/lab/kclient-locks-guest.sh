@@ -4,7 +4,10 @@
 # and NSM over TCP and UDP, registered with the guest's rpcbind), and two
 # Linux kernel NFSv3 clients, each in network, mount and UTS namespaces of
 # its own (10.9.1.1 "kclient-a", 10.9.2.1 "kclient-b", on veth pairs), with
-# its own rpcbind, rpc.statd and lockd, mounting without nolock over TCP.
+# its own rpcbind, rpc.statd and lockd, mounting without nolock over TCP,
+# over IPv4 and over IPv6 (fd00:9:N::1; the server listens on "::", so its
+# IPv4 clients come as IPv4-mapped addresses, and its calls back to the IPv6
+# mounts ask their rpcbind with GETADDR as Linux's lockd does).
 # The kernel's lockd and nfsrdma-server's NLM both want program 100021 from
 # the one rpcbind of a namespace, and rxe in Linux 6.1 carries RoCE only in
 # the first network namespace, so a kernel client that locks cannot mount
@@ -21,7 +24,7 @@ DEV=${RDMALAB_RXE_DEV:-rxe0}
 W=/tmp/kl
 mkdir -p $W
 
-echo "1..12"
+echo "1..17"
 modprobe veth && modprobe nfsv3 && modprobe rpcrdma && modprobe fuse 2> /dev/null
 ip link set lo up
 for k in a b; do
@@ -31,6 +34,8 @@ for k in a b; do
 		ip link set c$k netns k$k &&
 		ip addr add 10.9.$n.2/24 dev h$k && ip link set h$k up &&
 		ip netns exec k$k ip addr add 10.9.$n.1/24 dev c$k &&
+		ip -6 addr add fd00:9:$n::2/64 dev h$k nodad &&
+		ip netns exec k$k ip -6 addr add fd00:9:$n::1/64 dev c$k nodad &&
 		ip netns exec k$k ip link set c$k up &&
 		ip netns exec k$k ip link set lo up
 done
@@ -39,7 +44,7 @@ pidof rpcbind > /dev/null || rpcbind -w
 cat > $W/server.conf << CONF
 rdma = { provider = "$DEV"; };
 server = {
-	listen = ["0.0.0.0"];
+	listen = ["::"];
 	rdma_port = 20049;
 	tcp_port = 2049;
 	rpcbind = true;
@@ -64,7 +69,9 @@ mount -t tmpfs none /run && mkdir -p /run/rpcbind
 mount -t tmpfs none /var/lib/nfs && mkdir -p /var/lib/nfs/sm /var/lib/nfs/sm.bak
 hostname kclient-$k
 rpcbind -w && rpc.statd
-mkdir -p /mnt/k
+mkdir -p /mnt/k /mnt/k6
+mount -t nfs -o vers=3,proto=tcp6 "[fd00:9:$n::2]:/export" /mnt/k6 > $W/mount6-$k.log 2>&1 &&
+	touch $W/mounted6-$k
 mount -t nfs -o vers=3,proto=tcp 10.9.$n.2:/export /mnt/k && echo "$$" > $W/mounted-$k
 exec sleep 100000
 KC
@@ -83,6 +90,9 @@ for k in a b; do
 	check "kernel client $k mounts nfsrdma-server without nolock, in its own namespaces" \
 		test -f $W/mounted-$k
 	[ -f $W/mounted-$k ] || sed 's/^/# /' $W/setup-$k.log
+	check "kernel client $k mounts it over IPv6 too (fd00:9:$([ $k = a ] && echo 1 || echo 2)::2, TCP)" \
+		test -f $W/mounted6-$k
+	[ -f $W/mounted6-$k ] || sed 's/^/# /' $W/mount6-$k.log
 done
 
 # lk.py OP PATH [MARK]: hold (a write lock on bytes 0..99, until MARK.release
@@ -135,6 +145,21 @@ got=$(kc b "timeout -k 5 30 python3 $W/lk.py wait /mnt/k/f" 2>&1)
 wait $holder
 check "kernel client b's F_SETLKW is granted once a unlocks ($got s; GRANTED reaches b's lockd)" \
 	bash -c "case '$got' in 'granted '*) exit 0 ;; esac; exit 1"
+
+# the same over IPv6: b's lockd calls over TCP/IPv6, the server finds b's
+# lockd with GETADDR (udp6) at b's rpcbind and calls GRANTED there
+kc a "python3 $W/lk.py hold /mnt/k6/f $W/a6" > $W/a6.out 2>&1 &
+holder=$!
+wait_held $W/a6
+try=$(kc b "timeout -k 5 30 python3 $W/lk.py try /mnt/k6/f" 2>&1)
+check "over IPv6: a lock of kernel client a conflicts with b's F_SETLK ($try)" test "$try" = "conflict 11"
+try=$(kc b "timeout -k 5 30 python3 $W/lk.py try /mnt/k/f" 2>&1)
+check "and with b's F_SETLK through its IPv4 mount ($try)" test "$try" = "conflict 11"
+(sleep 2 && touch $W/a6.release) &
+got=$(kc b "timeout -k 5 30 python3 $W/lk.py wait /mnt/k6/f" 2>&1)
+wait $holder
+check "over IPv6: b's F_SETLKW is granted once a unlocks ($got s; GRANTED over UDP/IPv6, not lockd's 30 s poll)" \
+	bash -c "echo '$got' | awk '\$1 == \"granted\" && \$2 < 10 { ok = 1 } END { exit !ok }'"
 
 # nfsrdma-client over RPC/RDMA and a kernel client see each other's locks
 mkdir -p /mnt/f

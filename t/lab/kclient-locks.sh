@@ -2,7 +2,8 @@
 # kclient-locks.sh: file locks between the Linux kernel's NFSv3 client and
 # nfsrdma-server (issue 15), inside ../shared/rdmalab: two kernel clients
 # mounted without nolock, each in its own namespaces, exclude each other,
-# F_GETLK names the holder, a blocked F_SETLKW is granted by callback, an
+# F_GETLK names the holder, a blocked F_SETLKW is granted by callback (over
+# IPv4 and over IPv6, the server listening on "::"), an
 # nfsrdma-client mount over RPC/RDMA on rxe0 and a kernel client see each
 # other's locks, and Connectathon's lock tests (-l) pass on a kernel mount.
 # The guest half, and why the kernel clients mount over TCP, is
