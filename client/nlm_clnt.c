@@ -94,39 +94,54 @@ CLIENT *nlmc_tcp_client(const struct sockaddr_storage *sa, socklen_t salen, uint
 	return c;
 }
 
-/* Where the server's NLM listens over TCP: port=, else what its rpcbind
- * says (rpcb.h: version 2 over IPv4, 4 over IPv6), else 2049. */
-static int nlm_addr(struct nlmc *n, struct sockaddr_storage *sa, socklen_t *salen)
+/* The port of the server's NLM over TCP at sa: port=, else what its rpcbind
+ * says there (rpcb.h: version 2 over IPv4, 4 over IPv6), else 2049. */
+static unsigned nlm_port(struct nlmc *n, const struct sockaddr_storage *sa, socklen_t salen)
 {
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai;
 	struct timeval tv = {.tv_sec = n->p.timeout_ms / 1000, .tv_usec = 0};
+	struct sockaddr_storage pm = *sa;
 	struct rpcb_call q;
 	unsigned port = 0;
 	CLIENT *pc;
 
-	if (getaddrinfo(n->host, NULL, &hints, &ai) != 0)
-		return -1;
-	if (ai->ai_addrlen > sizeof(*sa)) {
-		freeaddrinfo(ai);
-		return -1;
-	}
-	memset(sa, 0, sizeof(*sa));
-	memcpy(sa, ai->ai_addr, ai->ai_addrlen);
-	*salen = ai->ai_addrlen;
-	freeaddrinfo(ai);
-	if (n->p.port) {
-		net_addr_set_port(sa, n->p.port);
-		return 0;
-	}
-	net_addr_set_port(sa, PMAPPORT);
+	if (n->p.port)
+		return n->p.port;
+	net_addr_set_port(&pm, PMAPPORT);
 	rpcb_getport_call(&q, sa->ss_family, NLM_PROGRAM, NLM_V4, IPPROTO_TCP);
-	if ((pc = nlmc_tcp_client(sa, *salen, PMAPPROG, q.vers, n->p.timeout_ms)) != NULL) {
-		if (clnt_call(pc, q.proc, q.xdr_args, q.args, q.xdr_res, q.res, tv) == RPC_SUCCESS)
-			port = rpcb_getport_result(&q);
+	if ((pc = nlmc_tcp_client(&pm, salen, PMAPPROG, q.vers, n->p.timeout_ms)) != NULL) {
+		if (clnt_call(pc, q.proc, q.xdr_args, q.args, q.xdr_res, q.res, tv) != RPC_SUCCESS)
+			q.port = 0;
+		port = rpcb_getport_result(&q);
 		clnt_destroy(pc);
 	}
-	net_addr_set_port(sa, port ? port : 2049);
-	return 0;
+	return port ? port : 2049;
+}
+
+/* An RPC client for the server's NLM: each of the host's addresses in turn
+ * (a name may give IPv6 and IPv4, and the server listen on one), as the NFS
+ * connection is made. NULL with *why set if none answers. */
+static CLIENT *nlm_connect(struct nlmc *n, const char **why)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
+	struct sockaddr_storage sa;
+	CLIENT *c = NULL;
+
+	if (getaddrinfo(n->host, NULL, &hints, &res) != 0) {
+		*why = "cannot resolve the host";
+		return NULL;
+	}
+	*why = "cannot connect over TCP";
+	for (ai = res; ai && c == NULL; ai = ai->ai_next) {
+		if (ai->ai_addrlen > sizeof(sa) ||
+		    (ai->ai_family != AF_INET && ai->ai_family != AF_INET6))
+			continue;
+		memset(&sa, 0, sizeof(sa));
+		memcpy(&sa, ai->ai_addr, ai->ai_addrlen);
+		net_addr_set_port(&sa, nlm_port(n, &sa, ai->ai_addrlen));
+		c = nlmc_tcp_client(&sa, ai->ai_addrlen, NLM_PROGRAM, NLM_V4, n->p.timeout_ms);
+	}
+	freeaddrinfo(res);
+	return c;
 }
 
 /* Why a call failed, logged once per kind until a call succeeds. */
@@ -149,20 +164,15 @@ int nlmc_call(struct nlmc *n, uint32_t proc, xdrproc_t xa, void *a, xdrproc_t xr
 	struct timeval tv = {.tv_sec = n->p.timeout_ms / 1000,
 			     .tv_usec = (n->p.timeout_ms % 1000) * 1000};
 	enum clnt_stat st = RPC_CANTSEND;
-	struct sockaddr_storage sa;
-	socklen_t salen;
 	int rc = 0;
 
 	pthread_mutex_lock(&n->call_lock);
 	for (int tries = 0; tries < 2; tries++) {
 		if (n->clnt == NULL) {
-			if (nlm_addr(n, &sa, &salen) != 0) {
-				rc = no_nlm(n, "cannot resolve the host");
-				break;
-			}
-			if ((n->clnt = nlmc_tcp_client(&sa, salen, NLM_PROGRAM, NLM_V4,
-						       n->p.timeout_ms)) == NULL) {
-				rc = no_nlm(n, "cannot connect over TCP");
+			const char *why;
+
+			if ((n->clnt = nlm_connect(n, &why)) == NULL) {
+				rc = no_nlm(n, why);
 				break;
 			}
 			auth_destroy(n->clnt->cl_auth);

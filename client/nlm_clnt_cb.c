@@ -29,13 +29,17 @@
 #include "common/nfs/nsm_prot.h"
 #include "common/rpc/rpcb.h"
 
+/* A GRANTED forwarded to another client of this host: FWD_MAGIC, the caller's
+ * IPv6 (or IPv4-mapped) address, port, 2 spare bytes, scope id, and our
+ * address the call came to (the answer goes out from it), then the call. */
 #define FWD_MAGIC "NLMG"
-#define FWD_HDR	  24 /* magic, the caller's IPv6 (or IPv4-mapped) address and port, 2 spare */
+#define FWD_HDR	  44
 #define MSG_MAX	  4096
 
-/* Send the accepted answer (results res by xr) of xid to sa. */
-static void reply(struct nlmc *n, uint32_t xid, const struct nlmc_peer *sa, xdrproc_t xr, void *res,
-		  enum accept_stat ast)
+/* Send the accepted answer (results res by xr) of xid to sa; a
+ * PROG_MISMATCH names versions low to high. */
+static void answer(struct nlmc *n, uint32_t xid, const struct net_dgram_peer *sa, xdrproc_t xr,
+		   void *res, enum accept_stat ast, uint32_t low, uint32_t high)
 {
 	struct rpc_msg m;
 	char buf[MSG_MAX];
@@ -49,13 +53,21 @@ static void reply(struct nlmc *n, uint32_t xid, const struct nlmc_peer *sa, xdrp
 	m.acpted_rply.ar_stat = ast;
 	m.acpted_rply.ar_results.where = res;
 	m.acpted_rply.ar_results.proc = xr ? xr : (xdrproc_t)xdr_void;
-	if (ast == PROG_MISMATCH)
-		m.acpted_rply.ar_vers.low = m.acpted_rply.ar_vers.high = NLM_V4;
+	if (ast == PROG_MISMATCH) { /* in a union with ar_results */
+		m.acpted_rply.ar_vers.low = low;
+		m.acpted_rply.ar_vers.high = high;
+	}
 	xdrmem_create(&x, buf, sizeof(buf), XDR_ENCODE);
 	if (xdr_replymsg(&x, &m))
-		(void)sendto(n->cbfd, buf, xdr_getpos(&x), 0, (const struct sockaddr *)&sa->sa,
-			     sa->len);
+		(void)net_send_dgram(n->cbfd, buf, xdr_getpos(&x), sa);
 	xdr_destroy(&x);
+}
+
+/* answer() for NLM v4 calls. */
+static void reply(struct nlmc *n, uint32_t xid, const struct net_dgram_peer *sa, xdrproc_t xr,
+		  void *res, enum accept_stat ast)
+{
+	answer(n, xid, sa, xr, res, ast, NLM_V4, NLM_V4);
 }
 
 /* A GRANTED for one of our waits: wake it. NLM4_GRANTED if one waited. */
@@ -87,14 +99,14 @@ static nlm4_stats granted(struct nlmc *n, const nlm4_testargs *a)
 /* A GRANTED whose owner handle names another client's callback port: pass
  * the datagram there with who sent it (that client answers the server).
  * 1 if forwarded. */
-static int forward(struct nlmc *n, const nlm4_testargs *a, const struct nlmc_peer *from,
+static int forward(struct nlmc *n, const nlm4_testargs *a, const struct net_dgram_peer *from,
 		   const char *msg, size_t len)
 {
-	struct sockaddr_in lo = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct sockaddr_storage any, to, v6;
-	const struct sockaddr_in6 *f6 = (const void *)&v6;
+	struct net_dgram_peer to = {.len = 0};
+	struct sockaddr_storage v6, at6;
+	const struct sockaddr_in6 *f6 = (const void *)&v6, *t6 = (const void *)&at6;
 	char buf[FWD_HDR + MSG_MAX];
-	socklen_t tolen;
+	uint32_t scope;
 	uint16_t port;
 
 	if (a->alock.oh.nlm4_netobj_len != OH_LEN || len > MSG_MAX)
@@ -103,24 +115,27 @@ static int forward(struct nlmc *n, const nlm4_testargs *a, const struct nlmc_pee
 	if (ntohs(port) == n->cbport || port == 0)
 		return 0;
 	/* to 127.0.0.1 (IPv4-mapped on our socket): every client's socket takes it */
-	lo.sin_port = port;
-	memset(&any, 0, sizeof(any));
-	memcpy(&any, &lo, sizeof(lo));
-	if ((tolen = net_addr_for(n->cbfamily, &any, &to)) == 0 ||
+	if ((to.len = net_addr_loopback4(n->cbfamily, ntohs(port), &to.sa)) == 0 ||
 	    net_addr_for(AF_INET6, &from->sa, &v6) == 0)
 		return 0;
+	memset(&at6, 0, sizeof(at6));
+	if (from->to.ss_family != 0 && net_addr_for(AF_INET6, &from->to, &at6) == 0)
+		memset(&at6, 0, sizeof(at6));
+	scope = f6->sin6_scope_id;
 	memcpy(buf, FWD_MAGIC, 4);
 	memcpy(buf + 4, &f6->sin6_addr, 16);
 	memcpy(buf + 20, &f6->sin6_port, 2);
 	memset(buf + 22, 0, 2);
+	memcpy(buf + 24, &scope, 4);
+	memcpy(buf + 28, &t6->sin6_addr, 16);
 	memcpy(buf + FWD_HDR, msg, len);
-	(void)sendto(n->cbfd, buf, FWD_HDR + len, 0, (struct sockaddr *)&to, tolen);
+	(void)net_send_dgram(n->cbfd, buf, FWD_HDR + len, &to);
 	return 1;
 }
 
 /* One NLM call to us. */
 static void serve_nlm(struct nlmc *n, uint32_t xid, uint32_t proc, XDR *x,
-		      const struct nlmc_peer *from, int forwarded, const char *msg, size_t len)
+		      const struct net_dgram_peer *from, int forwarded, const char *msg, size_t len)
 {
 	nlm4_testargs a;
 	nlm4_res r;
@@ -147,9 +162,9 @@ static void serve_nlm(struct nlmc *n, uint32_t xid, uint32_t proc, XDR *x,
 /* SM_NOTIFY: a monitored host (the server, as it says) restarted. The
  * reclaimer takes our locks back; other mounts of this host find out by
  * their new connection. */
-static void nsm_notify(struct nlmc *n, XDR *x, const struct nlmc_peer *from)
+static void nsm_notify(struct nlmc *n, XDR *x, const struct net_dgram_peer *from)
 {
-	char ip[INET6_ADDRSTRLEN];
+	char ip[NET_HOST_STRLEN];
 	nsm_stat_chge sc;
 
 	memset(&sc, 0, sizeof(sc));
@@ -167,18 +182,23 @@ static void nsm_notify(struct nlmc *n, XDR *x, const struct nlmc_peer *from)
 /* PMAP GETPORT (version 2) or RPCB GETADDR (3, 4) from a server told to ask
  * here: NLM v4 and NSM over UDP are our port. Answers 0 or "" otherwise. */
 static void serve_rpcb(struct nlmc *n, uint32_t xid, uint32_t vers, uint32_t proc, XDR *x,
-		       const struct nlmc_peer *from)
+		       const struct net_dgram_peer *from)
 {
 	char uaddr[RPCB_UADDR_MAX] = "", *up = uaddr;
 	struct rpcb_call q;
 	int ours, family;
 	u_int port;
 
+	if (vers < PMAPVERS || vers > RPCBVERS4) {
+		answer(n, xid, from, NULL, NULL, PROG_MISMATCH, PMAPVERS, RPCBVERS4);
+		return;
+	}
 	rpcb_getport_call(&q, vers == PMAPVERS ? AF_INET : AF_INET6, 0, 0, IPPROTO_UDP);
-	if (vers < PMAPVERS || vers > RPCBVERS4 || proc != q.proc) {
+	if (proc != q.proc) {
 		reply(n, xid, from, NULL, NULL, proc == 0 ? SUCCESS : PROC_UNAVAIL);
 		return;
 	}
+	/* decoded into memory of its own, not q's buffers */
 	q.rb.r_netid = q.rb.r_addr = q.rb.r_owner = NULL;
 	if (!q.xdr_args(x, q.args)) {
 		reply(n, xid, from, NULL, NULL, GARBAGE_ARGS);
@@ -205,25 +225,34 @@ static void serve_rpcb(struct nlmc *n, uint32_t xid, uint32_t vers, uint32_t pro
 }
 
 /* See nlm_clnt_int.h. */
-void nlmc_serve_datagram(struct nlmc *n, char *buf, size_t len, const struct nlmc_peer *sender)
+void nlmc_serve_datagram(struct nlmc *n, char *buf, size_t len, const struct net_dgram_peer *sender)
 {
 	char creds[2 * MAX_AUTH_BYTES];
-	struct nlmc_peer from = *sender;
+	struct net_dgram_peer from = *sender;
 	struct rpc_msg m;
 	int forwarded = 0;
 	XDR x;
 
-	if (len >= FWD_HDR && memcmp(buf, FWD_MAGIC, 4) == 0 &&
-	    net_addr_is_loopback((const struct sockaddr *)&sender->sa)) {
-		struct sockaddr_in6 s6 = {.sin6_family = AF_INET6};
+	/* a forward comes from this host: to a loopback address, which the
+	 * kernel never takes from the wire (a source address can be forged) */
+	if (len >= FWD_HDR && memcmp(buf, FWD_MAGIC, 4) == 0 && net_dgram_local(sender)) {
+		struct sockaddr_in6 s6 = {.sin6_family = AF_INET6}, d6 = {.sin6_family = AF_INET6};
 		struct sockaddr_storage ss;
 
 		memcpy(&s6.sin6_addr, buf + 4, 16);
 		memcpy(&s6.sin6_port, buf + 20, 2);
+		memcpy(&s6.sin6_scope_id, buf + 24, 4);
+		memcpy(&d6.sin6_addr, buf + 28, 16);
 		memset(&ss, 0, sizeof(ss));
 		memcpy(&ss, &s6, sizeof(s6));
 		if ((from.len = net_addr_for(n->cbfamily, &ss, &from.sa)) == 0)
 			return;
+		/* answered from the address the server called (none: the kernel's choice) */
+		memset(&ss, 0, sizeof(ss));
+		memcpy(&ss, &d6, sizeof(d6));
+		if (IN6_IS_ADDR_UNSPECIFIED(&d6.sin6_addr) ||
+		    net_addr_for(n->cbfamily, &ss, &from.to) == 0)
+			memset(&from.to, 0, sizeof(from.to));
 		buf += FWD_HDR;
 		len -= FWD_HDR;
 		forwarded = 1;
@@ -259,15 +288,13 @@ static void *cb_main(void *arg)
 	struct nlmc *n = arg;
 	struct pollfd pfd = {.fd = n->cbfd, .events = POLLIN};
 	char buf[FWD_HDR + MSG_MAX];
-	struct nlmc_peer from;
+	struct net_dgram_peer from;
 	ssize_t got;
 
 	while (!__atomic_load_n(&n->stop, __ATOMIC_ACQUIRE)) {
 		if (poll(&pfd, 1, 200) <= 0)
 			continue;
-		from.len = sizeof(from.sa);
-		got = recvfrom(n->cbfd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from.sa,
-			       &from.len);
+		got = net_recv_dgram(n->cbfd, buf, sizeof(buf), MSG_DONTWAIT, &from);
 		if (got > 0 && from.sa.ss_family == n->cbfamily && from.len <= sizeof(from.sa))
 			nlmc_serve_datagram(n, buf, (size_t)got, &from);
 	}
@@ -281,18 +308,14 @@ static void *cb_main(void *arg)
  * asked again every repoll_s). */
 static int rpcb_call_local(struct nlmc *n, int set, int family)
 {
-	struct sockaddr_in lo = {.sin_family = AF_INET,
-				 .sin_port = htons(PMAPPORT),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	struct timeval tv = {.tv_sec = 2, .tv_usec = 0};
 	struct sockaddr_storage sa;
 	struct rpcb_call q;
+	socklen_t salen = net_addr_loopback4(AF_INET, PMAPPORT, &sa);
 	CLIENT *c;
 
-	memset(&sa, 0, sizeof(sa));
-	memcpy(&sa, &lo, sizeof(lo));
 	rpcb_set_call(&q, set, family, NLM_PROGRAM, NLM_V4, IPPROTO_UDP, n->cbport);
-	if ((c = nlmc_tcp_client(&sa, sizeof(lo), PMAPPROG, q.vers, 2000)) == NULL)
+	if ((c = nlmc_tcp_client(&sa, salen, PMAPPROG, q.vers, 2000)) == NULL)
 		return 0;
 	if (clnt_call(c, q.proc, q.xdr_args, q.args, q.xdr_res, q.res, tv) != RPC_SUCCESS)
 		q.ok = FALSE;
@@ -333,6 +356,10 @@ int nlmc_start(const struct nlmc_params *p, struct nlmc **out, char *err, size_t
 		return -EADDRINUSE;
 	}
 	n->cbport = (unsigned short)port;
+	if ((port = net_udp_pktinfo(n->cbfd, n->cbfamily)) != 0)
+		log_warn("locks: the callback port cannot tell its address (%s): GRANTED forwarded "
+			 "by another mount of this host is not taken",
+			 strerror(-port));
 	if (pthread_create(&n->thread, NULL, cb_main, n) != 0) {
 		snprintf(err, errlen, "cannot start a thread");
 		nlmc_stop(n);

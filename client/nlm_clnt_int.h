@@ -15,6 +15,7 @@
 
 #include "client/nlm_clnt.h"
 #include "client/nlm_clnt_held.h"
+#include "common/base/net.h"
 #include "common/nfs/nlm_prot.h"
 
 #define OH_LEN 18 /* cookie (8), lock owner (8), callback port (2) */
@@ -61,12 +62,6 @@ struct nlmc {
 #define REG_IPV4 1
 #define REG_IPV6 2
 
-/* Who sent a datagram, and where its answer goes. */
-struct nlmc_peer {
-	struct sockaddr_storage sa;
-	socklen_t len;
-};
-
 /* Calls to the server (nlm_clnt.c). */
 /* An RPC client for prog/vers at sa (IPv4 or IPv6) over TCP within
  * timeout_ms, or NULL. */
@@ -84,7 +79,7 @@ void nlmc_fill_alock(struct nlmc *n, const struct nlmc_lock *l, char *oh, nlm4_l
  * (GETPORT, GETADDR) for ourselves, or a GRANTED another client of this host forwards.
  * Answered, forwarded or dropped. The service's thread calls it for each
  * datagram; t/fuzz/fuzz_nlm_cb.c for each input. */
-void nlmc_serve_datagram(struct nlmc *n, char *buf, size_t len, const struct nlmc_peer *from);
+void nlmc_serve_datagram(struct nlmc *n, char *buf, size_t len, const struct net_dgram_peer *from);
 
 /* Reclaim after the server restarts (nlm_clnt_reclaim.c). */
 /* The server is in its grace period, or told us it restarted: reclaim. */

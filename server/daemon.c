@@ -120,7 +120,6 @@ static struct nfs_export_conf *export_confs(const struct nfsrdma_config *c,
 	return e;
 }
 
-/* TCP and UDP (NFS and MOUNT) and RPC/RDMA on every listen address. */
 /* Whether one of the listen addresses is IPv6 ("::" takes IPv4 too). */
 static int listens_on_ipv6(const struct cfg_strlist *l)
 {
@@ -141,6 +140,7 @@ static int start_ordma(struct nfsrdma_server *s)
 			       (uint32_t)c->server.ordma.block);
 }
 
+/* TCP and UDP (NFS and MOUNT) and RPC/RDMA on every listen address. */
 static int start_listeners(struct nfsrdma_server *s)
 {
 	const struct nfsrdma_config *c = &s->cfg;

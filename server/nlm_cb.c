@@ -162,7 +162,7 @@ static void unlink_job(struct nlm_cb *cb, struct cb_job *j)
 static void finish(struct nlm *n, struct cb_job *j, int ok, void *res)
 {
 	if (!ok) {
-		char ip[INET6_ADDRSTRLEN];
+		char ip[NET_HOST_STRLEN];
 
 		log_info("NLM: call %u of program %u to %s went unanswered", j->proc, j->prog,
 			 net_host_str((const struct sockaddr *)&j->addr, ip, sizeof(ip)));
@@ -408,7 +408,8 @@ int nlm_cb_call(struct nlm *n, const struct sockaddr *addr, socklen_t alen, uint
 	if (cb == NULL || cb->loop == NULL)
 		return -ESHUTDOWN; /* stopping */
 	if (addr == NULL || alen > sizeof(ss) ||
-	    (addr->sa_family != AF_INET && addr->sa_family != AF_INET6)) {
+	    !((addr->sa_family == AF_INET && alen >= sizeof(struct sockaddr_in)) ||
+	      (addr->sa_family == AF_INET6 && alen >= sizeof(struct sockaddr_in6)))) {
 		log_info("NLM: no call back to a client that is not on IP");
 		return -EAFNOSUPPORT;
 	}
@@ -443,7 +444,7 @@ int nlm_cb_call(struct nlm *n, const struct sockaddr *addr, socklen_t alen, uint
 	j->due_ms = nlm_now_ms();
 	pthread_mutex_lock(&cb->lock);
 	if (cb->njobs >= NLM_CB_QUEUE || peer_jobs(cb, &j->addr) >= CB_PER_PEER) {
-		char ip[INET6_ADDRSTRLEN];
+		char ip[NET_HOST_STRLEN];
 		unsigned all = cb->njobs;
 
 		pthread_mutex_unlock(&cb->lock);

@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +67,7 @@ static int write_file(const char *path, const char *text)
  * client's file is not removed under it (notified). */
 void nsm_monitor(struct nlm *n, struct nlm_host *h)
 {
-	char path[4200], addr[INET6_ADDRSTRLEN] = "", text[INET6_ADDRSTRLEN + 2];
+	char path[4200], addr[NET_HOST_STRLEN] = "", text[NET_HOST_STRLEN + 2];
 	int rc;
 
 	if (h->monitored)
@@ -166,14 +167,12 @@ static int name_of(const char *file, char *buf, size_t len)
 /* SM_NOTIFY to the client recorded in file. */
 static void notify_one(struct nlm *n, const char *file)
 {
-	char name[SM_MAXSTRLEN + 1], path[4200], addr[64] = "";
+	char name[SM_MAXSTRLEN + 1], path[4200], addr[NET_HOST_STRLEN] = "";
 	nsm_stat_chge sc = {.mon_name = n->name, .state = n->nsm_state};
-	struct sockaddr_in6 s6 = {.sin6_family = AF_INET6};
-	struct sockaddr_in sin = {.sin_family = AF_INET};
-	const struct sockaddr *sa = (const struct sockaddr *)&sin;
-	socklen_t salen = sizeof(sin);
+	struct addrinfo hints = {.ai_flags = AI_NUMERICHOST, .ai_socktype = SOCK_DGRAM}, *ai;
 	char *arg;
 	FILE *f;
+	int rc;
 
 	if (name_of(file, name, sizeof(name)) != 0)
 		return;
@@ -183,20 +182,21 @@ static void notify_one(struct nlm *n, const char *file)
 			addr[0] = '\0';
 		fclose(f);
 	}
-	if (inet_pton(AF_INET6, addr, &s6.sin6_addr) == 1) {
-		sa = (const struct sockaddr *)&s6;
-		salen = sizeof(s6);
-	} else if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1) {
+	/* an IPv4 or IPv6 address, a link-local one with its scope ("fe80::1%eth0") */
+	if (getaddrinfo(addr, NULL, &hints, &ai) != 0) {
 		log_warn("NSM: %s names no IP address: '%s' not notified", path, name);
 		unlink(path);
 		return;
 	}
-	if ((arg = strdup(name)) == NULL)
-		return;
-	log_info("NSM: telling '%s' (%s) we restarted (state %d)", name, addr, n->nsm_state);
-	if (nlm_cb_call(n, sa, salen, NSM_PROGRAM, NSM_V1, NSM_NOTIFY, (xdrproc_t)xdr_nsm_stat_chge,
-			&sc, NULL, 0, notified, arg) != 0)
-		free(arg);
+	if ((arg = strdup(name)) != NULL) {
+		log_info("NSM: telling '%s' (%s) we restarted (state %d)", name, addr,
+			 n->nsm_state);
+		rc = nlm_cb_call(n, ai->ai_addr, ai->ai_addrlen, NSM_PROGRAM, NSM_V1, NSM_NOTIFY,
+				 (xdrproc_t)xdr_nsm_stat_chge, &sc, NULL, 0, notified, arg);
+		if (rc != 0)
+			free(arg);
+	}
+	freeaddrinfo(ai);
 }
 
 /* See nlm_int.h. */

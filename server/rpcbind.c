@@ -58,12 +58,18 @@ int rpcbind_register(unsigned port, int with_nlm, int with_ipv6)
 	rpcbind_unregister(); /* whatever an earlier run left, every protocol at once */
 	for (size_t i = 0; i < (with_nlm ? NENTRIES : NWITHOUT_NLM); i++) {
 		if (!pmap_set(entries[i].prog, entries[i].vers, entries[i].proto,
-			      (unsigned short)port) ||
-		    (with_ipv6 &&
-		     !set_ipv6(entries[i].prog, entries[i].vers, entries[i].proto, port))) {
+			      (unsigned short)port)) {
 			log_warn("rpcbind refused program %lu version %lu", entries[i].prog,
 				 entries[i].vers);
+			rpcbind_unregister();
 			return -EIO;
+		}
+		/* IPv6 clients without it need port= (and mountport=, lockport=) */
+		if (with_ipv6 &&
+		    !set_ipv6(entries[i].prog, entries[i].vers, entries[i].proto, port)) {
+			log_warn("rpcbind refused program %lu version %lu over IPv6",
+				 entries[i].prog, entries[i].vers);
+			with_ipv6 = 0;
 		}
 	}
 	log_info("registered NFS and MOUNT version 3%s on port %u with rpcbind (%s)",

@@ -77,6 +77,118 @@ int net_udp_socket(unsigned port, int flags, int *family)
 	return fd;
 }
 
+int net_udp_pktinfo(int fd, int family)
+{
+	int one = 1;
+	int rc = family == AF_INET6
+			 ? setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one))
+			 : setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
+
+	return rc == 0 ? 0 : -errno;
+}
+
+ssize_t net_recv_dgram(int fd, void *buf, size_t len, int flags, struct net_dgram_peer *p)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) +
+			 CMSG_SPACE(sizeof(struct in_pktinfo))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct msghdr m = {.msg_name = &p->sa,
+			   .msg_namelen = sizeof(p->sa),
+			   .msg_iov = &iov,
+			   .msg_iovlen = 1,
+			   .msg_control = ctl.buf,
+			   .msg_controllen = sizeof(ctl.buf)};
+	ssize_t got = recvmsg(fd, &m, flags);
+
+	if (got < 0)
+		return -errno;
+	p->len = m.msg_namelen;
+	memset(&p->to, 0, sizeof(p->to));
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+		if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
+			struct sockaddr_in6 *t6 = (void *)&p->to;
+			struct in6_pktinfo pi;
+
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			t6->sin6_family = AF_INET6;
+			t6->sin6_addr = pi.ipi6_addr;
+		} else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+			struct sockaddr_in *t4 = (void *)&p->to;
+			struct in_pktinfo pi;
+
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			t4->sin_family = AF_INET;
+			t4->sin_addr = pi.ipi_addr;
+		}
+	}
+	return got;
+}
+
+/* m's control data: the one option level/type of len bytes at data, in ctl. */
+static void one_cmsg(struct msghdr *m, void *ctl, size_t room, int level, int type,
+		     const void *data, size_t len)
+{
+	struct cmsghdr *c;
+
+	memset(ctl, 0, room);
+	m->msg_control = ctl;
+	m->msg_controllen = CMSG_SPACE(len);
+	c = CMSG_FIRSTHDR(m);
+	c->cmsg_level = level;
+	c->cmsg_type = type;
+	c->cmsg_len = CMSG_LEN(len);
+	memcpy(CMSG_DATA(c), data, len);
+}
+
+ssize_t net_send_dgram(int fd, const void *buf, size_t len, const struct net_dgram_peer *p)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct in6_pktinfo))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+	struct msghdr m = {.msg_name = (void *)&p->sa,
+			   .msg_namelen = p->len,
+			   .msg_iov = &iov,
+			   .msg_iovlen = 1};
+	ssize_t sent;
+
+	if (p->to.ss_family == AF_INET6) {
+		struct in6_pktinfo pi = {.ipi6_addr =
+						 ((const struct sockaddr_in6 *)&p->to)->sin6_addr};
+
+		one_cmsg(&m, ctl.buf, sizeof(ctl), IPPROTO_IPV6, IPV6_PKTINFO, &pi, sizeof(pi));
+	} else if (p->to.ss_family == AF_INET) {
+		struct in_pktinfo pi = {.ipi_spec_dst =
+						((const struct sockaddr_in *)&p->to)->sin_addr};
+
+		one_cmsg(&m, ctl.buf, sizeof(ctl), IPPROTO_IP, IP_PKTINFO, &pi, sizeof(pi));
+	}
+	sent = sendmsg(fd, &m, 0);
+	return sent < 0 ? -errno : sent;
+}
+
+bool net_dgram_local(const struct net_dgram_peer *p)
+{
+	return (p->to.ss_family == AF_INET || p->to.ss_family == AF_INET6) &&
+	       net_addr_is_loopback((const struct sockaddr *)&p->to);
+}
+
+socklen_t net_addr_loopback4(int family, unsigned port, struct sockaddr_storage *out)
+{
+	struct sockaddr_in lo = {.sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_storage ss;
+
+	memset(&ss, 0, sizeof(ss));
+	memcpy(&ss, &lo, sizeof(lo));
+	return net_addr_for(family, &ss, out);
+}
+
 /* Wait for a non-blocking connect to finish within timeout_ms. */
 static int connect_wait(int fd, int timeout_ms)
 {
@@ -253,8 +365,9 @@ const char *net_host_str(const struct sockaddr *sa, char *buf, size_t len)
 			  (socklen_t)len);
 	else if (sa->sa_family == AF_INET6 && v4_mapped(a6))
 		inet_ntop(AF_INET, &a6->sin6_addr.s6_addr[12], buf, (socklen_t)len);
-	else if (sa->sa_family == AF_INET6)
-		inet_ntop(AF_INET6, &a6->sin6_addr, buf, (socklen_t)len);
+	else if (sa->sa_family == AF_INET6 && /* with the scope of a link-local one */
+		 getnameinfo(sa, sizeof(*a6), buf, (socklen_t)len, NULL, 0, NI_NUMERICHOST) != 0)
+		snprintf(buf, len, "?");
 	return buf;
 }
 

@@ -15,6 +15,25 @@ int net_listen_tcp(const char *host, const char *port, int backlog, const char *
  * (SOCK_NONBLOCK) are added to SOCK_CLOEXEC; *family says which it is.
  * Returns the fd or -errno. */
 int net_udp_socket(unsigned port, int flags, int *family);
+/* One datagram's ends: who sent it, and which of our addresses it came to
+ * (to.ss_family 0: not known, or let the kernel choose when answering). */
+struct net_dgram_peer {
+	struct sockaddr_storage sa, to;
+	socklen_t len;
+};
+/* Ask the kernel for the address each datagram on fd (of family) came to. */
+int net_udp_pktinfo(int fd, int family);
+/* recvfrom that also fills p->to (net_udp_pktinfo); bytes or -errno. */
+ssize_t net_recv_dgram(int fd, void *buf, size_t len, int flags, struct net_dgram_peer *p);
+/* Send buf to p->sa from p->to (when known), so that an answer comes from
+ * the address its call went to; bytes or -errno. */
+ssize_t net_send_dgram(int fd, const void *buf, size_t len, const struct net_dgram_peer *p);
+/* Whether the datagram came to a loopback address (127/8, ::1, IPv4-mapped
+ * 127/8): only this host sends those (kernels drop them from the wire). */
+bool net_dgram_local(const struct net_dgram_peer *p);
+/* 127.0.0.1:port as a socket of family sends to it (IPv4-mapped on AF_INET6)
+ * into out; its length. */
+socklen_t net_addr_loopback4(int family, unsigned port, struct sockaddr_storage *out);
 /* Connect with a timeout; returns the fd or -errno. */
 int net_connect_tcp(const char *host, const char *port, int timeout_ms);
 /* The port a socket is bound to (for tests that listen on port 0). */
@@ -39,9 +58,10 @@ bool net_addr_is_v6(const struct sockaddr *sa);
 bool net_addr_is_loopback(const struct sockaddr *sa);
 /* The port of an IPv4 or IPv6 address, set. */
 void net_addr_set_port(struct sockaddr_storage *ss, unsigned port);
-/* The address of sa without its port into buf (INET6_ADDRSTRLEN bytes or
- * more): "192.0.2.1", "2001:db8::1", an IPv4-mapped one as IPv4; "?" when
- * sa is neither. */
+/* The address of sa without its port into buf (NET_HOST_STRLEN bytes):
+ * "192.0.2.1", "2001:db8::1", "fe80::1%eth0", an IPv4-mapped one as IPv4;
+ * "?" when sa is neither. */
+#define NET_HOST_STRLEN 64
 const char *net_host_str(const struct sockaddr *sa, char *buf, size_t len);
 /* "address:port" of sa into buf. */
 const char *net_addr_str(const struct sockaddr *sa, char *buf, size_t len);

@@ -47,7 +47,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct nlmc *nlmc;
 static struct nlmc_wait blocked;
-static struct nlmc_peer from; /* 127.0.0.1, as the service's IPv6 socket sees it */
+/* from 127.0.0.1 to 127.0.0.1, as the service's socket sees it (so that the
+ * forwarded kind is taken as such) */
+static struct net_dgram_peer from;
 
 /* A TCP port of 127.0.0.1 bound by us and never listened on: connecting to it
  * is refused. */
@@ -79,10 +81,6 @@ static void mute(struct nlmc *n)
 /* The client, its held locks and its blocked request, made once. */
 static void setup(void)
 {
-	struct sockaddr_in lo = {.sin_family = AF_INET,
-				 .sin_port = htons(FROM_PORT),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct sockaddr_storage ss = {0};
 	struct nfs3c_fh fh = {.len = 8};
 	struct nlmc_params p;
 	char err[256];
@@ -94,8 +92,8 @@ static void setup(void)
 	p.no_rpcbind = 1;
 	if (nlmc_start(&p, &nlmc, err, sizeof(err)) != 0)
 		abort();
-	memcpy(&ss, &lo, sizeof(lo));
-	if ((from.len = net_addr_for(nlmc->cbfamily, &ss, &from.sa)) == 0)
+	if ((from.len = net_addr_loopback4(nlmc->cbfamily, FROM_PORT, &from.sa)) == 0 ||
+	    net_addr_loopback4(nlmc->cbfamily, 0, &from.to) == 0)
 		abort();
 	mute(nlmc);
 	memcpy(fh.data, FH, 8);

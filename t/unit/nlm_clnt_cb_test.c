@@ -29,6 +29,7 @@
 
 #include "client/nlm_clnt.h"
 #include "common/base/log.h"
+#include "common/base/net.h"
 #include "common/nfs/nlm_prog.h"
 #include "common/nfs/nlm_prot.h"
 #include "common/nfs/nsm_prot.h"
@@ -173,15 +174,23 @@ static void getaddr_names_itself(void **state)
 	char want4[RPCB_UADDR_MAX], want6[RPCB_UADDR_MAX], *u;
 	struct timeval tv = {.tv_sec = 5, .tv_usec = 0};
 
+	int family, fd = net_udp_socket(0, 0, &family);
+
+	/* on a host without IPv6 the service takes IPv4 only, and says so */
+	assert_true(fd >= 0);
+	close(fd);
 	rpcb_uaddr(AF_INET, nlmc_cbport(f->n), want4);
-	rpcb_uaddr(AF_INET6, nlmc_cbport(f->n), want6);
+	if (family == AF_INET6)
+		rpcb_uaddr(AF_INET6, nlmc_cbport(f->n), want6);
+	else
+		want6[0] = '\0';
 	for (uint32_t v = RPCBVERS; v <= RPCBVERS4; v++) {
 		u = getaddr(f, v, "udp");
 		assert_string_equal(u, want4);
 		xdr_free((xdrproc_t)xdr_wrapstring, (char *)&u);
 		u = getaddr(f, v, "udp6");
 		assert_string_equal(u, want6);
-		assert_int_equal(rpcb_uaddr_port(u), nlmc_cbport(f->n));
+		assert_int_equal(rpcb_uaddr_port(u), family == AF_INET6 ? nlmc_cbport(f->n) : 0);
 		xdr_free((xdrproc_t)xdr_wrapstring, (char *)&u);
 		u = getaddr(f, v, "tcp6");
 		assert_string_equal(u, "");
