@@ -393,7 +393,7 @@ static bool ipv4_of(const struct sockaddr *sa, uint32_t *v4)
 
 bool net_same_ip(const struct sockaddr *a, const struct sockaddr *b)
 {
-	uint32_t a4, b4;
+	uint32_t a4 = 0, b4 = 0;
 	bool av4 = ipv4_of(a, &a4), bv4 = ipv4_of(b, &b4);
 
 	if (av4 || bv4)
