@@ -1,9 +1,5 @@
 /* net.c: TCP sockets: listen, connect with timeout, full reads and writes;
  * UDP sockets of both families and the addresses their datagrams came to. */
-#if defined(__sun) /* msg_control and CMSG_* (X/Open sockets) */
-#define _XPG4_2	       1
-#define __EXTENSIONS__ 1
-#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>

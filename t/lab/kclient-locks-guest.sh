@@ -24,7 +24,7 @@ DEV=${RDMALAB_RXE_DEV:-rxe0}
 W=/tmp/kl
 mkdir -p $W
 
-echo "1..17"
+echo "1..19"
 modprobe veth && modprobe nfsv3 && modprobe rpcrdma && modprobe fuse 2> /dev/null
 ip link set lo up
 for k in a b; do
@@ -132,34 +132,33 @@ wait_held() {
 	return 1
 }
 
-# kernel client a holds; b sees it and waits for it
-kc a "python3 $W/lk.py hold /mnt/k/f $W/a1" > $W/a1.out 2>&1 &
-holder=$!
-wait_held $W/a1
-try=$(kc b "timeout -k 5 30 python3 $W/lk.py try /mnt/k/f" 2>&1)
-check "a lock of kernel client a conflicts with kernel client b's F_SETLK ($try)" test "$try" = "conflict 11"
-get=$(kc b "timeout -k 5 30 python3 $W/lk.py get /mnt/k/f" 2>&1)
-check "kernel client b's F_GETLK reports it ($get)" test "$get" = "type $WRLCK start 0 len 100"
-(sleep 2 && touch $W/a1.release) &
-got=$(kc b "timeout -k 5 30 python3 $W/lk.py wait /mnt/k/f" 2>&1)
-wait $holder
-check "kernel client b's F_SETLKW is granted once a unlocks ($got s; GRANTED reaches b's lockd)" \
-	bash -c "case '$got' in 'granted '*) exit 0 ;; esac; exit 1"
-
-# the same over IPv6: b's lockd calls over TCP/IPv6, the server finds b's
-# lockd with GETADDR (udp6) at b's rpcbind and calls GRANTED there
-kc a "python3 $W/lk.py hold /mnt/k6/f $W/a6" > $W/a6.out 2>&1 &
-holder=$!
-wait_held $W/a6
-try=$(kc b "timeout -k 5 30 python3 $W/lk.py try /mnt/k6/f" 2>&1)
-check "over IPv6: a lock of kernel client a conflicts with b's F_SETLK ($try)" test "$try" = "conflict 11"
-try=$(kc b "timeout -k 5 30 python3 $W/lk.py try /mnt/k/f" 2>&1)
-check "and with b's F_SETLK through its IPv4 mount ($try)" test "$try" = "conflict 11"
-(sleep 2 && touch $W/a6.release) &
-got=$(kc b "timeout -k 5 30 python3 $W/lk.py wait /mnt/k6/f" 2>&1)
-wait $holder
-check "over IPv6: b's F_SETLKW is granted once a unlocks ($got s; GRANTED over UDP/IPv6, not lockd's 30 s poll)" \
-	bash -c "echo '$got' | awk '\$1 == \"granted\" && \$2 < 10 { ok = 1 } END { exit !ok }'"
+# holds_waits MNT OTHER MARK TAG: kernel client a holds a lock through /mnt/MNT;
+# b's F_SETLK conflicts there and through its other mount /mnt/OTHER, b's
+# F_GETLK names it, and b's F_SETLKW is granted once a unlocks, by the
+# server's GRANTED callback (within 10 s: not lockd's 30 s poll).
+holds_waits() {
+	local mnt=$1 other=$2 mark=$W/$3 tag=$4 holder try get got
+	kc a "python3 $W/lk.py hold /mnt/$mnt/f $mark" > $mark.out 2>&1 &
+	holder=$!
+	wait_held $mark
+	try=$(kc b "timeout -k 5 30 python3 $W/lk.py try /mnt/$mnt/f" 2>&1)
+	check "$tag: a lock of kernel client a conflicts with kernel client b's F_SETLK ($try)" \
+		test "$try" = "conflict 11"
+	try=$(kc b "timeout -k 5 30 python3 $W/lk.py try /mnt/$other/f" 2>&1)
+	check "$tag: and with b's F_SETLK through its other mount ($try)" test "$try" = "conflict 11"
+	get=$(kc b "timeout -k 5 30 python3 $W/lk.py get /mnt/$mnt/f" 2>&1)
+	check "$tag: kernel client b's F_GETLK reports it ($get)" \
+		test "$get" = "type $WRLCK start 0 len 100"
+	(sleep 2 && touch $mark.release) &
+	got=$(kc b "timeout -k 5 30 python3 $W/lk.py wait /mnt/$mnt/f" 2>&1)
+	wait $holder
+	check "$tag: b's F_SETLKW is granted once a unlocks ($got s; by the GRANTED callback)" \
+		bash -c "echo '$got' | awk '\$1 == \"granted\" && \$2 < 10 { ok = 1 } END { exit !ok }'"
+}
+holds_waits k k6 a1 "IPv4"
+# over IPv6 b's lockd calls over TCP/IPv6; the server finds b's lockd with
+# GETADDR (udp6) at b's rpcbind and calls GRANTED there
+holds_waits k6 k a6 "IPv6"
 
 # nfsrdma-client over RPC/RDMA and a kernel client see each other's locks
 mkdir -p /mnt/f
