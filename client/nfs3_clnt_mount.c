@@ -11,10 +11,11 @@
 #include <string.h>
 #include <netinet/in.h>
 #include <rpc/rpc.h>
-#include <rpc/pmap_prot.h>
 
 #include "client/nfs3_clnt_int.h"
 #include "common/base/log.h"
+#include "common/base/net.h"
+#include "common/rpc/rpcb.h"
 #include "common/rpc/rpc_tcp.h"
 #include "common/nfs/nfs_prog.h"
 
@@ -68,33 +69,47 @@ static int check_host(const char *host, char *err, size_t errlen)
 	return 0;
 }
 
-/* Ask rpcbind (portmapper v2, over TCP) for prog/vers's TCP port. */
-static int rpcbind_port(const char *host, uint32_t prog, uint32_t vers, char *port, size_t len)
+/* Ask rpcbind (over TCP) at each address of host in turn for prog/vers's TCP
+ * port: the portmapper's GETPORT over IPv4, RPCB GETADDR over IPv6 (rpcb.h).
+ * The port and the address that answered (numeric, so that the MOUNT
+ * connection goes where the port is) into port and addr. */
+static int rpcbind_port(const char *host, uint32_t prog, uint32_t vers, char *port, size_t len,
+			char *addr, size_t addrlen)
 {
-	struct pmap args = {.pm_prog = prog, .pm_vers = vers, .pm_prot = IPPROTO_TCP};
-	u_long res = 0;
-	struct rpc_call call = {.prog = PMAPPROG,
-				.vers = PMAPVERS,
-				.proc = PMAPPROC_GETPORT,
-				.xdr_args = (xdrproc_t)xdr_pmap,
-				.args = &args,
-				.xdr_res = (xdrproc_t)xdr_u_long,
-				.res = &res,
-				.timeout_ms = RPCBIND_TIMEOUT};
-	struct rpc_clnt *rpc;
-	int rc = rpc_tcp_clnt_create(host, RPCBIND_PORT, RPCBIND_TIMEOUT, 65536, &rpc);
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
+	int rc = -ENOENT;
 
-	if (rc)
-		return rc;
-	rc = rpc_clnt_call(rpc, &call);
-	if (rc == 0) {
-		rpc_clnt_free_res(rpc, &call);
-		if (res == 0 || res > 65535)
-			rc = -ENOENT;
-		else
-			snprintf(port, len, "%lu", res);
+	if (getaddrinfo(host, NULL, &hints, &res) != 0)
+		return -EHOSTUNREACH;
+	for (ai = res; ai && rc != 0; ai = ai->ai_next) {
+		struct rpcb_call q;
+		struct rpc_call call = {.prog = PMAPPROG, .timeout_ms = RPCBIND_TIMEOUT};
+		struct rpc_clnt *rpc;
+		unsigned got;
+
+		if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
+			continue;
+		net_host_str(ai->ai_addr, addr, addrlen);
+		rpcb_getport_call(&q, ai->ai_family, prog, vers, IPPROTO_TCP);
+		call.vers = q.vers;
+		call.proc = q.proc;
+		call.xdr_args = q.xdr_args;
+		call.args = q.args;
+		call.xdr_res = q.xdr_res;
+		call.res = q.res;
+		if ((rc = rpc_tcp_clnt_create(addr, RPCBIND_PORT, RPCBIND_TIMEOUT, 65536, &rpc)) !=
+		    0)
+			continue;
+		rc = rpc_clnt_call(rpc, &call);
+		if (rc == 0) {
+			got = rpcb_getport_result(&q); /* frees GETADDR's string */
+			rpc_clnt_free_res(rpc, &call);
+			rc = got ? 0 : -ENOENT;
+			snprintf(port, len, "%u", got);
+		}
+		rpc_clnt_destroy(rpc);
 	}
-	rpc_clnt_destroy(rpc);
+	freeaddrinfo(res);
 	return rc;
 }
 
@@ -108,7 +123,8 @@ static int mount_shared(const struct nfs3c *c)
 /* A separate connection to MOUNT; *where says which, for messages. */
 static int mount_connect(struct nfs3c *c, struct rpc_clnt **out, char *where, size_t len)
 {
-	char port[16];
+	char port[16], addr[NET_HOST_STRLEN];
+	const char *host = c->host;
 	struct rr_params rp = c->p.rr;
 	int rc;
 
@@ -119,11 +135,14 @@ static int mount_connect(struct nfs3c *c, struct rpc_clnt **out, char *where, si
 	} else {
 		if (c->mountport)
 			snprintf(port, sizeof(port), "%s", c->mountport);
-		else if (rpcbind_port(c->host, MOUNT_PROGRAM, MOUNT_V3, port, sizeof(port)) != 0)
+		else if (rpcbind_port(c->host, MOUNT_PROGRAM, MOUNT_V3, port, sizeof(port), addr,
+				      sizeof(addr)) == 0)
+			host = addr;
+		else
 			snprintf(port, sizeof(port), "%s",
 				 c->p.proto == NFS3C_PROTO_TCP ? c->port : NFS3C_TCP_PORT);
 		snprintf(where, len, "%s:%s (tcp)", c->host, port);
-		rc = rpc_tcp_clnt_create(c->host, port, c->p.connect_timeout_ms, 65536, out);
+		rc = rpc_tcp_clnt_create(host, port, c->p.connect_timeout_ms, 65536, out);
 	}
 	if (rc == 0) {
 		(*out)->cred = c->p.cred;

@@ -4,7 +4,8 @@
  * and the universal addresses the IPv6 versions carry. An IPv4 peer is asked
  * with the portmapper's version 2 (what every rpcbind and the kernel's lockd
  * answer); an IPv6 peer with rpcbind version 4 and netid tcp6 or udp6, since
- * Linux's rpcbind serves version 2 on IPv4 transports only.
+ * version 2 names a protocol, not a family, and Linux's rpcbind answers it
+ * from the IPv4 registrations (netid tcp, udp) only.
  */
 #ifndef NFSRDMA_RPCB_H
 #define NFSRDMA_RPCB_H

@@ -4,7 +4,8 @@
 # configuration on a scratch export. Ganesha needs rpcbind for NFSv3, so the
 # test runs in private network and mount namespaces with a private /run: the
 # rpcbind and ganesha it starts are invisible to the host and gone after it.
-# MOUNT's port is found through rpcbind, then given explicitly; a tree goes in
+# MOUNT's port is found through rpcbind (over IPv4 and over IPv6), then
+# given explicitly; a tree goes in
 # and out, the usual operations run, and bench checks the data it reads.
 . "$(dirname "$0")/client_lib.sh"
 need_fuse
@@ -30,7 +31,7 @@ mkdir -p "$E" "$M"
 NFS_PORT=32049 MNT_PORT=32048
 start_ganesha "$E" $NFS_PORT $MNT_PORT || skip_all "$ganesha_why"
 
-plan 14
+plan 16
 make_tree "$T_SCRATCH/src"
 fg_mount "proto=tcp,port=$NFS_PORT" "127.0.0.1:$E" "$M"
 ok $? "mount: MOUNT's port found through rpcbind"
@@ -61,4 +62,11 @@ out=$("$CLIENT" bench "127.0.0.1:$E" -o "proto=tcp,port=$NFS_PORT" -r 4k,256k -j
 ok $? "bench against ganesha, reads verified"
 echo "$out" | sed 's/^/# /'
 check "bench left no files behind" test -z "$(ls -A "$E" | grep nfsrdma-bench)"
+# over IPv6, MOUNT registered for tcp6 only: the portmapper's GETPORT (which
+# asks for netid tcp) finds nothing; rpcbind version 4's GETADDR finds it
+rpcinfo -d -T tcp 100005 3 && rpcinfo -d -T tcp 100005 1
+fg_mount "proto=tcp,port=$NFS_PORT" "[::1]:$E" "$M"
+ok $? "mount over IPv6: MOUNT's port found through rpcbind GETADDR"
+fg_umount "$M"
+ok $? "unmounted, daemon exited cleanly"
 exit 0
