@@ -60,6 +60,9 @@ t_unit_poller_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
 TESTS += t/unit/evloop_poll.sh t/unit/poller_poll.sh t/system/rpcrdma_poll.sh
 endif
 TESTS += t/system/server_daemon_poll.sh
+# Listen addresses: "0.0.0.0" beside "::", and as many as server.listen takes.
+TESTS += t/system/server_listen.sh
+dist_check_SCRIPTS += t/system/server_listen.sh
 # Once more with portable file handles (server.handles = "portable").
 TESTS += t/system/server_daemon_portable.sh
 dist_check_SCRIPTS += t/system/server_daemon_portable.sh

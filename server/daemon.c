@@ -9,8 +9,10 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <arpa/inet.h>
 
 #include "common/base/log.h"
+#include "common/base/net.h"
 #include "common/base/poller.h"
 #include "common/rpc/rpc_drc.h"
 #include "common/rpc/rpc_replay.h"
@@ -129,6 +131,22 @@ static int listens_on_ipv6(const struct cfg_strlist *l)
 	return 0;
 }
 
+/* Whether listen address i is an IPv4 one that "::" in the same list already
+ * takes (a dual-stack listener, net_dual_stack): listening on it as well
+ * would fail, the port being taken, so ["0.0.0.0", "::"] means what "::"
+ * alone does. */
+static bool taken_by_any6(const struct cfg_strlist *l, size_t i)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, l->v[i], &a) != 1)
+		return false;
+	for (size_t k = 0; k < l->n; k++)
+		if (net_host_is_any6(l->v[k]))
+			return true;
+	return false;
+}
+
 /* Optimistic RDMA, where an export wants it. */
 static int start_ordma(struct nfsrdma_server *s)
 {
@@ -165,9 +183,15 @@ static int start_listeners(struct nfsrdma_server *s)
 		log_err("at most %d listen addresses", DAEMON_MAX_LISTEN);
 		return -E2BIG;
 	}
+	for (size_t i = 0; i < c->server.listen.n; i++)
+		if (taken_by_any6(&c->server.listen, i))
+			log_notice("listen address %s: \"::\" takes IPv4 too",
+				   c->server.listen.v[i]);
 	for (size_t i = 0; c->server.tcp_port && i < c->server.listen.n; i++) {
 		const char *host = c->server.listen.v[i];
 
+		if (taken_by_any6(&c->server.listen, i))
+			continue;
 		if ((rc = rpc_tcp_listen(s->rpc, host, tport, &tp, &s->tcp[s->ntcp])) != 0)
 			return rc;
 		s->ntcp++;
@@ -185,7 +209,8 @@ static int start_listeners(struct nfsrdma_server *s)
 	if ((rc = start_ordma(s)) != 0)
 		return rc;
 	for (size_t i = 0; i < c->server.listen.n; i++)
-		if ((rc = rr_server_listen(s->rr, c->server.listen.v[i], rport)) != 0)
+		if (!taken_by_any6(&c->server.listen, i) &&
+		    (rc = rr_server_listen(s->rr, c->server.listen.v[i], rport)) != 0)
 			return rc;
 	return 0;
 }

@@ -12,7 +12,7 @@
 #include "common/base/config.h"
 #include "common/rpc/integrity.h"
 
-#define DAEMON_MAX_LISTEN 16
+#define DAEMON_MAX_LISTEN 64 /* server.listen's most (config_table.c), RR_LISTEN_MAX */
 
 struct nfs_backend;
 struct rpc_server;

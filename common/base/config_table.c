@@ -170,7 +170,7 @@ const struct cfg_entry config_main_table[] = {
 	E_SIZE("rdma.registered_memory_budget", C, rdma.registered_memory_budget, 1 * M, 1 * T, 0,
 	       256 * M, "Most memory registered at once; credit grants shrink to stay within it."),
 	E_LIST("server.listen", C, server.listen, 1, 64, "0.0.0.0", false, check_listen_addr,
-	       "Local IPv4 or IPv6 addresses the server listens on (0.0.0.0 and :: mean all)."),
+	       "Local IPv4 or IPv6 addresses the server listens on (0.0.0.0: all IPv4; ::: all)."),
 	E_INT("server.rdma_port", C, server.rdma_port, 1, 65535, 20049,
 	      "Port for NFS over RPC/RDMA."),
 	E_INT("server.tcp_port", C, server.tcp_port, 0, 65535, 2049,

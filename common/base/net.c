@@ -39,6 +39,7 @@ int net_listen_tcp(const char *host, const char *port, int backlog, const char *
 				continue;
 			}
 			setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+			net_dual_stack(fd, ai->ai_family);
 			if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, backlog) == 0)
 				break;
 			rc = -errno;
@@ -49,6 +50,21 @@ int net_listen_tcp(const char *host, const char *port, int backlog, const char *
 	}
 	freeaddrinfo(res);
 	return fd >= 0 ? fd : rc;
+}
+
+void net_dual_stack(int fd, int family)
+{
+	int off = 0;
+
+	if (family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+}
+
+bool net_host_is_any6(const char *host)
+{
+	struct in6_addr a;
+
+	return host && inet_pton(AF_INET6, host, &a) == 1 && IN6_IS_ADDR_UNSPECIFIED(&a);
 }
 
 int net_udp_socket(unsigned port, int flags, int *family)

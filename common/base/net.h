@@ -7,8 +7,8 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
-/* Listen on host:port (host NULL = any address, IPv6 with IPv4 mapped where possible).
- * Returns the fd or -errno; *err names what failed. */
+/* Listen on host:port (host NULL = any address, IPv6 with IPv4 mapped where possible;
+ * "::" takes IPv4 too, net_dual_stack). Returns the fd or -errno; *err names what failed. */
 int net_listen_tcp(const char *host, const char *port, int backlog, const char **err);
 /* A UDP socket bound to port (0: any) on every address: IPv6 taking IPv4 too
  * (as IPv4-mapped addresses), or IPv4 where the host has no IPv6. flags
@@ -52,6 +52,13 @@ socklen_t net_addr_unmap(struct sockaddr_storage *ss, socklen_t len);
  * IPv4-mapped on an AF_INET6 socket, IPv4-mapped as IPv4 on an AF_INET one.
  * Its length, or 0 when it cannot be (IPv6 on an IPv4 socket). */
 socklen_t net_addr_for(int family, const struct sockaddr_storage *ss, struct sockaddr_storage *out);
+/* An IPv6 socket fd about to be bound takes IPv4 too (IPV6_V6ONLY off,
+ * whatever net.ipv6.bindv6only says), so that "::" means every address, as
+ * the server's listen addresses document; nothing for other families. */
+void net_dual_stack(int fd, int family);
+/* Whether the numeric address host is IPv6's any address ("::"), which a
+ * listener takes IPv4 on too. */
+bool net_host_is_any6(const char *host);
 /* Whether sa is a real IPv6 address (not IPv4-mapped). */
 bool net_addr_is_v6(const struct sockaddr *sa);
 /* Whether sa is a loopback address (127/8, ::1, ::ffff:127/104). */

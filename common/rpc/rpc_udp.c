@@ -14,6 +14,7 @@
 
 #include "common/base/evloop.h"
 #include "common/base/log.h"
+#include "common/base/net.h"
 #include "rpc_udp.h"
 
 #define DGRAM_MAX 65536
@@ -141,6 +142,8 @@ static int udp_bind(const char *host, const char *port)
 		return -EADDRNOTAVAIL;
 	for (ai = res; ai && fd < 0; ai = ai->ai_next) {
 		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+		if (fd >= 0)
+			net_dual_stack(fd, ai->ai_family);
 		if (fd >= 0 && bind(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
 			rc = -errno;
 			close(fd);

@@ -21,6 +21,12 @@ static int bind_any(struct rdma_cm_id *id, const char *host, const char *port)
 	if ((rc = rdmacore_lookup(host, port, 1, &ai)) != 0)
 		return rc;
 	for (p = ai; p; p = p->ai_next) {
+		int afonly =
+			0; /* "::" takes IPv4 too, as the server's sockets do (net_dual_stack) */
+
+		if (p->ai_family == AF_INET6)
+			rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &afonly,
+					sizeof(afonly));
 		if (rdma_bind_addr(id, p->ai_addr) == 0) {
 			rc = 0;
 			break;

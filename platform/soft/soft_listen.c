@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "common/base/log.h"
+#include "common/base/net.h"
 #include "soft.h"
 
 /* Create, bind and listen on the first address of host:port that works. */
@@ -40,6 +41,7 @@ static int listen_inet(const char *host, const char *port, int backlog)
 			continue;
 		}
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		net_dual_stack(fd, ai->ai_family);
 		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, backlog) == 0)
 			break;
 		err = errno;
