@@ -5,9 +5,10 @@
 # Linux kernel NFSv3 clients, each in network, mount and UTS namespaces of
 # its own (10.9.1.1 "kclient-a", 10.9.2.1 "kclient-b", on veth pairs), with
 # its own rpcbind, rpc.statd and lockd, mounting without nolock over TCP,
-# over IPv4 and over IPv6 (fd00:9:N::1; the server listens on "::", so its
-# IPv4 clients come as IPv4-mapped addresses, and its calls back to the IPv6
-# mounts ask their rpcbind with GETADDR as Linux's lockd does).
+# over IPv4 and over IPv6 (fd00:9:N::1; the server is given "0.0.0.0" and
+# "::", and "::" takes IPv4 too, so its IPv4 clients come as IPv4-mapped
+# addresses, and its calls back to the IPv6 mounts ask their rpcbind with
+# GETADDR as Linux's lockd does).
 # The kernel's lockd and nfsrdma-server's NLM both want program 100021 from
 # the one rpcbind of a namespace, and rxe in Linux 6.1 carries RoCE only in
 # the first network namespace, so a kernel client that locks cannot mount
@@ -44,7 +45,7 @@ pidof rpcbind > /dev/null || rpcbind -w
 cat > $W/server.conf << CONF
 rdma = { provider = "$DEV"; };
 server = {
-	listen = ["::"];
+	listen = ["0.0.0.0", "::"]; # as many write it: "::" takes IPv4 too
 	rdma_port = 20049;
 	tcp_port = 2049;
 	rpcbind = true;
