@@ -157,6 +157,16 @@ static int no_nlm(struct nlmc *n, const char *why)
 	return -ENOLCK;
 }
 
+/* See nlm_clnt_int.h. */
+void nlmc_disconnect(struct nlmc *n)
+{
+	if (n->clnt == NULL)
+		return;
+	auth_destroy(n->clnt->cl_auth);
+	clnt_destroy(n->clnt);
+	n->clnt = NULL;
+}
+
 /* One NLM call; 0, or -ENOLCK when the server's NLM cannot be reached. A
  * broken connection is made again once. */
 int nlmc_call(struct nlmc *n, uint32_t proc, xdrproc_t xa, void *a, xdrproc_t xr, void *r)
@@ -185,8 +195,7 @@ int nlmc_call(struct nlmc *n, uint32_t proc, xdrproc_t xa, void *a, xdrproc_t xr
 			n->no_nlm_logged = 0;
 			break;
 		}
-		clnt_destroy(n->clnt);
-		n->clnt = NULL;
+		nlmc_disconnect(n);
 		if (st == RPC_PROGUNAVAIL || st == RPC_PROGVERSMISMATCH || st == RPC_PROCUNAVAIL ||
 		    st == RPC_TIMEDOUT || tries == 1) {
 			rc = no_nlm(n, clnt_sperrno(st));
@@ -355,7 +364,8 @@ static int wait_for(struct nlmc *n, struct nlmc_wait *w, unsigned ms)
 	while (!w->granted && !w->interrupted &&
 	       pthread_cond_timedwait(&w->cond, &n->lock, &ts) == 0)
 		;
-	rc = w->interrupted ? -EINTR : w->granted ? 1 : 0;
+	/* a GRANTED taken before the interruption wins: the lock is ours */
+	rc = w->granted ? 1 : w->interrupted ? -EINTR : 0;
 	w->granted = 0;
 	pthread_mutex_unlock(&n->lock);
 	return rc;

@@ -70,7 +70,10 @@ static void reply(struct nlmc *n, uint32_t xid, const struct net_dgram_peer *sa,
 	answer(n, xid, sa, xr, res, ast, NLM_V4, NLM_V4);
 }
 
-/* A GRANTED for one of our waits: wake it. NLM4_GRANTED if one waited. */
+/* A GRANTED for one of our waits: wake it. NLM4_GRANTED if one waited. An
+ * interrupted wait takes none: its caller is being told EINTR (the CANCEL
+ * may still be on its way), so the lock must not become ours; told DENIED,
+ * the server gives it back. */
 static nlm4_stats granted(struct nlmc *n, const nlm4_testargs *a)
 {
 	const nlm4_lock *l = &a->alock;
@@ -83,8 +86,9 @@ static nlm4_stats granted(struct nlmc *n, const nlm4_testargs *a)
 	memcpy(&owner, l->oh.nlm4_netobj_val + 8, 8);
 	pthread_mutex_lock(&n->lock);
 	for (struct nlmc_wait *w = n->waiters; w; w = w->next) {
-		if (w->owner == owner && w->off == l->l_offset && w->len == l->l_len &&
-		    w->excl == !!a->exclusive && w->fh.len == l->fh.nlm4_netobj_len &&
+		if (!w->interrupted && w->owner == owner && w->off == l->l_offset &&
+		    w->len == l->l_len && w->excl == !!a->exclusive &&
+		    w->fh.len == l->fh.nlm4_netobj_len &&
 		    memcmp(w->fh.data, l->fh.nlm4_netobj_val, w->fh.len) == 0) {
 			w->granted = 1;
 			pthread_cond_signal(&w->cond);
@@ -403,8 +407,7 @@ void nlmc_stop(struct nlmc *n)
 		pthread_join(n->reclaimer, NULL);
 	if (n->cbfd >= 0)
 		close(n->cbfd);
-	if (n->clnt)
-		clnt_destroy(n->clnt);
+	nlmc_disconnect(n);
 	nlmc_held_clear(&n->held);
 	pthread_cond_destroy(&n->reclaim_cond);
 	pthread_mutex_destroy(&n->call_lock);

@@ -69,6 +69,9 @@ CLIENT *nlmc_tcp_client(const struct sockaddr_storage *sa, socklen_t salen, uint
 			uint32_t vers, int timeout_ms);
 /* One NLM call; 0, or -ENOLCK when the server's NLM cannot be reached. */
 int nlmc_call(struct nlmc *n, uint32_t proc, xdrproc_t xa, void *a, xdrproc_t xr, void *r);
+/* Close the connection to the server's NLM, if any (with its credentials,
+ * which clnt_destroy leaves). Under call_lock, or when no call can run. */
+void nlmc_disconnect(struct nlmc *n);
 /* A new call cookie: *c, which o names. */
 void nlmc_set_cookie(struct nlmc *n, uint32_t *c, nlm4_netobj *o);
 /* Fill alock for l (oh, OH_LEN bytes, is the caller's buffer). */

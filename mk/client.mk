@@ -71,6 +71,12 @@ TESTS += t/system/client_hostile_test
 t_system_client_hostile_test_SOURCES = t/system/client_hostile_test.c $(CLIENT_SRV)
 t_system_client_hostile_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_system_client_hostile_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
+# A blocked request interrupted, against a fake server's NLM (t/unit/nlm_clnt_wait_test.c).
+check_PROGRAMS += t/unit/nlm_clnt_wait_test
+TESTS += t/unit/nlm_clnt_wait_test
+t_unit_nlm_clnt_wait_test_SOURCES = t/unit/nlm_clnt_wait_test.c $(CLIENT_NLM_SOURCES)
+t_unit_nlm_clnt_wait_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_unit_nlm_clnt_wait_test_LDADD = $(LDADD) $(CMOCKA_LIBS) -lpthread
 # The callback service over loopback UDP (t/unit/nlm_clnt_cb_test.c).
 check_PROGRAMS += t/unit/nlm_clnt_cb_test
 TESTS += t/unit/nlm_clnt_cb_test

@@ -1,0 +1,337 @@
+/*
+ * nlm_clnt_wait_test.c: a blocked lock request of the client's lock manager
+ * (client/nlm_clnt.c) and its interruption, against a fake server's NLM over
+ * loopback TCP that answers LOCK with BLOCKED and holds its answer to CANCEL
+ * until the test lets it go, so that the order of events is the test's:
+ * - a GRANTED that comes while the interrupted request's CANCEL is on its
+ *   way is denied (the caller is told EINTR: the lock must not become ours,
+ *   or the server would hold it for an owner that never unlocks it);
+ * - a GRANTED taken before the interruption wins: the lock is held, and the
+ *   caller is told so.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <rpc/rpc.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "client/nlm_clnt.h"
+#include "common/base/log.h"
+#include "common/base/net.h"
+#include "common/nfs/nlm_prog.h"
+#include "common/nfs/nlm_prot.h"
+
+/* The fake server: what it saw, and the CANCEL it holds. */
+struct fake {
+	int lfd;
+	unsigned port;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int locks, cancels, unlocks, go;
+	/* the last LOCK's lock, for a GRANTED that names it */
+	char oh[64], fh[NFS3_FHSIZE];
+	u_int ohlen, fhlen;
+	uint64_t off, len;
+	int excl;
+};
+
+/* One record-marked call from fd into buf; its length, or -1. */
+static ssize_t read_record(int fd, char *buf, size_t cap)
+{
+	uint32_t mark;
+	size_t len;
+
+	if (net_read_full(fd, &mark, 4) != 0)
+		return -1;
+	len = ntohl(mark) & 0x7fffffff;
+	if (!(ntohl(mark) & 0x80000000) || len > cap || net_read_full(fd, buf, len) != 0)
+		return -1;
+	return (ssize_t)len;
+}
+
+/* Answer call xid on fd with nlm4_res stat. */
+static int answer(int fd, uint32_t xid, nlm4_stats stat)
+{
+	nlm4_res r = {.stat = stat};
+	struct rpc_msg m = {.rm_xid = xid, .rm_direction = REPLY};
+	char buf[512];
+	uint32_t mark;
+	XDR x;
+
+	m.rm_reply.rp_stat = MSG_ACCEPTED;
+	m.acpted_rply.ar_verf = _null_auth;
+	m.acpted_rply.ar_stat = SUCCESS;
+	m.acpted_rply.ar_results.where = (caddr_t)&r;
+	m.acpted_rply.ar_results.proc = (xdrproc_t)xdr_nlm4_res;
+	xdrmem_create(&x, buf + 4, sizeof(buf) - 4, XDR_ENCODE);
+	if (!xdr_replymsg(&x, &m))
+		return -1;
+	mark = htonl(0x80000000u | xdr_getpos(&x));
+	memcpy(buf, &mark, 4);
+	return write(fd, buf, 4 + xdr_getpos(&x)) == (ssize_t)(4 + xdr_getpos(&x)) ? 0 : -1;
+}
+
+/* Keep the lock of a LOCK call (its arguments at x). */
+static void saw_lock(struct fake *f, XDR *x)
+{
+	nlm4_lockargs a;
+
+	memset(&a, 0, sizeof(a));
+	if (!xdr_nlm4_lockargs(x, &a))
+		return;
+	pthread_mutex_lock(&f->lock);
+	f->ohlen = a.alock.oh.nlm4_netobj_len < sizeof(f->oh) ? a.alock.oh.nlm4_netobj_len : 0;
+	memcpy(f->oh, a.alock.oh.nlm4_netobj_val, f->ohlen);
+	f->fhlen = a.alock.fh.nlm4_netobj_len <= sizeof(f->fh) ? a.alock.fh.nlm4_netobj_len : 0;
+	memcpy(f->fh, a.alock.fh.nlm4_netobj_val, f->fhlen);
+	f->off = a.alock.l_offset;
+	f->len = a.alock.l_len;
+	f->excl = a.exclusive;
+	f->locks++;
+	pthread_cond_broadcast(&f->cond);
+	pthread_mutex_unlock(&f->lock);
+	xdr_free((xdrproc_t)xdr_nlm4_lockargs, (char *)&a);
+}
+
+/* The fake server's thread: one connection, its calls answered in turn. */
+static void *fake_main(void *arg)
+{
+	struct fake *f = arg;
+	int fd = accept(f->lfd, NULL, NULL);
+	char buf[4096];
+	ssize_t len;
+
+	while (fd >= 0 && (len = read_record(fd, buf, sizeof(buf))) > 0) {
+		char cred[MAX_AUTH_BYTES], verf[MAX_AUTH_BYTES];
+		struct rpc_msg m;
+		nlm4_stats st = NLM4_GRANTED;
+		XDR x;
+
+		memset(&m, 0, sizeof(m));
+		m.rm_call.cb_cred.oa_base = cred; /* else decoding allocates them */
+		m.rm_call.cb_verf.oa_base = verf;
+		xdrmem_create(&x, buf, (u_int)len, XDR_DECODE);
+		if (!xdr_callmsg(&x, &m))
+			break;
+		pthread_mutex_lock(&f->lock);
+		if (m.rm_call.cb_proc == NLM4_CANCEL) {
+			f->cancels++;
+			pthread_cond_broadcast(&f->cond);
+			while (!f->go)
+				pthread_cond_wait(&f->cond, &f->lock);
+		} else if (m.rm_call.cb_proc == NLM4_UNLOCK) {
+			f->unlocks++;
+			pthread_cond_broadcast(&f->cond);
+		}
+		pthread_mutex_unlock(&f->lock);
+		if (m.rm_call.cb_proc == NLM4_LOCK) {
+			saw_lock(f, &x);
+			st = NLM4_BLOCKED;
+		}
+		xdr_destroy(&x);
+		if (answer(fd, m.rm_xid, st) != 0)
+			break;
+	}
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+/* The test's state: the fake server, the client, and the blocked request. */
+struct fx {
+	struct fake f;
+	struct nlmc *n;
+	pthread_t locker;
+	struct nfs3c_fh fh;
+	struct nlmc_wait *w; /* while nlmc_lock waits (under f.lock) */
+	int rc;		     /* nlmc_lock's answer */
+	int joined;
+};
+
+static void waiting(void *arg, struct nlmc_wait *w)
+{
+	struct fx *t = arg;
+
+	pthread_mutex_lock(&t->f.lock);
+	t->w = w;
+	pthread_cond_broadcast(&t->f.cond);
+	pthread_mutex_unlock(&t->f.lock);
+}
+
+static void *locker_main(void *arg)
+{
+	struct fx *t = arg;
+	struct nlmc_lock l = {
+		.fh = &t->fh, .owner = 42, .svid = 7, .type = F_WRLCK, .start = 0, .len = 100};
+
+	t->rc = nlmc_lock(t->n, &l, 1, waiting, t);
+	return NULL;
+}
+
+/* Let the fake server answer CANCEL from now on, and wait for nlmc_lock's
+ * answer (in t->rc). */
+static void finish(struct fx *t)
+{
+	pthread_mutex_lock(&t->f.lock);
+	t->f.go = 1;
+	pthread_cond_broadcast(&t->f.cond);
+	pthread_mutex_unlock(&t->f.lock);
+	if (!t->joined)
+		pthread_join(t->locker, NULL);
+	t->joined = 1;
+}
+
+static int setup(void **state)
+{
+	static struct fx t;
+	struct nlmc_params p;
+	const char *why;
+	char err[256];
+
+	memset(&t, 0, sizeof(t));
+	log_set_level(LOG_LVL_ERR);
+	pthread_mutex_init(&t.f.lock, NULL);
+	pthread_cond_init(&t.f.cond, NULL);
+	t.f.lfd = net_listen_tcp("127.0.0.1", "0", 1, &why);
+	if (t.f.lfd < 0 || pthread_create(&t.f.thread, NULL, fake_main, &t.f) != 0)
+		return -1;
+	nlmc_params_defaults(&p);
+	p.host = "127.0.0.1";
+	p.port = (unsigned)net_local_port(t.f.lfd);
+	p.no_rpcbind = 1;
+	if (nlmc_start(&p, &t.n, err, sizeof(err)) != 0) {
+		fprintf(stderr, "nlmc_start: %s\n", err);
+		return -1;
+	}
+	t.fh.len = 8;
+	memcpy(t.fh.data, "FILEHNDL", 8);
+	if (pthread_create(&t.locker, NULL, locker_main, &t) != 0)
+		return -1;
+	/* until the request is blocked on the server and waits here */
+	pthread_mutex_lock(&t.f.lock);
+	while (t.f.locks == 0 || t.w == NULL)
+		pthread_cond_wait(&t.f.cond, &t.f.lock);
+	pthread_mutex_unlock(&t.f.lock);
+	*state = &t;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *t = *state;
+
+	finish(t);
+	nlmc_stop(t->n); /* closes the connection: the fake server's thread ends */
+	shutdown(t->f.lfd, SHUT_RDWR);
+	pthread_join(t->f.thread, NULL);
+	close(t->f.lfd);
+	return 0;
+}
+
+/* The server's GRANTED of the blocked lock, over UDP to the callback
+ * service; its answer. */
+static nlm4_stats grant(struct fx *t)
+{
+	struct sockaddr_in to = {.sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)nlmc_cbport(t->n)),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct timeval tv = {.tv_sec = 5, .tv_usec = 0};
+	nlm4_testargs a = {.exclusive = t->f.excl,
+			   .alock = {.caller_name = "server",
+				     .fh = {t->f.fhlen, t->f.fh},
+				     .oh = {t->f.ohlen, t->f.oh},
+				     .svid = 7,
+				     .l_offset = t->f.off,
+				     .l_len = t->f.len}};
+	struct rpc_msg m = {.rm_xid = 77, .rm_direction = CALL};
+	nlm4_res r;
+	char buf[2048];
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ssize_t got;
+	XDR x;
+
+	assert_true(fd >= 0);
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+	m.rm_call.cb_rpcvers = RPC_MSG_VERSION;
+	m.rm_call.cb_prog = NLM_PROGRAM;
+	m.rm_call.cb_vers = NLM_V4;
+	m.rm_call.cb_proc = NLM4_GRANTED_PROC;
+	m.rm_call.cb_cred = m.rm_call.cb_verf = _null_auth;
+	xdrmem_create(&x, buf, sizeof(buf), XDR_ENCODE);
+	assert_true(xdr_callmsg(&x, &m) && xdr_nlm4_testargs(&x, &a));
+	assert_true(sendto(fd, buf, xdr_getpos(&x), 0, (struct sockaddr *)&to, sizeof(to)) > 0);
+	xdr_destroy(&x);
+	got = recv(fd, buf, sizeof(buf), 0);
+	close(fd);
+	assert_true(got > 0);
+	memset(&m, 0, sizeof(m));
+	memset(&r, 0, sizeof(r));
+	m.acpted_rply.ar_results.where = (caddr_t)&r;
+	m.acpted_rply.ar_results.proc = (xdrproc_t)xdr_nlm4_res;
+	xdrmem_create(&x, buf, (u_int)got, XDR_DECODE);
+	assert_true(xdr_replymsg(&x, &m));
+	xdr_destroy(&x);
+	assert_int_equal(m.rm_reply.rp_stat, MSG_ACCEPTED);
+	xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
+	return r.stat;
+}
+
+/* Interrupted, the request sends CANCEL; a GRANTED before its answer is
+ * denied, and the caller gets EINTR. */
+static void granted_after_interrupt_denied(void **state)
+{
+	struct fx *t = *state;
+
+	pthread_mutex_lock(&t->f.lock);
+	nlmc_interrupt(t->n, t->w);
+	while (t->f.cancels == 0)
+		pthread_cond_wait(&t->f.cond, &t->f.lock);
+	pthread_mutex_unlock(&t->f.lock);
+	assert_int_equal(grant(t), NLM4_DENIED);
+	finish(t);
+	assert_int_equal(t->rc, -EINTR);
+}
+
+/* A GRANTED taken, then the interruption (if the request still waits): the
+ * lock is held, no CANCEL goes, and it is released by an UNLOCK. */
+static void granted_before_interrupt_wins(void **state)
+{
+	struct fx *t = *state;
+
+	assert_int_equal(grant(t), NLM4_GRANTED);
+	pthread_mutex_lock(&t->f.lock);
+	if (t->w)
+		nlmc_interrupt(t->n, t->w);
+	pthread_mutex_unlock(&t->f.lock);
+	finish(t);
+	assert_int_equal(t->rc, 0);
+	assert_int_equal(t->f.cancels, 0);
+	assert_int_equal(nlmc_release_owner(t->n, &t->fh, 42), 0);
+	pthread_mutex_lock(&t->f.lock);
+	assert_int_equal(t->f.unlocks, 1);
+	pthread_mutex_unlock(&t->f.lock);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(granted_after_interrupt_denied, setup, teardown),
+		cmocka_unit_test_setup_teardown(granted_before_interrupt_wins, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
