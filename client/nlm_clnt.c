@@ -28,10 +28,12 @@
 #include "common/base/net.h"
 #include "common/nfs/nlm_prog.h"
 #include "common/nfs/nlm_prot.h"
+#include "common/rpc/rpc_tcp.h"
 #include "common/rpc/rpcb.h"
 
-#define GRACE_WAIT_MS 1000 /* a request refused for the grace period is sent again */
-#define GRACE_MAX_MS  (300 * 1000)
+#define GRACE_WAIT_MS  1000 /* a request refused for the grace period is sent again */
+#define GRACE_MAX_MS   (300 * 1000)
+#define NLM_MAX_RECORD 65536 /* the largest NLM reply taken (a TEST's: its holder's owner) */
 
 /* See nlm_clnt.h. */
 void nlmc_params_defaults(struct nlmc_params *p)
@@ -117,14 +119,17 @@ static unsigned nlm_port(struct nlmc *n, const struct sockaddr_storage *sa, sock
 	return port ? port : 2049;
 }
 
-/* An RPC client for the server's NLM: each of the host's addresses in turn
+/* A connection to the server's NLM: each of the host's addresses in turn
  * (a name may give IPv6 and IPv4, and the server listen on one), as the NFS
- * connection is made. NULL with *why set if none answers. */
-static CLIENT *nlm_connect(struct nlmc *n, const char **why)
+ * connection is made. NULL with *why set if none answers. Its calls carry
+ * this process's AUTH_SYS credentials, as libtirpc's authunix_create_default
+ * would. */
+static struct rpc_clnt *nlm_connect(struct nlmc *n, const char **why)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
 	struct sockaddr_storage sa;
-	CLIENT *c = NULL;
+	struct rpc_clnt *c = NULL;
+	char host[NET_HOST_STRLEN], port[16];
 
 	if (getaddrinfo(n->host, NULL, &hints, &res) != 0) {
 		*why = "cannot resolve the host";
@@ -137,10 +142,16 @@ static CLIENT *nlm_connect(struct nlmc *n, const char **why)
 			continue;
 		memset(&sa, 0, sizeof(sa));
 		memcpy(&sa, ai->ai_addr, ai->ai_addrlen);
-		net_addr_set_port(&sa, nlm_port(n, &sa, ai->ai_addrlen));
-		c = nlmc_tcp_client(&sa, ai->ai_addrlen, NLM_PROGRAM, NLM_V4, n->p.timeout_ms);
+		snprintf(port, sizeof(port), "%u", nlm_port(n, &sa, ai->ai_addrlen));
+		net_host_str(ai->ai_addr, host, sizeof(host));
+		if (rpc_tcp_clnt_create(host, port, n->p.timeout_ms, NLM_MAX_RECORD, &c) != 0)
+			c = NULL;
 	}
 	freeaddrinfo(res);
+	if (c) {
+		c->cred.uid = (uint32_t)geteuid();
+		c->cred.gid = (uint32_t)getegid();
+	}
 	return c;
 }
 
@@ -157,53 +168,97 @@ static int no_nlm(struct nlmc *n, const char *why)
 	return -ENOLCK;
 }
 
+/* Drop a hold on c; the last one closes it. Under call_lock. True if c is
+ * to be destroyed (after call_lock is let go). */
+static bool conn_put(struct nlmc_conn *c)
+{
+	return --c->refs == 0;
+}
+
+static void conn_destroy(struct nlmc_conn *c)
+{
+	rpc_clnt_destroy(c->rpc);
+	free(c);
+}
+
 /* See nlm_clnt_int.h. */
 void nlmc_disconnect(struct nlmc *n)
 {
-	if (n->clnt == NULL)
-		return;
-	auth_destroy(n->clnt->cl_auth);
-	clnt_destroy(n->clnt);
-	n->clnt = NULL;
+	struct nlmc_conn *c = n->conn;
+
+	n->conn = NULL;
+	if (c && conn_put(c))
+		conn_destroy(c);
 }
 
-/* One NLM call; 0, or -ENOLCK when the server's NLM cannot be reached. A
- * broken connection is made again once. */
-int nlmc_call(struct nlmc *n, uint32_t proc, xdrproc_t xa, void *a, xdrproc_t xr, void *r)
+/* The connection calls go on, made if need be, held for the caller; NULL
+ * (after no_nlm) when the server's NLM cannot be reached. */
+static struct nlmc_conn *conn_get(struct nlmc *n)
 {
-	struct timeval tv = {.tv_sec = n->p.timeout_ms / 1000,
-			     .tv_usec = (n->p.timeout_ms % 1000) * 1000};
-	enum clnt_stat st = RPC_CANTSEND;
-	int rc = 0;
+	struct nlmc_conn *c;
+	const char *why;
 
 	pthread_mutex_lock(&n->call_lock);
-	for (int tries = 0; tries < 2; tries++) {
-		if (n->clnt == NULL) {
-			const char *why;
-
-			if ((n->clnt = nlm_connect(n, &why)) == NULL) {
-				rc = no_nlm(n, why);
-				break;
-			}
-			auth_destroy(n->clnt->cl_auth);
-			n->clnt->cl_auth = authunix_create_default();
-			n->reconnected |= n->ever_connected; /* the server may have restarted */
-			n->ever_connected = 1;
+	if ((c = n->conn) == NULL) {
+		why = "out of memory";
+		if ((c = calloc(1, sizeof(*c))) == NULL ||
+		    (c->rpc = nlm_connect(n, &why)) == NULL) {
+			free(c);
+			no_nlm(n, why);
+			pthread_mutex_unlock(&n->call_lock);
+			return NULL;
 		}
-		st = clnt_call(n->clnt, proc, xa, a, xr, r, tv);
-		if (st == RPC_SUCCESS) {
-			n->no_nlm_logged = 0;
-			break;
-		}
-		nlmc_disconnect(n);
-		if (st == RPC_PROGUNAVAIL || st == RPC_PROGVERSMISMATCH || st == RPC_PROCUNAVAIL ||
-		    st == RPC_TIMEDOUT || tries == 1) {
-			rc = no_nlm(n, clnt_sperrno(st));
-			break;
-		}
+		c->refs = 1; /* n->conn's */
+		n->conn = c;
+		n->reconnected |= n->ever_connected; /* the server may have restarted */
+		n->ever_connected = 1;
 	}
+	c->refs++;
 	pthread_mutex_unlock(&n->call_lock);
-	return rc;
+	return c;
+}
+
+/* One NLM call; 0, or -ENOLCK when the server's NLM cannot be reached. Calls
+ * of several threads go out at once on the one connection. A broken
+ * connection is made again once; one that timed out is left to the calls
+ * still on it, and the next call makes a new one. */
+int nlmc_call(struct nlmc *n, uint32_t proc, xdrproc_t xa, void *a, xdrproc_t xr, void *r)
+{
+	int rc = -ECONNRESET;
+
+	for (int tries = 0; tries < 2 && rc == -ECONNRESET; tries++) {
+		struct rpc_call call = {.prog = NLM_PROGRAM,
+					.vers = NLM_V4,
+					.proc = proc,
+					.xdr_args = xa,
+					.args = a,
+					.xdr_res = xr,
+					.res = r,
+					.timeout_ms = n->p.timeout_ms};
+		struct nlmc_conn *c = conn_get(n);
+		bool last;
+
+		if (c == NULL)
+			return -ENOLCK;
+		rc = rpc_clnt_call(c->rpc, &call);
+		if (rc == 0) {
+			/* the results stay decoded in r for the caller to free */
+			call.xdr_res = (xdrproc_t)xdr_void;
+			rpc_clnt_free_res(c->rpc, &call);
+		}
+		pthread_mutex_lock(&n->call_lock);
+		if (rc == 0)
+			n->no_nlm_logged = 0;
+		else if (n->conn == c)
+			nlmc_disconnect(n); /* n's hold; c lives on while calls hold it */
+		last = conn_put(c);
+		if (rc != 0 && (rc != -ECONNRESET || tries == 1))
+			no_nlm(n, strerror(-rc));
+		pthread_mutex_unlock(&n->call_lock);
+		if (last)
+			conn_destroy(c);
+	}
+	return rc == 0 ? 0 : -ENOLCK;
 }
 
 /* The errno of an NLM answer. */

@@ -2,7 +2,7 @@
  * nlm_clnt_int.h: what the files of the client's lock manager share: the
  * client (struct nlmc), a blocked request's wait, the owner handle, and the
  * calls to the server that the reclaimer also makes. nlmc.call_lock guards the
- * connection (calls go one at a time); nlmc.lock the waits, what is held and
+ * connection (calls on it go out at once); nlmc.lock the waits, what is held and
  * the reclaimer's state. Neither is taken while the other is held.
  */
 #ifndef NFSRDMA_NLM_CLNT_INT_H
@@ -29,6 +29,14 @@ struct nlmc_wait {
 	pthread_cond_t cond;
 };
 
+/* The connection to the server's NLM: calls on it go out at once (one slow
+ * call does not hold the others up); it lives while a call or nlmc->conn
+ * holds it. */
+struct nlmc_conn {
+	struct rpc_clnt *rpc;
+	unsigned refs; /* under call_lock */
+};
+
 struct nlmc {
 	struct nlmc_params p;
 	char host[256];	  /* the server */
@@ -36,8 +44,8 @@ struct nlmc {
 	uint8_t cookie[8];
 	int32_t state; /* our NSM state number */
 
-	pthread_mutex_t call_lock; /* the connection; calls go one at a time */
-	CLIENT *clnt;
+	pthread_mutex_t call_lock; /* conn (calls on it run at once, each holding it) */
+	struct nlmc_conn *conn;
 	int no_nlm_logged;
 	uint32_t next_cookie;
 
@@ -69,8 +77,8 @@ CLIENT *nlmc_tcp_client(const struct sockaddr_storage *sa, socklen_t salen, uint
 			uint32_t vers, int timeout_ms);
 /* One NLM call; 0, or -ENOLCK when the server's NLM cannot be reached. */
 int nlmc_call(struct nlmc *n, uint32_t proc, xdrproc_t xa, void *a, xdrproc_t xr, void *r);
-/* Close the connection to the server's NLM, if any (with its credentials,
- * which clnt_destroy leaves). Under call_lock, or when no call can run. */
+/* Let go of n's hold on the connection to the server's NLM, if any (under
+ * call_lock, or at the end); the calls still on it keep it until they end. */
 void nlmc_disconnect(struct nlmc *n);
 /* A new call cookie: *c, which o names. */
 void nlmc_set_cookie(struct nlmc *n, uint32_t *c, nlm4_netobj *o);

@@ -2,12 +2,15 @@
  * nlm_clnt_wait_test.c: a blocked lock request of the client's lock manager
  * (client/nlm_clnt.c) and its interruption, against a fake server's NLM over
  * loopback TCP that answers LOCK with BLOCKED and holds its answer to CANCEL
- * until the test lets it go, so that the order of events is the test's:
+ * (answering other calls meanwhile) until the test lets it go, so that the
+ * order of events is the test's:
  * - a GRANTED that comes while the interrupted request's CANCEL is on its
  *   way is denied (the caller is told EINTR: the lock must not become ours,
  *   or the server would hold it for an owner that never unlocks it);
  * - a GRANTED taken before the interruption wins: the lock is held, and the
- *   caller is told so.
+ *   caller is told so;
+ * - a call is not held up by another's slow answer (the CANCEL held): calls
+ *   of several threads go out at once on the one connection.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -36,12 +40,13 @@
 
 /* The fake server: what it saw, and the CANCEL it holds. */
 struct fake {
-	int lfd;
+	int lfd, fd; /* listening; the connection (-1 until accepted) */
 	unsigned port;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	int locks, cancels, unlocks, go;
+	int locks, cancels, unlocks, tests, go;
+	uint32_t held_xid; /* the CANCEL not answered yet, or 0 */
 	/* the last LOCK's lock, for a GRANTED that names it */
 	char oh[64], fh[NFS3_FHSIZE];
 	u_int ohlen, fhlen;
@@ -63,7 +68,9 @@ static ssize_t read_record(int fd, char *buf, size_t cap)
 	return (ssize_t)len;
 }
 
-/* Answer call xid on fd with nlm4_res stat. */
+/* Answer call xid on fd with nlm4_res stat (for TEST, an nlm4_testres
+ * without a holder: the same bytes). Under f->lock: the fake's thread and
+ * the test's both answer. */
 static int answer(int fd, uint32_t xid, nlm4_stats stat)
 {
 	nlm4_res r = {.stat = stat};
@@ -115,6 +122,9 @@ static void *fake_main(void *arg)
 	char buf[4096];
 	ssize_t len;
 
+	pthread_mutex_lock(&f->lock);
+	f->fd = fd;
+	pthread_mutex_unlock(&f->lock);
 	while (fd >= 0 && (len = read_record(fd, buf, sizeof(buf))) > 0) {
 		char cred[MAX_AUTH_BYTES], verf[MAX_AUTH_BYTES];
 		struct rpc_msg m;
@@ -127,25 +137,27 @@ static void *fake_main(void *arg)
 		xdrmem_create(&x, buf, (u_int)len, XDR_DECODE);
 		if (!xdr_callmsg(&x, &m))
 			break;
-		pthread_mutex_lock(&f->lock);
-		if (m.rm_call.cb_proc == NLM4_CANCEL) {
-			f->cancels++;
-			pthread_cond_broadcast(&f->cond);
-			while (!f->go)
-				pthread_cond_wait(&f->cond, &f->lock);
-		} else if (m.rm_call.cb_proc == NLM4_UNLOCK) {
-			f->unlocks++;
-			pthread_cond_broadcast(&f->cond);
-		}
-		pthread_mutex_unlock(&f->lock);
 		if (m.rm_call.cb_proc == NLM4_LOCK) {
 			saw_lock(f, &x);
 			st = NLM4_BLOCKED;
 		}
 		xdr_destroy(&x);
-		if (answer(fd, m.rm_xid, st) != 0)
+		pthread_mutex_lock(&f->lock);
+		f->unlocks += m.rm_call.cb_proc == NLM4_UNLOCK;
+		f->tests += m.rm_call.cb_proc == NLM4_TEST;
+		if (m.rm_call.cb_proc == NLM4_CANCEL && !f->go) {
+			f->cancels++;
+			f->held_xid = m.rm_xid; /* answered when the test says go */
+		} else if (answer(fd, m.rm_xid, st) != 0) {
+			pthread_mutex_unlock(&f->lock);
 			break;
+		}
+		pthread_cond_broadcast(&f->cond);
+		pthread_mutex_unlock(&f->lock);
 	}
+	pthread_mutex_lock(&f->lock);
+	f->fd = -1;
+	pthread_mutex_unlock(&f->lock);
 	if (fd >= 0)
 		close(fd);
 	return NULL;
@@ -188,6 +200,9 @@ static void finish(struct fx *t)
 {
 	pthread_mutex_lock(&t->f.lock);
 	t->f.go = 1;
+	if (t->f.held_xid && t->f.fd >= 0)
+		answer(t->f.fd, t->f.held_xid, NLM4_GRANTED);
+	t->f.held_xid = 0;
 	pthread_cond_broadcast(&t->f.cond);
 	pthread_mutex_unlock(&t->f.lock);
 	if (!t->joined)
@@ -203,6 +218,7 @@ static int setup(void **state)
 	char err[256];
 
 	memset(&t, 0, sizeof(t));
+	t.f.fd = -1;
 	log_set_level(LOG_LVL_ERR);
 	pthread_mutex_init(&t.f.lock, NULL);
 	pthread_cond_init(&t.f.cond, NULL);
@@ -326,11 +342,71 @@ static void granted_before_interrupt_wins(void **state)
 	pthread_mutex_unlock(&t->f.lock);
 }
 
+struct tester {
+	struct fx *t;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int done, rc, type;
+};
+
+static void *tester_main(void *arg)
+{
+	struct tester *q = arg;
+	struct nlmc_lock l = {
+		.fh = &q->t->fh, .owner = 43, .svid = 8, .type = F_WRLCK, .start = 0, .len = 100};
+	pid_t pid;
+	int rc = nlmc_test(q->t->n, &l, &pid);
+
+	pthread_mutex_lock(&q->lock);
+	q->rc = rc;
+	q->type = l.type;
+	q->done = 1;
+	pthread_cond_signal(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
+}
+
+/* While the interrupted request's CANCEL waits for its answer, another
+ * thread's TEST is answered (within 5 s; before, it waited for the CANCEL). */
+static void calls_go_out_at_once(void **state)
+{
+	struct fx *t = *state;
+	struct tester q = {
+		.t = t, .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+	struct timespec until;
+	pthread_t th;
+	int answered;
+
+	pthread_mutex_lock(&t->f.lock);
+	nlmc_interrupt(t->n, t->w);
+	while (t->f.cancels == 0)
+		pthread_cond_wait(&t->f.cond, &t->f.lock);
+	pthread_mutex_unlock(&t->f.lock);
+	assert_int_equal(pthread_create(&th, NULL, tester_main, &q), 0);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	pthread_mutex_lock(&q.lock);
+	while (!q.done && pthread_cond_timedwait(&q.cond, &q.lock, &until) == 0)
+		;
+	answered = q.done;
+	pthread_mutex_unlock(&q.lock);
+	finish(t); /* the CANCEL answered: the request ends, and a held-up TEST too */
+	pthread_join(th, NULL);
+	assert_int_equal(t->rc, -EINTR);
+	assert_true(answered);
+	assert_int_equal(q.rc, 0);
+	assert_int_equal(q.type, F_UNLCK);
+	pthread_mutex_lock(&t->f.lock);
+	assert_int_equal(t->f.tests, 1);
+	pthread_mutex_unlock(&t->f.lock);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(granted_after_interrupt_denied, setup, teardown),
 		cmocka_unit_test_setup_teardown(granted_before_interrupt_wins, setup, teardown),
+		cmocka_unit_test_setup_teardown(calls_go_out_at_once, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
