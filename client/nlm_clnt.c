@@ -1,6 +1,7 @@
 /*
  * nlm_clnt.c: lock calls to the server's NLM v4 over TCP (one connection,
- * made at the first lock, calls one at a time, each bounded by timeout_ms),
+ * made at the first lock, calls of several threads on it at once, each
+ * bounded by timeout_ms),
  * and the lock operations of nlm_clnt.h: TEST, LOCK (with the wait for a
  * blocked request's GRANTED), UNLOCK, and what each lock owner holds. A lock
  * owner is named on the wire by an owner handle of 18 bytes: this client's
@@ -448,6 +449,16 @@ static void cancel(struct nlmc *n, nlm4_lockargs *la)
 		xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
 }
 
+/* Set whether w's LOCK is on its way. */
+static void wait_calling(struct nlmc *n, struct nlmc_wait *w, int calling)
+{
+	if (w == NULL)
+		return;
+	pthread_mutex_lock(&n->lock);
+	w->calling = calling;
+	pthread_mutex_unlock(&n->lock);
+}
+
 /* LOCK, and while BLOCKED (or refused for the grace period) the waits.
  * *unsure: a LOCK got no answer (the server may yet grant it). */
 static int lock_loop(struct nlmc *n, nlm4_lockargs *a, struct nlmc_wait *w, int *unsure)
@@ -458,8 +469,11 @@ static int lock_loop(struct nlmc *n, nlm4_lockargs *a, struct nlmc_wait *w, int 
 
 	for (;;) {
 		memset(&r, 0, sizeof(r));
-		if ((rc = nlmc_call(n, NLM4_LOCK, (xdrproc_t)xdr_nlm4_lockargs, a,
-				    (xdrproc_t)xdr_nlm4_res, &r)) != 0) {
+		wait_calling(n, w, 1);
+		rc = nlmc_call(n, NLM4_LOCK, (xdrproc_t)xdr_nlm4_lockargs, a,
+			       (xdrproc_t)xdr_nlm4_res, &r);
+		wait_calling(n, w, 0);
+		if (rc != 0) {
 			*unsure = 1;
 			return rc;
 		}

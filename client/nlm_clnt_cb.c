@@ -73,7 +73,9 @@ static void reply(struct nlmc *n, uint32_t xid, const struct net_dgram_peer *sa,
 /* A GRANTED for one of our waits: wake it. NLM4_GRANTED if one waited. An
  * interrupted wait takes none: its caller is being told EINTR (the CANCEL
  * may still be on its way), so the lock must not become ours; told DENIED,
- * the server gives it back. */
+ * the server gives it back. Unless a LOCK of that wait is on its way: the
+ * server, having granted, answers it GRANTED too (the owner holds the
+ * range), and the caller takes the lock (nlm_clnt.c, lock_loop). */
 static nlm4_stats granted(struct nlmc *n, const nlm4_testargs *a)
 {
 	const nlm4_lock *l = &a->alock;
@@ -86,7 +88,7 @@ static nlm4_stats granted(struct nlmc *n, const nlm4_testargs *a)
 	memcpy(&owner, l->oh.nlm4_netobj_val + 8, 8);
 	pthread_mutex_lock(&n->lock);
 	for (struct nlmc_wait *w = n->waiters; w; w = w->next) {
-		if (!w->interrupted && w->owner == owner && w->off == l->l_offset &&
+		if ((!w->interrupted || w->calling) && w->owner == owner && w->off == l->l_offset &&
 		    w->len == l->l_len && w->excl == !!a->exclusive &&
 		    w->fh.len == l->fh.nlm4_netobj_len &&
 		    memcmp(w->fh.data, l->fh.nlm4_netobj_val, w->fh.len) == 0) {

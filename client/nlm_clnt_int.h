@@ -26,6 +26,7 @@ struct nlmc_wait {
 	uint64_t owner, off, len;
 	int excl;
 	int granted, interrupted;
+	int calling; /* a LOCK of it is on its way: its answer decides (nlm_clnt_cb.c) */
 	pthread_cond_t cond;
 };
 

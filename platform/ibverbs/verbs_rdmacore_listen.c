@@ -24,9 +24,11 @@ static int bind_any(struct rdma_cm_id *id, const char *host, const char *port)
 		int afonly =
 			0; /* "::" takes IPv4 too, as the server's sockets do (net_dual_stack) */
 
-		if (p->ai_family == AF_INET6)
-			rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &afonly,
-					sizeof(afonly));
+		if (p->ai_family == AF_INET6 &&
+		    rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &afonly,
+				    sizeof(afonly)) != 0)
+			log_warn("%s: cannot take IPv4 too (AFONLY): %s", host ? host : "*",
+				 strerror(errno));
 		if (rdma_bind_addr(id, p->ai_addr) == 0) {
 			rc = 0;
 			break;

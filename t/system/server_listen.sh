@@ -4,6 +4,8 @@
 # it: the daemon says so and listens once) and serve NFS over RPC/RDMA and
 # TCP at 127.0.0.1 and at ::1; as many addresses as server.listen takes (17
 # and more, where the daemon stopped at 16) start and serve at the last one.
+# On this host's net.ipv6.bindv6only and the soft provider only: the rdma-core
+# provider's "::" (rdma_cm AFONLY off) is shown by make lab-locks.
 . "$(dirname "$0")/client_lib.sh"
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (the server opens files by handle)"
 SERVER=$top_builddir/server/nfsrdma-server
@@ -17,6 +19,7 @@ serve() {
 	local list
 	list=$(printf '"%s", ' "$@")
 	RPORT=$(free_port) TPORT=$(free_port)
+	while [ "$TPORT" = "$RPORT" ]; do TPORT=$(free_port); done
 	cat > "$T_SCRATCH/srv.conf" << CONF
 rdma = { provider = "soft"; };
 server = {

@@ -9,6 +9,9 @@
  *   or the server would hold it for an owner that never unlocks it);
  * - a GRANTED taken before the interruption wins: the lock is held, and the
  *   caller is told so;
+ * - a GRANTED that comes while a LOCK of the interrupted request is on its
+ *   way (the client asks again every second here) is taken: the server
+ *   answers that LOCK GRANTED too, and the caller gets the lock;
  * - a call is not held up by another's slow answer (the CANCEL held): calls
  *   of several threads go out at once on the one connection.
  */
@@ -46,7 +49,8 @@ struct fake {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int locks, cancels, unlocks, tests, go;
-	uint32_t held_xid; /* the CANCEL not answered yet, or 0 */
+	uint32_t hold;	   /* the procedure whose answer waits for go (NLM4_CANCEL) */
+	uint32_t held_xid; /* the call not answered yet, or 0 */
 	/* the last LOCK's lock, for a GRANTED that names it */
 	char oh[64], fh[NFS3_FHSIZE];
 	u_int ohlen, fhlen;
@@ -145,9 +149,9 @@ static void *fake_main(void *arg)
 		pthread_mutex_lock(&f->lock);
 		f->unlocks += m.rm_call.cb_proc == NLM4_UNLOCK;
 		f->tests += m.rm_call.cb_proc == NLM4_TEST;
-		if (m.rm_call.cb_proc == NLM4_CANCEL && !f->go) {
-			f->cancels++;
-			f->held_xid = m.rm_xid; /* answered when the test says go */
+		f->cancels += m.rm_call.cb_proc == NLM4_CANCEL;
+		if (m.rm_call.cb_proc == f->hold && !f->go && !f->held_xid) {
+			f->held_xid = m.rm_xid; /* answered GRANTED when the test says go */
 		} else if (answer(fd, m.rm_xid, st) != 0) {
 			pthread_mutex_unlock(&f->lock);
 			break;
@@ -161,6 +165,25 @@ static void *fake_main(void *arg)
 	if (fd >= 0)
 		close(fd);
 	return NULL;
+}
+
+/* One wait on f->cond (under f->lock), of at most 10 s; -1 when that ran out. */
+static int fake_wait(struct fake *f)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 10;
+	return pthread_cond_timedwait(&f->cond, &f->lock, &ts) == ETIMEDOUT ? -1 : 0;
+}
+
+/* Wait (under f->lock, at most 10 s a change) until *count passes n; 0, or -1. */
+static int fake_until(struct fake *f, const int *count, int n)
+{
+	while (*count <= n)
+		if (fake_wait(f) != 0)
+			return -1;
+	return 0;
 }
 
 /* The test's state: the fake server, the client, and the blocked request. */
@@ -219,6 +242,7 @@ static int setup(void **state)
 
 	memset(&t, 0, sizeof(t));
 	t.f.fd = -1;
+	t.f.hold = NLM4_CANCEL;
 	log_set_level(LOG_LVL_ERR);
 	pthread_mutex_init(&t.f.lock, NULL);
 	pthread_cond_init(&t.f.cond, NULL);
@@ -229,6 +253,7 @@ static int setup(void **state)
 	p.host = "127.0.0.1";
 	p.port = (unsigned)net_local_port(t.f.lfd);
 	p.no_rpcbind = 1;
+	p.repoll_s = 1; /* a blocked request asks again every second */
 	if (nlmc_start(&p, &t.n, err, sizeof(err)) != 0) {
 		fprintf(stderr, "nlmc_start: %s\n", err);
 		return -1;
@@ -240,10 +265,11 @@ static int setup(void **state)
 	/* until the request is blocked on the server and waits here */
 	pthread_mutex_lock(&t.f.lock);
 	while (t.f.locks == 0 || t.w == NULL)
-		pthread_cond_wait(&t.f.cond, &t.f.lock);
+		if (fake_wait(&t.f) != 0)
+			break;
 	pthread_mutex_unlock(&t.f.lock);
 	*state = &t;
-	return 0;
+	return t.f.locks && t.w ? 0 : -1;
 }
 
 static int teardown(void **state)
@@ -311,19 +337,21 @@ static nlm4_stats grant(struct fx *t)
 static void granted_after_interrupt_denied(void **state)
 {
 	struct fx *t = *state;
+	int rc;
 
 	pthread_mutex_lock(&t->f.lock);
 	nlmc_interrupt(t->n, t->w);
-	while (t->f.cancels == 0)
-		pthread_cond_wait(&t->f.cond, &t->f.lock);
+	rc = fake_until(&t->f, &t->f.cancels, 0);
 	pthread_mutex_unlock(&t->f.lock);
+	assert_int_equal(rc, 0);
 	assert_int_equal(grant(t), NLM4_DENIED);
 	finish(t);
 	assert_int_equal(t->rc, -EINTR);
 }
 
-/* A GRANTED taken, then the interruption (if the request still waits): the
- * lock is held, no CANCEL goes, and it is released by an UNLOCK. */
+/* A GRANTED taken, then the interruption if the request still waits (it
+ * has mostly woken by then: the order cannot be forced from here): the lock
+ * is held, no CANCEL goes, and it is released by an UNLOCK. */
 static void granted_before_interrupt_wins(void **state)
 {
 	struct fx *t = *state;
@@ -375,13 +403,13 @@ static void calls_go_out_at_once(void **state)
 		.t = t, .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
 	struct timespec until;
 	pthread_t th;
-	int answered;
+	int answered, rc;
 
 	pthread_mutex_lock(&t->f.lock);
 	nlmc_interrupt(t->n, t->w);
-	while (t->f.cancels == 0)
-		pthread_cond_wait(&t->f.cond, &t->f.lock);
+	rc = fake_until(&t->f, &t->f.cancels, 0);
 	pthread_mutex_unlock(&t->f.lock);
+	assert_int_equal(rc, 0);
 	assert_int_equal(pthread_create(&th, NULL, tester_main, &q), 0);
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += 5;
@@ -401,11 +429,38 @@ static void calls_go_out_at_once(void **state)
 	pthread_mutex_unlock(&t->f.lock);
 }
 
+/* The request asks again (its LOCK held unanswered), is interrupted, and
+ * the server's GRANTED comes: taken; the LOCK's answer GRANTED gives the
+ * caller the lock, which an UNLOCK releases. */
+static void granted_while_lock_on_its_way(void **state)
+{
+	struct fx *t = *state;
+	int rc, locks;
+
+	pthread_mutex_lock(&t->f.lock);
+	t->f.hold = NLM4_LOCK;
+	locks = t->f.locks;
+	rc = fake_until(&t->f, &t->f.locks, locks); /* the next LOCK, held */
+	if (rc == 0)
+		nlmc_interrupt(t->n, t->w);
+	pthread_mutex_unlock(&t->f.lock);
+	assert_int_equal(rc, 0);
+	assert_int_equal(grant(t), NLM4_GRANTED);
+	finish(t);
+	assert_int_equal(t->rc, 0);
+	assert_int_equal(nlmc_release_owner(t->n, &t->fh, 42), 0);
+	pthread_mutex_lock(&t->f.lock);
+	assert_int_equal(t->f.unlocks, 1);
+	assert_int_equal(t->f.cancels, 0);
+	pthread_mutex_unlock(&t->f.lock);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(granted_after_interrupt_denied, setup, teardown),
 		cmocka_unit_test_setup_teardown(granted_before_interrupt_wins, setup, teardown),
+		cmocka_unit_test_setup_teardown(granted_while_lock_on_its_way, setup, teardown),
 		cmocka_unit_test_setup_teardown(calls_go_out_at_once, setup, teardown),
 	};
 
