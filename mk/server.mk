@@ -1,7 +1,8 @@
 # server: the nfsrdma-server daemon: start-up, reload and drain (server/daemon.c),
+# its stats and exports reports (server/daemon_report.c),
 # rpcbind registration, the control socket, and its command line.
 sbin_PROGRAMS += server/nfsrdma-server
-server_nfsrdma_server_SOURCES = server/main.c server/daemon.c server/daemon.h \
+server_nfsrdma_server_SOURCES = server/main.c server/daemon.c server/daemon_report.c server/daemon.h \
 	server/rpcbind.c server/rpcbind.h
 server_nfsrdma_server_SOURCES += server/notify.c server/notify.h server/metrics.c server/metrics.h
 server_nfsrdma_server_CPPFLAGS = $(AM_CPPFLAGS) -DSYSCONFDIR=\"$(sysconfdir)\"
