@@ -112,8 +112,6 @@ static void saw_lock(struct fake *f, XDR *x)
 	f->off = a.alock.l_offset;
 	f->len = a.alock.l_len;
 	f->excl = a.exclusive;
-	f->locks++;
-	pthread_cond_broadcast(&f->cond);
 	pthread_mutex_unlock(&f->lock);
 	xdr_free((xdrproc_t)xdr_nlm4_lockargs, (char *)&a);
 }
@@ -149,6 +147,9 @@ static void *fake_main(void *arg)
 		pthread_mutex_lock(&f->lock);
 		f->unlocks += m.rm_call.cb_proc == NLM4_UNLOCK;
 		f->tests += m.rm_call.cb_proc == NLM4_TEST;
+		/* counted with the decision to hold or answer, so that a test
+		 * that sees the count sees the decision made */
+		f->locks += m.rm_call.cb_proc == NLM4_LOCK;
 		f->cancels += m.rm_call.cb_proc == NLM4_CANCEL;
 		if (m.rm_call.cb_proc == f->hold && !f->go && !f->held_xid) {
 			f->held_xid = m.rm_xid; /* answered GRANTED when the test says go */
