@@ -20,7 +20,6 @@
 #include "common/nfs/nfs_prog.h"
 
 #define MIN_IO		  4096u /* the smallest transfer size we use */
-#define RPCBIND_PORT	  "111"
 #define RPCBIND_TIMEOUT	  3000
 #define UMOUNT_TIMEOUT_MS 3000 /* the most UMNT waits (less if timeo is less) */
 
@@ -82,32 +81,14 @@ static int rpcbind_port(const char *host, uint32_t prog, uint32_t vers, char *po
 	if (getaddrinfo(host, NULL, &hints, &res) != 0)
 		return -EHOSTUNREACH;
 	for (ai = res; ai && rc != 0; ai = ai->ai_next) {
-		struct rpcb_call q;
-		struct rpc_call call = {.prog = PMAPPROG, .timeout_ms = RPCBIND_TIMEOUT};
-		struct rpc_clnt *rpc;
 		unsigned got;
 
 		if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
 			continue;
 		net_host_str(ai->ai_addr, addr, addrlen);
-		rpcb_getport_call(&q, ai->ai_family, prog, vers, IPPROTO_TCP);
-		call.vers = q.vers;
-		call.proc = q.proc;
-		call.xdr_args = q.xdr_args;
-		call.args = q.args;
-		call.xdr_res = q.xdr_res;
-		call.res = q.res;
-		if ((rc = rpc_tcp_clnt_create(addr, RPCBIND_PORT, RPCBIND_TIMEOUT, 65536, &rpc)) !=
-		    0)
-			continue;
-		rc = rpc_clnt_call(rpc, &call);
-		if (rc == 0) {
-			got = rpcb_getport_result(&q); /* frees GETADDR's string */
-			rpc_clnt_free_res(rpc, &call);
-			rc = got ? 0 : -ENOENT;
-			snprintf(port, len, "%u", got);
-		}
-		rpc_clnt_destroy(rpc);
+		got = rpcb_getport(addr, ai->ai_family, prog, vers, IPPROTO_TCP, RPCBIND_TIMEOUT);
+		snprintf(port, len, "%u", got);
+		rc = got ? 0 : -ENOENT;
 	}
 	freeaddrinfo(res);
 	return rc;

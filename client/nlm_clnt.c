@@ -97,26 +97,15 @@ CLIENT *nlmc_tcp_client(const struct sockaddr_storage *sa, socklen_t salen, uint
 	return c;
 }
 
-/* The port of the server's NLM over TCP at sa: port=, else what its rpcbind
- * says there (rpcb.h: version 2 over IPv4, 4 over IPv6), else 2049. */
-static unsigned nlm_port(struct nlmc *n, const struct sockaddr_storage *sa, socklen_t salen)
+/* The port of the server's NLM over TCP at host (numeric, of family):
+ * port=, else what its rpcbind says there (rpcb_getport), else 2049. */
+static unsigned nlm_port(struct nlmc *n, int family, const char *host)
 {
-	struct timeval tv = {.tv_sec = n->p.timeout_ms / 1000, .tv_usec = 0};
-	struct sockaddr_storage pm = *sa;
-	struct rpcb_call q;
-	unsigned port = 0;
-	CLIENT *pc;
+	unsigned port;
 
 	if (n->p.port)
 		return n->p.port;
-	net_addr_set_port(&pm, PMAPPORT);
-	rpcb_getport_call(&q, sa->ss_family, NLM_PROGRAM, NLM_V4, IPPROTO_TCP);
-	if ((pc = nlmc_tcp_client(&pm, salen, PMAPPROG, q.vers, n->p.timeout_ms)) != NULL) {
-		if (clnt_call(pc, q.proc, q.xdr_args, q.args, q.xdr_res, q.res, tv) != RPC_SUCCESS)
-			q.port = 0;
-		port = rpcb_getport_result(&q);
-		clnt_destroy(pc);
-	}
+	port = rpcb_getport(host, family, NLM_PROGRAM, NLM_V4, IPPROTO_TCP, n->p.timeout_ms);
 	return port ? port : 2049;
 }
 
@@ -128,7 +117,6 @@ static unsigned nlm_port(struct nlmc *n, const struct sockaddr_storage *sa, sock
 static struct rpc_clnt *nlm_connect(struct nlmc *n, const char **why)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
-	struct sockaddr_storage sa;
 	struct rpc_clnt *c = NULL;
 	char host[NET_HOST_STRLEN], port[16];
 
@@ -138,13 +126,10 @@ static struct rpc_clnt *nlm_connect(struct nlmc *n, const char **why)
 	}
 	*why = "cannot connect over TCP";
 	for (ai = res; ai && c == NULL; ai = ai->ai_next) {
-		if (ai->ai_addrlen > sizeof(sa) ||
-		    (ai->ai_family != AF_INET && ai->ai_family != AF_INET6))
+		if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
 			continue;
-		memset(&sa, 0, sizeof(sa));
-		memcpy(&sa, ai->ai_addr, ai->ai_addrlen);
-		snprintf(port, sizeof(port), "%u", nlm_port(n, &sa, ai->ai_addrlen));
 		net_host_str(ai->ai_addr, host, sizeof(host));
+		snprintf(port, sizeof(port), "%u", nlm_port(n, ai->ai_family, host));
 		if (rpc_tcp_clnt_create(host, port, n->p.timeout_ms, NLM_MAX_RECORD, &c) != 0)
 			c = NULL;
 	}

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <netinet/in.h>
 
+#include "common/rpc/rpc_tcp.h"
 #include "common/rpc/rpcb.h"
 
 /* See rpcb.h. */
@@ -105,5 +106,33 @@ unsigned rpcb_getport_result(struct rpcb_call *c)
 		return c->port <= 65535 ? c->port : 0;
 	port = rpcb_uaddr_port(c->got);
 	xdr_free((xdrproc_t)xdr_wrapstring, (char *)&c->got);
+	return port;
+}
+
+/* See rpcb.h. */
+unsigned rpcb_getport(const char *host, int family, uint32_t prog, uint32_t vers, int proto,
+		      int timeout_ms)
+{
+	struct rpcb_call q;
+	struct rpc_call call = {.prog = PMAPPROG, .timeout_ms = timeout_ms};
+	struct rpc_clnt *rpc;
+	unsigned port = 0;
+	char pmport[8];
+
+	snprintf(pmport, sizeof(pmport), "%u", (unsigned)PMAPPORT);
+	if (rpc_tcp_clnt_create(host, pmport, timeout_ms, 65536, &rpc) != 0)
+		return 0;
+	rpcb_getport_call(&q, family, prog, vers, proto);
+	call.vers = q.vers;
+	call.proc = q.proc;
+	call.xdr_args = q.xdr_args;
+	call.args = q.args;
+	call.xdr_res = q.xdr_res;
+	call.res = q.res;
+	if (rpc_clnt_call(rpc, &call) == 0) {
+		port = rpcb_getport_result(&q); /* frees GETADDR's string */
+		rpc_clnt_free_res(rpc, &call);
+	}
+	rpc_clnt_destroy(rpc);
 	return port;
 }

@@ -52,5 +52,10 @@ void rpcb_set_call(struct rpcb_call *c, int set, int family, uint32_t prog, uint
 /* The port a decoded GETPORT or GETADDR answer of c names (0: none), and
  * what decoding it allocated is freed. */
 unsigned rpcb_getport_result(struct rpcb_call *c);
+/* Ask the rpcbind of host (a numeric address of family) over TCP, within
+ * timeout_ms, for the port of prog/vers over proto; 0 when it does not
+ * answer or names none. */
+unsigned rpcb_getport(const char *host, int family, uint32_t prog, uint32_t vers, int proto,
+		      int timeout_ms);
 
 #endif
