@@ -74,13 +74,13 @@ t_system_client_hostile_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
 # A blocked request interrupted, against a fake server's NLM (t/unit/nlm_clnt_wait_test.c).
 check_PROGRAMS += t/unit/nlm_clnt_wait_test
 TESTS += t/unit/nlm_clnt_wait_test
-t_unit_nlm_clnt_wait_test_SOURCES = t/unit/nlm_clnt_wait_test.c $(CLIENT_NLM_SOURCES)
+t_unit_nlm_clnt_wait_test_SOURCES = t/unit/nlm_clnt_wait_test.c t/unit/udp_rpc_call.h $(CLIENT_NLM_SOURCES)
 t_unit_nlm_clnt_wait_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_unit_nlm_clnt_wait_test_LDADD = $(LDADD) $(CMOCKA_LIBS) -lpthread
 # The callback service over loopback UDP (t/unit/nlm_clnt_cb_test.c).
 check_PROGRAMS += t/unit/nlm_clnt_cb_test
 TESTS += t/unit/nlm_clnt_cb_test
-t_unit_nlm_clnt_cb_test_SOURCES = t/unit/nlm_clnt_cb_test.c $(CLIENT_NLM_SOURCES)
+t_unit_nlm_clnt_cb_test_SOURCES = t/unit/nlm_clnt_cb_test.c t/unit/udp_rpc_call.h $(CLIENT_NLM_SOURCES)
 t_unit_nlm_clnt_cb_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_unit_nlm_clnt_cb_test_LDADD = $(LDADD) $(CMOCKA_LIBS) -lpthread
 endif

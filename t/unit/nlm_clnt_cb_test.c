@@ -34,6 +34,7 @@
 #include "common/nfs/nlm_prot.h"
 #include "common/nfs/nsm_prot.h"
 #include "common/rpc/rpcb.h"
+#include "t/unit/udp_rpc_call.h"
 
 struct fx {
 	struct nlmc *n;
@@ -96,39 +97,12 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Call prog/vers/proc with the arguments a (coded by xa) less their last cut
- * bytes; the answer's accept status, and on success its results in r (by xr). */
+/* Call prog/vers/proc at the service (udp_rpc_call.h). */
 static enum accept_stat call(struct fx *f, uint32_t prog, uint32_t vers, uint32_t proc,
 			     xdrproc_t xa, void *a, unsigned cut, xdrproc_t xr, void *r)
 {
-	static uint32_t xid;
-	struct rpc_msg m = {.rm_xid = ++xid, .rm_direction = CALL};
-	char buf[4096];
-	ssize_t got;
-	u_int len;
-	XDR x;
-
-	m.rm_call.cb_rpcvers = RPC_MSG_VERSION;
-	m.rm_call.cb_prog = prog;
-	m.rm_call.cb_vers = vers;
-	m.rm_call.cb_proc = proc;
-	m.rm_call.cb_cred = m.rm_call.cb_verf = _null_auth;
-	xdrmem_create(&x, buf, sizeof(buf), XDR_ENCODE);
-	assert_true(xdr_callmsg(&x, &m) && xa(&x, a));
-	len = xdr_getpos(&x) - cut;
-	xdr_destroy(&x);
-	assert_int_equal(sendto(f->fd, buf, len, 0, (struct sockaddr *)&f->to, f->tolen), len);
-	got = recv(f->fd, buf, sizeof(buf), 0);
-	assert_true(got > 0);
-	memset(&m, 0, sizeof(m));
-	m.acpted_rply.ar_results.where = r;
-	m.acpted_rply.ar_results.proc = xr;
-	xdrmem_create(&x, buf, (u_int)got, XDR_DECODE);
-	assert_true(xdr_replymsg(&x, &m));
-	xdr_destroy(&x);
-	assert_int_equal(m.rm_xid, xid);
-	assert_int_equal(m.rm_reply.rp_stat, MSG_ACCEPTED);
-	return m.acpted_rply.ar_stat;
+	return udp_rpc_call(f->fd, (struct sockaddr *)&f->to, f->tolen, prog, vers, proc, xa, a,
+			    cut, xr, r);
 }
 
 /* GETPORT for NLM v4 over UDP is the service's port; over TCP, none. */

@@ -40,6 +40,7 @@
 #include "common/base/net.h"
 #include "common/nfs/nlm_prog.h"
 #include "common/nfs/nlm_prot.h"
+#include "t/unit/udp_rpc_call.h"
 
 /* The fake server: what it saw, and the CANCEL it holds. */
 struct fake {
@@ -300,35 +301,17 @@ static nlm4_stats grant(struct fx *t)
 				     .svid = 7,
 				     .l_offset = t->f.off,
 				     .l_len = t->f.len}};
-	struct rpc_msg m = {.rm_xid = 77, .rm_direction = CALL};
 	nlm4_res r;
-	char buf[2048];
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	ssize_t got;
-	XDR x;
 
 	assert_true(fd >= 0);
 	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
-	m.rm_call.cb_rpcvers = RPC_MSG_VERSION;
-	m.rm_call.cb_prog = NLM_PROGRAM;
-	m.rm_call.cb_vers = NLM_V4;
-	m.rm_call.cb_proc = NLM4_GRANTED_PROC;
-	m.rm_call.cb_cred = m.rm_call.cb_verf = _null_auth;
-	xdrmem_create(&x, buf, sizeof(buf), XDR_ENCODE);
-	assert_true(xdr_callmsg(&x, &m) && xdr_nlm4_testargs(&x, &a));
-	assert_true(sendto(fd, buf, xdr_getpos(&x), 0, (struct sockaddr *)&to, sizeof(to)) > 0);
-	xdr_destroy(&x);
-	got = recv(fd, buf, sizeof(buf), 0);
-	close(fd);
-	assert_true(got > 0);
-	memset(&m, 0, sizeof(m));
 	memset(&r, 0, sizeof(r));
-	m.acpted_rply.ar_results.where = (caddr_t)&r;
-	m.acpted_rply.ar_results.proc = (xdrproc_t)xdr_nlm4_res;
-	xdrmem_create(&x, buf, (u_int)got, XDR_DECODE);
-	assert_true(xdr_replymsg(&x, &m));
-	xdr_destroy(&x);
-	assert_int_equal(m.rm_reply.rp_stat, MSG_ACCEPTED);
+	assert_int_equal(udp_rpc_call(fd, (struct sockaddr *)&to, sizeof(to), NLM_PROGRAM, NLM_V4,
+				      NLM4_GRANTED_PROC, (xdrproc_t)xdr_nlm4_testargs, &a, 0,
+				      (xdrproc_t)xdr_nlm4_res, &r),
+			 SUCCESS);
+	close(fd);
 	xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
 	return r.stat;
 }
