@@ -495,7 +495,7 @@ int nlmc_lock(struct nlmc *n, const struct nlmc_lock *l, int wait,
 	struct nlmc_wait *w = NULL;
 	char oh[OH_LEN];
 	uint32_t ck;
-	int rc, unsure = 0;
+	int rc, held_rc = 0, unsure = 0;
 
 	if (l->type == F_UNLCK)
 		return nlmc_unlock(n, l);
@@ -508,20 +508,22 @@ int nlmc_lock(struct nlmc *n, const struct nlmc_lock *l, int wait,
 			waiting(arg, w);
 	}
 	rc = lock_loop(n, &a, w, &unsure);
+	/* Counted as held before the wait goes, so that the server's GRANTED
+	 * sent again finds the lock held (nlm_clnt_cb.c, granted). Also where
+	 * the server may grant it after we stopped waiting (its storage was
+	 * slow): so that its owner's close or unlock releases it there, as
+	 * Linux releases a lock it may have been granted; the caller still
+	 * gets the error. */
+	if (rc == 0 || unsure)
+		held_rc = held_apply(n, l);
 	if (w) {
 		if (waiting)
 			waiting(arg, NULL);
 		wait_del(n, w);
 	}
-	if (rc != 0 && unsure) {
-		/* The server may grant it after we stopped waiting (its storage was
-		 * slow): counted as held, so that its owner's close or unlock
-		 * releases it there, as Linux releases a lock it may have been
-		 * granted; the caller still gets the error. */
-		(void)held_apply(n, l);
+	if (rc != 0)
 		return rc;
-	}
-	if (rc == 0 && held_apply(n, l) != 0) {
+	if (held_rc != 0) {
 		struct nlmc_lock u = *l;
 
 		u.type = F_UNLCK;

@@ -75,11 +75,15 @@ static void reply(struct nlmc *n, uint32_t xid, const struct net_dgram_peer *sa,
  * may still be on its way), so the lock must not become ours; told DENIED,
  * the server gives it back. Unless a LOCK of that wait is on its way: the
  * server, having granted, answers it GRANTED too (the owner holds the
- * range), and the caller takes the lock (nlm_clnt.c, lock_loop). */
+ * range), and the caller takes the lock (nlm_clnt.c, lock_loop).
+ * NLM4_GRANTED too where no wait matches but the owner holds the whole
+ * range: the server sent the GRANTED again (our answer was lost or late),
+ * and a DENIED would have it give back a lock the owner holds. */
 static nlm4_stats granted(struct nlmc *n, const nlm4_testargs *a)
 {
 	const nlm4_lock *l = &a->alock;
 	nlm4_stats st = NLM4_DENIED;
+	struct nfs3c_fh fh;
 	uint64_t owner;
 
 	if (l->oh.nlm4_netobj_len != OH_LEN || memcmp(l->oh.nlm4_netobj_val, n->cookie, 8) != 0 ||
@@ -97,6 +101,12 @@ static nlm4_stats granted(struct nlmc *n, const nlm4_testargs *a)
 			st = NLM4_GRANTED;
 			break;
 		}
+	}
+	if (st != NLM4_GRANTED) {
+		fh.len = l->fh.nlm4_netobj_len;
+		memcpy(fh.data, l->fh.nlm4_netobj_val, fh.len);
+		if (nlmc_held_covers(&n->held, &fh, owner, l->l_offset, l->l_len))
+			st = NLM4_GRANTED;
 	}
 	pthread_mutex_unlock(&n->lock);
 	return st;

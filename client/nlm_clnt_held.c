@@ -57,11 +57,17 @@ static int cut_and_add(struct nlmc_held *h, uint64_t start, uint64_t end, int lo
 	return 0;
 }
 
+/* The exclusive end of [start, start + len) (len 0: to the end). */
+static uint64_t range_end(uint64_t start, uint64_t len)
+{
+	return len == 0 || start + len < start ? UINT64_MAX : start + len;
+}
+
 /* See nlm_clnt_held.h. */
 int nlmc_held_apply(struct nlmc_heldset *s, const struct nfs3c_fh *fh, uint64_t owner,
 		    uint32_t svid, int type, uint64_t start, uint64_t len)
 {
-	uint64_t end = len == 0 || start + len < start ? UINT64_MAX : start + len;
+	uint64_t end = range_end(start, len);
 	struct nlmc_held **prev = NULL, *h = find(s, fh, owner, &prev);
 	int rc;
 
@@ -104,6 +110,25 @@ struct nlmc_held *nlmc_held_take(struct nlmc_heldset *s, const struct nfs3c_fh *
 		s->n--;
 	}
 	return h;
+}
+
+/* See nlm_clnt_held.h. The ranges do not overlap: each step goes on from
+ * the end of the one that holds pos. */
+int nlmc_held_covers(struct nlmc_heldset *s, const struct nfs3c_fh *fh, uint64_t owner,
+		     uint64_t start, uint64_t len)
+{
+	struct nlmc_held *h = find(s, fh, owner, NULL);
+	uint64_t end = range_end(start, len), pos = start;
+	unsigned i;
+
+	while (h && pos < end) {
+		for (i = 0; i < h->nr && !(h->r[i].start <= pos && pos < h->r[i].end); i++)
+			;
+		if (i == h->nr)
+			return 0;
+		pos = h->r[i].end;
+	}
+	return h != NULL;
 }
 
 /* See nlm_clnt_held.h. */

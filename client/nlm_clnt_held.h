@@ -40,6 +40,10 @@ int nlmc_held_apply(struct nlmc_heldset *s, const struct nfs3c_fh *fh, uint64_t 
 /* Take the pair (fh, owner) out of s (NULL if it holds nothing); free it with nlmc_held_free. */
 struct nlmc_held *nlmc_held_take(struct nlmc_heldset *s, const struct nfs3c_fh *fh, uint64_t owner);
 void nlmc_held_free(struct nlmc_held *h);
+/* 1 if the pair (fh, owner) holds all of [start, start + len) (len 0: to
+ * the end), shared or exclusive. */
+int nlmc_held_covers(struct nlmc_heldset *s, const struct nfs3c_fh *fh, uint64_t owner,
+		     uint64_t start, uint64_t len);
 /* The svid the pair (fh, owner) locked with, or 0. */
 uint32_t nlmc_held_svid(struct nlmc_heldset *s, const struct nfs3c_fh *fh, uint64_t owner);
 void nlmc_held_clear(struct nlmc_heldset *s);

@@ -71,6 +71,13 @@ TESTS += t/system/client_hostile_test
 t_system_client_hostile_test_SOURCES = t/system/client_hostile_test.c $(CLIENT_SRV)
 t_system_client_hostile_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_system_client_hostile_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
+# What lock owners hold (t/unit/nlm_clnt_held_test.c).
+check_PROGRAMS += t/unit/nlm_clnt_held_test
+TESTS += t/unit/nlm_clnt_held_test
+t_unit_nlm_clnt_held_test_SOURCES = t/unit/nlm_clnt_held_test.c client/nlm_clnt_held.c \
+	client/nlm_clnt_held.h
+t_unit_nlm_clnt_held_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_unit_nlm_clnt_held_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
 # A blocked request interrupted, against a fake server's NLM (t/unit/nlm_clnt_wait_test.c).
 check_PROGRAMS += t/unit/nlm_clnt_wait_test
 TESTS += t/unit/nlm_clnt_wait_test

@@ -12,6 +12,8 @@
  * - a GRANTED that comes while a LOCK of the interrupted request is on its
  *   way (the client asks again every second here) is taken: the server
  *   answers that LOCK GRANTED too, and the caller gets the lock;
+ * - a GRANTED sent again after the lock was taken is answered GRANTED, and
+ *   DENIED once the lock is released;
  * - a call is not held up by another's slow answer (the CANCEL held): calls
  *   of several threads go out at once on the one connection.
  */
@@ -354,6 +356,25 @@ static void granted_before_interrupt_wins(void **state)
 	pthread_mutex_unlock(&t->f.lock);
 }
 
+/* The server sends its GRANTED again (our answer to the first was lost or
+ * late, and it resends until answered): the lock taken, the second is
+ * answered GRANTED too (a DENIED would have the server give back a lock
+ * the owner holds); once the lock is released, DENIED. */
+static void granted_again_after_taken(void **state)
+{
+	struct fx *t = *state;
+
+	assert_int_equal(grant(t), NLM4_GRANTED);
+	finish(t);
+	assert_int_equal(t->rc, 0);
+	assert_int_equal(grant(t), NLM4_GRANTED);
+	assert_int_equal(nlmc_release_owner(t->n, &t->fh, 42), 0);
+	assert_int_equal(grant(t), NLM4_DENIED);
+	pthread_mutex_lock(&t->f.lock);
+	assert_int_equal(t->f.unlocks, 1);
+	pthread_mutex_unlock(&t->f.lock);
+}
+
 struct tester {
 	struct fx *t;
 	pthread_mutex_t lock;
@@ -445,6 +466,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(granted_after_interrupt_denied, setup, teardown),
 		cmocka_unit_test_setup_teardown(granted_before_interrupt_wins, setup, teardown),
 		cmocka_unit_test_setup_teardown(granted_while_lock_on_its_way, setup, teardown),
+		cmocka_unit_test_setup_teardown(granted_again_after_taken, setup, teardown),
 		cmocka_unit_test_setup_teardown(calls_go_out_at_once, setup, teardown),
 	};
 
