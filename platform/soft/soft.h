@@ -407,20 +407,26 @@ struct soft_conn {
 	uint64_t deadline_ms;
 };
 
+/* One of a listener's AF_UNIX listeners of the local carrier (soft_local.c). */
+struct soft_local_lsn {
+	struct soft_pollobj po;
+	struct soft_listener *l;
+	int fd;	    /* -1 if none */
+	int family; /* AF_INET or AF_INET6: what its peers are said to be */
+};
+
 struct soft_listener {
 	struct vb_listener base;
 	struct soft_pollobj po;
-	struct soft_pollobj lpo; /* local_fd's */
 	pthread_mutex_t lock;
 	int fd;
-	int local_fd;		   /* the local carrier's AF_UNIX listener (soft_local.c), or -1 */
-	int local_family;	   /* AF_INET or AF_INET6: what its peers are said to be */
-	struct wakefd ev;	   /* listener_fd: a semaphore, one count per request */
-	int spare_fd;		   /* /dev/null, given up to refuse a peer when out of fds */
-	struct soft_list pending;  /* conns waiting for their HELLO */
-	struct soft_list requests; /* conns with a CONNECT_REQUEST to hand out */
-	unsigned nconns;	   /* on either list: bounded, against floods */
-	unsigned hello_ms;	   /* a new socket must say HELLO within this */
+	struct soft_local_lsn local[2]; /* an IPv4 and an IPv6 name at most */
+	struct wakefd ev;		/* listener_fd: a semaphore, one count per request */
+	int spare_fd;			/* /dev/null, given up to refuse a peer when out of fds */
+	struct soft_list pending;	/* conns waiting for their HELLO */
+	struct soft_list requests;	/* conns with a CONNECT_REQUEST to hand out */
+	unsigned nconns;		/* on either list: bounded, against floods */
+	unsigned hello_ms;		/* a new socket must say HELLO within this */
 };
 
 static inline struct soft_conn *soft_conn(struct vb_conn *c)
@@ -443,8 +449,8 @@ int soft_disconnect(struct vb_conn *conn);
 int soft_conn_fd(struct vb_conn *conn);
 int soft_conn_get_event(struct vb_conn *conn, struct vb_cm_event *ev);
 int soft_conn_destroy(struct vb_conn *conn);
-/* Engine side: a listener socket (l->local_fd if local, else l->fd) is readable. */
-void soft_listener_io(struct soft_listener *l, bool local);
+/* Engine side: a listener socket (local's if not NULL, else l->fd) is readable. */
+void soft_listener_io(struct soft_listener *l, struct soft_local_lsn *local);
 /* Engine side: free a listener-owned conn that failed before its HELLO. */
 void soft_cm_reap(struct soft_conn *c);
 /* Queue a CM event on the conn's fd (conn->lock held). */
@@ -597,11 +603,13 @@ bool soft_cma_pull(struct soft_conn *c, const struct iovec *local, int n, uint64
 		   const uint8_t *grant);
 
 /* soft_local.c: the local carrier (AF_UNIX between two ends on this host). */
-/* A non-blocking AF_UNIX listener under the local name of the address inet_fd
- * is bound to, and in *family the family its peers are said to be of; -1 if
- * that is not a loopback or wildcard address, the carrier is off, or another
- * listener has the name (said in the log). */
-int soft_local_listen(struct soft_device *dev, int inet_fd, int backlog, int *family);
+/* Non-blocking AF_UNIX listeners under the local names of the address inet_fd
+ * is bound to, in out[] (fd and family; the others' fd -1): one, or two for
+ * an IPv6 wildcard that takes IPv4 too. None if that is not a loopback or
+ * wildcard address or the carrier is off; a name another listener has is
+ * said in the log and left out. */
+void soft_local_listen(struct soft_device *dev, int inet_fd, int backlog,
+		       struct soft_local_lsn out[2]);
 /* A non-blocking AF_UNIX socket connected to the listener that has the local
  * name of sa (127.0.0.1 or ::1); -1 if there is none, it runs as a user who
  * may not hold the port, or the carrier is off. */

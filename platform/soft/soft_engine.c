@@ -267,13 +267,13 @@ static void dispatch(struct soft_engine *e, const struct poller_event *ev)
 	case SOFT_POLL_LISTENER: {
 		struct soft_listener *l = soft_container_of(po, struct soft_listener, po);
 
-		soft_listener_io(l, false);
+		soft_listener_io(l, NULL);
 		break;
 	}
 	case SOFT_POLL_LOCAL_LISTENER: {
-		struct soft_listener *l = soft_container_of(po, struct soft_listener, lpo);
+		struct soft_local_lsn *ll = soft_container_of(po, struct soft_local_lsn, po);
 
-		soft_listener_io(l, true);
+		soft_listener_io(ll->l, ll);
 		break;
 	}
 	case SOFT_POLL_CONN:

@@ -84,8 +84,9 @@ static int listen_unix(const char *host, int backlog)
 static void listener_free(struct soft_listener *l)
 {
 	close(l->fd);
-	if (l->local_fd >= 0)
-		close(l->local_fd);
+	for (int i = 0; i < 2; i++)
+		if (l->local[i].fd >= 0)
+			close(l->local[i].fd);
 	wakefd_close(&l->ev);
 	if (l->spare_fd >= 0)
 		close(l->spare_fd);
@@ -118,12 +119,14 @@ int soft_listen(struct vb_device *dev, const char *host, const char *port, int b
 		return -ENOMEM;
 	}
 	l->fd = fd;
-	l->local_fd =
-		is_unix ? -1 : soft_local_listen(soft_dev(dev), fd, backlog, &l->local_family);
+	for (int i = 0; i < 2; i++)
+		l->local[i] = (struct soft_local_lsn){
+			.po.type = SOFT_POLL_LOCAL_LISTENER, .l = l, .fd = -1};
+	if (!is_unix)
+		soft_local_listen(soft_dev(dev), fd, backlog, l->local);
 	l->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	l->hello_ms = soft_env_uint("VB_SOFT_HELLO_TIMEOUT_MS", 10000, 1, 3600000);
 	l->po.type = SOFT_POLL_LISTENER;
-	l->lpo.type = SOFT_POLL_LOCAL_LISTENER;
 	l->base.dev = dev;
 	pthread_mutex_init(&l->lock, NULL);
 	soft_list_init(&l->pending);
@@ -132,10 +135,14 @@ int soft_listen(struct vb_device *dev, const char *host, const char *port, int b
 		listener_free(l);
 		return rc;
 	}
-	if (l->local_fd >= 0 &&
-	    soft_engine_watch(soft_dev(dev)->eng, l->local_fd, &l->lpo, POLLER_IN) != 0) {
-		close(l->local_fd); /* local peers come over TCP */
-		l->local_fd = -1;
+	for (int i = 0; i < 2; i++) {
+		struct soft_local_lsn *ll = &l->local[i];
+
+		if (ll->fd >= 0 &&
+		    soft_engine_watch(soft_dev(dev)->eng, ll->fd, &ll->po, POLLER_IN) != 0) {
+			close(ll->fd); /* local peers come over TCP */
+			ll->fd = -1;
+		}
 	}
 	*out = &l->base;
 	return 0;
@@ -169,12 +176,12 @@ static bool accept_failed(struct soft_listener *l, int lfd, int err)
 	return fd >= 0;
 }
 
-/* Engine: take new sockets (from the local carrier's listener if local);
- * each waits for its HELLO on the listener's pending list. */
-void soft_listener_io(struct soft_listener *l, bool local)
+/* Engine: take new sockets (from the local carrier's listener local if not
+ * NULL); each waits for its HELLO on the listener's pending list. */
+void soft_listener_io(struct soft_listener *l, struct soft_local_lsn *local)
 {
 	struct soft_device *dev = soft_dev(l->base.dev);
-	int lfd = local ? l->local_fd : l->fd;
+	int lfd = local ? local->fd : l->fd;
 	struct sockaddr_storage ss;
 
 	for (;;) {
@@ -194,7 +201,7 @@ void soft_listener_io(struct soft_listener *l, bool local)
 		}
 		soft_tune_socket(dev, fd, ss.ss_family);
 		if (local)
-			soft_local_peer(l->local_family, fd, &ss, &len, c->base.peer,
+			soft_local_peer(local->family, fd, &ss, &len, c->base.peer,
 					sizeof(c->base.peer));
 		else
 			soft_addr_name((struct sockaddr *)&ss, len, c->base.peer,
@@ -264,8 +271,9 @@ static void listener_teardown(void *arg)
 	struct soft_list *lists[] = {&l->pending, &l->requests}, *n;
 
 	soft_engine_unwatch(soft_dev(l->base.dev)->eng, l->fd);
-	if (l->local_fd >= 0)
-		soft_engine_unwatch(soft_dev(l->base.dev)->eng, l->local_fd);
+	for (int i = 0; i < 2; i++)
+		if (l->local[i].fd >= 0)
+			soft_engine_unwatch(soft_dev(l->base.dev)->eng, l->local[i].fd);
 	for (int i = 0; i < 2; i++) {
 		while ((n = soft_list_pop(lists[i])) != NULL) {
 			struct soft_conn *c = soft_container_of(n, struct soft_conn, lnode);

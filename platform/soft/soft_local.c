@@ -15,8 +15,9 @@
  * 127.0.0.1 and ::1 (and wildcards) have names, so a connect reaches the
  * listener that TCP would reach. The server sees a local peer as 127.0.0.1
  * or ::1 (the listener's family) with port 0, and logs it as
- * "127.0.0.1:local-PID". An IPv6 wildcard listener has only the IPv6 name:
- * IPv4 peers reach it over TCP. VB_SOFT_LOCAL_UNIX=0 turns the carrier off
+ * "127.0.0.1:local-PID". An IPv6 wildcard listener that takes IPv4 too
+ * ("::", as net_dual_stack makes it) has both names; one set to IPv6 only
+ * has the IPv6 name alone. VB_SOFT_LOCAL_UNIX=0 turns the carrier off
  * (a listener then has no name, a connect goes straight to TCP). Linux only:
  * other systems have no abstract names.
  */
@@ -88,40 +89,69 @@ static int peer_cred(int fd, uid_t *uid, pid_t *pid)
 }
 #endif
 
-/* See soft.h. */
-int soft_local_listen(struct soft_device *dev, int inet_fd, int backlog, int *family)
-{
 #ifdef __linux__
-	struct sockaddr_storage ss;
+/* A non-blocking AF_UNIX listener under family's local name for port, or -1
+ * (said in the log). */
+static int local_listen(int family, unsigned port, int backlog)
+{
 	struct sockaddr_un un;
-	socklen_t len = sizeof(ss), ulen;
-	unsigned port;
-	int fd;
+	socklen_t ulen = local_name(family, port, &un);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
-	if (!dev->local_unix || getsockname(inet_fd, (struct sockaddr *)&ss, &len) < 0)
-		return -1;
-	if ((*family = local_family((struct sockaddr *)&ss, true, &port)) == AF_UNSPEC)
-		return -1;
-	ulen = local_name(*family, port, &un);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd >= 0 && bind(fd, (struct sockaddr *)&un, ulen) == 0 && listen(fd, backlog) == 0)
 		return fd;
 	if (errno == EADDRINUSE)
 		log_warn("port %u: another process holds its local name (@" LOCAL_NAME
 			 "): local peers come over TCP",
-			 port, *family == AF_INET6 ? '6' : '4', port);
+			 port, family == AF_INET6 ? '6' : '4', port);
 	else
 		log_info("port %u: no local carrier (%s): local peers come over TCP", port,
 			 strerror(errno));
 	if (fd >= 0)
 		close(fd);
+	return -1;
+}
+
+/* Whether inet_fd is an IPv6 socket that takes IPv4 too. */
+static bool takes_ipv4(int inet_fd)
+{
+	int only = 1;
+	socklen_t len = sizeof(only);
+
+	return getsockopt(inet_fd, IPPROTO_IPV6, IPV6_V6ONLY, &only, &len) == 0 && only == 0;
+}
+#endif
+
+/* See soft.h. */
+void soft_local_listen(struct soft_device *dev, int inet_fd, int backlog,
+		       struct soft_local_lsn out[2])
+{
+#ifdef __linux__
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	unsigned port;
+	int family, n = 0;
+
+	if (!dev->local_unix || getsockname(inet_fd, (struct sockaddr *)&ss, &len) < 0)
+		return;
+	if ((family = local_family((struct sockaddr *)&ss, true, &port)) == AF_UNSPEC)
+		return;
+	out[n].family = family;
+	if ((out[n].fd = local_listen(family, port, backlog)) >= 0)
+		n++;
+	/* "::" taking IPv4 too takes 127.0.0.1's local peers too */
+	if (family == AF_INET6 &&
+	    IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *)&ss)->sin6_addr) &&
+	    takes_ipv4(inet_fd)) {
+		out[n].family = AF_INET;
+		out[n].fd = local_listen(AF_INET, port, backlog);
+	}
 #else
 	(void)dev;
 	(void)inet_fd;
 	(void)backlog;
-	(void)family;
+	(void)out;
 #endif
-	return -1;
 }
 
 /* See soft.h. */
