@@ -178,18 +178,38 @@ void nlmc_disconnect(struct nlmc *n)
 }
 
 /* The connection calls go on, made if need be, held for the caller; NULL
- * (after no_nlm) when the server's NLM cannot be reached. */
+ * (after no_nlm) when the server's NLM cannot be reached. One call makes
+ * it, without call_lock (calls on a connection already made go on); the
+ * calls that come meanwhile wait for that one's end and share its failure,
+ * so that a server that does not answer costs them one wait, not one each
+ * in turn. */
 static struct nlmc_conn *conn_get(struct nlmc *n)
 {
 	struct nlmc_conn *c;
-	const char *why;
+	const char *why = "out of memory";
+	unsigned ended;
 
 	pthread_mutex_lock(&n->call_lock);
-	if ((c = n->conn) == NULL) {
-		why = "out of memory";
-		if ((c = calloc(1, sizeof(*c))) == NULL ||
+	ended = n->connects_ended;
+	while (n->conn == NULL && n->connecting)
+		pthread_cond_wait(&n->connect_end, &n->call_lock);
+	if (n->conn == NULL && n->connects_ended != ended) {
+		pthread_mutex_unlock(&n->call_lock); /* the one waited for failed */
+		return NULL;
+	}
+	if (n->conn == NULL) {
+		n->connecting = 1;
+		pthread_mutex_unlock(&n->call_lock);
+		if ((c = calloc(1, sizeof(*c))) != NULL &&
 		    (c->rpc = nlm_connect(n, &why)) == NULL) {
 			free(c);
+			c = NULL;
+		}
+		pthread_mutex_lock(&n->call_lock);
+		n->connecting = 0;
+		n->connects_ended++;
+		pthread_cond_broadcast(&n->connect_end);
+		if (c == NULL) {
 			no_nlm(n, why);
 			pthread_mutex_unlock(&n->call_lock);
 			return NULL;
@@ -199,6 +219,7 @@ static struct nlmc_conn *conn_get(struct nlmc *n)
 		n->reconnected |= n->ever_connected; /* the server may have restarted */
 		n->ever_connected = 1;
 	}
+	c = n->conn;
 	c->refs++;
 	pthread_mutex_unlock(&n->call_lock);
 	return c;

@@ -361,6 +361,7 @@ int nlmc_start(const struct nlmc_params *p, struct nlmc **out, char *err, size_t
 	}
 	n->state |= 1; /* odd: up */
 	pthread_mutex_init(&n->call_lock, NULL);
+	pthread_cond_init(&n->connect_end, NULL);
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->reclaim_cond, NULL);
 	n->held.max_owners = p->max_owners;
@@ -422,6 +423,7 @@ void nlmc_stop(struct nlmc *n)
 	nlmc_disconnect(n);
 	nlmc_held_clear(&n->held);
 	pthread_cond_destroy(&n->reclaim_cond);
+	pthread_cond_destroy(&n->connect_end);
 	pthread_mutex_destroy(&n->call_lock);
 	pthread_mutex_destroy(&n->lock);
 	free(n);

@@ -47,6 +47,11 @@ struct nlmc {
 
 	pthread_mutex_t call_lock; /* conn (calls on it run at once, each holding it) */
 	struct nlmc_conn *conn;
+	/* a connection being made (one at a time, call_lock let go meanwhile):
+	 * the calls that need it wait for its end, and share its failure */
+	int connecting;
+	unsigned connects_ended;
+	pthread_cond_t connect_end;
 	int no_nlm_logged;
 	uint32_t next_cookie;
 

@@ -15,7 +15,9 @@
  * - a GRANTED sent again after the lock was taken is answered GRANTED, and
  *   DENIED once the lock is released;
  * - a call is not held up by another's slow answer (the CANCEL held): calls
- *   of several threads go out at once on the one connection.
+ *   of several threads go out at once on the one connection;
+ * - calls that need a connection to a server that takes none share one
+ *   connect's wait, rather than waiting in turn.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -460,6 +462,82 @@ static void granted_while_lock_on_its_way(void **state)
 	pthread_mutex_unlock(&t->f.lock);
 }
 
+/* A server whose NLM takes no connection (its listen queue full, so a
+ * connect waits for its timeout, as to a host that drops them): the client
+ * with its filler connection and listener. */
+struct dead {
+	struct fx t;
+	int lfd, filler;
+};
+
+static int setup_dead(void **state)
+{
+	static struct dead d;
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(sa);
+	struct nlmc_params p;
+	char err[256];
+
+	memset(&d, 0, sizeof(d));
+	log_set_level(LOG_LVL_ERR);
+	d.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	d.filler = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (d.lfd < 0 || d.filler < 0 || bind(d.lfd, (struct sockaddr *)&sa, len) != 0 ||
+	    listen(d.lfd, 0) != 0 || getsockname(d.lfd, (struct sockaddr *)&sa, &len) != 0 ||
+	    connect(d.filler, (struct sockaddr *)&sa, len) != 0)
+		return -1;
+	nlmc_params_defaults(&p);
+	p.host = "127.0.0.1";
+	p.port = ntohs(sa.sin_port);
+	p.no_rpcbind = 1;
+	p.timeout_ms = 1000;
+	if (nlmc_start(&p, &d.t.n, err, sizeof(err)) != 0) {
+		fprintf(stderr, "nlmc_start: %s\n", err);
+		return -1;
+	}
+	d.t.fh.len = 8;
+	memcpy(d.t.fh.data, "FILEHNDL", 8);
+	*state = &d;
+	return 0;
+}
+
+static int teardown_dead(void **state)
+{
+	struct dead *d = *state;
+
+	nlmc_stop(d->t.n);
+	close(d->filler);
+	close(d->lfd);
+	return 0;
+}
+
+/* Four callers at once fail with ENOLCK after one connect's timeout (1 s),
+ * sharing it, not after one each in turn (4 s). */
+static void one_connect_for_all(void **state)
+{
+	struct dead *d = *state;
+	struct tester q[4];
+	pthread_t th[4];
+	struct timespec t0, t1;
+	long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < 4; i++) {
+		q[i] = (struct tester){.t = &d->t,
+				       .lock = PTHREAD_MUTEX_INITIALIZER,
+				       .cond = PTHREAD_COND_INITIALIZER};
+		assert_int_equal(pthread_create(&th[i], NULL, tester_main, &q[i]), 0);
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	printf("# 4 callers failed in %ld ms\n", ms);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(q[i].rc, -ENOLCK);
+	assert_true(ms < 2500);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -468,6 +546,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(granted_while_lock_on_its_way, setup, teardown),
 		cmocka_unit_test_setup_teardown(granted_again_after_taken, setup, teardown),
 		cmocka_unit_test_setup_teardown(calls_go_out_at_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(one_connect_for_all, setup_dead, teardown_dead),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
