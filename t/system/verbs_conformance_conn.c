@@ -169,7 +169,9 @@ void connect_timeout(void **state)
 	close(fds[0]);
 }
 
-/* The port of an AF_INET/AF_INET6 address; whether it is a loopback one in *lo. */
+/* The port of an AF_INET/AF_INET6 address; whether it is a loopback one in
+ * *lo (::1, 127/8, or 127/8 mapped to IPv6, as a "::" listener sees an IPv4
+ * peer over TCP). */
 static unsigned port_of(const struct vb_conn *c, bool *lo)
 {
 	const struct sockaddr_storage *ss = &c->peer_addr;
@@ -177,7 +179,8 @@ static unsigned port_of(const struct vb_conn *c, bool *lo)
 	if (ss->ss_family == AF_INET6) {
 		const struct sockaddr_in6 *in6 = (const void *)ss;
 
-		*lo = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+		*lo = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ||
+		      (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && in6->sin6_addr.s6_addr[12] == 127);
 		return ntohs(in6->sin6_port);
 	}
 	assert_int_equal(ss->ss_family, AF_INET);
