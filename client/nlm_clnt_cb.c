@@ -87,8 +87,8 @@ static nlm4_stats granted(struct nlmc *n, const nlm4_testargs *a)
 	uint64_t owner;
 
 	if (l->oh.nlm4_netobj_len != OH_LEN || memcmp(l->oh.nlm4_netobj_val, n->cookie, 8) != 0 ||
-	    l->fh.nlm4_netobj_len > NFS3_FHSIZE)
-		return NLM4_DENIED;
+	    l->fh.nlm4_netobj_len == 0 || l->fh.nlm4_netobj_len > NFS3_FHSIZE)
+		return NLM4_DENIED; /* not a handle of ours (an empty one decodes to NULL) */
 	memcpy(&owner, l->oh.nlm4_netobj_val + 8, 8);
 	pthread_mutex_lock(&n->lock);
 	for (struct nlmc_wait *w = n->waiters; w; w = w->next) {

@@ -3,7 +3,7 @@
  * over loopback UDP, as a server reaches it: PMAP GETPORT and RPCB GETADDR
  * (versions 3 and 4, netids udp and udp6) name its own port, over IPv4 and
  * over IPv6 where the host has it, a GRANTED for no request of ours is denied
- * with its cookie, and an
+ * with its cookie, so is one of ours with an empty file handle, and an
  * SM_NOTIFY cut short after the host's name is answered and leaves nothing
  * behind (under the sanitizers, as CI runs the tests, LeakSanitizer fails that
  * case if the name decoded before the cut is not freed). No server and no
@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "client/nlm_clnt.h"
+#include "client/nlm_clnt_int.h"
 #include "common/base/log.h"
 #include "common/base/net.h"
 #include "common/nfs/nlm_prog.h"
@@ -231,6 +232,31 @@ static void granted_unknown_denied(void **state)
 	xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
 }
 
+/* A GRANTED in our owner handle with an empty file handle (which decodes to
+ * no buffer) names no lock of ours: denied. */
+static void granted_empty_fh_denied(void **state)
+{
+	struct fx *f = *state;
+	char oh[OH_LEN] = {0}, cookie[4] = "ck13";
+	nlm4_testargs a = {.cookie = {sizeof(cookie), cookie},
+			   .exclusive = 1,
+			   .alock = {.caller_name = "server",
+				     .fh = {0, NULL},
+				     .oh = {sizeof(oh), oh},
+				     .svid = 7,
+				     .l_offset = 0,
+				     .l_len = 100}};
+	nlm4_res r;
+
+	memcpy(oh, f->n->cookie, 8); /* owner 0, port 0: this client's */
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(call(f, NLM_PROGRAM, NLM_V4, NLM4_GRANTED_PROC,
+			      (xdrproc_t)xdr_nlm4_testargs, &a, 0, (xdrproc_t)xdr_nlm4_res, &r),
+			 SUCCESS);
+	assert_int_equal(r.stat, NLM4_DENIED);
+	xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
+}
+
 /* SM_NOTIFY with the longest name and no state: answered, the name freed;
  * whole, answered too. */
 static void sm_notify_cut_short(void **state)
@@ -254,8 +280,11 @@ static void sm_notify_cut_short(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(getport_names_itself), cmocka_unit_test(getaddr_names_itself),
-		cmocka_unit_test(uaddr_ports),		cmocka_unit_test(granted_unknown_denied),
+		cmocka_unit_test(getport_names_itself),
+		cmocka_unit_test(getaddr_names_itself),
+		cmocka_unit_test(uaddr_ports),
+		cmocka_unit_test(granted_unknown_denied),
+		cmocka_unit_test(granted_empty_fh_denied),
 		cmocka_unit_test(sm_notify_cut_short),
 	};
 
