@@ -8,6 +8,9 @@
 #           through head A (nfsrdma-server, RPC/RDMA read-write on the soft
 #           provider, a cephfs export)
 #   2heads  the same two processes, one through head A, one through head B
+#   1proc   one nfsrdma-client bench process of 4 threads through head A:
+#           one client of 4 threads, as ceph_direct is (two processes
+#           pay for two clients' loops on the same two cores)
 #   posix   the same two processes through head A to a tmpfs export beside
 #           the CephFS one: what the RPC/RDMA path alone gives here
 # Every libcephfs client here (the heads and ceph_direct) runs without its
@@ -21,7 +24,7 @@
 # do), and of the whole machine (/proc/stat busy time: the cluster's daemons
 # and the bench clients too; on a machine this small, what the ways compete
 # for); medians of the rounds with min..max; OUTDIR/ceph.csv has every sample. Ratios:
-# 1head / direct (the issue's goal: >= 0.8), 2heads / 1head and 1head / posix. Figures
+# 1head / direct (the issue's goal: >= 0.8), 1proc / direct, 2heads / 1head and 1head / posix. Figures
 # only: nothing here is a timed assertion.
 # Environment: BENCH_ROUNDS (5: with 3, single ratios moved by 0.1 between runs
 # minutes apart), BENCH_CEPH_MIB (256: MiB per thread; with
@@ -29,7 +32,8 @@
 # to make one head write at 0.35 of libcephfs and two heads at twice one),
 # BENCH_CEPH_RECORD (1m: the record size, 4k to 1m, for both ways),
 # BENCH_CEPH_SERVER (settings added to the heads' server section, e.g.
-# "adaptive_poll_us = 0;").
+# "adaptive_poll_us = 0;"), BENCH_CEPH_CLIENT (mount options added to the
+# bench clients' -o, e.g. "reg=zerocopy").
 . "$(dirname "$0")/../system/client_lib.sh"
 . "$(dirname "$0")/bench_lib.sh"
 . "$(dirname "$0")/../system/ceph_lib.sh"
@@ -105,7 +109,7 @@ pid_a=$(cat "$T_SCRATCH/A.pid")
 cat > "$T_SCRATCH/hook.sh" << 'HOOK'
 #!/bin/sh
 # hook.sh PID FILE start|end TEST THREADS RECORD
-[ "$3" = start ] && sh "$BENCH_START_TOGETHER" "$2.$4" 2
+[ "$3" = start ] && sh "$BENCH_START_TOGETHER" "$2.$4" "$BENCH_PROCS"
 busy=$(awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat)
 cat /proc/$1/task/*/schedstat | awk -v when="$3" -v test="$4" -v now="$(date +%s.%N)" \
 	-v busy="$busy" '{ns += $1} END {print when, test, now, ns + 0, busy}' >> "$2"
@@ -123,19 +127,20 @@ direct() {
 	done < "$T_SCRATCH/d.out"
 }
 
-# heads WAY ROUND EXPORT PORT1 PORT2: two bench processes of 2 threads at once
+# heads WAY ROUND EXPORT PORT...: a bench process per port, 4 threads among them, at once
 heads() {
 	local way=$1 r=$2 exp=$3 k=0 port failed=0 pass
 	shift 3
+	export BENCH_PROCS=$#
 	rm -rf "$T_SCRATCH"/h.*.csv "$T_SCRATCH"/cpu*
 	for port in "$@"; do
 		k=$((k + 1))
-		"$CLIENT" bench "127.0.0.1:$exp" -o "port=$port,provider=soft" -q -t write,read \
-			-r "$rec" -j 2 -s "${mib}m" --csv "$T_SCRATCH/h.$k.csv" \
+		"$CLIENT" bench "127.0.0.1:$exp" -q -t write,read -r "$rec" \
+			-o "port=$port,provider=soft${BENCH_CEPH_CLIENT:+,$BENCH_CEPH_CLIENT}" \
+			-j $((4 / BENCH_PROCS)) -s "${mib}m" --csv "$T_SCRATCH/h.$k.csv" \
 			--hook "$T_SCRATCH/hook.sh $pid_a $T_SCRATCH/cpu" > "$T_SCRATCH/h.$k.out" 2>&1 &
 	done
-	wait -n || failed=1
-	wait -n || failed=1
+	for port in "$@"; do wait -n || failed=1; done
 	[ "$failed" = 0 ] || { diag "$way: $(tail -n 2 "$T_SCRATCH"/h.*.out)"; return 1; }
 	for pass in write read; do
 		# MB/s of all four threads: every byte of the pass over the time from
@@ -160,6 +165,7 @@ for r in $(seq 1 "$rounds"); do
 	direct "$r" || failed=1
 	heads 1head "$r" /ceph "$RDMA_A" "$RDMA_A" || failed=1
 	heads 2heads "$r" /ceph "$RDMA_A" "$RDMA_B" || failed=1
+	heads 1proc "$r" /ceph "$RDMA_A" || failed=1
 	heads posix "$r" "$EXP" "$RDMA_A" "$RDMA_A" || failed=1
 	echo "# round $r of $rounds done, load $(cut -d' ' -f1-3 /proc/loadavg)"
 done
@@ -172,7 +178,7 @@ while IFS=, read -r w p fig md lo hi k; do
 done < "$stats"
 for p in write read; do
 	echo "bench-ceph: $p: one head / libcephfs $(ratio "$(med 1head "$p" mb_s)" "$(med direct "$p" mb_s)")" \
-		"(goal >= 0.8), two heads / one head $(ratio "$(med 2heads "$p" mb_s)" "$(med 1head "$p" mb_s)")," \
+		"(goal >= 0.8), one process of 4 threads through it / libcephfs $(ratio "$(med 1proc "$p" mb_s)" "$(med direct "$p" mb_s)"), two heads / one head $(ratio "$(med 2heads "$p" mb_s)" "$(med 1head "$p" mb_s)")," \
 		"one head / the same head's tmpfs export $(ratio "$(med 1head "$p" mb_s)" "$(med posix "$p" mb_s)");" \
 		"CPU per MiB: head $(med 1head "$p" cpu_us_mib) us = libcephfs alone $(med direct "$p" cpu_us_mib)" \
 		"+ $(awk -v a="$(med 1head "$p" cpu_us_mib)" -v b="$(med direct "$p" cpu_us_mib)" 'BEGIN {printf "%.0f", a - b}') (NFS, RPC/RDMA, soft provider);" \
