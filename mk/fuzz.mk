@@ -4,7 +4,8 @@
 # fuzz-run` runs each for FUZZ_RUNS executions (at most FUZZ_SECONDS) on a
 # working corpus in the build tree, seeded from t/fuzz/corpus/NAME, and prints
 # an automake-style summary (SKIP when clang is missing) that scripts/check.sh
-# adds up. The targets:
+# adds up; a target that fails has its sanitizer's report and the crash
+# input's name in "# " lines, which check.sh shows with the FAIL line. The targets:
 #   rpcrdma_hdr  the RPC/RDMA header and RFC 8797 private data (both sides)
 #   rpc_call     the server's RPC call header, credentials and NFS/MOUNT arguments
 #   rpc_reply    the client's RPC reply and NFS/MOUNT results (READDIR entries too)
@@ -122,6 +123,8 @@ fuzz-run:
 			pass=$$((pass + 1)); \
 		else \
 			tail -n 60 t/fuzz/fuzz-$$n.log; \
+			grep -E 'ERROR|runtime error|SUMMARY|Test unit written to|^ *#[0-9]+ 0x' \
+				t/fuzz/fuzz-$$n.log | head -n 25 | sed 's/^/# /'; \
 			echo "FAIL: fuzz-run $$n: crash input in t/fuzz/artifacts/"; \
 			fail=$$((fail + 1)); \
 		fi; \
