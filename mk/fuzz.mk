@@ -5,7 +5,8 @@
 # working corpus in the build tree, seeded from t/fuzz/corpus/NAME, and prints
 # an automake-style summary (SKIP when clang is missing) that scripts/check.sh
 # adds up; a target that fails has its sanitizer's report and the crash
-# input's name in "# " lines, which check.sh shows with the FAIL line. The targets:
+# input's name in "# " lines, which check.sh shows with the FAIL line. The
+# targets:
 #   rpcrdma_hdr  the RPC/RDMA header and RFC 8797 private data (both sides)
 #   rpc_call     the server's RPC call header, credentials and NFS/MOUNT arguments
 #   rpc_reply    the client's RPC reply and NFS/MOUNT results (READDIR entries too)
