@@ -93,6 +93,10 @@ struct nfs3c_fh {
 /* Handles as hash keys. */
 uint32_t nfs3c_fh_hash(const struct nfs3c_fh *fh);
 int nfs3c_fh_equal(const struct nfs3c_fh *a, const struct nfs3c_fh *b);
+/* Handles between our form and the XDR form (which points at ours);
+ * from_xdr: -EBADMSG for an empty or oversized one. */
+void nfs3c_fh_to_xdr(const struct nfs3c_fh *fh, nfs_fh3 *x);
+int nfs3c_fh_from_xdr(const nfs_fh3 *x, struct nfs3c_fh *fh);
 
 /* Per NFSv3 procedure (NULL .. COMMIT), as mountstats(8) shows them. */
 struct nfs3c_op_stats {

@@ -182,10 +182,6 @@ void nfs3c_conn_close(struct nfs3c *c);
 void nfs3c_req_init(struct nfs3c_req *rq, uint32_t proc, xdrproc_t xa, void *args, xdrproc_t xr,
 		    void *res);
 
-/* Handles between our form and the XDR form (which points at ours). */
-void nfs3c_fh_to_xdr(const struct nfs3c_fh *fh, nfs_fh3 *x);
-int nfs3c_fh_from_xdr(const nfs_fh3 *x, struct nfs3c_fh *fh);
-
 /* Attribute cache (nfs3_clnt_attr.c). */
 void nfs3c_attr_init(struct nfs3c *c);
 void nfs3c_attr_fini(struct nfs3c *c);

@@ -82,32 +82,29 @@ static void reply(struct nlmc *n, uint32_t xid, const struct net_dgram_peer *sa,
 static nlm4_stats granted(struct nlmc *n, const nlm4_testargs *a)
 {
 	const nlm4_lock *l = &a->alock;
+	const nfs_fh3 xfh = {
+		.data = {.data_len = l->fh.nlm4_netobj_len, .data_val = l->fh.nlm4_netobj_val}};
 	nlm4_stats st = NLM4_DENIED;
 	struct nfs3c_fh fh;
 	uint64_t owner;
 
 	if (l->oh.nlm4_netobj_len != OH_LEN || memcmp(l->oh.nlm4_netobj_val, n->cookie, 8) != 0 ||
-	    l->fh.nlm4_netobj_len == 0 || l->fh.nlm4_netobj_len > NFS3_FHSIZE)
-		return NLM4_DENIED; /* not a handle of ours (an empty one decodes to NULL) */
+	    nfs3c_fh_from_xdr(&xfh, &fh) != 0)
+		return NLM4_DENIED;
 	memcpy(&owner, l->oh.nlm4_netobj_val + 8, 8);
 	pthread_mutex_lock(&n->lock);
 	for (struct nlmc_wait *w = n->waiters; w; w = w->next) {
 		if ((!w->interrupted || w->calling) && w->owner == owner && w->off == l->l_offset &&
 		    w->len == l->l_len && w->excl == !!a->exclusive &&
-		    w->fh.len == l->fh.nlm4_netobj_len &&
-		    memcmp(w->fh.data, l->fh.nlm4_netobj_val, w->fh.len) == 0) {
+		    nfs3c_fh_equal(&w->fh, &fh)) {
 			w->granted = 1;
 			pthread_cond_signal(&w->cond);
 			st = NLM4_GRANTED;
 			break;
 		}
 	}
-	if (st != NLM4_GRANTED) {
-		fh.len = l->fh.nlm4_netobj_len;
-		memcpy(fh.data, l->fh.nlm4_netobj_val, fh.len);
-		if (nlmc_held_covers(&n->held, &fh, owner, l->l_offset, l->l_len))
-			st = NLM4_GRANTED;
-	}
+	if (st != NLM4_GRANTED && nlmc_held_covers(&n->held, &fh, owner, l->l_offset, l->l_len))
+		st = NLM4_GRANTED;
 	pthread_mutex_unlock(&n->lock);
 	return st;
 }

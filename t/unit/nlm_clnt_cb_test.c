@@ -206,30 +206,40 @@ static void uaddr_ports(void **state)
 	assert_int_equal(rpcb_uaddr_port(u), 20049);
 }
 
-/* A GRANTED whose owner handle is another client's (and names no port to
- * forward to) is denied, with the call's cookie. */
-static void granted_unknown_denied(void **state)
+/* A GRANTED of [0, 100) exclusive with owner handle oh and file handle fh
+ * (fhlen bytes): its answer, whose cookie must be the call's. */
+static nlm4_stats granted_answer(struct fx *f, char *oh, char *fh, u_int fhlen)
 {
-	struct fx *f = *state;
-	char oh[18] = "another!", fh[8] = "FILEHNDL", cookie[4] = "ck12";
+	char cookie[4] = "ck12";
 	nlm4_testargs a = {.cookie = {sizeof(cookie), cookie},
 			   .exclusive = 1,
 			   .alock = {.caller_name = "server",
-				     .fh = {sizeof(fh), fh},
-				     .oh = {sizeof(oh), oh},
+				     .fh = {fhlen, fh},
+				     .oh = {OH_LEN, oh},
 				     .svid = 7,
 				     .l_offset = 0,
 				     .l_len = 100}};
+	nlm4_stats st;
 	nlm4_res r;
 
 	memset(&r, 0, sizeof(r));
 	assert_int_equal(call(f, NLM_PROGRAM, NLM_V4, NLM4_GRANTED_PROC,
 			      (xdrproc_t)xdr_nlm4_testargs, &a, 0, (xdrproc_t)xdr_nlm4_res, &r),
 			 SUCCESS);
-	assert_int_equal(r.stat, NLM4_DENIED);
 	assert_int_equal(r.cookie.nlm4_netobj_len, sizeof(cookie));
 	assert_memory_equal(r.cookie.nlm4_netobj_val, cookie, sizeof(cookie));
+	st = r.stat;
 	xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
+	return st;
+}
+
+/* A GRANTED whose owner handle is another client's (and names no port to
+ * forward to) is denied, with the call's cookie. */
+static void granted_unknown_denied(void **state)
+{
+	char oh[OH_LEN] = "another!", fh[8] = "FILEHNDL";
+
+	assert_int_equal(granted_answer(*state, oh, fh, sizeof(fh)), NLM4_DENIED);
 }
 
 /* A GRANTED in our owner handle with an empty file handle (which decodes to
@@ -237,24 +247,10 @@ static void granted_unknown_denied(void **state)
 static void granted_empty_fh_denied(void **state)
 {
 	struct fx *f = *state;
-	char oh[OH_LEN] = {0}, cookie[4] = "ck13";
-	nlm4_testargs a = {.cookie = {sizeof(cookie), cookie},
-			   .exclusive = 1,
-			   .alock = {.caller_name = "server",
-				     .fh = {0, NULL},
-				     .oh = {sizeof(oh), oh},
-				     .svid = 7,
-				     .l_offset = 0,
-				     .l_len = 100}};
-	nlm4_res r;
+	char oh[OH_LEN] = {0};
 
 	memcpy(oh, f->n->cookie, 8); /* owner 0, port 0: this client's */
-	memset(&r, 0, sizeof(r));
-	assert_int_equal(call(f, NLM_PROGRAM, NLM_V4, NLM4_GRANTED_PROC,
-			      (xdrproc_t)xdr_nlm4_testargs, &a, 0, (xdrproc_t)xdr_nlm4_res, &r),
-			 SUCCESS);
-	assert_int_equal(r.stat, NLM4_DENIED);
-	xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
+	assert_int_equal(granted_answer(f, oh, NULL, 0), NLM4_DENIED);
 }
 
 /* SM_NOTIFY with the longest name and no state: answered, the name freed;
