@@ -16,12 +16,16 @@
 # Every libcephfs client here (the heads and ceph_direct) runs without its
 # object cacher (client_oc = false): reads and writes go to the OSD, the
 # same work for both ways (with it, ceph_direct reads back what it has just
-# written from its own memory, at memcpy speed).
+# written from its own memory, at memcpy speed), and without gathering
+# libcephfs's debug log in memory (debug_client and debug_objecter 0/0; Ceph's
+# defaults, 0/5 and 0/1, take a lock and wake its log thread on every call,
+# which more than doubled the head's context switches per READ; both ways
+# pay or save it alike: BENCH_CEPH_DEBUG=default keeps Ceph's levels).
 # Figures: MB/s of all threads per pass (the two processes start each pass
 # together; all bytes over the time to the last one's end); CPU per
 # MiB of the process that drives libcephfs (ceph_direct; head A, the soft
 # provider's copies included, which run in its threads and which a NIC would
-# do), and of the whole machine (/proc/stat busy time: the cluster's daemons
+# do; and head A's context switches per MiB), and of the whole machine (/proc/stat busy time: the cluster's daemons
 # and the bench clients too; on a machine this small, what the ways compete
 # for); medians of the rounds with min..max; OUTDIR/ceph.csv has every sample. Ratios:
 # 1head / direct (the issue's goal: >= 0.8), 1proc / direct, 2heads / 1head and
@@ -62,7 +66,11 @@ echo "way,pass,figure,round,value" > "$raw"
 plan 2
 ceph_start || { ok 1 "the mini cluster starts"; exit 1; }
 CCONF=$T_SCRATCH/ceph.conf
-{ cat "$CEPH_CONF"; printf '\n[client]\nclient_oc = false\n'; } > "$CCONF"
+{
+	cat "$CEPH_CONF"
+	printf '\n[client]\nclient_oc = false\n'
+	[ "${BENCH_CEPH_DEBUG:-}" = default ] || printf 'debug_client = 0/0\ndebug_objecter = 0/0\n'
+} > "$CCONF"
 EXP=$(mktemp -d /dev/shm/nfsrdma-cb.XXXXXX) || skip_all "no tmpfs at /dev/shm"
 chmod 777 "$EXP"
 
@@ -102,7 +110,8 @@ record() { echo "$1,$2,$3,$4,$5" >> "$raw"; }
 pid_a=$(cat "$T_SCRATCH/A.pid")
 
 # Around each pass of bench (both processes call it): the pass, the time,
-# head A's CPU nanoseconds, all its threads (schedstat), and the machine's busy
+# head A's CPU nanoseconds and context switches (timeslices), all its threads
+# (schedstat), and the machine's busy
 # CPU in clock ticks (/proc/stat: all but idle and iowait). At its start, a pass
 # waits (up to 60 s) for the other process to get there too, so that the four
 # threads start together as ceph_direct's do.
@@ -112,7 +121,7 @@ cat > "$T_SCRATCH/hook.sh" << 'HOOK'
 [ "$3" = start ] && sh "$BENCH_START_TOGETHER" "$2.$4" "$BENCH_PROCS"
 busy=$(awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat)
 cat /proc/$1/task/*/schedstat | awk -v when="$3" -v test="$4" -v now="$(date +%s.%N)" \
-	-v busy="$busy" '{ns += $1} END {print when, test, now, ns + 0, busy}' >> "$2"
+	-v busy="$busy" '{ns += $1; sw += $3} END {print when, test, now, ns + 0, busy, sw + 0}' >> "$2"
 HOOK
 chmod 755 "$T_SCRATCH/hook.sh"
 
@@ -150,12 +159,13 @@ heads() {
 		# ways through A alone)
 		sort -k3 -g "$T_SCRATCH/cpu" | awk -v p="$pass" -v mib=$((4 * mib)) -v w="$way" -v r="$r" \
 			-v hz="$(getconf CLK_TCK)" \
-			'$2 == p && $1 == "start" && !s {s = 1; t0 = $3; c0 = $4; m0 = $5}
-			$2 == p && $1 == "end" {t1 = $3; c1 = $4; m1 = $5}
+			'$2 == p && $1 == "start" && !s {s = 1; t0 = $3; c0 = $4; m0 = $5; w0 = $6}
+			$2 == p && $1 == "end" {t1 = $3; c1 = $4; m1 = $5; w1 = $6}
 			END {printf "%s,%s,mb_s,%s,%.1f\n", w, p, r, mib * 1048576 / 1e6 / (t1 - t0)
 			if (w == "2heads") exit
 			printf "%s,%s,cpu_us_mib,%s,%.1f\n", w, p, r, (c1 - c0) / 1e3 / mib
-			printf "%s,%s,machine_us_mib,%s,%.1f\n", w, p, r, (m1 - m0) * 1e6 / hz / mib}' >> "$raw"
+			printf "%s,%s,machine_us_mib,%s,%.1f\n", w, p, r, (m1 - m0) * 1e6 / hz / mib
+			printf "%s,%s,head_switches_mib,%s,%.1f\n", w, p, r, (w1 - w0) / mib}' >> "$raw"
 	done
 }
 
@@ -184,5 +194,7 @@ for p in write read; do
 		"CPU per MiB: head $(med 1head "$p" cpu_us_mib) us = libcephfs alone $(med direct "$p" cpu_us_mib)" \
 		"+ $(awk -v a="$(med 1head "$p" cpu_us_mib)" -v b="$(med direct "$p" cpu_us_mib)" 'BEGIN {printf "%.0f", a - b}') (NFS, RPC/RDMA, soft provider);" \
 		"tmpfs export $(med posix "$p" cpu_us_mib) us;" \
-		"the machine's CPU per MiB: one head $(med 1head "$p" machine_us_mib) us, libcephfs alone $(med direct "$p" machine_us_mib) us"
+		"the machine's CPU per MiB: one head $(med 1head "$p" machine_us_mib) us, libcephfs alone $(med direct "$p" machine_us_mib) us;" \
+		"head A's context switches per MiB: one head $(med 1head "$p" head_switches_mib)," \
+		"one process $(med 1proc "$p" head_switches_mib)"
 done
