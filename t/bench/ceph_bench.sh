@@ -25,9 +25,9 @@
 # together; all bytes over the time to the last one's end); CPU per
 # MiB of the process that drives libcephfs (ceph_direct; head A, the soft
 # provider's copies included, which run in its threads and which a NIC would
-# do; and head A's context switches per MiB), and of the whole machine (/proc/stat busy time: the cluster's daemons
-# and the bench clients too; on a machine this small, what the ways compete
-# for); medians of the rounds with min..max; OUTDIR/ceph.csv has every sample. Ratios:
+# do; and head A's context switches per MiB), and of the whole machine
+# (/proc/stat busy time: the cluster's daemons and the bench clients too; on
+# a machine this small, what the ways compete for); medians of the rounds with min..max; OUTDIR/ceph.csv has every sample. Ratios:
 # 1head / direct (the goal: >= 0.8), 1proc / direct, 2heads / 1head and
 # 1head / posix. Figures only: nothing here is a timed assertion.
 # Environment: BENCH_ROUNDS (5: with 3, single ratios moved by 0.1 between runs
