@@ -27,9 +27,10 @@
 # provider's copies included, which run in its threads and which a NIC would
 # do; and head A's context switches per MiB), and of the whole machine
 # (/proc/stat busy time: the cluster's daemons and the bench clients too; on
-# a machine this small, what the ways compete for); medians of the rounds with min..max; OUTDIR/ceph.csv has every sample. Ratios:
-# 1head / direct (the issue's goal: >= 0.8), 1proc / direct, 2heads / 1head and
-# 1head / posix. Figures only: nothing here is a timed assertion.
+# a machine this small, what the ways compete for); medians of the rounds
+# with min..max; OUTDIR/ceph.csv has every sample. Ratios: 1head / direct (the
+# issue's goal: >= 0.8), 1proc / direct, 2heads / 1head and 1head / posix.
+# Figures only: nothing here is a timed assertion.
 # Environment: BENCH_ROUNDS (5: with 3, single ratios moved by 0.1 between runs
 # minutes apart), BENCH_CEPH_MIB (256: MiB per thread; with
 # 32, passes of a tenth of a second, what each pass pays once weighed enough
@@ -186,13 +187,16 @@ echo "bench-ceph: way    pass  figure            median (min..max, n)"
 while IFS=, read -r w p fig md lo hi k; do
 	printf "bench-ceph: %-6s %-5s %-14s %9s   (%s..%s, %s)\n" "$w" "$p" "$fig" "$md" "$lo" "$hi" "$k"
 done < "$stats"
+# vs WAY1 WAY2: the ratio of their MB/s in pass $p
+vs() { ratio "$(med "$1" "$p" mb_s)" "$(med "$2" "$p" mb_s)"; }
 for p in write read; do
-	echo "bench-ceph: $p: one head / libcephfs $(ratio "$(med 1head "$p" mb_s)" "$(med direct "$p" mb_s)")" \
-		"(goal >= 0.8), one process of 4 threads through it / libcephfs" \
-		"$(ratio "$(med 1proc "$p" mb_s)" "$(med direct "$p" mb_s)"), two heads / one head $(ratio "$(med 2heads "$p" mb_s)" "$(med 1head "$p" mb_s)")," \
-		"one head / the same head's tmpfs export $(ratio "$(med 1head "$p" mb_s)" "$(med posix "$p" mb_s)");" \
-		"CPU per MiB: head $(med 1head "$p" cpu_us_mib) us = libcephfs alone $(med direct "$p" cpu_us_mib)" \
-		"+ $(awk -v a="$(med 1head "$p" cpu_us_mib)" -v b="$(med direct "$p" cpu_us_mib)" 'BEGIN {printf "%.0f", a - b}') (NFS, RPC/RDMA, soft provider);" \
+	cpu_head=$(med 1head "$p" cpu_us_mib) cpu_direct=$(med direct "$p" cpu_us_mib)
+	echo "bench-ceph: $p: one head / libcephfs $(vs 1head direct) (goal >= 0.8)," \
+		"one process of 4 threads through it / libcephfs $(vs 1proc direct)," \
+		"two heads / one head $(vs 2heads 1head)," \
+		"one head / the same head's tmpfs export $(vs 1head posix);" \
+		"CPU per MiB: head $cpu_head us = libcephfs alone $cpu_direct" \
+		"+ $(awk -v a="$cpu_head" -v b="$cpu_direct" 'BEGIN {printf "%.0f", a - b}') (NFS, RPC/RDMA, soft provider);" \
 		"tmpfs export $(med posix "$p" cpu_us_mib) us;" \
 		"the machine's CPU per MiB: one head $(med 1head "$p" machine_us_mib) us, libcephfs alone $(med direct "$p" machine_us_mib) us;" \
 		"head A's context switches per MiB: one head $(med 1head "$p" head_switches_mib)," \
