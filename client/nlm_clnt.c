@@ -187,16 +187,16 @@ static struct nlmc_conn *conn_get(struct nlmc *n)
 {
 	struct nlmc_conn *c;
 	const char *why = "out of memory";
-	unsigned ended;
+	unsigned failed;
 
 	pthread_mutex_lock(&n->call_lock);
-	ended = n->connects_ended;
+	failed = n->connects_failed;
 	while (n->conn == NULL && n->connecting)
 		pthread_cond_wait(&n->connect_end, &n->call_lock);
-	if (n->conn == NULL && n->connects_ended != ended) {
+	if (n->conn == NULL && n->connects_failed != failed) {
 		pthread_mutex_unlock(&n->call_lock); /* the one waited for failed */
 		return NULL;
-	}
+	} /* one that was made and already dropped again is made anew */
 	if (n->conn == NULL) {
 		n->connecting = 1;
 		pthread_mutex_unlock(&n->call_lock);
@@ -207,9 +207,9 @@ static struct nlmc_conn *conn_get(struct nlmc *n)
 		}
 		pthread_mutex_lock(&n->call_lock);
 		n->connecting = 0;
-		n->connects_ended++;
 		pthread_cond_broadcast(&n->connect_end);
 		if (c == NULL) {
+			n->connects_failed++;
 			no_nlm(n, why);
 			pthread_mutex_unlock(&n->call_lock);
 			return NULL;

@@ -50,7 +50,7 @@ struct nlmc {
 	/* a connection being made (one at a time, call_lock let go meanwhile):
 	 * the calls that need it wait for its end, and share its failure */
 	int connecting;
-	unsigned connects_ended;
+	unsigned connects_failed;
 	pthread_cond_t connect_end;
 	int no_nlm_logged;
 	uint32_t next_cookie;
