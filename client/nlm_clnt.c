@@ -182,7 +182,7 @@ void nlmc_disconnect(struct nlmc *n)
  * it, without call_lock (calls on a connection already made go on); the
  * calls that come meanwhile wait for that one's end and share its failure,
  * so that a server that does not answer costs them one wait, not one each
- * in turn. */
+ * in turn (one made, then dropped before they ran, is made anew). */
 static struct nlmc_conn *conn_get(struct nlmc *n)
 {
 	struct nlmc_conn *c;
@@ -196,7 +196,7 @@ static struct nlmc_conn *conn_get(struct nlmc *n)
 	if (n->conn == NULL && n->connects_failed != failed) {
 		pthread_mutex_unlock(&n->call_lock); /* the one waited for failed */
 		return NULL;
-	} /* one that was made and already dropped again is made anew */
+	}
 	if (n->conn == NULL) {
 		n->connecting = 1;
 		pthread_mutex_unlock(&n->call_lock);
