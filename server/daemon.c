@@ -127,15 +127,17 @@ static int listens_on_ipv6(const struct cfg_strlist *l)
 	return 0;
 }
 
-/* Whether listen address i is an IPv4 one that "::" in the same list already
- * takes (a dual-stack listener, net_dual_stack): listening on it as well
- * would fail, the port being taken, so ["0.0.0.0", "::"] means what "::"
- * alone does. */
+/* Whether listen address i is an IPv4 one, or an IPv4-mapped IPv6 one
+ * ("::ffff:127.0.0.1"), that "::" in the same list already takes (a
+ * dual-stack listener, net_dual_stack): listening on it as well would fail,
+ * the port being taken, so ["0.0.0.0", "::"] means what "::" alone does. */
 static bool taken_by_any6(const struct cfg_strlist *l, size_t i)
 {
+	struct in6_addr a6;
 	struct in_addr a;
 
-	if (inet_pton(AF_INET, l->v[i], &a) != 1)
+	if (inet_pton(AF_INET, l->v[i], &a) != 1 &&
+	    (inet_pton(AF_INET6, l->v[i], &a6) != 1 || !IN6_IS_ADDR_V4MAPPED(&a6)))
 		return false;
 	for (size_t k = 0; k < l->n; k++)
 		if (net_host_is_any6(l->v[k]))

@@ -1,7 +1,8 @@
 #!/bin/bash
-# server_listen.sh: nfsrdma-server's listen addresses. ["0.0.0.0", "::"] and
-# ["::", "127.0.0.1"] start (an IPv4 address beside "::" is already taken by
-# it: the daemon says so and listens once) and serve NFS over RPC/RDMA and
+# server_listen.sh: nfsrdma-server's listen addresses. ["0.0.0.0", "::"],
+# ["::", "127.0.0.1"] and ["::ffff:127.0.0.1", "::"] start (an IPv4 address,
+# or an IPv4-mapped one, beside "::" is already taken by it: the daemon says
+# so and listens once) and serve NFS over RPC/RDMA and
 # TCP at 127.0.0.1 and at ::1; as many addresses as server.listen takes (17
 # and more, where the daemon stopped at 16) start and serve at the last one.
 # On this host's net.ipv6.bindv6only and the soft provider only: the rdma-core
@@ -46,8 +47,8 @@ reads() {
 		> "$T_SCRATCH/bench.out" 2>&1 || { sed 's/^/# /' "$T_SCRATCH/bench.out"; return 1; }
 }
 
-plan 14
-for list in "0.0.0.0 ::" ":: 127.0.0.1"; do
+plan 20
+for list in "0.0.0.0 ::" ":: 127.0.0.1" "::ffff:127.0.0.1 ::"; do
 	# shellcheck disable=SC2086 # the list's words are the addresses
 	serve $list
 	ok $? "listen = [$list] starts"
