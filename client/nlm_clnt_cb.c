@@ -77,8 +77,11 @@ static void reply(struct nlmc *n, uint32_t xid, const struct net_dgram_peer *sa,
  * server, having granted, answers it GRANTED too (the owner holds the
  * range), and the caller takes the lock (nlm_clnt.c, lock_loop).
  * NLM4_GRANTED too where no wait matches but the owner holds the whole
- * range: the server sent the GRANTED again (our answer was lost or late),
- * and a DENIED would have it give back a lock the owner holds. */
+ * range in the GRANTED's mode: the server sent the GRANTED again (our answer
+ * was lost or late), and a DENIED would have it give back a lock the owner
+ * holds. Held in the other mode, it is not ours (say, an upgrade to
+ * exclusive whose wait was interrupted): answered GRANTED, the server would
+ * hold for the owner a lock of a mode the owner does not. */
 static nlm4_stats granted(struct nlmc *n, const nlm4_testargs *a)
 {
 	const nlm4_lock *l = &a->alock;
@@ -103,7 +106,8 @@ static nlm4_stats granted(struct nlmc *n, const nlm4_testargs *a)
 			break;
 		}
 	}
-	if (st != NLM4_GRANTED && nlmc_held_covers(&n->held, &fh, owner, l->l_offset, l->l_len))
+	if (st != NLM4_GRANTED &&
+	    nlmc_held_covers(&n->held, &fh, owner, l->l_offset, l->l_len, a->exclusive))
 		st = NLM4_GRANTED;
 	pthread_mutex_unlock(&n->lock);
 	return st;

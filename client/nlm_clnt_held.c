@@ -115,7 +115,7 @@ struct nlmc_held *nlmc_held_take(struct nlmc_heldset *s, const struct nfs3c_fh *
 /* See nlm_clnt_held.h. The ranges do not overlap: each step goes on from
  * the end of the one that holds pos. */
 int nlmc_held_covers(struct nlmc_heldset *s, const struct nfs3c_fh *fh, uint64_t owner,
-		     uint64_t start, uint64_t len)
+		     uint64_t start, uint64_t len, int excl)
 {
 	struct nlmc_held *h = find(s, fh, owner, NULL);
 	uint64_t end = range_end(start, len), pos = start;
@@ -124,7 +124,7 @@ int nlmc_held_covers(struct nlmc_heldset *s, const struct nfs3c_fh *fh, uint64_t
 	while (h && pos < end) {
 		for (i = 0; i < h->nr && !(h->r[i].start <= pos && pos < h->r[i].end); i++)
 			;
-		if (i == h->nr)
+		if (i == h->nr || !h->r[i].excl != !excl)
 			return 0;
 		pos = h->r[i].end;
 	}

@@ -41,9 +41,9 @@ int nlmc_held_apply(struct nlmc_heldset *s, const struct nfs3c_fh *fh, uint64_t 
 struct nlmc_held *nlmc_held_take(struct nlmc_heldset *s, const struct nfs3c_fh *fh, uint64_t owner);
 void nlmc_held_free(struct nlmc_held *h);
 /* 1 if the pair (fh, owner) holds all of [start, start + len) (len 0: to
- * the end), shared or exclusive. */
+ * the end), all of it exclusive (excl) or all of it shared (!excl). */
 int nlmc_held_covers(struct nlmc_heldset *s, const struct nfs3c_fh *fh, uint64_t owner,
-		     uint64_t start, uint64_t len);
+		     uint64_t start, uint64_t len, int excl);
 /* The svid the pair (fh, owner) locked with, or 0. */
 uint32_t nlmc_held_svid(struct nlmc_heldset *s, const struct nfs3c_fh *fh, uint64_t owner);
 void nlmc_held_clear(struct nlmc_heldset *s);

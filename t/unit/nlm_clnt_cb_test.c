@@ -3,13 +3,16 @@
  * over loopback UDP, as a server reaches it: PMAP GETPORT and RPCB GETADDR
  * (versions 3 and 4, netids udp and udp6) name its own port, over IPv4 and
  * over IPv6 where the host has it, a GRANTED for no request of ours is denied
- * with its cookie, so is one of ours with an empty file handle, and an
+ * with its cookie, so is one of ours with an empty file handle, one for a
+ * range an owner holds is granted in the mode it holds it only, and an
  * SM_NOTIFY cut short after the host's name is answered and leaves nothing
  * behind (under the sanitizers, as CI runs the tests, LeakSanitizer fails that
  * case if the name decoded before the cut is not freed). No server and no
  * rpcbind: the client holds no locks, so it calls no one, and it does not
  * register its port.
  */
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -206,13 +209,13 @@ static void uaddr_ports(void **state)
 	assert_int_equal(rpcb_uaddr_port(u), 20049);
 }
 
-/* A GRANTED of [0, 100) exclusive with owner handle oh and file handle fh
- * (fhlen bytes): its answer, whose cookie must be the call's. */
-static nlm4_stats granted_answer(struct fx *f, char *oh, char *fh, u_int fhlen)
+/* A GRANTED of [0, 100), exclusive or shared, with owner handle oh and
+ * file handle fh (fhlen bytes): its answer, whose cookie must be the call's. */
+static nlm4_stats granted_answer(struct fx *f, char *oh, char *fh, u_int fhlen, int excl)
 {
 	char cookie[4] = "ck12";
 	nlm4_testargs a = {.cookie = {sizeof(cookie), cookie},
-			   .exclusive = 1,
+			   .exclusive = excl,
 			   .alock = {.caller_name = "server",
 				     .fh = {fhlen, fh},
 				     .oh = {OH_LEN, oh},
@@ -239,7 +242,7 @@ static void granted_unknown_denied(void **state)
 {
 	char oh[OH_LEN] = "another!", fh[8] = "FILEHNDL";
 
-	assert_int_equal(granted_answer(*state, oh, fh, sizeof(fh)), NLM4_DENIED);
+	assert_int_equal(granted_answer(*state, oh, fh, sizeof(fh), 1), NLM4_DENIED);
 }
 
 /* A GRANTED in our owner handle with an empty file handle (which decodes to
@@ -250,7 +253,39 @@ static void granted_empty_fh_denied(void **state)
 	char oh[OH_LEN] = {0};
 
 	memcpy(oh, f->n->cookie, 8); /* owner 0, port 0: this client's */
-	assert_int_equal(granted_answer(f, oh, NULL, 0), NLM4_DENIED);
+	assert_int_equal(granted_answer(f, oh, NULL, 0, 1), NLM4_DENIED);
+}
+
+/* Record that owner 0 of this client holds [0, 100) of fh as type (F_UNLCK:
+ * gives it back). */
+static void hold(struct fx *f, const char *fh, int type)
+{
+	struct nfs3c_fh h = {.len = 8};
+
+	memcpy(h.data, fh, 8);
+	pthread_mutex_lock(&f->n->lock);
+	assert_int_equal(nlmc_held_apply(&f->n->held, &h, 0, 7, type, 0, 100), 0);
+	pthread_mutex_unlock(&f->n->lock);
+}
+
+/* A GRANTED for no wait, of a range the owner holds: sent again by the
+ * server, GRANTED where the owner holds it in the GRANTED's mode; in the
+ * other mode (a lock the owner did not take), denied. */
+static void granted_again_in_held_mode(void **state)
+{
+	struct fx *f = *state;
+	char oh[OH_LEN] = {0}, fh[8] = "FILEHNDL";
+
+	memcpy(oh, f->n->cookie, 8); /* owner 0, port 0: this client's */
+	assert_int_equal(granted_answer(f, oh, fh, sizeof(fh), 0), NLM4_DENIED);
+	hold(f, fh, F_RDLCK);
+	assert_int_equal(granted_answer(f, oh, fh, sizeof(fh), 0), NLM4_GRANTED);
+	assert_int_equal(granted_answer(f, oh, fh, sizeof(fh), 1), NLM4_DENIED);
+	hold(f, fh, F_WRLCK);
+	assert_int_equal(granted_answer(f, oh, fh, sizeof(fh), 1), NLM4_GRANTED);
+	assert_int_equal(granted_answer(f, oh, fh, sizeof(fh), 0), NLM4_DENIED);
+	hold(f, fh, F_UNLCK);
+	assert_int_equal(granted_answer(f, oh, fh, sizeof(fh), 1), NLM4_DENIED);
 }
 
 /* SM_NOTIFY with the longest name and no state: answered, the name freed;
@@ -281,6 +316,7 @@ int main(void)
 		cmocka_unit_test(uaddr_ports),
 		cmocka_unit_test(granted_unknown_denied),
 		cmocka_unit_test(granted_empty_fh_denied),
+		cmocka_unit_test(granted_again_in_held_mode),
 		cmocka_unit_test(sm_notify_cut_short),
 	};
 

@@ -2,7 +2,8 @@
  * nlm_clnt_held_test.c: the client's table of what lock owners hold
  * (client/nlm_clnt_held.c): locks and unlocks split and replace ranges the
  * way POSIX does, and nlmc_held_covers says whether an owner holds all of a
- * range (which decides the answer to a GRANTED the server sends again).
+ * range in one mode (which decides the answer to a GRANTED the server sends
+ * again).
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -18,8 +19,8 @@
 static const struct nfs3c_fh fh1 = {.len = 4, .data = {1, 2, 3, 4}};
 static const struct nfs3c_fh fh2 = {.len = 4, .data = {1, 2, 3, 5}};
 
-/* Pieces that meet cover what they span; a gap, another owner or another
- * file does not. */
+/* Pieces that meet cover what they span in their mode; a gap, the other
+ * mode, another owner or another file does not. */
 static void covers_pieces(void **state)
 {
 	struct nlmc_heldset s = {.max_owners = 8};
@@ -27,20 +28,31 @@ static void covers_pieces(void **state)
 	(void)state;
 	assert_int_equal(nlmc_held_apply(&s, &fh1, 7, 1, F_WRLCK, 0, 10), 0);
 	assert_int_equal(nlmc_held_apply(&s, &fh1, 7, 1, F_RDLCK, 10, 10), 0);
-	assert_true(nlmc_held_covers(&s, &fh1, 7, 0, 20));
-	assert_true(nlmc_held_covers(&s, &fh1, 7, 5, 10));
-	assert_false(nlmc_held_covers(&s, &fh1, 7, 0, 21));
-	assert_false(nlmc_held_covers(&s, &fh1, 7, 0, 0)); /* to the end */
-	assert_false(nlmc_held_covers(&s, &fh1, 8, 0, 10));
-	assert_false(nlmc_held_covers(&s, &fh2, 7, 0, 10));
+	assert_int_equal(nlmc_held_apply(&s, &fh1, 7, 1, F_RDLCK, 20, 10), 0);
+	assert_true(nlmc_held_covers(&s, &fh1, 7, 0, 10, 1));
+	assert_false(nlmc_held_covers(&s, &fh1, 7, 0, 10, 0));
+	assert_true(nlmc_held_covers(&s, &fh1, 7, 10, 20, 0));
+	assert_true(nlmc_held_covers(&s, &fh1, 7, 15, 10, 0));
+	assert_false(nlmc_held_covers(&s, &fh1, 7, 10, 20, 1));
+	assert_false(nlmc_held_covers(&s, &fh1, 7, 0, 20, 1)); /* half of it shared */
+	assert_false(nlmc_held_covers(&s, &fh1, 7, 0, 20, 0));
+	assert_false(nlmc_held_covers(&s, &fh1, 7, 10, 21, 0));
+	assert_false(nlmc_held_covers(&s, &fh1, 7, 10, 0, 0)); /* to the end */
+	assert_false(nlmc_held_covers(&s, &fh1, 8, 0, 10, 1));
+	assert_false(nlmc_held_covers(&s, &fh2, 7, 0, 10, 1));
 	/* a hole unlocked in the middle */
 	assert_int_equal(nlmc_held_apply(&s, &fh1, 7, 0, F_UNLCK, 4, 2), 0);
-	assert_true(nlmc_held_covers(&s, &fh1, 7, 0, 4));
-	assert_true(nlmc_held_covers(&s, &fh1, 7, 6, 14));
-	assert_false(nlmc_held_covers(&s, &fh1, 7, 0, 10));
-	assert_false(nlmc_held_covers(&s, &fh1, 7, 5, 1));
+	assert_true(nlmc_held_covers(&s, &fh1, 7, 0, 4, 1));
+	assert_true(nlmc_held_covers(&s, &fh1, 7, 6, 4, 1));
+	assert_false(nlmc_held_covers(&s, &fh1, 7, 0, 10, 1));
+	assert_false(nlmc_held_covers(&s, &fh1, 7, 5, 1, 1));
+	/* an upgrade of part of the shared pieces */
+	assert_int_equal(nlmc_held_apply(&s, &fh1, 7, 1, F_WRLCK, 12, 4), 0);
+	assert_true(nlmc_held_covers(&s, &fh1, 7, 12, 4, 1));
+	assert_false(nlmc_held_covers(&s, &fh1, 7, 10, 20, 0));
+	assert_true(nlmc_held_covers(&s, &fh1, 7, 16, 14, 0));
 	nlmc_held_clear(&s);
-	assert_false(nlmc_held_covers(&s, &fh1, 7, 0, 1));
+	assert_false(nlmc_held_covers(&s, &fh1, 7, 0, 1, 1));
 }
 
 /* A lock to the end of the file covers any range past its start, up to the
@@ -51,13 +63,14 @@ static void covers_to_the_end(void **state)
 
 	(void)state;
 	assert_int_equal(nlmc_held_apply(&s, &fh1, 7, 3, F_WRLCK, 100, 0), 0);
-	assert_true(nlmc_held_covers(&s, &fh1, 7, 100, 0));
-	assert_true(nlmc_held_covers(&s, &fh1, 7, UINT64_MAX - 5, 5));
-	assert_true(nlmc_held_covers(&s, &fh1, 7, 1000, UINT64_MAX)); /* wraps: to the end */
-	assert_false(nlmc_held_covers(&s, &fh1, 7, 99, 2));
+	assert_true(nlmc_held_covers(&s, &fh1, 7, 100, 0, 1));
+	assert_true(nlmc_held_covers(&s, &fh1, 7, UINT64_MAX - 5, 5, 1));
+	assert_true(nlmc_held_covers(&s, &fh1, 7, 1000, UINT64_MAX, 1)); /* wraps: to the end */
+	assert_false(nlmc_held_covers(&s, &fh1, 7, 99, 2, 1));
+	assert_false(nlmc_held_covers(&s, &fh1, 7, 100, 0, 0));
 	assert_int_equal(nlmc_held_svid(&s, &fh1, 7), 3);
 	assert_int_equal(nlmc_held_apply(&s, &fh1, 7, 0, F_UNLCK, 0, 0), 0);
-	assert_false(nlmc_held_covers(&s, &fh1, 7, 100, 1));
+	assert_false(nlmc_held_covers(&s, &fh1, 7, 100, 1, 1));
 	assert_int_equal(s.n, 0);
 }
 
