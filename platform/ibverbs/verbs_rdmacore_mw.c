@@ -161,6 +161,19 @@ static void mw_set_key(struct rdmacore_mw *w, uint32_t key)
 	rdmacore_map_unlock(map);
 }
 
+/* The window's key now (0: unbound), read under the map's lock, which the
+ * thread that takes a peer's Send with Invalidate writes it under. */
+static uint32_t mw_key(struct rdmacore_mw *w)
+{
+	struct rdmacore_map *map = &rdmacore_device_of(w->base.pd->dev)->mwmap;
+	uint32_t key;
+
+	rdmacore_map_rdlock(map);
+	key = w->base.rkey;
+	rdmacore_map_unlock(map);
+	return key;
+}
+
 /* Checks common to both window types; fills the ibv bind description. */
 static int bind_info_of(struct vb_mw *mw, struct vb_mr *mr, void *addr, size_t len, unsigned access,
 			struct ibv_mw_bind_info *bi)
@@ -185,12 +198,13 @@ static int bind_info_of(struct vb_mw *mw, struct vb_mr *mr, void *addr, size_t l
 }
 
 /*
- * Type 2: a bound window must be invalidated before it is bound again, so a
- * rebind is LOCAL_INV + BIND_MW in one post; an unbind is the LOCAL_INV alone.
- * The key of a bind is the window's key with the next 8-bit tag.
+ * Type 2: a bound window (bound: its key, mw_key) must be invalidated before
+ * it is bound again, so a rebind is LOCAL_INV + BIND_MW in one post; an
+ * unbind is the LOCAL_INV alone. The key of a bind is the window's key with
+ * the next 8-bit tag.
  */
 static int bind_type2(struct ibv_qp *qp, struct rdmacore_mw *w, const struct ibv_mw_bind_info *bi,
-		      uint64_t wr_id, int signaled)
+		      uint32_t bound, uint64_t wr_id, int signaled)
 {
 	struct ibv_send_wr wr[2], *first = &wr[1], *bad;
 	uint32_t key = bi->length ? ibv_inc_rkey(w->mw->rkey) : 0;
@@ -200,7 +214,7 @@ static int bind_type2(struct ibv_qp *qp, struct rdmacore_mw *w, const struct ibv
 	wr[0].opcode = IBV_WR_LOCAL_INV;
 	wr[0].invalidate_rkey = w->mw->rkey;
 	wr[0].wr_id = wr_id;
-	if (bi->length == 0 || w->base.rkey != 0) { /* unbind, or rebind of a bound window */
+	if (bi->length == 0 || bound != 0) { /* unbind, or rebind of a bound window */
 		first = &wr[0];
 		wr[0].next = bi->length ? &wr[1] : NULL;
 	}
@@ -247,20 +261,22 @@ int rdmacore_bind_mw(struct vb_conn *conn, struct vb_mw *mw, struct vb_mr *mr, v
 	struct rdmacore_mw *w = (struct rdmacore_mw *)mw;
 	struct ibv_qp *qp = rdmacore_conn_qp(conn);
 	struct ibv_mw_bind b;
+	uint32_t bound;
 	int rc;
 
 	if (qp == NULL || mw == NULL || mw->pd == NULL || mw->pd->dev != conn->dev)
 		return -EINVAL;
 	if ((rc = bind_info_of(mw, mr, addr, len, access, &b.bind_info)) != 0)
 		return rc;
-	if (len == 0 && mw->rkey == 0) {
+	bound = mw_key(w);
+	if (len == 0 && bound == 0) {
 		/* Unbound already (here, or by the peer's Send with Invalidate). Invalidating a
 		 * free window is an error on hardware and oopses Linux 6.1 rxe: refuse it. */
 		log_debug("window is not bound");
 		return -EINVAL;
 	}
 	if (w->mw->type == IBV_MW_TYPE_2)
-		rc = bind_type2(qp, w, &b.bind_info, wr_id, signaled);
+		rc = bind_type2(qp, w, &b.bind_info, bound, wr_id, signaled);
 	else
 		rc = bind_type1(qp, w, &b, wr_id, signaled);
 	if (rc == 0)
