@@ -283,24 +283,21 @@ int net_local_port(int fd)
 
 const char *net_addr_str(const struct sockaddr *sa, char *buf, size_t len)
 {
-	char host[INET6_ADDRSTRLEN] = "?";
-	unsigned port = 0;
+	char host[NET_HOST_STRLEN];
+	unsigned port;
 
-	if (sa && sa->sa_family == AF_INET) {
-		const struct sockaddr_in *s = (const void *)sa;
-
-		inet_ntop(AF_INET, &s->sin_addr, host, sizeof(host));
-		port = ntohs(s->sin_port);
-	} else if (sa && sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *s = (const void *)sa;
-
-		inet_ntop(AF_INET6, &s->sin6_addr, host, sizeof(host));
-		port = ntohs(s->sin6_port);
-	} else if (sa && sa->sa_family == AF_UNIX) {
+	if (sa && sa->sa_family == AF_UNIX) {
 		snprintf(buf, len, "local");
 		return buf;
 	}
-	snprintf(buf, len, "%s:%u", host, port);
+	if (sa == NULL || (sa->sa_family != AF_INET && sa->sa_family != AF_INET6)) {
+		snprintf(buf, len, "?");
+		return buf;
+	}
+	net_host_str(sa, host, sizeof(host));
+	port = ntohs(sa->sa_family == AF_INET ? ((const struct sockaddr_in *)sa)->sin_port
+					      : ((const struct sockaddr_in6 *)sa)->sin6_port);
+	snprintf(buf, len, strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, port);
 	return buf;
 }
 

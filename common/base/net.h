@@ -70,7 +70,11 @@ void net_addr_set_port(struct sockaddr_storage *ss, unsigned port);
  * "?" when sa is neither. */
 #define NET_HOST_STRLEN 64
 const char *net_host_str(const struct sockaddr *sa, char *buf, size_t len);
-/* "address:port" of sa into buf. */
+/* "address:port" of sa into buf (NET_ADDR_STRLEN bytes): the address as
+ * net_host_str gives it, an IPv6 one in brackets ("[2001:db8::1]:2049",
+ * "192.0.2.1:2049" for ::ffff:192.0.2.1); "local" for a local socket, "?"
+ * for any other. */
+#define NET_ADDR_STRLEN (NET_HOST_STRLEN + 8)
 const char *net_addr_str(const struct sockaddr *sa, char *buf, size_t len);
 /* Read or write exactly len bytes, retrying on EINTR and short transfers; 0 or -errno
  * (-ECONNRESET at end of file). */

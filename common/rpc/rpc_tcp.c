@@ -124,7 +124,7 @@ static void accept_ready(void *arg)
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
 	int fd = accept4(l->fd, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC);
-	char who[64];
+	char who[NET_ADDR_STRLEN];
 
 	if (fd < 0) {
 		accept_failed(l, errno);

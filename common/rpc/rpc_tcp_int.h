@@ -17,6 +17,7 @@
 #include <sys/uio.h>
 
 #include "common/base/evloop.h"
+#include "common/base/net.h"
 #include "rpc.h"
 #include "rpc_tcp.h"
 
@@ -71,7 +72,7 @@ struct tcp_conn {
 	int fd;
 	struct sockaddr_storage peer;
 	socklen_t peer_len;
-	char peer_str[64];
+	char peer_str[NET_ADDR_STRLEN];
 	bool shed; /* under l->lock: closed to make room */
 
 	/* loop thread only */
