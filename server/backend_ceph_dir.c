@@ -221,7 +221,8 @@ void ce_proc_symlink(struct nfs_req *req, void *argp, void *resp)
 	dirop_end(&d, r->status == NFS3_OK ? &ok->dir_wcc : &r->SYMLINK3res_u.resfail.dir_wcc);
 }
 
-/* See backend_ceph.h. MKNOD: a device, socket or FIFO. */
+/* See backend_ceph.h. MKNOD: a device (root only: the cluster does not
+ * check it), socket or FIFO. */
 void ce_proc_mknod(struct nfs_req *req, void *argp, void *resp)
 {
 	MKNOD3args *a = argp;
@@ -238,7 +239,8 @@ void ce_proc_mknod(struct nfs_req *req, void *argp, void *resp)
 	if ((r->status = dirop_begin(req, &a->where, &d, &r->MKNOD3res_u.resfail.dir_wcc)) !=
 	    NFS3_OK)
 		return;
-	if ((r->status = be_mknod_args(&a->what, &mode, &dev, &sa)) == NFS3_OK) {
+	if ((r->status = be_mknod_args(&a->what, &mode, &dev, &sa)) == NFS3_OK &&
+	    (r->status = be_mknod_allowed(d.uid, mode)) == NFS3_OK) {
 		e = ceph_ll_mknod(d.ce->cm, d.in, a->where.name, mode | sattr_mode(sa, 0644), dev,
 				  &in, &stx, CE_WANT | CEPH_STATX_INO, 0, d.perm);
 		r->status = e < 0 ? nfs3_errno_to_stat(-e)

@@ -169,6 +169,10 @@ nfsstat3 be_may_rename(const struct be_obj *from, const char *name, const struct
 nfsstat3 be_may_link(const struct be_obj *file, const struct be_obj *dir, const char *name);
 /* May the caller make a node of this type (devices: root only)? */
 nfsstat3 be_may_mknod(mode_t type);
+/* The same for uid, whatever identity is in force (a backend that does not
+ * take on the caller's, such as CephFS's, whose cluster lets any user who
+ * may create in a directory make devices there). */
+nfsstat3 be_mknod_allowed(uid_t uid, mode_t type);
 /* May the caller apply sa to the object (fd, st)? May clear set-group-ID
  * from sa's mode, as the kernel does. */
 nfsstat3 be_may_setattr(int fd, const struct stat *st, sattr3 *sa);

@@ -47,9 +47,57 @@ void handles_across_restart(void **state)
 	fh_free(&fh);
 }
 
+/* MKNOD of type (NF3FIFO, NF3CHR) named name in dir: its status. */
+static nfsstat3 t_mknod(struct tenv *t, const nfs_fh3 *dir, const char *name, ftype3 type)
+{
+	MKNOD3args ma;
+	MKNOD3res mr;
+	nfsstat3 st;
+
+	memset(&ma, 0, sizeof(ma));
+	ma.where.dir = *dir;
+	ma.where.name = (char *)name;
+	ma.what.type = type;
+	if (type == NF3CHR) {
+		ma.what.mknoddata3_u.device.spec.specdata1 = 1; /* 1,3: /dev/null's */
+		ma.what.mknoddata3_u.device.spec.specdata2 = 3;
+	}
+	tcall(t, NFSPROC3_MKNOD, &ma, &mr);
+	st = mr.status;
+	tfree(NFSPROC3_MKNOD, &mr);
+	return st;
+}
+
+/* In a directory anyone may write, uid 1000 may make a FIFO but not a
+ * device (the kernel's CAP_MKNOD, which the cluster does not check); root
+ * may make both. */
+static void mknod_devices_root_only(struct tenv *t, const nfs_fh3 *top)
+{
+	SETATTR3args sa;
+	SETATTR3res sr;
+	nfs_fh3 pub;
+
+	assert_int_equal(t_mkdir(t, top, "pub", &pub), NFS3_OK);
+	memset(&sa, 0, sizeof(sa));
+	sa.object = pub;
+	sa.new_attributes.mode.set_it = TRUE;
+	sa.new_attributes.mode.set_mode3_u.mode = 0777;
+	tcall(t, NFSPROC3_SETATTR, &sa, &sr);
+	assert_int_equal(sr.status, NFS3_OK);
+	tfree(NFSPROC3_SETATTR, &sr);
+	t->req.cred.uid = t->req.cred.gid = 1000;
+	assert_int_equal(t_mknod(t, &pub, "fifo", NF3FIFO), NFS3_OK);
+	assert_int_equal(t_mknod(t, &pub, "null", NF3CHR), NFS3ERR_PERM);
+	assert_int_equal(t_lookup(t, &pub, "null", NULL), NFS3ERR_NOENT);
+	t->req.cred.uid = t->req.cred.gid = 0;
+	assert_int_equal(t_mknod(t, &pub, "null", NF3CHR), NFS3_OK);
+	fh_free(&pub);
+}
+
 /* The caller's identity after squashing decides: root squashed creates as
- * 65534; uid 1000 cannot create in a 0755 directory of root's, and ACCESS
- * says what it may do; a read-only export refuses changes. */
+ * 65534; uid 1000 cannot create in a 0755 directory of root's, may make a
+ * FIFO but not a device where it may create, and ACCESS says what it may
+ * do; a read-only export refuses changes. */
 void identity_and_rules(void **state)
 {
 	struct cenv *c = *state;
@@ -70,6 +118,7 @@ void identity_and_rules(void **state)
 	tfree(NFSPROC3_ACCESS, &ar);
 	assert_int_equal(t_write(t, &fh, 0, "no", 2, FILE_SYNC), NFS3ERR_ACCES);
 	t->req.cred.uid = t->req.cred.gid = 0;
+	mknod_devices_root_only(t, &c->dir);
 	/* root, squashed */
 	t->conf.root_squash = 1;
 	assert_int_equal(tenv_restart(t), 0);
