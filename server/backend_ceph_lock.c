@@ -91,6 +91,18 @@ static const struct nfs_lock_ops ce_lock_ops = {
 	.close = ce_lock_close,
 };
 
+/* The device the lock manager knows a file of ce's at snapshot snap by
+ * (with its inode number): one for each file system and snapshot, whatever
+ * export reaches it, as inode numbers repeat across file systems and in
+ * snapshots. Its top bit set: no local device's number, so never a POSIX
+ * export's file. */
+static dev_t lock_dev(const struct ceph_export *ce, uint64_t snap)
+{
+	uint64_t v = ((uint64_t)ce->fscid + 1) * 0x9e3779b97f4a7c15ull ^ snap;
+
+	return (dev_t)(v | 1ull << 63);
+}
+
 /* See export.h (be_ceph_ops.open_locked). */
 int ce_open_locked(struct nfs_req *req, const nfs_fh3 *fh, struct nfs_lock_file *out)
 {
@@ -130,7 +142,7 @@ int ce_open_locked(struct nfs_req *req, const nfs_fh3 *fh, struct nfs_lock_file 
 				      .fd = -1,
 				      .priv = k,
 				      .writable = !ro,
-				      .dev = o.st.st_dev,
+				      .dev = lock_dev(o.ce, o.stx.stx_dev),
 				      .ino = o.st.st_ino};
 	ce_release(&o);
 	return 0;

@@ -87,6 +87,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(create_modes, setup, teardown),
 		cmocka_unit_test_setup_teardown(readdir_pages, setup, teardown),
 		cmocka_unit_test_setup_teardown(open_files_kept, setup, teardown),
+		cmocka_unit_test_setup_teardown(lock_identity, setup, teardown),
 		cmocka_unit_test_setup_teardown(handles_across_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(identity_and_rules, setup, teardown),
 		cmocka_unit_test(unreachable_cluster),

@@ -25,6 +25,7 @@ void create_modes(void **state);
 void readdir_pages(void **state);
 /* ... backend_ceph_test_files.c ... */
 void open_files_kept(void **state);
+void lock_identity(void **state);
 /* ... and backend_ceph_test_rules.c. */
 void handles_across_restart(void **state);
 void identity_and_rules(void **state);

@@ -3,7 +3,9 @@
  * READs and WRITEs (server/backend_ceph_files.c): what the server opens as
  * itself stays open and is used again, one per inode and mode; a caller who
  * opens as themselves does not leave one; REMOVE and RENAME over a file close
- * it at once, and an idle one closes within a few seconds.
+ * it at once, and an idle one closes within a few seconds. And the files
+ * the lock manager opens (server/backend_ceph_lock.c): the identity it
+ * finds their locks by.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -14,11 +16,14 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <cmocka.h>
 
 #include "server/backend_ceph.h"
 #include "server/backend_int.h"
+#include "server/backend_lock.h"
 #include "t/unit/nfs3_testlib.h"
 #include "backend_ceph_test.h"
 
@@ -88,4 +93,33 @@ void open_files_kept(void **state)
 	fh_free(&f);
 	fh_free(&g);
 	fh_free(&h);
+}
+
+/* The identity the lock manager finds a CephFS file's locks by: the same
+ * for every open of one file, another inode for another file, and a device
+ * no local file system has (a POSIX export's files are never mistaken for
+ * it; before, every CephFS file had device 0). */
+void lock_identity(void **state)
+{
+	struct cenv *c = *state;
+	struct tenv *t = &c->t;
+	struct nfs_lock_file a1, a2, b;
+	nfs_fh3 fa, fb;
+	struct stat st;
+
+	assert_int_equal(t_create(t, &c->dir, "la", 0644, &fa), NFS3_OK);
+	assert_int_equal(t_create(t, &c->dir, "lb", 0644, &fb), NFS3_OK);
+	assert_int_equal(ce_open_locked(&t->req, &fa, &a1), 0);
+	assert_int_equal(ce_open_locked(&t->req, &fa, &a2), 0);
+	assert_int_equal(ce_open_locked(&t->req, &fb, &b), 0);
+	assert_true(a1.dev == a2.dev && a1.ino == a2.ino);
+	assert_true(b.dev == a1.dev && b.ino != a1.ino);
+	assert_int_equal(stat("/", &st), 0);
+	assert_true(a1.dev != 0 && a1.dev != st.st_dev);
+	assert_true(major(a1.dev) > 4095); /* beyond Linux's 12-bit majors */
+	a1.ops->close(&a1);
+	a2.ops->close(&a2);
+	b.ops->close(&b);
+	fh_free(&fa);
+	fh_free(&fb);
 }
