@@ -366,7 +366,10 @@ struct rd_walk {
 	struct ce_obj *d;
 };
 
-/* Open the directory as the caller at cookie (its verifier must be zero). */
+/* Open the directory as the caller at cookie (its verifier must be zero).
+ * The caller must be allowed to read and search it, as on POSIX exports (rd_open in
+ * nfs3_proc_readdir.c): the cluster's opendir asks for read alone, and the
+ * entries' handles would let a caller past a directory it may not search. */
 static nfsstat3 rd_open(struct ce_obj *d, cookie3 cookie, const cookieverf3 verf, struct rd_walk *w)
 {
 	static const cookieverf3 zero;
@@ -374,6 +377,8 @@ static nfsstat3 rd_open(struct ce_obj *d, cookie3 cookie, const cookieverf3 verf
 
 	if (cookie != 0 && (memcmp(verf, zero, sizeof(zero)) != 0 || cookie > INT64_MAX))
 		return NFS3ERR_BAD_COOKIE;
+	if (!ce_mode_allows(d, R_OK | X_OK))
+		return NFS3ERR_ACCES;
 	w->d = d;
 	if ((e = ceph_ll_opendir(d->ce->cm, d->in, &w->dir, d->perm)) < 0)
 		return nfs3_errno_to_stat(-e);

@@ -94,10 +94,52 @@ static void mknod_devices_root_only(struct tenv *t, const nfs_fh3 *top)
 	fh_free(&pub);
 }
 
+/* READDIR of dir as the caller: its status. */
+static nfsstat3 t_readdir(struct tenv *t, const nfs_fh3 *dir)
+{
+	READDIR3args a;
+	READDIR3res r;
+	nfsstat3 st;
+
+	memset(&a, 0, sizeof(a));
+	a.dir = *dir;
+	a.count = 4096;
+	tcall(t, NFSPROC3_READDIR, &a, &r);
+	st = r.status;
+	tfree(NFSPROC3_READDIR, &r);
+	return st;
+}
+
+/* A directory of root's of mode 0744: others may read it but not search
+ * it, so they may not list it (its entries' handles would take them past
+ * it), as on POSIX exports; its owner may. */
+static void listing_needs_search(struct tenv *t, const nfs_fh3 *top)
+{
+	SETATTR3args sa;
+	SETATTR3res sr;
+	nfs_fh3 dir;
+
+	assert_int_equal(t_mkdir(t, top, "nosearch", &dir), NFS3_OK);
+	assert_int_equal(t_create(t, &dir, "inside", 0644, NULL), NFS3_OK);
+	memset(&sa, 0, sizeof(sa));
+	sa.object = dir;
+	sa.new_attributes.mode.set_it = TRUE;
+	sa.new_attributes.mode.set_mode3_u.mode = 0744;
+	tcall(t, NFSPROC3_SETATTR, &sa, &sr);
+	assert_int_equal(sr.status, NFS3_OK);
+	tfree(NFSPROC3_SETATTR, &sr);
+	assert_int_equal(t_readdir(t, &dir), NFS3_OK);
+	t->req.cred.uid = t->req.cred.gid = 1000;
+	assert_int_equal(t_readdir(t, &dir), NFS3ERR_ACCES);
+	t->req.cred.uid = t->req.cred.gid = 0;
+	fh_free(&dir);
+}
+
 /* The caller's identity after squashing decides: root squashed creates as
  * 65534; uid 1000 cannot create in a 0755 directory of root's, may make a
- * FIFO but not a device where it may create, and ACCESS says what it may
- * do; a read-only export refuses changes. */
+ * FIFO but not a device where it may create, may not list a directory it
+ * may not search, and ACCESS says what it may do; a read-only export
+ * refuses changes. */
 void identity_and_rules(void **state)
 {
 	struct cenv *c = *state;
@@ -119,6 +161,7 @@ void identity_and_rules(void **state)
 	assert_int_equal(t_write(t, &fh, 0, "no", 2, FILE_SYNC), NFS3ERR_ACCES);
 	t->req.cred.uid = t->req.cred.gid = 0;
 	mknod_devices_root_only(t, &c->dir);
+	listing_needs_search(t, &c->dir);
 	/* root, squashed */
 	t->conf.root_squash = 1;
 	assert_int_equal(tenv_restart(t), 0);
