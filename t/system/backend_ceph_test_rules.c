@@ -47,6 +47,29 @@ void handles_across_restart(void **state)
 	fh_free(&fh);
 }
 
+/* SETATTR of fh's mode, as the caller, which must succeed. */
+static void chmod_fh(struct tenv *t, const nfs_fh3 *fh, uint32_t mode)
+{
+	SETATTR3args sa;
+	SETATTR3res sr;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.object = *fh;
+	sa.new_attributes.mode.set_it = TRUE;
+	sa.new_attributes.mode.set_mode3_u.mode = mode;
+	tcall(t, NFSPROC3_SETATTR, &sa, &sr);
+	assert_int_equal(sr.status, NFS3_OK);
+	tfree(NFSPROC3_SETATTR, &sr);
+}
+
+/* A directory name in top, of mode (set after MKDIR: no umask), its handle in out. */
+static void mkdir_mode(struct tenv *t, const nfs_fh3 *top, const char *name, uint32_t mode,
+		       nfs_fh3 *out)
+{
+	assert_int_equal(t_mkdir(t, top, name, out), NFS3_OK);
+	chmod_fh(t, out, mode);
+}
+
 /* MKNOD of type (NF3FIFO, NF3CHR) named name in dir: its status. */
 static nfsstat3 t_mknod(struct tenv *t, const nfs_fh3 *dir, const char *name, ftype3 type)
 {
@@ -73,18 +96,9 @@ static nfsstat3 t_mknod(struct tenv *t, const nfs_fh3 *dir, const char *name, ft
  * may make both. */
 static void mknod_devices_root_only(struct tenv *t, const nfs_fh3 *top)
 {
-	SETATTR3args sa;
-	SETATTR3res sr;
 	nfs_fh3 pub;
 
-	assert_int_equal(t_mkdir(t, top, "pub", &pub), NFS3_OK);
-	memset(&sa, 0, sizeof(sa));
-	sa.object = pub;
-	sa.new_attributes.mode.set_it = TRUE;
-	sa.new_attributes.mode.set_mode3_u.mode = 0777;
-	tcall(t, NFSPROC3_SETATTR, &sa, &sr);
-	assert_int_equal(sr.status, NFS3_OK);
-	tfree(NFSPROC3_SETATTR, &sr);
+	mkdir_mode(t, top, "pub", 0777, &pub);
 	t->req.cred.uid = t->req.cred.gid = 1000;
 	assert_int_equal(t_mknod(t, &pub, "fifo", NF3FIFO), NFS3_OK);
 	assert_int_equal(t_mknod(t, &pub, "null", NF3CHR), NFS3ERR_PERM);
@@ -115,19 +129,10 @@ static nfsstat3 t_readdir(struct tenv *t, const nfs_fh3 *dir)
  * it), as on POSIX exports; its owner may. */
 static void listing_needs_search(struct tenv *t, const nfs_fh3 *top)
 {
-	SETATTR3args sa;
-	SETATTR3res sr;
 	nfs_fh3 dir;
 
-	assert_int_equal(t_mkdir(t, top, "nosearch", &dir), NFS3_OK);
+	mkdir_mode(t, top, "nosearch", 0744, &dir);
 	assert_int_equal(t_create(t, &dir, "inside", 0644, NULL), NFS3_OK);
-	memset(&sa, 0, sizeof(sa));
-	sa.object = dir;
-	sa.new_attributes.mode.set_it = TRUE;
-	sa.new_attributes.mode.set_mode3_u.mode = 0744;
-	tcall(t, NFSPROC3_SETATTR, &sa, &sr);
-	assert_int_equal(sr.status, NFS3_OK);
-	tfree(NFSPROC3_SETATTR, &sr);
 	assert_int_equal(t_readdir(t, &dir), NFS3_OK);
 	t->req.cred.uid = t->req.cred.gid = 1000;
 	assert_int_equal(t_readdir(t, &dir), NFS3ERR_ACCES);
