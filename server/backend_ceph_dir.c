@@ -367,9 +367,10 @@ struct rd_walk {
 };
 
 /* Open the directory as the caller at cookie (its verifier must be zero).
- * The caller must be allowed to read and search it, as on POSIX exports (rd_open in
- * nfs3_proc_readdir.c): the cluster's opendir asks for read alone, and the
- * entries' handles would let a caller past a directory it may not search. */
+ * The caller must be allowed to read and search it, as on POSIX exports
+ * (rd_open in nfs3_proc_readdir.c): the cluster's opendir asks for read
+ * alone, and the entries' handles would let a caller past a directory it
+ * may not search. */
 static nfsstat3 rd_open(struct ce_obj *d, cookie3 cookie, const cookieverf3 verf, struct rd_walk *w)
 {
 	static const cookieverf3 zero;

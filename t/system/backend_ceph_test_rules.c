@@ -47,27 +47,21 @@ void handles_across_restart(void **state)
 	fh_free(&fh);
 }
 
-/* SETATTR of fh's mode, as the caller, which must succeed. */
-static void chmod_fh(struct tenv *t, const nfs_fh3 *fh, uint32_t mode)
+/* A directory name in top, of mode (set after MKDIR: no umask), its handle in out. */
+static void mkdir_mode(struct tenv *t, const nfs_fh3 *top, const char *name, uint32_t mode,
+		       nfs_fh3 *out)
 {
 	SETATTR3args sa;
 	SETATTR3res sr;
 
+	assert_int_equal(t_mkdir(t, top, name, out), NFS3_OK);
 	memset(&sa, 0, sizeof(sa));
-	sa.object = *fh;
+	sa.object = *out;
 	sa.new_attributes.mode.set_it = TRUE;
 	sa.new_attributes.mode.set_mode3_u.mode = mode;
 	tcall(t, NFSPROC3_SETATTR, &sa, &sr);
 	assert_int_equal(sr.status, NFS3_OK);
 	tfree(NFSPROC3_SETATTR, &sr);
-}
-
-/* A directory name in top, of mode (set after MKDIR: no umask), its handle in out. */
-static void mkdir_mode(struct tenv *t, const nfs_fh3 *top, const char *name, uint32_t mode,
-		       nfs_fh3 *out)
-{
-	assert_int_equal(t_mkdir(t, top, name, out), NFS3_OK);
-	chmod_fh(t, out, mode);
 }
 
 /* MKNOD of type (NF3FIFO, NF3CHR) named name in dir: its status. */
