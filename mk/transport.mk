@@ -18,12 +18,18 @@ t_system_rpcrdma_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_system_rpcrdma_test_LDADD = t/system/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
 endif
 
+RRT_RAW = t/system/rpcrdma_raw.c t/system/rpcrdma_raw.h
 if HAVE_CMOCKA
 check_PROGRAMS += t/system/rpcrdma_hostile_test
 TESTS += t/system/rpcrdma_hostile_test
-t_system_rpcrdma_hostile_test_SOURCES = t/system/rpcrdma_hostile_test.c $(RRT_UTIL)
+t_system_rpcrdma_hostile_test_SOURCES = t/system/rpcrdma_hostile_test.c $(RRT_UTIL) $(RRT_RAW)
 t_system_rpcrdma_hostile_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_system_rpcrdma_hostile_test_LDADD = t/system/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
+check_PROGRAMS += t/system/rpcrdma_clnt_hostile_test
+TESTS += t/system/rpcrdma_clnt_hostile_test
+t_system_rpcrdma_clnt_hostile_test_SOURCES = t/system/rpcrdma_clnt_hostile_test.c $(RRT_RAW)
+t_system_rpcrdma_clnt_hostile_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_system_rpcrdma_clnt_hostile_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
 endif
 
 # RPC/RDMA bulk throughput per mode and strategy (and RPC/TCP), non-sanitized

@@ -85,18 +85,25 @@ static void clnt_on_recv(struct rr_conn *c, struct rr_recv *r)
 	struct rpcrdma_hdr *rh = malloc(sizeof(*rh));
 	struct cslot **pp, *s = NULL;
 	struct cur cu;
+	uint32_t xid;
 	int rc;
 
 	cur_init(&cu, r->buf, r->len);
 	rc = rh ? rpcrdma_hdr_decode(&cu, rh) : -ENOMEM;
 	if (rc) {
-		log_info("%s: undecodable reply header dropped: %s", c->peer, strerror(-rc));
 		free(rh);
-		rr_recv_repost(r);
-		return;
+		rh = NULL;
+		if (rpcrdma_hdr_peek_xid(&cu, &xid) != 0) {
+			log_info("%s: reply too short for an xid dropped", c->peer);
+			rr_recv_repost(r);
+			return;
+		}
+		log_info("%s: undecodable reply header (xid %#x): %s", c->peer, xid, strerror(-rc));
+	} else {
+		xid = rh->xid;
 	}
 	pthread_mutex_lock(&cl->lock);
-	if (rh->proc != RPCRDMA_DONE) {
+	if (rh && rh->proc != RPCRDMA_DONE) {
 		unsigned g = rh->credit ? rh->credit : 1;
 
 		cl->granted = g < cl->ep->p.credits ? g : cl->ep->p.credits;
@@ -104,7 +111,7 @@ static void clnt_on_recv(struct rr_conn *c, struct rr_recv *r)
 		pthread_cond_broadcast(&cl->cond);
 	}
 	for (pp = &cl->slots; *pp; pp = &(*pp)->next) {
-		if ((*pp)->xid == rh->xid) {
+		if ((*pp)->xid == xid) {
 			s = *pp;
 			*pp = s->next;
 			break;
@@ -116,12 +123,14 @@ static void clnt_on_recv(struct rr_conn *c, struct rr_recv *r)
 		s->rh = rh;
 		s->recv = r;
 		s->payload_off = cu.pos;
-		if (rh->proc == RPCRDMA_ERROR)
+		if (!rh) /* its reply cannot be read: the call fails, as Linux's does */
+			s->err = -EIO;
+		else if (rh->proc == RPCRDMA_ERROR)
 			s->err = rh->err == RPCRDMA_ERR_VERS ? -EPROTONOSUPPORT : -EIO;
 		slot_set(s, &s->done, 1);
 		pthread_mutex_unlock(&s->lock);
 	} else {
-		log_debug("%s: reply for unknown xid %#x dropped", c->peer, rh->xid);
+		log_debug("%s: reply for unknown xid %#x dropped", c->peer, xid);
 		free(rh);
 		rr_recv_repost(r);
 	}

@@ -20,180 +20,11 @@
 #include "bulkprog.h"
 #include "common/base/log.h"
 #include "common/rpcrdma/rpcrdma_hdr.h"
+#include "rpcrdma_raw.h"
 #include "rpcrdma_test_util.h"
 #include "common/verbs.h"
 
-#define RAW_BUF	  8192
-#define RAW_NRECV 40
-#define RAW_DATA  (4u << 20) /* exposed data area */
-#define CREDITS	  16
-#define WR_SEND	  1u
-#define WR_READ	  2u
-#define TMO	  5000
-
-/* A hand-driven RPC/RDMA peer. */
-struct raw {
-	struct vb_device *dev;
-	struct vb_pd *pd;
-	struct vb_cq *cq;
-	struct vb_conn *vc;
-	uint8_t *area, *data;
-	struct vb_mr *mr, *data_mr;
-	int ready[RAW_NRECV * 2]; /* received buffer indexes, FIFO */
-	uint32_t ready_len[RAW_NRECV * 2];
-	unsigned rhead, rtail;
-	int sends_done, reads_done, broken;
-	struct rpc_clnt clnt; /* for rpc_encode_call's credential */
-	uint32_t xid;
-};
-
-static uint8_t *recv_buf(struct raw *r, int i)
-{
-	return r->area + (size_t)i * RAW_BUF;
-}
-
-static uint8_t *send_buf(struct raw *r)
-{
-	return r->area + (size_t)RAW_NRECV * RAW_BUF;
-}
-
-static void repost(struct raw *r, int i)
-{
-	struct vb_sge sge = {(uintptr_t)recv_buf(r, i), RAW_BUF, r->mr->lkey};
-	struct vb_recv_wr wr = {.wr_id = 100 + (uint64_t)i, .sg_list = &sge, .num_sge = 1}, *bad;
-
-	assert_int_equal(vb_post_recv(r->vc, &wr, &bad), 0);
-}
-
-/* Pump completions for up to ms milliseconds or until one arrives. */
-static void pump(struct raw *r, int ms)
-{
-	struct pollfd pfd = {.fd = vb_cq_fd(r->cq), .events = POLLIN};
-	struct vb_wc wc[16];
-	int n;
-
-	vb_cq_arm(r->cq);
-	n = vb_poll_cq(r->cq, 16, wc);
-	if (n == 0 && poll(&pfd, 1, ms) > 0) {
-		vb_cq_ack(r->cq);
-		n = vb_poll_cq(r->cq, 16, wc);
-	}
-	for (int i = 0; i < n; i++) {
-		if (wc[i].status != VB_WC_SUCCESS) {
-			r->broken = 1;
-			continue;
-		}
-		if (wc[i].wr_id == WR_SEND)
-			r->sends_done++;
-		else if (wc[i].wr_id == WR_READ)
-			r->reads_done++;
-		else if (wc[i].wr_id >= 100) {
-			r->ready[r->rtail % (RAW_NRECV * 2)] = (int)(wc[i].wr_id - 100);
-			r->ready_len[r->rtail % (RAW_NRECV * 2)] = wc[i].byte_len;
-			r->rtail++;
-		}
-	}
-}
-
-static void raw_open(struct raw *r, const char *port)
-{
-	struct rpcrdma_cm_private pd;
-	uint8_t pdata[RPCRDMA_CM_PRIVATE_LEN];
-	struct vb_qp_cap cap = {
-		.max_send_wr = 64, .max_recv_wr = RAW_NRECV, .max_send_sge = 1, .max_recv_sge = 1};
-	struct vb_conn_param param = {.private_data = pdata, .private_data_len = sizeof(pdata)};
-	struct pollfd pfd;
-	struct vb_cm_event ev;
-	struct wcur w;
-
-	memset(r, 0, sizeof(*r));
-	r->clnt.cred.flavor = AUTH_SYS;
-	r->xid = 0x1000;
-	assert_int_equal(vb_open("soft", &r->dev), 0);
-	assert_int_equal(vb_alloc_pd(r->dev, &r->pd), 0);
-	assert_int_equal(vb_create_cq(r->dev, 256, &r->cq), 0);
-	assert_int_equal(vb_resolve(r->dev, "127.0.0.1", port, TMO, &r->vc), 0);
-	assert_int_equal(vb_create_qp(r->vc, r->pd, r->cq, r->cq, &cap), 0);
-	r->area = aligned_alloc(4096, (size_t)(RAW_NRECV + 1) * RAW_BUF);
-	r->data = aligned_alloc(4096, RAW_DATA);
-	assert_int_equal(vb_reg_mr(r->pd, r->area, (size_t)(RAW_NRECV + 1) * RAW_BUF,
-				   VB_ACCESS_LOCAL_WRITE, &r->mr),
-			 0);
-	assert_int_equal(vb_reg_mr(r->pd, r->data, RAW_DATA,
-				   VB_ACCESS_LOCAL_WRITE | VB_ACCESS_REMOTE, &r->data_mr),
-			 0);
-	for (int i = 0; i < RAW_NRECV; i++)
-		repost(r, i);
-	rpcrdma_cm_private_init(&pd, 0, RAW_BUF, RAW_BUF);
-	wcur_init(&w, pdata, sizeof(pdata));
-	assert_int_equal(rpcrdma_cm_private_encode(&w, &pd), 0);
-	assert_int_equal(vb_connect(r->vc, &param), 0);
-	pfd = (struct pollfd){.fd = vb_conn_fd(r->vc), .events = POLLIN};
-	assert_true(poll(&pfd, 1, TMO) > 0);
-	assert_int_equal(vb_conn_get_event(r->vc, &ev), 0);
-	assert_int_equal(ev.type, VB_CM_ESTABLISHED);
-}
-
-static void raw_close(struct raw *r)
-{
-	vb_disconnect(r->vc);
-	vb_conn_destroy(r->vc);
-	vb_dereg_mr(r->mr);
-	vb_dereg_mr(r->data_mr);
-	vb_destroy_cq(r->cq);
-	vb_dealloc_pd(r->pd);
-	vb_close(r->dev);
-	free(r->area);
-	free(r->data);
-}
-
-static void raw_send(struct raw *r, const void *msg, size_t len)
-{
-	struct vb_sge sge = {(uintptr_t)send_buf(r), (uint32_t)len, r->mr->lkey};
-	struct vb_send_wr wr = {.wr_id = WR_SEND,
-				.sg_list = &sge,
-				.num_sge = 1,
-				.opcode = VB_WR_SEND,
-				.send_flags = VB_SEND_SIGNALED},
-			  *bad;
-	int before = r->sends_done;
-
-	assert_true(len <= RAW_BUF);
-	memcpy(send_buf(r), msg, len);
-	assert_int_equal(vb_post_send(r->vc, &wr, &bad), 0);
-	for (int i = 0; i < 100 && r->sends_done == before && !r->broken; i++)
-		pump(r, 50);
-	assert_true(r->sends_done > before);
-}
-
-/* Wait for the next received message; copies it out and reposts. 0 bytes on timeout. */
-static size_t raw_recv(struct raw *r, uint8_t *out, int ms)
-{
-	size_t len;
-	int idx;
-
-	for (int waited = 0; r->rhead == r->rtail && waited < ms && !r->broken; waited += 50)
-		pump(r, 50);
-	if (r->rhead == r->rtail)
-		return 0;
-	idx = r->ready[r->rhead % (RAW_NRECV * 2)];
-	len = r->ready_len[r->rhead % (RAW_NRECV * 2)];
-	r->rhead++;
-	memcpy(out, recv_buf(r, idx), len);
-	repost(r, idx);
-	return len;
-}
-
-/* A message of words (big-endian on the wire). */
-static size_t words(uint8_t *buf, const uint32_t *w, size_t n)
-{
-	struct wcur wc;
-
-	wcur_init(&wc, buf, n * 4);
-	for (size_t i = 0; i < n; i++)
-		assert_int_equal(wcur_put_u32(&wc, w[i]), 0);
-	return n * 4;
-}
+#define CREDITS 16
 
 /* Encode an RPC call behind transport header h into buf. */
 static size_t build(struct raw *r, struct rpcrdma_hdr *h, struct rpc_call *call, uint8_t *buf)
@@ -220,7 +51,7 @@ static void expect_error(struct raw *r, uint32_t xid, uint32_t err)
 {
 	uint8_t buf[RAW_BUF];
 	struct rpcrdma_hdr *h = calloc(1, sizeof(*h));
-	size_t len = raw_recv(r, buf, TMO);
+	size_t len = raw_recv(r, buf, RAW_TMO);
 	struct cur c;
 
 	assert_true(len > 0);
@@ -252,7 +83,7 @@ static int raw_null(struct raw *r, uint32_t prog)
 	int rc;
 
 	raw_send(r, buf, len);
-	len = raw_recv(r, buf, TMO);
+	len = raw_recv(r, buf, RAW_TMO);
 	assert_true(len > 0);
 	cur_init(&c, buf, len);
 	assert_int_equal(rpcrdma_hdr_decode(&c, rh), 0);
@@ -271,29 +102,30 @@ static void garbage_round(struct raw *r)
 	uint32_t x;
 
 	x = ++r->xid; /* rdma_vers 2 */
-	raw_send(r, buf, words(buf, (uint32_t[]){x, 2, CREDITS, RPCRDMA_MSG, 0, 0, 0}, 7));
+	raw_send(r, buf, raw_words(buf, (uint32_t[]){x, 2, CREDITS, RPCRDMA_MSG, 0, 0, 0}, 7));
 	expect_error(r, x, RPCRDMA_ERR_VERS);
 	x = ++r->xid; /* only xid and version */
-	raw_send(r, buf, words(buf, (uint32_t[]){x, 1}, 2));
+	raw_send(r, buf, raw_words(buf, (uint32_t[]){x, 1}, 2));
 	expect_error(r, x, RPCRDMA_ERR_CHUNK);
 	raw_send(r, "abc", 3); /* not even an xid: dropped */
 	assert_int_equal(raw_recv(r, buf, 300), 0);
 	x = ++r->xid; /* a Write chunk claiming 2^32-1 segments */
-	raw_send(r, buf, words(buf, (uint32_t[]){x, 1, CREDITS, RPCRDMA_MSG, 0, 1, 0xffffffff}, 7));
+	raw_send(r, buf,
+		 raw_words(buf, (uint32_t[]){x, 1, CREDITS, RPCRDMA_MSG, 0, 1, 0xffffffff}, 7));
 	expect_error(r, x, RPCRDMA_ERR_CHUNK);
 	x = ++r->xid; /* rdma_proc 9 */
-	raw_send(r, buf, words(buf, (uint32_t[]){x, 1, CREDITS, 9, 0, 0, 0}, 7));
+	raw_send(r, buf, raw_words(buf, (uint32_t[]){x, 1, CREDITS, 9, 0, 0, 0}, 7));
 	expect_error(r, x, RPCRDMA_ERR_CHUNK);
 	x = ++r->xid; /* a Read segment at position 5 */
 	raw_send(r, buf,
-		 words(buf, (uint32_t[]){x, 1, CREDITS, RPCRDMA_MSG, 1, 5, 1, 8, 0, 0, 0, 0, 0},
-		       13));
+		 raw_words(buf, (uint32_t[]){x, 1, CREDITS, RPCRDMA_MSG, 1, 5, 1, 8, 0, 0, 0, 0, 0},
+			   13));
 	expect_error(r, x, RPCRDMA_ERR_CHUNK);
 	x = ++r->xid; /* RDMA_NOMSG without a Position-Zero chunk */
-	raw_send(r, buf, words(buf, (uint32_t[]){x, 1, CREDITS, RPCRDMA_NOMSG, 0, 0, 0}, 7));
+	raw_send(r, buf, raw_words(buf, (uint32_t[]){x, 1, CREDITS, RPCRDMA_NOMSG, 0, 0, 0}, 7));
 	expect_error(r, x, RPCRDMA_ERR_CHUNK);
 	x = ++r->xid; /* RDMA_DONE for nothing: ignored */
-	raw_send(r, buf, words(buf, (uint32_t[]){x, 1, CREDITS, RPCRDMA_DONE}, 4));
+	raw_send(r, buf, raw_words(buf, (uint32_t[]){x, 1, CREDITS, RPCRDMA_DONE}, 4));
 	assert_int_equal(raw_recv(r, buf, 200), 0);
 	/* an RPC call for a program the server does not have */
 	assert_int_equal(raw_null(r, BULKPROG + 7), -EPROTO);
@@ -355,7 +187,7 @@ static void malformed_headers_answered(void **state)
 		free(h);
 	}
 	for (int i = 0; i < CREDITS; i++)
-		assert_true(raw_recv(&r, buf, TMO) > 0);
+		assert_true(raw_recv(&r, buf, RAW_TMO) > 0);
 	assert_int_equal(raw_null(&r, BULKPROG), 0);
 	rr_server_get_stats(srv.rr, &st);
 	assert_int_equal(st.err_vers_sent, 3);
@@ -385,7 +217,7 @@ static void credit_overrun_answered(void **state)
 		free(h);
 	}
 	for (int i = 0; i < CREDITS + 2; i++) {
-		size_t len = raw_recv(&r, buf, TMO);
+		size_t len = raw_recv(&r, buf, RAW_TMO);
 		uint32_t proc;
 		struct cur c;
 
@@ -459,7 +291,7 @@ static void bad_read_chunk_key(void **state)
 		if (k < 2)
 			assert_int_equal(raw_recv(&r, buf, 2000), 0); /* the connection went */
 		else
-			assert_true(raw_recv(&r, buf, TMO) > 0); /* answered */
+			assert_true(raw_recv(&r, buf, RAW_TMO) > 0); /* answered */
 		raw_close(&r);
 		expect_settled(0);
 	}
@@ -512,7 +344,7 @@ static uint32_t rr_get(struct raw *r, struct rpcrdma_hdr *rh)
 
 	raw_send(r, buf, build(r, h, &call, buf));
 	free(h);
-	len = raw_recv(r, buf, TMO);
+	len = raw_recv(r, buf, RAW_TMO);
 	assert_true(len > 0);
 	cur_init(&c, buf, len);
 	assert_int_equal(rpcrdma_hdr_decode(&c, rh), 0);
@@ -526,7 +358,7 @@ static uint32_t rr_get(struct raw *r, struct rpcrdma_hdr *rh)
 static int raw_read(struct raw *r, const struct rpcrdma_seg *seg)
 {
 	struct vb_sge sge = {(uintptr_t)r->data, seg->length, r->data_mr->lkey};
-	struct vb_send_wr wr = {.wr_id = WR_READ,
+	struct vb_send_wr wr = {.wr_id = RAW_WR_READ,
 				.sg_list = &sge,
 				.num_sge = 1,
 				.opcode = VB_WR_RDMA_READ,
@@ -539,7 +371,7 @@ static int raw_read(struct raw *r, const struct rpcrdma_seg *seg)
 	if (vb_post_send(r->vc, &wr, &bad) != 0)
 		return 0;
 	for (int i = 0; i < 100 && r->reads_done == before && !r->broken; i++)
-		pump(r, 50);
+		raw_pump(r, 50);
 	return r->reads_done > before;
 }
 
@@ -581,7 +413,7 @@ static void rdma_done_twice(void **state)
 	xid = rr_get(&r, rh);
 	assert_true(raw_read(&r, &rh->reads[0].seg));
 	for (int i = 0; i < 2; i++)
-		raw_send(&r, buf, words(buf, (uint32_t[]){xid, 1, CREDITS, RPCRDMA_DONE}, 4));
+		raw_send(&r, buf, raw_words(buf, (uint32_t[]){xid, 1, CREDITS, RPCRDMA_DONE}, 4));
 	assert_int_equal(raw_null(&r, BULKPROG), 0); /* ordered after both DONEs */
 	rr_server_get_stats(srv.rr, &st);
 	assert_int_equal(st.exposed_now, 0);
