@@ -110,7 +110,8 @@ if HAVE_CEPHFS
 check_PROGRAMS += t/system/backend_ceph_test
 t_system_backend_ceph_test_SOURCES = t/system/backend_ceph_test.c t/system/backend_ceph_test.h \
 	t/system/backend_ceph_test_procs.c t/system/backend_ceph_test_files.c \
-	t/system/backend_ceph_test_rules.c t/unit/nfs3_testlib.c
+	t/system/backend_ceph_test_rules.c t/system/backend_ceph_test_snap.c \
+	t/unit/nfs3_testlib.c
 t_system_backend_ceph_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(CEPHFS_CFLAGS)
 t_system_backend_ceph_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
 endif

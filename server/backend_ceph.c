@@ -376,10 +376,30 @@ void ce_release(struct ce_obj *o)
 	o->perm = NULL;
 }
 
-/* See backend_ceph.h. */
-int ce_is_root(const struct ce_obj *o)
+/* See backend_ceph.h. A directory with the root's inode number is the root
+ * itself, its .snap (snapshot CEPH_SNAPDIR) or one of its snapshots; libcephfs
+ * answers ".." of each from the MDS, with ceph.root's parent where a
+ * snapshot was not reached through its .snap (after a restart, say). */
+int ce_dotdot(const struct ce_obj *d, struct ceph_statx *stx)
 {
-	return o->stx.stx_ino == o->ce->root_ino && o->stx.stx_dev == o->ce->root_snap;
+	uint64_t snap = d->stx.stx_dev, up;
+	Inode *in;
+	int r;
+
+	if (d->stx.stx_ino != d->ce->root_ino)
+		return 0;
+	if (snap == d->ce->root_snap) {
+		*stx = d->stx;
+		return 1;
+	}
+	up = snap == CE_SNAPDIR ? d->ce->root_snap : CE_SNAPDIR;
+	r = ceph_ll_lookup_vino(d->ce->cm, (vinodeno_t){{d->ce->root_ino}, {up}}, &in);
+	if (r < 0)
+		return r;
+	r = ceph_ll_getattr(d->ce->cm, in, stx, CE_WANT | CEPH_STATX_INO, 0,
+			    ceph_mount_perms(d->ce->cm));
+	ceph_ll_put(d->ce->cm, in);
+	return r < 0 ? r : 1;
 }
 
 /* See backend_ceph.h. */

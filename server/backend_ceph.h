@@ -18,6 +18,8 @@
 
 /* The attributes every call asks for. */
 #define CE_WANT (CEPH_STATX_BASIC_STATS)
+/* The snapshot number of a .snap directory (libcephfs has CEPH_NOSNAP only). */
+#define CE_SNAPDIR ((uint64_t)-1)
 
 /* An export's mount of the cluster. */
 struct ceph_export {
@@ -62,8 +64,11 @@ nfsstat3 ce_dir_resolve(struct nfs_req *req, const nfs_fh3 *fh, unsigned flags, 
 void ce_release(struct ce_obj *o);
 /* Refresh o->stx/st from the cluster; 0 or -errno. */
 int ce_refresh(struct ce_obj *o);
-/* Whether o is the export's root. */
-int ce_is_root(const struct ce_obj *o);
+/* ".." of directory d where libcephfs would answer with what lies outside
+ * the export (the CephFS parent of ceph.root): for the export's root and its
+ * .snap, the root; for a snapshot of the root, the root's .snap. 1 with its
+ * attributes in *stx; 0 where libcephfs's own ".." is right; or -errno. */
+int ce_dotdot(const struct ce_obj *d, struct ceph_statx *stx);
 
 /* Lock files (backend_ceph_lock.c): open one for a lock owner
  * (be_ceph_ops.open_locked); count them on their export, whose mount the

@@ -145,8 +145,8 @@ void ce_proc_setattr(struct nfs_req *req, void *argp, void *resp)
 	ce_release(&o);
 }
 
-/* See backend_ceph.h. LOOKUP: the handle and attributes of a name; ".." of
- * the root is the root. */
+/* See backend_ceph.h. LOOKUP: the handle and attributes of a name; ".." never
+ * leads out of the export (ce_dotdot). */
 void ce_proc_lookup(struct nfs_req *req, void *argp, void *resp)
 {
 	LOOKUP3args *a = argp;
@@ -162,10 +162,12 @@ void ce_proc_lookup(struct nfs_req *req, void *argp, void *resp)
 	if ((r->status = ce_dir_resolve(req, &a->what.dir, 0, &d)) != NFS3_OK)
 		return;
 	if ((r->status = be_name_check(name)) == NFS3_OK) {
-		if (ce_is_root(&d) && strcmp(name, "..") == 0)
-			name = ".";
-		e = ceph_ll_lookup(d.ce->cm, d.in, name, &in, &stx, CE_WANT | CEPH_STATX_INO, 0,
-				   d.perm);
+		e = strcmp(name, "..") == 0 ? ce_dotdot(&d, &stx) : 0;
+		if (e == 1 && !ce_mode_allows(&d, X_OK))
+			e = -EACCES; /* what ceph_ll_lookup would have checked */
+		if (e == 0)
+			e = ceph_ll_lookup(d.ce->cm, d.in, name, &in, &stx,
+					   CE_WANT | CEPH_STATX_INO, 0, d.perm);
 		if (e < 0)
 			r->status = nfs3_errno_to_stat(-e);
 		else if ((r->status = ce_fh_make(d.exp, &stx, &ok->object)) == NFS3_OK) {

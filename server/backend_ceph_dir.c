@@ -465,23 +465,30 @@ void ce_proc_readdir(struct nfs_req *req, void *argp, void *resp)
 	ce_release(&d);
 }
 
-/* A READDIRPLUS entry with its handle and attributes; ".." of the export
- * root is the root itself. */
+/* A READDIRPLUS entry with its handle and attributes; ".." never leads out
+ * of the export (ce_dotdot: without a handle where that fails). */
 static entryplus3 *entryplus_new(struct ce_obj *d, const struct dirent *de,
 				 const struct ceph_statx *stx, cookie3 cookie)
 {
 	entryplus3 *e = calloc(1, sizeof(*e));
 	const struct ceph_statx *as = stx;
+	struct ceph_statx up;
 	struct stat st;
+	int r;
 
 	if (e == NULL || (e->name = strdup(de->d_name)) == NULL) {
 		free(e);
 		return NULL;
 	}
-	if (ce_is_root(d) && strcmp(de->d_name, "..") == 0)
-		as = &d->stx;
-	e->fileid = as->stx_ino;
 	e->cookie = cookie;
+	if (strcmp(de->d_name, "..") == 0 && (r = ce_dotdot(d, &up)) != 0) {
+		if (r < 0) {
+			e->fileid = d->stx.stx_ino;
+			return e; /* neither attributes nor handle */
+		}
+		as = &up;
+	}
+	e->fileid = as->stx_ino;
 	ce_stat_from(as, &st);
 	be_post_attr_st(d->exp, &st, &e->name_attributes);
 	e->name_handle.handle_follows =

@@ -6,10 +6,10 @@
  * test works in a directory of its own under the export's root.
  *
  * The cases are in backend_ceph_test_procs.c (the procedures),
- * backend_ceph_test_files.c (the open files READ and WRITE keep) and
- * backend_ceph_test_rules.c (handles, identities, rules, an unreachable
- * cluster); this file has the fixture (backend_ceph_test.h) and the case
- * table.
+ * backend_ceph_test_files.c (the open files READ and WRITE keep),
+ * backend_ceph_test_snap.c (snapshots) and backend_ceph_test_rules.c
+ * (handles, identities, rules, an unreachable cluster); this file has the
+ * fixture (backend_ceph_test.h) and the case table.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -56,6 +56,7 @@ static int setup(void **state)
 		return -1;
 	}
 	snprintf(name, sizeof(name), "t%ld-%u", (long)getpid(), ++n);
+	snprintf(c->path, sizeof(c->path), "/%s", name);
 	if (t_mkdir(&c->t, &c->t.root, name, &c->dir) != NFS3_OK) {
 		tenv_fini(&c->t);
 		free(c);
@@ -88,6 +89,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(readdir_pages, setup, teardown),
 		cmocka_unit_test_setup_teardown(open_files_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(lock_identity, setup, teardown),
+		cmocka_unit_test_setup_teardown(snapshot_dotdot_stays_inside, setup, teardown),
 		cmocka_unit_test_setup_teardown(handles_across_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(identity_and_rules, setup, teardown),
 		cmocka_unit_test(unreachable_cluster),

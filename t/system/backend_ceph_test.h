@@ -12,6 +12,8 @@
 struct cenv {
 	struct tenv t;
 	nfs_fh3 dir;
+	char path[72];	/* dir's path in the CephFS */
+	char root[128]; /* room for a case's own ceph.root */
 };
 
 /* The cases, with a struct cenv as *state (but unreachable_cluster), in
@@ -26,6 +28,8 @@ void readdir_pages(void **state);
 /* ... backend_ceph_test_files.c ... */
 void open_files_kept(void **state);
 void lock_identity(void **state);
+/* ... backend_ceph_test_snap.c ... */
+void snapshot_dotdot_stays_inside(void **state);
 /* ... and backend_ceph_test_rules.c. */
 void handles_across_restart(void **state);
 void identity_and_rules(void **state);

@@ -1,7 +1,8 @@
 # ceph_lib.sh: a throwaway one-node CephFS for a test (sourced, not run):
 # ../shared/ceph/mini-cluster.sh (or $NFSRDMA_MINI_CEPH) started in a temp
-# directory, its coordinates in CEPH_CONF, CEPH_CLIENT_ID and CEPH_KEYRING,
-# stopped and removed by ceph_stop. Needs test-lib.sh.
+# directory, its coordinates in CEPH_CONF, CEPH_CLIENT_ID and CEPH_KEYRING
+# (the admin's key in CEPH_ADMIN_KEYRING), stopped and removed by ceph_stop.
+# Needs test-lib.sh.
 : "${top_builddir:=$(pwd)}"
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 MINI_CEPH=${NFSRDMA_MINI_CEPH:-$top_srcdir/../shared/ceph/mini-cluster.sh}
@@ -30,6 +31,8 @@ ceph_start() {
 	fi
 	eval "$coords"
 	export CEPH_CONF CEPH_CLIENT_ID CEPH_KEYRING
+	# the cluster's admin, for what the client may not do (snapshots)
+	export CEPH_ADMIN_KEYRING="$CEPH_DIR/ceph.client.admin.keyring"
 }
 
 # Stop the cluster ceph_start started and remove its directory.
