@@ -160,69 +160,6 @@ void reg_keep_key(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b)
 	/* the key lives on with the registration, by design of the strategy */
 }
 
-/* ---- the arena (fastreg, allphys) ---- */
-
-int reg_arena_create(struct rr_reg_ctx *r, unsigned access)
-{
-	size_t sz = r->p.arena_size;
-
-	if (!(r->arena = rr_mem_alloc(sz)))
-		return -ENOMEM;
-	memset(r->arena, 0, sz);
-	r->arena_size = sz;
-	return reg_do(r, r->arena, sz, access, &r->arena_mr);
-}
-
-int reg_arena_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf **out)
-{
-	int c = reg_size_class(len);
-	struct timespec deadline;
-	struct rr_buf *b = NULL;
-
-	if (c < 0 || reg_class_size(c) > r->arena_size)
-		return -EMSGSIZE;
-	deadline = clock_deadline(CLOCK_REALTIME, ARENA_WAIT_S * 1000L);
-	pthread_mutex_lock(&r->lock);
-	while (!b) {
-		if ((b = r->free[0][c]) != NULL) {
-			r->free[0][c] = b->next;
-			break;
-		}
-		if (r->arena_used + reg_class_size(c) <= r->arena_size) {
-			b = calloc(1, sizeof(*b));
-			if (!b)
-				break;
-			b->addr = r->arena + r->arena_used;
-			b->len = reg_class_size(c);
-			b->cls = c;
-			b->lkey = r->arena_mr->lkey;
-			b->base = r->arena_mr;
-			b->reg_done = 1;
-			r->arena_used += b->len;
-			break;
-		}
-		if ((flags & RR_GET_NOWAIT) ||
-		    pthread_cond_timedwait(&r->cond, &r->lock, &deadline) == ETIMEDOUT)
-			break;
-	}
-	pthread_mutex_unlock(&r->lock);
-	if (!b) {
-		log_warn("registered arena of %zu bytes exhausted", r->arena_size);
-		return -ENOMEM;
-	}
-	*out = b;
-	return 0;
-}
-
-void reg_arena_put(struct rr_reg_ctx *r, struct rr_buf *b)
-{
-	pthread_mutex_lock(&r->lock);
-	b->next = r->free[0][b->cls];
-	r->free[0][b->cls] = b;
-	pthread_cond_broadcast(&r->cond);
-	pthread_mutex_unlock(&r->lock);
-}
-
 /* The caller's region, registered as the arena is (with an arena only: the
  * other strategies copy into buffers of their own), if the arena and it fit
  * in the registered memory budget. Without it, data in the region is copied
@@ -282,6 +219,7 @@ void rr_reg_destroy(struct rr_reg_ctx *r)
 	if (!r)
 		return;
 	workq_destroy(r->regq);
+	reg_arena_destroy(r); /* with its free blocks */
 	for (int rem = 0; rem < 2; rem++) {
 		for (int c = 0; c < NCLASSES; c++) {
 			while (r->free[rem][c]) {
@@ -294,8 +232,7 @@ void rr_reg_destroy(struct rr_reg_ctx *r)
 				}
 				if (b->mr)
 					reg_undo(r, b->mr);
-				if (!r->arena)
-					free(b->addr);
+				free(b->addr);
 				free(b);
 			}
 		}
@@ -305,9 +242,6 @@ void rr_reg_destroy(struct rr_reg_ctx *r)
 	free(r->mws);
 	if (r->region_mr)
 		reg_undo(r, r->region_mr);
-	if (r->arena_mr)
-		reg_undo(r, r->arena_mr);
-	free(r->arena);
 	pthread_cond_destroy(&r->cond);
 	pthread_mutex_destroy(&r->lock);
 	free(r);

@@ -57,10 +57,10 @@ struct rr_buf {
 	int wrapped;	    /* the memory is the caller's (zerocopy, region) */
 	int reg_rc;	    /* async registration result, valid when reg_done */
 	int reg_done;
-	struct rr_buf *chunk;  /* cache: the registration of 2 MiB it is a piece of */
-	unsigned pieces, idle; /* a chunk: its pieces, and how many are cached */
-	struct rr_buf *next;
-	struct rr_reg_ctx *owner; /* and its job, for a background registration */
+	struct rr_buf *chunk;	    /* cache: the registration of 2 MiB it is a piece of */
+	unsigned pieces, idle;	    /* a chunk: its pieces, and how many are cached */
+	struct rr_buf *next, *prev; /* on a free list (prev: the arena's only) */
+	struct rr_reg_ctx *owner;   /* and its job, for a background registration */
 	struct work reg_work;
 };
 

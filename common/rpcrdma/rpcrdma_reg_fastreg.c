@@ -103,10 +103,7 @@ static int fall_back(struct rr_reg_ctx *r)
 	free(r->mws);
 	r->mws = NULL;
 	r->nmws = r->nmw_free = 0;
-	reg_undo(r, r->arena_mr);
-	r->arena_mr = NULL;
-	free(r->arena);
-	r->arena = NULL;
+	reg_arena_destroy(r);
 	r->ops = fb;
 	return fb->setup(r);
 }

@@ -29,10 +29,11 @@ struct rr_reg_ctx {
 	pthread_cond_t cond;		  /* a registration finished, arena space or a window */
 	struct rr_buf *free[2][NCLASSES]; /* [registered with remote rights][class] */
 
-	uint8_t *arena; /* fastreg, allphys */
-	size_t arena_size, arena_used;
+	uint8_t *arena; /* fastreg, allphys (rpcrdma_reg_arena.c) */
+	size_t arena_size;
 	struct vb_mr *arena_mr;
-	struct vb_mr *region_mr; /* rr_params.region, registered as the arena */
+	struct rr_buf **arena_free_at; /* per 4 KiB of it: the free block that starts there */
+	struct vb_mr *region_mr;       /* rr_params.region, registered as the arena */
 
 	struct vb_mw **mws; /* fastreg: free windows */
 	unsigned nmws, nmw_free;
@@ -78,8 +79,10 @@ void reg_piece_drop(struct rr_reg_ctx *r, struct rr_buf *b);
 /* expose and unexpose for buffers with a registration of their own. */
 int reg_own_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, unsigned flags);
 void reg_keep_key(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b);
-/* The arena (fastreg, allphys): one registration with access, carved by class. */
+/* The arena (fastreg, allphys): one registration with access, shared out by
+ * class (rpcrdma_reg_arena.c). destroy: with its free blocks (none if none). */
 int reg_arena_create(struct rr_reg_ctx *r, unsigned access);
+void reg_arena_destroy(struct rr_reg_ctx *r);
 int reg_arena_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf **out);
 void reg_arena_put(struct rr_reg_ctx *r, struct rr_buf *b);
 

@@ -10,6 +10,8 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "common/rpcrdma/rpcrdma.h"
@@ -185,6 +187,64 @@ void remote_invalidation(void **state)
 	assert_int_equal(cs.remote_invs, 0);
 	rpc_clnt_destroy(c);
 	rrt_server_stop(&t);
+}
+
+/* Take n buffers of len from the arena without waiting (all must come),
+ * each filled with its own byte; check none overlapped; give them back. */
+static void arena_round(struct rr_reg_ctx *r, size_t len, int n)
+{
+	struct rr_buf **b = calloc((size_t)n, sizeof(*b));
+	struct rr_buf *more;
+
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(rr_buf_get(r, len, RR_GET_NOWAIT, &b[i]), 0);
+		assert_true(b[i]->len >= len);
+		memset(b[i]->addr, i & 0xff, len);
+	}
+	assert_int_equal(rr_buf_get(r, len, RR_GET_NOWAIT, &more), -ENOMEM); /* all of it */
+	for (int i = 0; i < n; i++) {
+		const uint8_t *p = b[i]->addr;
+
+		assert_int_equal(p[0], i & 0xff);
+		assert_int_equal(p[len - 1], i & 0xff);
+		rr_buf_put(r, b[i]);
+	}
+	free(b);
+}
+
+/* The arena serves any size with what other sizes gave back: all of it as
+ * 64 KiB buffers, then as one 4 MiB and one 2 MiB (an arena of 6 MiB is cut
+ * 4 + 2), then as 4 KiB ones, then as 2 MiB ones; each time every byte. */
+void arena_sizes_share(void **state)
+{
+	struct vb_device *dev;
+	struct vb_pd *pd;
+	struct rr_reg_ctx *r;
+	struct rr_params p;
+	struct rr_stats st = {0};
+	struct rr_buf *big, *b2;
+
+	rrt_params(&p, RR_MODE_READ_WRITE, RR_REG_ALLPHYS);
+	p.arena_size = MIB(6);
+	assert_int_equal(vb_open("soft", &dev), 0);
+	assert_int_equal(vb_alloc_pd(dev, &pd), 0);
+	assert_int_equal(rr_reg_create(pd, &p, VB_ACCESS_REMOTE_READ, &st, &r), 0);
+	for (int round = 0; round < 2; round++) {
+		arena_round(r, KIB(64), 96);
+		assert_int_equal(rr_buf_get(r, MIB(4), RR_GET_NOWAIT, &big), 0);
+		assert_int_equal(rr_buf_get(r, MIB(2), RR_GET_NOWAIT, &b2), 0);
+		rr_buf_put(r, big);
+		rr_buf_put(r, b2);
+		arena_round(r, KIB(4), 1536);
+		arena_round(r, MIB(2), 3);
+		arena_round(r, KIB(12), 384); /* 16 KiB blocks */
+	}
+	assert_int_equal(rr_buf_get(r, MIB(4), RR_GET_NOWAIT, &big), 0);
+	assert_int_equal(rr_buf_get(r, MIB(4), RR_GET_NOWAIT, &b2), -ENOMEM); /* 4 + 2 */
+	rr_buf_put(r, big);
+	rr_reg_destroy(r);
+	vb_dealloc_pd(pd);
+	vb_close(dev);
 }
 
 /* fastreg binds a window with a fresh key for every exposure. */
