@@ -446,9 +446,14 @@ static int rr_call(struct rpc_clnt *base, struct rpc_call *call)
 	if (rc == -EIO && s->rh && s->rh->proc == RPCRDMA_ERROR)
 		chunk_refused(s);
 	if (rc == 0 && s->rh->nreads) {
+		/* the server holds what it exposed until our RDMA_DONE, whether
+		 * or not we could pull it (a failed post is completed as the
+		 * connection ends) */
+		int done;
+
 		rc = rrc_pull_exposed(s);
-		if (rc == 0)
-			rc = send_done_msg(s);
+		done = send_done_msg(s);
+		rc = rc ? rc : done;
 	}
 	if (rc == 0)
 		rc = rrc_decode_reply(s);

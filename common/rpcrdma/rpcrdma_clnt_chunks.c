@@ -218,7 +218,8 @@ int rrc_offer_chunks(struct cslot *s)
 	return 0;
 }
 
-/* Read-Read mode: pull the chunks the server exposed, then answer RDMA_DONE. */
+/* Read-Read mode: pull the chunks the server exposed (the caller answers
+ * RDMA_DONE). */
 int rrc_pull_exposed(struct cslot *s)
 {
 	struct rr_clnt *cl = s->cl;

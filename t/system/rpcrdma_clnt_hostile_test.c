@@ -2,10 +2,11 @@
  * rpcrdma_clnt_hostile_test: our RPC/RDMA client against a raw verbs server
  * (rpcrdma_raw.h) that answers what no good server would: a transport header
  * that cannot be decoded, one of another version, one too short to carry an
- * xid, and a reply to no call. A reply the client cannot read fails its call
- * with EIO at once, as Linux's xprtrdma does, rather than leaving it to wait
- * for its deadline; what names no call is dropped; and the connection keeps
- * serving the calls after.
+ * xid, a reply to no call, and a Read chunk too long to pull. A reply the
+ * client cannot read fails its call with EIO at once, as Linux's xprtrdma
+ * does, rather than leaving it to wait for its deadline; what names no call is
+ * dropped; the connection keeps serving the calls after; and RDMA_DONE follows
+ * every reply with Read chunks, pulled or not.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -65,6 +66,7 @@ static int call_end(struct caller *k)
 
 struct connect {
 	pthread_t t;
+	unsigned modes;
 	char port[16];
 	struct rpc_clnt *c;
 	int rc;
@@ -77,7 +79,7 @@ static void *connect_main(void *arg)
 
 	rr_params_defaults_for(RR_ROLE_CLIENT, &p);
 	p.provider = "soft";
-	p.modes = RR_MODE_READ_WRITE;
+	p.modes = k->modes;
 	p.reg = RR_REG_DYNAMIC;
 	p.credits = CREDITS;
 	p.call_timeout_ms = 60000; /* far beyond the test's own deadline */
@@ -85,10 +87,10 @@ static void *connect_main(void *arg)
 	return NULL;
 }
 
-/* A raw server and our client connected to it. */
-static struct rpc_clnt *pair_open(struct raw *r)
+/* A raw server and our client (in mode modes) connected to it. */
+static struct rpc_clnt *pair_open(struct raw *r, unsigned modes)
 {
-	struct connect k = {.c = NULL};
+	struct connect k = {.modes = modes};
 
 	snprintf(k.port, sizeof(k.port), "%d", net_free_port());
 	raw_listen(r, k.port);
@@ -149,7 +151,7 @@ static void answered_with(struct raw *r, struct rpc_clnt *c, uint32_t *h, size_t
 static void undecodable_reply_fails_call(void **state)
 {
 	struct raw r;
-	struct rpc_clnt *c = pair_open(&r);
+	struct rpc_clnt *c = pair_open(&r, RR_MODE_READ_WRITE);
 
 	for (int round = 0; round < 40; round++) {
 		uint32_t vers2[] = {0, 2, CREDITS, RPCRDMA_MSG, 0, 0, 0};
@@ -170,7 +172,7 @@ static void undecodable_reply_fails_call(void **state)
 static void reply_to_no_call_dropped(void **state)
 {
 	struct raw r;
-	struct rpc_clnt *c = pair_open(&r);
+	struct rpc_clnt *c = pair_open(&r, RR_MODE_READ_WRITE);
 	struct caller k;
 	uint32_t xid;
 
@@ -188,7 +190,7 @@ static void reply_to_no_call_dropped(void **state)
 static void reply_without_xid_dropped(void **state)
 {
 	struct raw r;
-	struct rpc_clnt *c = pair_open(&r);
+	struct rpc_clnt *c = pair_open(&r, RR_MODE_READ_WRITE);
 	struct caller k;
 
 	call_start(&k, c, 300);
@@ -201,12 +203,48 @@ static void reply_without_xid_dropped(void **state)
 	raw_close(&r);
 }
 
+/* Read-Read mode: a reply with a Read chunk the client will not pull (longer
+ * than any reply may be) fails its call, and the client answers RDMA_DONE
+ * all the same, so that the server lets go of what it exposed. */
+static void unpulled_chunk_done(void **state)
+{
+	struct raw r;
+	struct rpc_clnt *c = pair_open(&r, RR_MODE_READ_READ);
+	uint64_t at = (uintptr_t)r.data;
+	uint8_t buf[RAW_BUF];
+	struct rpcrdma_hdr h;
+	struct caller k;
+	struct cur cu;
+	uint32_t xid;
+	size_t len;
+
+	call_start(&k, c, 30000);
+	xid = take_call(&r);
+	raw_send(&r, buf,
+		 raw_words(buf,
+			   (uint32_t[]){xid, 1, CREDITS, RPCRDMA_MSG,
+					/* a Read chunk of 1 GiB at the reply's end */
+					1, 24, r.data_mr->rkey, 1u << 30, (uint32_t)(at >> 32),
+					(uint32_t)at, 0, 0, 0, xid, 1, 0, 0, 0, 0},
+			   19));
+	assert_int_equal(call_end(&k), -EBADMSG);
+	len = raw_recv(&r, buf, RAW_TMO);
+	assert_true(len > 0);
+	cur_init(&cu, buf, len);
+	assert_int_equal(rpcrdma_hdr_decode(&cu, &h), 0);
+	assert_int_equal(h.proc, RPCRDMA_DONE);
+	assert_int_equal(h.xid, xid);
+	rpc_clnt_destroy(c);
+	raw_close(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(undecodable_reply_fails_call),
 		cmocka_unit_test(reply_to_no_call_dropped),
 		cmocka_unit_test(reply_without_xid_dropped),
+		cmocka_unit_test(unpulled_chunk_done),
 	};
 
 	log_set_level(getenv("RRT_DEBUG") ? LOG_LVL_DEBUG : LOG_LVL_ERR);
