@@ -68,6 +68,7 @@ struct clnt_ddp {
 	struct cslot *s;
 	size_t cap;	  /* encoding: room for the inline call */
 	int force_chunks; /* encoding: every bulk item to a Read chunk */
+	int err;	  /* encoding: why a bulk item could not be exposed */
 	uint32_t reduced; /* padded bytes reduced so far (positions) */
 	unsigned wused;	  /* decoding: Write chunks consumed */
 };

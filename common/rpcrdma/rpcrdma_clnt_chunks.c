@@ -15,10 +15,10 @@ static int room(const struct cslot *s)
 	return s->nbufs < sizeof(s->bufs) / sizeof(s->bufs[0]);
 }
 
-/* Expose b to the server (unless it is already, or the connection is going)
- * and keep it with the call until slot_finish; flags as rr_buf_expose's. b
- * goes back on failure. There is room (room()). */
-static struct rr_buf *expose(struct cslot *s, struct rr_buf *b, unsigned flags)
+/* Expose b to the server (unless it is already) and keep it with the call
+ * until slot_finish; flags as rr_buf_expose's. 0, or -errno (-ECONNRESET: the
+ * connection is going) with b given back. There is room (room()). */
+static int expose(struct cslot *s, struct rr_buf *b, unsigned flags)
 {
 	struct rr_reg_ctx *reg = s->cl->ep->reg;
 	struct rr_conn *c = s->cl->conn;
@@ -29,51 +29,56 @@ static struct rr_buf *expose(struct cslot *s, struct rr_buf *b, unsigned flags)
 		rr_conn_leave(c);
 	if (rc) {
 		rr_buf_put(reg, b);
-		return NULL;
+		return rc;
 	}
 	s->bufs[s->nbufs++] = b;
-	return b;
+	return 0;
 }
 
-/* A buffer the server can reach, holding a copy of data, or data itself
- * (zerocopy, or data in the caller's region where rr_buf_in_region allows).
- * arg: an argument (a Read chunk), which the server may only read, is copied
- * there; else results are to come there. */
-static struct rr_buf *expose_data(struct cslot *s, void *data, size_t len, int arg)
+/* A buffer the server can reach (*out), holding a copy of data, or data
+ * itself (zerocopy, or data in the caller's region where rr_buf_in_region
+ * allows). arg: an argument (a Read chunk), which the server may only read,
+ * is copied there; else results are to come there. 0 or -errno. */
+static int expose_data(struct cslot *s, void *data, size_t len, int arg, struct rr_buf **out)
 {
 	struct rr_reg_ctx *reg = s->cl->ep->reg;
 	unsigned flags = arg ? RR_EXPOSE_READ_ONLY : 0;
-	int in_place = 0;
+	int in_place = 0, rc;
 	struct rr_buf *b;
 
 	if (!room(s))
-		return NULL;
+		return -E2BIG;
 	if (rr_reg_kind(reg) == RR_REG_ZEROCOPY) {
-		if (rr_buf_wrap(reg, data, len, &b) != 0)
-			return NULL;
+		if ((rc = rr_buf_wrap(reg, data, len, &b)) != 0)
+			return rc;
 	} else if (rr_buf_in_region(reg, data, len, flags, &b) == 0) {
 		in_place = 1;
 	} else {
-		if (rr_buf_get(reg, len, RR_GET_EXPOSE, &b) != 0)
-			return NULL;
+		if ((rc = rr_buf_get(reg, len, RR_GET_EXPOSE, &b)) != 0)
+			return rc;
 		if (arg)
 			memcpy(b->addr, data, len);
 	}
+	if ((rc = expose(s, b, flags)) != 0)
+		return rc;
 	/* results placed in the region count when they come (clnt_get) */
-	if ((b = expose(s, b, flags)) && in_place && arg)
+	if (in_place && arg)
 		rr_stat_add(&s->cl->conn->st.bytes_in_place, (int64_t)len);
-	return b;
+	*out = b;
+	return 0;
 }
 
 /* A buffer of our own that the server can reach (Reply chunk; a long call,
- * RR_EXPOSE_READ_ONLY). */
-static struct rr_buf *own_exposed(struct cslot *s, size_t len, unsigned flags)
+ * RR_EXPOSE_READ_ONLY). 0 or -errno. */
+static int own_exposed(struct cslot *s, size_t len, unsigned flags, struct rr_buf **out)
 {
-	struct rr_buf *b;
+	int rc;
 
-	if (!room(s) || rr_buf_get(s->cl->ep->reg, len, RR_GET_EXPOSE, &b) != 0)
-		return NULL;
-	return expose(s, b, flags);
+	if (!room(s))
+		return -E2BIG;
+	if ((rc = rr_buf_get(s->cl->ep->reg, len, RR_GET_EXPOSE, out)) != 0)
+		return rc;
+	return expose(s, *out, flags);
 }
 
 /* Arguments: inline when they fit, else a Read chunk at the item's position. */
@@ -86,8 +91,10 @@ static int clnt_put(struct rpc_ddp *ddp, XDR *xdrs, void *data, uint32_t len)
 
 	if (len == 0 || (!cd->force_chunks && pos + RNDUP4(len) + 128 <= cd->cap))
 		return rpc_ddp_inline_ops.put(ddp, xdrs, data, len);
-	if (s->h->nreads == RPCRDMA_MAX_READ_SEGS || !(b = expose_data(s, data, len, 1)))
-		return -ENOMEM;
+	if (s->h->nreads == RPCRDMA_MAX_READ_SEGS)
+		return -ENOSPC; /* another encoding may need fewer */
+	if ((cd->err = expose_data(s, data, len, 1, &b)) != 0)
+		return cd->err;
 	s->h->reads[s->h->nreads++] = (struct rpcrdma_read_seg){
 		.position = pos + cd->reduced, .seg = {b->rkey, len, (uintptr_t)b->addr}};
 	cd->reduced += RNDUP4(len);
@@ -150,23 +157,26 @@ int rrc_encode_call(struct cslot *s, struct clnt_ddp *cd)
 	struct rr_buf *lb;
 	int len;
 
+	/* an item that could not be exposed (cd->err) fails the call with its
+	 * reason: no other encoding does better, and the RPC layer would take
+	 * its ENOSPC (no room for the message) for the file system's */
 	for (int attempt = 0; attempt < 2; attempt++) {
 		*cd = (struct clnt_ddp){
 			.base.ops = &rrc_ddp_ops, .s = s, .cap = cap, .force_chunks = attempt};
 		s->h->nreads = 0;
 		len = rpc_encode_call(&cl->base, s->xid, s->call, buf, cap, &cd->base);
-		if (len != -ENOSPC)
-			return len;
+		if (len != -ENOSPC || cd->err)
+			return cd->err ? cd->err : len;
 	}
 	/* a long call: the whole message in a Position-Zero Read chunk */
-	if (!(lb = own_exposed(s, long_cap, RR_EXPOSE_READ_ONLY)))
-		return -ENOMEM;
+	if ((len = own_exposed(s, long_cap, RR_EXPOSE_READ_ONLY, &lb)) != 0)
+		return len;
 	*cd = (struct clnt_ddp){
 		.base.ops = &rrc_ddp_ops, .s = s, .cap = long_cap, .force_chunks = 1};
 	s->h->nreads = 1; /* room for the Position-Zero segment first */
 	len = rpc_encode_call(&cl->base, s->xid, s->call, lb->addr, long_cap, &cd->base);
 	if (len < 0)
-		return len;
+		return cd->err ? cd->err : len;
 	s->h->reads[0] = (struct rpcrdma_read_seg){
 		.position = 0, .seg = {lb->rkey, (uint32_t)len, (uintptr_t)lb->addr}};
 	s->h->proc = RPCRDMA_NOMSG;
@@ -191,14 +201,14 @@ int rrc_offer_chunks(struct cslot *s)
 	struct rr_conn *c = cl->conn;
 	uint32_t room = c->recv_max < c->peer_send ? c->recv_max : c->peer_send;
 	struct rr_buf *b;
+	int rc;
 
 	if (!(cl->ep->p.modes & RR_MODE_READ_WRITE))
 		return 0;
 	if (call->reply_data && call->reply_data_len &&
 	    (uint64_t)call->reply_data_len + call->reply_hint + REPLY_MARGIN > room) {
-		b = expose_data(s, call->reply_data, call->reply_data_len, 0);
-		if (!b)
-			return -ENOMEM;
+		if ((rc = expose_data(s, call->reply_data, call->reply_data_len, 0, &b)) != 0)
+			return rc;
 		s->wbuf = b;
 		s->h->nwrites = 1;
 		s->h->writes[0].nsegs = 1;
@@ -208,8 +218,8 @@ int rrc_offer_chunks(struct cslot *s)
 	if (call->reply_hint + 256 > room) {
 		uint32_t len = call->reply_hint + 1024;
 
-		if (!(b = own_exposed(s, len, 0)))
-			return -ENOMEM;
+		if ((rc = own_exposed(s, len, 0, &b)) != 0)
+			return rc;
 		s->rbuf = b;
 		s->h->has_reply = true;
 		s->h->reply.nsegs = 1;

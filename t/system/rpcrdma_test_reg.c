@@ -189,6 +189,27 @@ void remote_invalidation(void **state)
 	rrt_server_stop(&t);
 }
 
+/* A bulk argument the client cannot expose (larger than its whole arena)
+ * fails the call with that reason (EMSGSIZE), not with the ENOSPC of a call
+ * too long for its buffers, which the NFS client would report as a full
+ * file system; smaller calls still go. */
+void expose_failure_named(void **state)
+{
+	struct rrt_server t;
+	struct rpc_clnt *c;
+	struct rr_params p;
+
+	assert_int_equal(rrt_server_start(&t, RR_MODE_READ_WRITE, RR_REG_DYNAMIC, 0), 0);
+	rrt_params(&p, RR_MODE_READ_WRITE, RR_REG_FASTREG);
+	p.max_io = KIB(64);
+	p.arena_size = KIB(128);
+	assert_int_equal(rrt_client_p(&t, &p, 0, &c), 0);
+	assert_int_equal(rrt_put(c, 5, 200000), -EMSGSIZE);
+	assert_int_equal(rrt_put(c, 5, 60000), 0);
+	rpc_clnt_destroy(c);
+	rrt_server_stop(&t);
+}
+
 /* Take n buffers of len from the arena without waiting (all must come),
  * each filled with its own byte; check none overlapped; give them back. */
 static void arena_round(struct rr_reg_ctx *r, size_t len, int n)

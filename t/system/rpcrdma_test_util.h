@@ -45,6 +45,7 @@ void cache_chunks(void **state);
 void allphys_needs_trust(void **state);
 void fastreg_binds_per_exposure(void **state);
 void arena_sizes_share(void **state);
+void expose_failure_named(void **state);
 void remote_invalidation(void **state);
 /* ... and of the inline thresholds (rpcrdma_test_inline.c). */
 void inline_bulk_when_it_fits(void **state);
