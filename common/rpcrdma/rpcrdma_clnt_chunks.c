@@ -16,17 +16,28 @@ static int room(const struct cslot *s)
 }
 
 /* Expose b to the server (unless it is already) and keep it with the call
- * until slot_finish; flags as rr_buf_expose's. 0, or -errno (-ECONNRESET: the
- * connection is going) with b given back. There is room (room()). */
+ * until slot_finish; flags as rr_buf_expose's. A key that is not free is
+ * waited for within the call's timeout, outside the connection: its end
+ * waits for those inside, and frees the keys of the calls it ends. 0, or
+ * -errno (-ECONNRESET: the connection is going) with b given back. There is
+ * room (room()). */
 static int expose(struct cslot *s, struct rr_buf *b, unsigned flags)
 {
 	struct rr_reg_ctx *reg = s->cl->ep->reg;
 	struct rr_conn *c = s->cl->conn;
-	struct vb_conn *vc = rr_conn_enter(c);
-	int rc = b->exposed ? 0 : rr_buf_expose(reg, vc, b, flags);
+	uint64_t until = clock_now_ns() + (uint64_t)rrc_timeout_ms(s) * 1000000u, now;
+	int rc = 0;
 
-	if (vc)
-		rr_conn_leave(c);
+	while (!b->exposed) {
+		struct vb_conn *vc = rr_conn_enter(c);
+
+		rc = rr_buf_expose(reg, vc, b, flags);
+		if (vc)
+			rr_conn_leave(c);
+		if (rc != -EAGAIN || (now = clock_now_ns()) >= until ||
+		    rr_buf_expose_wait(reg, (int)((until - now) / 1000000u) + 1) != 0)
+			break;
+	}
 	if (rc) {
 		rr_buf_put(reg, b);
 		return rc;

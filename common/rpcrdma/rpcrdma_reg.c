@@ -292,6 +292,11 @@ int rr_buf_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, 
 	return rc;
 }
 
+int rr_buf_expose_wait(struct rr_reg_ctx *r, int ms)
+{
+	return r->ops->expose_wait ? r->ops->expose_wait(r, ms) : -EAGAIN;
+}
+
 void rr_buf_unexpose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b)
 {
 	if (!b->exposed)

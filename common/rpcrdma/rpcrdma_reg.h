@@ -76,10 +76,14 @@ int rr_buf_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf *
 /* Wait for an async registration; returns its result. */
 int rr_buf_wait(struct rr_reg_ctx *r, struct rr_buf *b);
 /* Make b reachable by the peer of conn with the remote rights (sets b->rkey);
- * conn NULL (the connection is going) fails with -ECONNRESET. flags may hold
- * RR_GET_NOWAIT: fail with -EAGAIN rather than wait for a free window, and
+ * conn NULL (the connection is going) fails with -ECONNRESET, and no free key
+ * (fastreg's windows) with -EAGAIN at once. flags may hold
  * RR_EXPOSE_READ_ONLY. */
 int rr_buf_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, unsigned flags);
+/* After rr_buf_expose's -EAGAIN, wait up to ms for a key to come free, outside
+ * the connection (rr_conn_enter), whose end frees keys: 0 to try again, or
+ * -EAGAIN. */
+int rr_buf_expose_wait(struct rr_reg_ctx *r, int ms);
 /* End the exposure now: the key stops working at once (unless allphys/cache,
  * whose keys outlive the I/O by design). conn may be NULL once the connection
  * is going: a window is then replaced instead of invalidated through it. */

@@ -30,10 +30,10 @@ static int windows_create(struct rr_reg_ctx *r)
 	return 0;
 }
 
-/* bind a window with a fresh key over b. */
+/* bind a free window with a fresh key over b; -EAGAIN if none is free
+ * (window_wait). */
 static int window_bind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, unsigned flags)
 {
-	struct timespec deadline = clock_deadline(CLOCK_REALTIME, ARENA_WAIT_S * 1000L);
 	unsigned rights = flags & RR_EXPOSE_READ_ONLY ? r->remote_rights & VB_ACCESS_REMOTE_READ
 						      : r->remote_rights;
 	struct vb_mw *mw = NULL;
@@ -42,10 +42,6 @@ static int window_bind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf
 	if (!conn)
 		return -ECONNRESET;
 	pthread_mutex_lock(&r->lock);
-	while (r->nmw_free == 0)
-		if ((flags & RR_GET_NOWAIT) ||
-		    pthread_cond_timedwait(&r->cond, &r->lock, &deadline) == ETIMEDOUT)
-			break;
 	if (r->nmw_free)
 		mw = r->mws[--r->nmw_free];
 	pthread_mutex_unlock(&r->lock);
@@ -63,6 +59,20 @@ static int window_bind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf
 	b->mw = mw;
 	b->rkey = mw->rkey;
 	return 0;
+}
+
+/* Wait up to ms for a window to come free: 0, or -EAGAIN. */
+static int window_wait(struct rr_reg_ctx *r, int ms)
+{
+	struct timespec deadline = clock_deadline(CLOCK_REALTIME, ms);
+	int rc = 0;
+
+	pthread_mutex_lock(&r->lock);
+	while (r->nmw_free == 0 && rc == 0)
+		rc = pthread_cond_timedwait(&r->cond, &r->lock, &deadline);
+	rc = r->nmw_free ? 0 : -EAGAIN;
+	pthread_mutex_unlock(&r->lock);
+	return rc;
 }
 
 /* invalidate b's window (unless the peer did); if the connection cannot,
@@ -122,6 +132,7 @@ const struct reg_ops reg_fastreg_ops = {
 	.setup = fastreg_setup,
 	.get = reg_arena_get,
 	.expose = window_bind,
+	.expose_wait = window_wait,
 	.unexpose = window_unbind,
 	.put = reg_arena_put,
 	.put_is_cheap = 1,

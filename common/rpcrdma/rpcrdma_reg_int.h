@@ -51,6 +51,9 @@ struct reg_ops {
 	int (*get)(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf **out);
 	/* Set b->rkey for conn's peer (b is registered: rr_buf_wait done). */
 	int (*expose)(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, unsigned flags);
+	/* Optional: wait up to ms for what expose lacked when it said -EAGAIN
+	 * (rr_buf_expose_wait). */
+	int (*expose_wait)(struct rr_reg_ctx *r, int ms);
 	void (*unexpose)(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b);
 	/* Take back a buffer that get gave out. */
 	void (*put)(struct rr_reg_ctx *r, struct rr_buf *b);

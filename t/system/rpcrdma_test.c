@@ -694,6 +694,7 @@ int main(void)
 		cmocka_unit_test(fastreg_binds_per_exposure),
 		cmocka_unit_test(arena_sizes_share),
 		cmocka_unit_test(expose_failure_named),
+		cmocka_unit_test(window_wait_outside_connection),
 		cmocka_unit_test(remote_invalidation),
 		cmocka_unit_test(fastreg_without_windows),
 		cmocka_unit_test(listens_on_every_address),

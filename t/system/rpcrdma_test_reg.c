@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +208,57 @@ void expose_failure_named(void **state)
 	assert_int_equal(rrt_put(c, 5, 200000), -EMSGSIZE);
 	assert_int_equal(rrt_put(c, 5, 60000), 0);
 	rpc_clnt_destroy(c);
+	rrt_server_stop(&t);
+}
+
+struct putter {
+	pthread_t t;
+	struct rpc_clnt *c;
+	int timeout_ms, rc;
+};
+
+static void *put_main(void *arg)
+{
+	struct putter *k = arg;
+
+	k->rc = rrt_put_within(k->c, 6, 200000, NULL, k->timeout_ms);
+	return NULL;
+}
+
+/* A call that waits for a memory window (fastreg with a pool of one) does
+ * not hold up the end of the connection, which frees the window: its holder
+ * is a call whose Send the server never acknowledges, so that the window
+ * comes back only once that connection, failed at the holder's timeout, has
+ * ended and flushed the Send. The waiting call then fails with ECONNRESET
+ * (which the NFS client retries on a new connection) rather than with
+ * EAGAIN once its wait ran out. */
+void window_wait_outside_connection(void **state)
+{
+	struct putter a = {.timeout_ms = 1000}, b = {.timeout_ms = 8000};
+	struct rrt_server t;
+	struct rr_params p;
+	struct rr_stats st;
+
+	setenv("VB_SOFT_SILENT", "acks", 1);
+	assert_int_equal(rrt_server_start(&t, RR_MODE_READ_WRITE, RR_REG_DYNAMIC, 0), 0);
+	unsetenv("VB_SOFT_SILENT");
+	rrt_params(&p, RR_MODE_READ_WRITE, RR_REG_FASTREG);
+	p.fastreg_pool = 1;
+	assert_int_equal(rrt_client_p(&t, &p, 0, &a.c), 0);
+	b.c = a.c;
+	assert_int_equal(pthread_create(&a.t, NULL, put_main, &a), 0);
+	for (int i = 0; i < 200; i++) { /* a has the window */
+		rr_clnt_get_stats(a.c, &st);
+		if (st.binds > 0)
+			break;
+		usleep(5000);
+	}
+	assert_true(st.binds > 0);
+	assert_int_equal(pthread_create(&b.t, NULL, put_main, &b), 0);
+	pthread_join(a.t, NULL);
+	pthread_join(b.t, NULL);
+	assert_int_equal(b.rc, -ECONNRESET);
+	rpc_clnt_destroy(a.c);
 	rrt_server_stop(&t);
 }
 

@@ -120,6 +120,11 @@ int rrt_put(struct rpc_clnt *c, uint32_t seed, size_t len)
 
 int rrt_put_from(struct rpc_clnt *c, uint32_t seed, size_t len, char *buf)
 {
+	return rrt_put_within(c, seed, len, buf, 0);
+}
+
+int rrt_put_within(struct rpc_clnt *c, uint32_t seed, size_t len, char *buf, int timeout_ms)
+{
 	struct bulk_put_args a = {.seed = seed, .data.len = (u_int)len};
 	struct bulk_sum s = {0};
 	struct rpc_call call = {.prog = BULKPROG,
@@ -128,7 +133,8 @@ int rrt_put_from(struct rpc_clnt *c, uint32_t seed, size_t len, char *buf)
 				.xdr_args = (xdrproc_t)xdr_bulk_put_args,
 				.args = &a,
 				.xdr_res = (xdrproc_t)xdr_bulk_sum,
-				.res = &s};
+				.res = &s,
+				.timeout_ms = timeout_ms};
 	int rc;
 
 	a.data.data = buf ? buf : malloc(len ? len : 1);

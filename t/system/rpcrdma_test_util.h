@@ -33,6 +33,8 @@ int rrt_client_p(struct rrt_server *t, const struct rr_params *p, int with_key,
 int rrt_put(struct rpc_clnt *c, uint32_t seed, size_t len);
 /* rrt_put with the data filled in and sent from buf (len bytes). */
 int rrt_put_from(struct rpc_clnt *c, uint32_t seed, size_t len, char *buf);
+/* ... and with the call's own timeout (0: the client's). */
+int rrt_put_within(struct rpc_clnt *c, uint32_t seed, size_t len, char *buf, int timeout_ms);
 int rrt_get(struct rpc_clnt *c, uint32_t seed, size_t len);
 int rrt_big(struct rpc_clnt *c, u_int n);
 int rrt_sum(struct rpc_clnt *c, size_t len);
@@ -46,6 +48,7 @@ void allphys_needs_trust(void **state);
 void fastreg_binds_per_exposure(void **state);
 void arena_sizes_share(void **state);
 void expose_failure_named(void **state);
+void window_wait_outside_connection(void **state);
 void remote_invalidation(void **state);
 /* ... and of the inline thresholds (rpcrdma_test_inline.c). */
 void inline_bulk_when_it_fits(void **state);
