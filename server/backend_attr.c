@@ -40,11 +40,12 @@ static const struct {
 	{EOPNOTSUPP, NFS3ERR_NOTSUPP},
 	{ENOSYS, NFS3ERR_NOTSUPP},
 	{ETXTBSY, NFS3ERR_ACCES},
-	{ELOOP, NFS3ERR_INVAL},	   /* a symlink where none may be: not followed */
-	{EOVERFLOW, NFS3ERR_FBIG}, /* offset or size past what the file system takes */
-	{EAGAIN, NFS3ERR_JUKEBOX}, /* try again later */
-	{ENOMEM, NFS3ERR_JUKEBOX}, /* likewise, memory may come back */
-	{EMFILE, NFS3ERR_JUKEBOX}, /* fds: the cache gives them back */
+	{ELOOP, NFS3ERR_INVAL},	      /* a symlink where none may be: not followed */
+	{EOVERFLOW, NFS3ERR_FBIG},    /* offset or size past what the file system takes */
+	{EAGAIN, NFS3ERR_JUKEBOX},    /* try again later */
+	{ETIMEDOUT, NFS3ERR_JUKEBOX}, /* the storage did not answer in time (as nfsd) */
+	{ENOMEM, NFS3ERR_JUKEBOX},    /* likewise, memory may come back */
+	{EMFILE, NFS3ERR_JUKEBOX},    /* fds: the cache gives them back */
 	{ENFILE, NFS3ERR_JUKEBOX},
 	{EFAULT, NFS3ERR_SERVERFAULT}, /* our bug, not the client's */
 };

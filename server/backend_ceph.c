@@ -308,9 +308,17 @@ static nfsstat3 ce_find(struct ce_obj *o, const struct osdep_fh *ofh)
 	r = ceph_ll_lookup_vino(o->ce->cm, (vinodeno_t){{ino}, {snap}}, &o->in);
 	if (r < 0) {
 		o->in = NULL;
-		return r == -ENOMEM ? NFS3ERR_JUKEBOX : r == -EIO ? NFS3ERR_IO : NFS3ERR_STALE;
+		return ce_find_stat(r);
 	}
 	return NFS3_OK;
+}
+
+/* See backend_ceph.h. Only the cluster's word that the inode is gone makes a
+ * handle stale: a client drops what it has of a stale file, and the error
+ * reaches its applications. */
+nfsstat3 ce_find_stat(int r)
+{
+	return r == -ESTALE || r == -ENOENT ? NFS3ERR_STALE : nfs3_errno_to_stat(-r);
 }
 
 /* See backend_ceph.h. */
@@ -347,7 +355,7 @@ nfsstat3 ce_resolve(struct nfs_req *req, const nfs_fh3 *fh, unsigned flags, stru
 			    ceph_mount_perms(o->ce->cm));
 	if (r < 0 || o->stx.stx_nlink == 0) {
 		ce_release(o);
-		return r == -ENOMEM ? NFS3ERR_JUKEBOX : NFS3ERR_STALE;
+		return r < 0 ? ce_find_stat(r) : NFS3ERR_STALE;
 	}
 	ce_stat_from(&o->stx, &o->st);
 	return NFS3_OK;

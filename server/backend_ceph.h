@@ -62,6 +62,10 @@ nfsstat3 ce_resolve(struct nfs_req *req, const nfs_fh3 *fh, unsigned flags, stru
 /* The same for a directory (NOTDIR otherwise). */
 nfsstat3 ce_dir_resolve(struct nfs_req *req, const nfs_fh3 *fh, unsigned flags, struct ce_obj *o);
 void ce_release(struct ce_obj *o);
+/* What a failure r (-errno) to find or stat a handle's inode answers: STALE
+ * for an inode that is gone, else what the error says (a cluster that does
+ * not answer in time: JUKEBOX, so that the client tries again). */
+nfsstat3 ce_find_stat(int r);
 /* Refresh o->stx/st from the cluster; 0 or -errno. */
 int ce_refresh(struct ce_obj *o);
 /* ".." of directory d where libcephfs would answer with what lies outside

@@ -17,10 +17,12 @@
 #include <cmocka.h>
 
 #include "t/unit/nfs3_testlib.h"
+#include "server/backend_ceph.h"
 #include "backend_ceph_test.h"
 
 /* Handles: still good after a restart (the inode found again with
- * ceph_ll_lookup_inode), a flipped MAC byte is STALE, a cut one BADHANDLE. */
+ * ceph_ll_lookup_inode), a flipped MAC byte is STALE, a cut one BADHANDLE;
+ * of the cluster's errors only those of an inode that is gone are STALE. */
 void handles_across_restart(void **state)
 {
 	struct cenv *c = *state;
@@ -45,6 +47,11 @@ void handles_across_restart(void **state)
 	assert_int_equal(t_getattr(t, &bad, &fa), NFS3ERR_BADHANDLE);
 	fh_free(&bad);
 	fh_free(&fh);
+	assert_int_equal(ce_find_stat(-ESTALE), NFS3ERR_STALE);
+	assert_int_equal(ce_find_stat(-ENOENT), NFS3ERR_STALE);
+	assert_int_equal(ce_find_stat(-EIO), NFS3ERR_IO);
+	assert_int_equal(ce_find_stat(-ETIMEDOUT), NFS3ERR_JUKEBOX);
+	assert_int_equal(ce_find_stat(-ENOMEM), NFS3ERR_JUKEBOX);
 }
 
 /* A directory name in top, of mode (set after MKDIR: no umask), its handle in out. */

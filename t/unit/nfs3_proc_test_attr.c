@@ -270,6 +270,7 @@ void errno_mapping(void **state)
 	assert_int_equal(nfs3_errno_to_stat(ENOTEMPTY), NFS3ERR_NOTEMPTY);
 	assert_int_equal(nfs3_errno_to_stat(EXDEV), NFS3ERR_XDEV);
 	assert_int_equal(nfs3_errno_to_stat(EOPNOTSUPP), NFS3ERR_NOTSUPP);
+	assert_int_equal(nfs3_errno_to_stat(ETIMEDOUT), NFS3ERR_JUKEBOX);
 	assert_int_equal(nfs3_errno_to_stat(12345), NFS3ERR_IO);
 	assert_string_equal(nfs3_stat_name(NFS3ERR_STALE), "NFS3ERR_STALE");
 	assert_string_equal(nfs3_stat_name((nfsstat3)4242), "NFS3ERR_?");
