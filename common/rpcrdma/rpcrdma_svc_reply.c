@@ -266,7 +266,7 @@ static int expose_items(struct rr_sreq *rq, struct rpcrdma_hdr *rh, unsigned nit
 	if (!(vc = rr_conn_enter(rq->conn)))
 		return -ECONNRESET;
 	if (long_rr) {
-		rc = rr_buf_expose(reg, vc, rq->reply_buf, RR_GET_NOWAIT);
+		rc = rr_buf_expose(reg, vc, rq->reply_buf, 0);
 		rh->reads[rh->nreads++] = (struct rpcrdma_read_seg){
 			.position = 0,
 			.seg = {rq->reply_buf->rkey, (uint32_t)rq->x.reply_len,
@@ -278,7 +278,7 @@ static int expose_items(struct rr_sreq *rq, struct rpcrdma_hdr *rh, unsigned nit
 		if (it->wchunk >= 0)
 			continue;
 		if (!it->buf->exposed)
-			rc = rr_buf_expose(reg, vc, it->buf, RR_GET_NOWAIT);
+			rc = rr_buf_expose(reg, vc, it->buf, 0);
 		rh->reads[rh->nreads++] = (struct rpcrdma_read_seg){
 			.position = it->pos_full,
 			.seg = {it->buf->rkey, it->len, (uintptr_t)it->data}};
