@@ -239,7 +239,8 @@ int nfs3c_null(struct nfs3c *c);
 /* ---- data ---- */
 
 /* Read up to len bytes at off into buf, in rsize pieces; *got is what was read
- * (short only at end of file); *eof (optional) is set at end of file. */
+ * (short only at end of file); *eof (optional) is set at end of file. A piece
+ * that fails fails the read (with *got what the pieces before it brought). */
 int nfs3c_read(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh *fh, uint64_t off,
 	       void *buf, size_t len, size_t *got, int *eof);
 

@@ -107,7 +107,7 @@ int nfs3c_read(struct nfs3c *c, const struct rpc_cred *cr, const struct nfs3c_fh
 		nfs3c_stat_add(&c->st.ordma_fallbacks, 1);
 		nfs3c_ordma_learn(c, cr, fh, off);
 	}
-	return done ? 0 : rc;
+	return rc; /* a failed piece fails the read: the data before it is no end of file */
 }
 
 /* ---- WRITE ---- */

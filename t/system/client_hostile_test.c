@@ -303,15 +303,33 @@ static void tiny_fsinfo(void *res)
 	}
 }
 
-static struct fx *mangled_mount(int proc, void (*mangle)(void *res))
+/* READ: every second one says it carries a byte more than it does. */
+static void every_other_read_bad(void *res)
+{
+	static unsigned n;
+	READ3res *r = res;
+
+	if (r->status == NFS3_OK && n++ % 2 == 1)
+		r->READ3res_u.resok.count++;
+}
+
+/* A mount (rsize: 0 for the server's) of a server whose proc's results go
+ * through mangle. */
+static struct fx *mangled_mount_rsize(int proc, void (*mangle)(void *res), uint32_t rsize)
 {
 	struct csrv_params t = {.mangle_proc = proc, .mangle = mangle};
 	struct fx *f = fx_new(&t, NULL);
 	struct nfs3c_params p;
 
 	params(f, &p, NFS3C_PROTO_TCP, f->srv.tcp_port, f->srv.tcp_port, 0);
+	p.rsize = rsize;
 	mount_with(f, &p);
 	return f;
+}
+
+static struct fx *mangled_mount(int proc, void (*mangle)(void *res))
+{
+	return mangled_mount_rsize(proc, mangle, 0);
 }
 
 static int count_entry(void *arg, const struct nfs3c_dirent *e)
@@ -333,6 +351,22 @@ static void test_read_without_progress(void **state)
 	assert_int_equal(nfs3c_read(f->c, NULL, &fh, 0, buf, sizeof(buf), &got, NULL), -EIO);
 	nfs3c_get_stats(f->c, &st);
 	assert_true(st.calls < 20);
+	fx_free(f);
+}
+
+/* A READ of several rsize pieces whose second piece fails fails whole, with
+ * EIO: the first piece's data alone would read as the end of the file (FUSE
+ * takes a short read so) and hide the error. */
+static void test_read_error_midway(void **state)
+{
+	struct fx *f = mangled_mount_rsize(NFSPROC3_READ, every_other_read_bad, 65536);
+	static uint8_t buf[4 * 65536];
+	struct nfs3c_fh fh;
+	size_t got = 0;
+
+	assert_int_equal(lookup_f(f, &fh), 0);
+	assert_int_equal(nfs3c_read(f->c, NULL, &fh, 0, buf, sizeof(buf), &got, NULL), -EIO);
+	assert_int_equal(got, 65536);
 	fx_free(f);
 }
 
@@ -531,6 +565,7 @@ int main(void)
 		cmocka_unit_test(test_tcp_bad_record_mark),
 		cmocka_unit_test(test_read_without_progress),
 		cmocka_unit_test(test_short_reads),
+		cmocka_unit_test(test_read_error_midway),
 		cmocka_unit_test(test_readdir_loop),
 		cmocka_unit_test(test_readdir_ceiling),
 		cmocka_unit_test(test_fsinfo_clamped),
