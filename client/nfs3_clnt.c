@@ -472,6 +472,7 @@ static int try_once(struct nfs3c *c, struct nfs3c_req *rq, int *rc, unsigned *ju
 	*rc = rpc_clnt_call(rq->rpc, &rq->call);
 	rq->rtt_us = nfs3c_now_us() - sent;
 	rq->tries++;
+	rq->sent++;
 	nfs3c_stat_add(&c->st.calls, 1);
 	if (*rc == -ECONNRESET || *rc == -ETIMEDOUT) {
 		log_debug("proc %u: %s, retrying", rq->call.proc, strerror(-*rc));
@@ -496,13 +497,14 @@ static int try_once(struct nfs3c *c, struct nfs3c_req *rq, int *rc, unsigned *ju
 		sleep_ms(*jukebox_ms);
 		*jukebox_ms = *jukebox_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : *jukebox_ms * 2;
 		rq->call.xid = new_xid(c); /* a new request, not a retransmission */
+		rq->tries = 0;		   /* the server did not run it: the retry is a first try */
 		return 1;
 	}
 	return 0;
 }
 
 /* An NFS call's figures for its procedure's statistics. */
-static void account(struct nfs3c *c, const struct nfs3c_req *rq, int rc, unsigned tries,
+static void account(struct nfs3c *c, const struct nfs3c_req *rq, int rc, unsigned sent,
 		    uint64_t start_us)
 {
 	struct nfs3c_op_stats *o;
@@ -511,7 +513,7 @@ static void account(struct nfs3c *c, const struct nfs3c_req *rq, int rc, unsigne
 		return;
 	o = &c->st.op[rq->call.proc];
 	nfs3c_stat_add(&o->ops, 1);
-	nfs3c_stat_add(&o->trans, rq->tries - tries);
+	nfs3c_stat_add(&o->trans, rq->sent - sent);
 	/* every NFSv3 result but NULL's starts with its status */
 	if (rc || (rq->call.proc != NFSPROC3_NULL && *(nfsstat3 *)rq->call.res != NFS3_OK))
 		nfs3c_stat_add(&o->errors, 1);
@@ -524,7 +526,7 @@ int nfs3c_call(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_req *rq)
 {
 	uint64_t start_us = nfs3c_now_us();
 	uint64_t deadline = c->p.retry_ms ? start_us / 1000u + (uint64_t)c->p.retry_ms : 0;
-	unsigned jukebox_ms = 250, tries = rq->tries;
+	unsigned jukebox_ms = 250, sent = rq->sent;
 	int rc;
 
 	rq->call.cred = cr;
@@ -549,7 +551,7 @@ int nfs3c_call(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_req *rq)
 		log_err("server %s: giving up on proc %u after %d ms", c->host, rq->call.proc,
 			c->p.retry_ms);
 done:
-	account(c, rq, rc, tries, start_us);
+	account(c, rq, rc, sent, start_us);
 	return rc;
 }
 

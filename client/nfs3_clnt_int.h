@@ -159,7 +159,8 @@ struct nfs3c_req {
 	struct rpc_call call;
 	struct nfs3c_conn *conn;
 	struct rpc_clnt *rpc; /* the transport of conn this try went on */
-	unsigned tries;	      /* sends it took: > 1 means it may have run twice */
+	unsigned tries;	      /* sends of its xid: > 1 means it may have run twice */
+	unsigned sent;	      /* sends in all (a JUKEBOX's retry has a new xid) */
 	uint64_t rtt_us;      /* the last send's round trip */
 	uint64_t gen;	      /* attribute generation taken when it was first sent */
 };

@@ -313,6 +313,16 @@ static void every_other_read_bad(void *res)
 		r->READ3res_u.resok.count++;
 }
 
+/* MKDIR: the first EEXIST is answered NFS3ERR_JUKEBOX (try again later). */
+static void exist_first_jukebox(void *res)
+{
+	static int done;
+	MKDIR3res *r = res;
+
+	if (r->status == NFS3ERR_EXIST && !done++)
+		r->status = NFS3ERR_JUKEBOX;
+}
+
 /* A mount (rsize: 0 for the server's) of a server whose proc's results go
  * through mangle. */
 static struct fx *mangled_mount_rsize(int proc, void (*mangle)(void *res), uint32_t rsize)
@@ -367,6 +377,22 @@ static void test_read_error_midway(void **state)
 	assert_int_equal(lookup_f(f, &fh), 0);
 	assert_int_equal(nfs3c_read(f->c, NULL, &fh, 0, buf, sizeof(buf), &got, NULL), -EIO);
 	assert_int_equal(got, 65536);
+	fx_free(f);
+}
+
+/* MKDIR of a directory that exists, answered JUKEBOX first: the retry (a new
+ * request) gets EEXIST, which is real, not the trace of an earlier try that
+ * made the directory, as it would be after a retransmission. */
+static void test_jukebox_then_exist(void **state)
+{
+	struct fx *f = mangled_mount(NFSPROC3_MKDIR, exist_first_jukebox);
+	struct nfs3c_stats st;
+	struct nfs3c_fh d;
+
+	assert_int_equal(nfs3c_mkdir(f->c, NULL, nfs3c_root(f->c), "d", 0755, &d, NULL), 0);
+	assert_int_equal(nfs3c_mkdir(f->c, NULL, nfs3c_root(f->c), "d", 0755, &d, NULL), -EEXIST);
+	nfs3c_get_stats(f->c, &st);
+	assert_int_equal(st.jukebox, 1);
 	fx_free(f);
 }
 
@@ -566,6 +592,7 @@ int main(void)
 		cmocka_unit_test(test_read_without_progress),
 		cmocka_unit_test(test_short_reads),
 		cmocka_unit_test(test_read_error_midway),
+		cmocka_unit_test(test_jukebox_then_exist),
 		cmocka_unit_test(test_readdir_loop),
 		cmocka_unit_test(test_readdir_ceiling),
 		cmocka_unit_test(test_fsinfo_clamped),
