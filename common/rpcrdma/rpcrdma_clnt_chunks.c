@@ -15,13 +15,13 @@ static int room(const struct cslot *s)
 	return s->nbufs < sizeof(s->bufs) / sizeof(s->bufs[0]);
 }
 
-/* Expose b to the server (unless it is already) and keep it with the call
- * until slot_finish; flags as rr_buf_expose's. A key that is not free is
+/* Expose the first len bytes of b to the server (unless b is already) and
+ * keep it with the call until slot_finish; flags as rr_buf_expose's. A key that is not free is
  * waited for within the call's timeout, outside the connection: its end
  * waits for those inside, and frees the keys of the calls it ends. 0, or
  * -errno (-ECONNRESET: the connection is going) with b given back. There is
  * room (room()). */
-static int expose(struct cslot *s, struct rr_buf *b, unsigned flags)
+static int expose(struct cslot *s, struct rr_buf *b, size_t len, unsigned flags)
 {
 	struct rr_reg_ctx *reg = s->cl->ep->reg;
 	struct rr_conn *c = s->cl->conn;
@@ -31,7 +31,7 @@ static int expose(struct cslot *s, struct rr_buf *b, unsigned flags)
 	while (!b->exposed) {
 		struct vb_conn *vc = rr_conn_enter(c);
 
-		rc = rr_buf_expose(reg, vc, b, flags);
+		rc = rr_buf_expose(reg, vc, b, b->addr, len, flags);
 		if (vc)
 			rr_conn_leave(c);
 		if (rc != -EAGAIN || (now = clock_now_ns()) >= until ||
@@ -70,7 +70,7 @@ static int expose_data(struct cslot *s, void *data, size_t len, int arg, struct 
 		if (arg)
 			memcpy(b->addr, data, len);
 	}
-	if ((rc = expose(s, b, flags)) != 0)
+	if ((rc = expose(s, b, len, flags)) != 0)
 		return rc;
 	/* results placed in the region count when they come (clnt_get) */
 	if (in_place && arg)
@@ -89,7 +89,7 @@ static int own_exposed(struct cslot *s, size_t len, unsigned flags, struct rr_bu
 		return -E2BIG;
 	if ((rc = rr_buf_get(s->cl->ep->reg, len, RR_GET_EXPOSE, out)) != 0)
 		return rc;
-	return expose(s, *out, flags);
+	return expose(s, *out, len, flags);
 }
 
 /* Arguments: inline when they fit, else a Read chunk at the item's position. */

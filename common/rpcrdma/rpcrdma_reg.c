@@ -147,7 +147,8 @@ int reg_new_buf(struct rr_reg_ctx *r, size_t len, int remote, unsigned flags, st
 	return 0;
 }
 
-int reg_own_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, unsigned flags)
+int reg_own_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, const void *at,
+		   size_t len, unsigned flags)
 {
 	if (!b->mr || !(b->mr->access & VB_ACCESS_REMOTE))
 		return -EINVAL; /* asked for without RR_GET_EXPOSE */
@@ -281,12 +282,16 @@ int rr_buf_wait(struct rr_reg_ctx *r, struct rr_buf *b)
 	return b->reg_rc;
 }
 
-int rr_buf_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, unsigned flags)
+int rr_buf_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, const void *at,
+		  size_t len, unsigned flags)
 {
 	int rc = rr_buf_wait(r, b);
 
+	if ((const uint8_t *)at < (uint8_t *)b->addr ||
+	    (const uint8_t *)at + len > (uint8_t *)b->addr + b->len)
+		return -EINVAL;
 	if (rc == 0)
-		rc = r->ops->expose(r, conn, b, flags);
+		rc = r->ops->expose(r, conn, b, at, len, flags);
 	if (rc == 0)
 		b->exposed = 1;
 	return rc;

@@ -75,11 +75,15 @@ void rr_reg_destroy(struct rr_reg_ctx *r);
 int rr_buf_get(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf **out);
 /* Wait for an async registration; returns its result. */
 int rr_buf_wait(struct rr_reg_ctx *r, struct rr_buf *b);
-/* Make b reachable by the peer of conn with the remote rights (sets b->rkey);
- * conn NULL (the connection is going) fails with -ECONNRESET, and no free key
- * (fastreg's windows) with -EAGAIN at once. flags may hold
+/* Make [at, at+len) of b reachable by the peer of conn with the remote rights
+ * (sets b->rkey): only that with fastreg's windows, and not the rest of b,
+ * which may hold what an earlier I/O left; all of b or more with the
+ * strategies whose keys are registrations. conn NULL (the connection is
+ * going) fails with -ECONNRESET, no free key (fastreg's windows) with -EAGAIN
+ * at once, a range outside b with -EINVAL. flags may hold
  * RR_EXPOSE_READ_ONLY. */
-int rr_buf_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, unsigned flags);
+int rr_buf_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, const void *at,
+		  size_t len, unsigned flags);
 /* After rr_buf_expose's -EAGAIN, wait up to ms for a key to come free, outside
  * the connection (rr_conn_enter), whose end frees keys: 0 to try again, or
  * -EAGAIN. */

@@ -18,7 +18,7 @@ static int allphys_setup(struct rr_reg_ctx *r)
 }
 
 static int allphys_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b,
-			  unsigned flags)
+			  const void *at, size_t len, unsigned flags)
 {
 	b->rkey = b->base->rkey;
 	return 0;

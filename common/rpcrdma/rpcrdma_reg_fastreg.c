@@ -32,7 +32,8 @@ static int windows_create(struct rr_reg_ctx *r)
 
 /* bind a free window with a fresh key over b; -EAGAIN if none is free
  * (window_wait). */
-static int window_bind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, unsigned flags)
+static int window_bind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, const void *at,
+		       size_t len, unsigned flags)
 {
 	unsigned rights = flags & RR_EXPOSE_READ_ONLY ? r->remote_rights & VB_ACCESS_REMOTE_READ
 						      : r->remote_rights;
@@ -47,7 +48,7 @@ static int window_bind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf
 	pthread_mutex_unlock(&r->lock);
 	if (!mw)
 		return -EAGAIN;
-	rc = vb_bind_mw(conn, mw, b->base, b->addr, b->len, rights, 0, 0);
+	rc = vb_bind_mw(conn, mw, b->base, (void *)at, len, rights, 0, 0);
 	if (rc) {
 		pthread_mutex_lock(&r->lock);
 		r->mws[r->nmw_free++] = mw;

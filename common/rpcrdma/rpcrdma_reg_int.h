@@ -50,7 +50,8 @@ struct reg_ops {
 	int (*setup)(struct rr_reg_ctx *r);
 	int (*get)(struct rr_reg_ctx *r, size_t len, unsigned flags, struct rr_buf **out);
 	/* Set b->rkey for conn's peer (b is registered: rr_buf_wait done). */
-	int (*expose)(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, unsigned flags);
+	int (*expose)(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, const void *at,
+		      size_t len, unsigned flags);
 	/* Optional: wait up to ms for what expose lacked when it said -EAGAIN
 	 * (rr_buf_expose_wait). */
 	int (*expose_wait)(struct rr_reg_ctx *r, int ms);
@@ -80,7 +81,8 @@ int reg_new_buf(struct rr_reg_ctx *r, size_t len, int remote, unsigned flags, st
  * last piece (r->lock not held). */
 void reg_piece_drop(struct rr_reg_ctx *r, struct rr_buf *b);
 /* expose and unexpose for buffers with a registration of their own. */
-int reg_own_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, unsigned flags);
+int reg_own_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, const void *at,
+		   size_t len, unsigned flags);
 void reg_keep_key(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b);
 /* The arena (fastreg, allphys): one registration with access, shared out by
  * class (rpcrdma_reg_arena.c). destroy: with its free blocks (none if none). */

@@ -254,6 +254,28 @@ static int write_items(struct rr_sreq *rq, struct rr_batch *b, unsigned nitems)
 	return 0;
 }
 
+/* The bytes of b that the Read-Read items going out of it cover: what its
+ * window may show, and not what an earlier request left in the rest of it. */
+static size_t items_span(const struct rr_sreq *rq, unsigned nitems, const struct rr_buf *b,
+			 const uint8_t **lo)
+{
+	const uint8_t *hi = NULL;
+
+	*lo = NULL;
+	for (unsigned i = 0; i < nitems; i++) {
+		const struct rr_item *it = &rq->items[i];
+		const uint8_t *d = it->data;
+
+		if (it->buf != b || it->wchunk >= 0)
+			continue;
+		if (!*lo || d < *lo)
+			*lo = d;
+		if (!hi || d + it->len > hi)
+			hi = d + it->len;
+	}
+	return (size_t)(hi - *lo);
+}
+
 /* Loop: expose the Read-Read items (and a long reply) and list them in rh's Read list. */
 static int expose_items(struct rr_sreq *rq, struct rpcrdma_hdr *rh, unsigned nitems, int long_rr)
 {
@@ -266,7 +288,7 @@ static int expose_items(struct rr_sreq *rq, struct rpcrdma_hdr *rh, unsigned nit
 	if (!(vc = rr_conn_enter(rq->conn)))
 		return -ECONNRESET;
 	if (long_rr) {
-		rc = rr_buf_expose(reg, vc, rq->reply_buf, 0);
+		rc = rr_buf_expose(reg, vc, rq->reply_buf, rq->reply_buf->addr, rq->x.reply_len, 0);
 		rh->reads[rh->nreads++] = (struct rpcrdma_read_seg){
 			.position = 0,
 			.seg = {rq->reply_buf->rkey, (uint32_t)rq->x.reply_len,
@@ -277,8 +299,12 @@ static int expose_items(struct rr_sreq *rq, struct rpcrdma_hdr *rh, unsigned nit
 
 		if (it->wchunk >= 0)
 			continue;
-		if (!it->buf->exposed)
-			rc = rr_buf_expose(reg, vc, it->buf, 0);
+		if (!it->buf->exposed) {
+			const uint8_t *lo;
+			size_t len = items_span(rq, nitems, it->buf, &lo);
+
+			rc = rr_buf_expose(reg, vc, it->buf, lo, len, 0);
+		}
 		rh->reads[rh->nreads++] = (struct rpcrdma_read_seg){
 			.position = it->pos_full,
 			.seg = {it->buf->rkey, it->len, (uintptr_t)it->data}};

@@ -327,10 +327,10 @@ static void bad_write_chunk_key(void **state)
 }
 
 /* Read-Read: a GET with no Write chunk gets its data exposed in a Read chunk. */
-static uint32_t rr_get(struct raw *r, struct rpcrdma_hdr *rh)
+static uint32_t rr_get_len(struct raw *r, struct rpcrdma_hdr *rh, u_int n)
 {
 	struct rpcrdma_hdr *h = new_hdr(r, RPCRDMA_MSG);
-	struct bulk_get_args a = {.seed = 9, .len = 65536};
+	struct bulk_get_args a = {.seed = 9, .len = n};
 	struct rpc_call call = {.prog = BULKPROG,
 				.vers = BULKVERS,
 				.proc = BULK_GET,
@@ -350,8 +350,13 @@ static uint32_t rr_get(struct raw *r, struct rpcrdma_hdr *rh)
 	assert_int_equal(rpcrdma_hdr_decode(&c, rh), 0);
 	assert_int_equal(rh->proc, RPCRDMA_MSG);
 	assert_int_equal(rh->nreads, 1);
-	assert_int_equal(rh->reads[0].seg.length, 65536);
+	assert_int_equal(rh->reads[0].seg.length, n);
 	return xid;
+}
+
+static uint32_t rr_get(struct raw *r, struct rpcrdma_hdr *rh)
+{
+	return rr_get_len(r, rh, 65536);
 }
 
 /* RDMA Read the exposed segment into our data area; whether it worked. */
@@ -373,6 +378,33 @@ static int raw_read(struct raw *r, const struct rpcrdma_seg *seg)
 	for (int i = 0; i < 100 && r->reads_done == before && !r->broken; i++)
 		raw_pump(r, 50);
 	return r->reads_done > before;
+}
+
+/* Read-Read with fastreg: the window of an exposed reply shows the reply's
+ * bytes, not the rest of the registered block they lie in (64 KiB for these
+ * 40000), which may hold what an earlier call of any client left there: an
+ * RDMA Read past the segment is refused. */
+static void exposure_bounded(void **state)
+{
+	struct rrt_server t;
+	struct rr_params p;
+	struct rpcrdma_hdr *rh = calloc(1, sizeof(*rh));
+	struct rpcrdma_seg seg;
+	struct raw r;
+
+	rrt_params(&p, RR_MODE_READ_READ, RR_REG_FASTREG);
+	p.credits = CREDITS;
+	p.done_deadline_ms = 400;
+	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
+	raw_open(&r, t.port);
+	(void)rr_get_len(&r, rh, 40000);
+	seg = rh->reads[0].seg;
+	assert_true(raw_read(&r, &seg));
+	seg.length += 4096;
+	assert_false(raw_read(&r, &seg));
+	raw_close(&r);
+	free(rh);
+	rrt_server_stop(&t);
 }
 
 static void rdma_done_never_sent(void **state)
@@ -488,6 +520,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(rdma_done_twice, setup, teardown),
 		cmocka_unit_test_setup_teardown(disconnect_mid_transfer, setup, teardown),
 		cmocka_unit_test(mutated_mic_refused),
+		cmocka_unit_test(exposure_bounded),
 	};
 
 	log_set_level(getenv("RRT_DEBUG") ? LOG_LVL_DEBUG : LOG_LVL_ERR);
