@@ -211,7 +211,7 @@ static int dispatch(struct rr_sreq *rq)
 
 		if (rpcrdma_write_chunk_len(&rq->hdr.reply, &len) == 0)
 			cap = len < MAX_REPLY(p) ? len : MAX_REPLY(p);
-	} else if (p->modes & RR_MODE_READ_READ) {
+	} else if (rrs_rr_possible(rq)) { /* not beside a Write list: no room in the header */
 		cap = MAX_REPLY(p);
 	} else {
 		return -E2BIG; /* nowhere to put it: ERR_CHUNK, as the Linux server answers */

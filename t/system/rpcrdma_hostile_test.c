@@ -407,6 +407,36 @@ static void exposure_bounded(void **state)
 	rrt_server_stop(&t);
 }
 
+/* A long reply to a call that offers a Write chunk but no Reply chunk: the
+ * server cannot expose it (Read-Read's list has no room beside the Write
+ * list in the header it reserved), so it answers ERR_CHUNK, as to a
+ * Read-Write-only call, rather than nothing; the connection goes on. */
+static void long_reply_beside_write_list(void **state)
+{
+	struct rpcrdma_hdr *h;
+	u_int n = 20000;
+	struct rpc_call call = {.prog = BULKPROG,
+				.vers = BULKVERS,
+				.proc = BULK_BIG,
+				.xdr_args = (xdrproc_t)xdr_u_int,
+				.args = &n,
+				.xdr_res = (xdrproc_t)xdr_void};
+	uint8_t buf[RAW_BUF];
+	struct raw r;
+
+	raw_open(&r, srv.port);
+	h = new_hdr(&r, RPCRDMA_MSG);
+	h->nwrites = 1;
+	h->writes[0].nsegs = 1;
+	h->writes[0].segs[0] = (struct rpcrdma_seg){r.data_mr->rkey, 65536, (uintptr_t)r.data};
+	raw_send(&r, buf, build(&r, h, &call, buf));
+	expect_error(&r, h->xid, RPCRDMA_ERR_CHUNK);
+	assert_int_equal(raw_null(&r, BULKPROG), 0);
+	free(h);
+	raw_close(&r);
+	expect_settled(0);
+}
+
 static void rdma_done_never_sent(void **state)
 {
 	struct raw r;
@@ -521,6 +551,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(disconnect_mid_transfer, setup, teardown),
 		cmocka_unit_test(mutated_mic_refused),
 		cmocka_unit_test(exposure_bounded),
+		cmocka_unit_test_setup_teardown(long_reply_beside_write_list, setup, teardown),
 	};
 
 	log_set_level(getenv("RRT_DEBUG") ? LOG_LVL_DEBUG : LOG_LVL_ERR);
