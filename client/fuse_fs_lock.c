@@ -79,14 +79,25 @@ static void op_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
 	fuse_reply_lock(req, &out);
 }
 
-/* One lock or unlock of l, waiting if asked. */
-static int set_lock(fuse_req_t req, struct nfsfs *fs, struct nlmc_lock *l, int sleep)
+/* One lock or unlock of l on ino, waiting if asked. A lock taken is a point
+ * of coherence, as in Linux's client: what other clients wrote before they
+ * let go is read after it, so the file's attributes and the kernel's pages of
+ * it are dropped. */
+static int set_lock(fuse_req_t req, struct nfsfs *fs, fuse_ino_t ino, struct nlmc_lock *l,
+		    int sleep)
 {
 	struct lock_intr li = {.req = req, .nlm = fs->nlm};
+	int rc;
 
 	if (l->type == F_UNLCK)
 		return nlmc_unlock(fs->nlm, l);
-	return nlmc_lock(fs->nlm, l, sleep, waiting, &li);
+	rc = nlmc_lock(fs->nlm, l, sleep, waiting, &li);
+	if (rc == 0) {
+		nfs3c_attr_forget(fs->c, l->fh);
+		if (fs->se)
+			fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
+	}
+	return rc;
 }
 
 /* setlk: LOCK (block when sleep) or UNLOCK. */
@@ -100,7 +111,7 @@ static void op_setlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	fuse_reply_err(req, -set_lock(req, fs, &l, sleep));
+	fuse_reply_err(req, -set_lock(req, fs, ino, &l, sleep));
 }
 
 /* flock: a whole-file lock of the open file. */
@@ -119,7 +130,7 @@ static void op_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	fuse_reply_err(req, -set_lock(req, fs, &l, !(op & LOCK_NB)));
+	fuse_reply_err(req, -set_lock(req, fs, ino, &l, !(op & LOCK_NB)));
 }
 
 /* See fuse_fs.h. */

@@ -5,7 +5,8 @@
 # blocked F_SETLKW granted by the server's GRANTED callback (to mount A's
 # callback port, where the server is told to ask; forwarded to mount B),
 # F_GETLK naming the holder, a lock held by a process on the server, locks
-# dropped at close, nolock mounts keeping local locks, and a server without
+# dropped at close, nolock mounts keeping local locks, a lock as a point of
+# coherence (the file's cached pages dropped), and a server without
 # NLM giving ENOLCK at once. The same over IPv6 (mounts of [::1]: NLM over
 # TCP/IPv6, the server asking for the callback port with rpcbind version 4
 # and calling back over UDP/IPv6, the forward between the two mounts) where
@@ -22,7 +23,7 @@ T=$T_SCRATCH
 # the server listens on ::1 too, and takes calls from it, where there is one
 V6=""
 grep -q '^0\{31\}1 ' /proc/net/if_inet6 2>/dev/null && V6=', "::1"'
-PER_TR=18 # checks in each transport's round
+PER_TR=19 # checks in each transport's round
 mkdir -p "$T/export" "$T/a" "$T/b" "$T/n" "$T/sm"
 chmod 777 "$T/export"
 
@@ -198,6 +199,18 @@ for tr in tcp rdma tcp6; do
 	check "$tr: nolock: two processes on that mount still exclude each other" \
 		[ "$(out "$T/n/f" w 0 10)" = busy ]
 	wait "$A_PID" "$N_PID"
+
+	# a lock is a point of coherence: A, which read the file before B wrote
+	# it, reads what B wrote once it has taken a lock
+	printf old1 > "$T/a/f"
+	bg C "$T/a/f" p 4 s 1500 W 0 0 p 4 u 0 0
+	wait_line "$T/C.out" 1
+	printf new2 | dd of="$T/b/f" conv=notrunc status=none
+	wait "$C_PID"
+	got=$(tr '\n' ' ' < "$T/C.out")
+	check "$tr: after its lock, A reads what B wrote while A had the file open ($got)" \
+		[ "$got" = "data old1 ok data new2 ok " ]
+
 	"$S" -s -f "$T/srv.conf" > "$T/stats" 2>&1
 	blocked=$(awk '$1 == "nlm.blocked_total" { print $2 }' "$T/stats")
 	failed=$(awk '$1 == "nlm.callbacks_failed" { print $2 }' "$T/stats")

@@ -9,6 +9,7 @@
  *   f sh|ex|shnb|exnb|un   flock(2): "ok" or "busy"
  *   s MS              sleep MS milliseconds (no output)
  *   c                 close and open the file again: "ok"
+ *   p N               read N bytes at 0 (pread): "data BYTES"
  * Exits 2 on bad arguments, else 0.
  */
 #include <errno.h>
@@ -21,7 +22,8 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: lockprog FILE {r|w|R|W|t|u START LEN | f MODE | s MS | c}...\n");
+	fprintf(stderr,
+		"usage: lockprog FILE {r|w|R|W|t|u START LEN | f MODE | s MS | c | p N}...\n");
 	return 2;
 }
 
@@ -96,6 +98,16 @@ int main(int argc, char **argv)
 			result(do_flock(fd, argv[i++]));
 		} else if (c == 's' && cmd[1] == '\0' && i < argc) {
 			usleep((useconds_t)strtoul(argv[i++], NULL, 0) * 1000);
+		} else if (c == 'p' && cmd[1] == '\0' && i < argc) {
+			char data[256];
+			size_t n = strtoul(argv[i++], NULL, 0);
+			ssize_t got = pread(fd, data, n < sizeof(data) ? n : sizeof(data), 0);
+
+			if (got < 0)
+				result(-1);
+			else
+				printf("data %.*s\n", (int)got, data);
+			fflush(stdout);
 		} else if (c == 'c' && cmd[1] == '\0') {
 			close(fd);
 			if ((fd = open(path, O_RDWR)) < 0) {
