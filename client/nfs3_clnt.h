@@ -265,11 +265,14 @@ int nfs3c_file_put(struct nfs3c *c, struct nfs3c_file *f, const struct rpc_cred 
  * nfs3c_commit (or until dirty_max forces a commit). */
 int nfs3c_write(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_file *f, uint64_t off,
 		const void *buf, size_t len, stable_how how);
-/* Commit f's unstable writes, rewriting them while the verifier changes. */
+/* Commit f's unstable writes, rewriting them while the verifier changes.
+ * When the COMMIT fails, what it could not make stable is dropped and the
+ * error returned, as is that of a commit_all that failed on f since. */
 int nfs3c_commit(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_file *f);
 /* Bytes of f not yet committed. */
 size_t nfs3c_file_dirty(struct nfs3c_file *f);
-/* Commit every file's unstable writes. */
+/* Commit every file's unstable writes: the first error (each file's also
+ * kept for its own next nfs3c_commit). */
 int nfs3c_commit_all(struct nfs3c *c);
 
 #endif

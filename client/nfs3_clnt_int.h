@@ -79,6 +79,8 @@ struct nfs3c_file {
 	int have_verf;
 	struct rpc_cred cred; /* the last writer's, for commits nobody asked for */
 	int have_cred;
+	int err; /* -errno of a COMMIT nobody asked for, whose writes were lost: for
+		  * the next one of the file's own (nfs3c_commit) */
 };
 
 /* What a misbehaving server makes us log, once per mount each. */

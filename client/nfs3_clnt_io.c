@@ -237,7 +237,7 @@ static int enforce_budget(struct nfs3c *c, const struct rpc_cred *cr, struct nfs
 		return 0;
 	rc = nfs3c_commit(c, cr, f);
 	if (rc == 0 && __atomic_load_n(&c->dirty, __ATOMIC_RELAXED) > c->p.dirty_max)
-		rc = nfs3c_commit_all(c);
+		(void)nfs3c_commit_all(c); /* other files' errors are theirs (f->err) */
 	return rc;
 }
 
@@ -330,17 +330,20 @@ static int commit_settle(struct nfs3c *c, struct nfs3c_file *f, uint64_t snap, c
 	return stale;
 }
 
-/* See nfs3_clnt.h. */
-int nfs3c_commit(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_file *f)
+/* COMMIT f's writes (cr NULL: as its last writer). What a COMMIT that
+ * failed could not make stable is dropped, as Linux's client drops it: kept,
+ * it would be tried again at every commit, held for ever, and fail the calls
+ * of writers of other files (commit_all); f->err keeps the error for the
+ * file's own next commit unless the caller takes it (own). */
+static int commit_file(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_file *f, int own)
 {
 	uint8_t verf[NFS3_WRITEVERFSIZE];
+	uint64_t snap = 0;
 	int rc = -EIO;
 
 	pthread_mutex_lock(&f->commit_lock);
 	cr = commit_cred(f, cr);
 	for (unsigned round = 0; round < COMMIT_ROUNDS; round++) {
-		uint64_t snap;
-
 		pthread_mutex_lock(&f->lock);
 		snap = f->seq;
 		rc = f->recs ? 1 : 0;
@@ -355,8 +358,34 @@ int nfs3c_commit(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_file *
 			break;
 		rc = -EIO; /* if the rounds run out */
 	}
+	pthread_mutex_lock(&f->lock);
+	if (rc) {
+		struct wrec *r, *next;
+
+		for (r = f->recs; r; r = next) {
+			next = r->next;
+			if (r->seq <= snap)
+				nfs3c_rec_drop(c, f, r);
+		}
+		if (!own)
+			f->err = rc;
+	}
+	if (own) {
+		rc = rc ? rc : f->err;
+		f->err = 0;
+	}
+	pthread_mutex_unlock(&f->lock);
 	pthread_mutex_unlock(&f->commit_lock);
+	if (rc && rc != -ESHUTDOWN)
+		log_warn("server %s: COMMIT failed (%s): unstable writes lost", c->host,
+			 strerror(-rc));
 	return rc;
+}
+
+/* See nfs3_clnt.h. */
+int nfs3c_commit(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_file *f)
+{
+	return commit_file(c, cr, f, 1);
 }
 
 /* See nfs3_clnt.h. */
@@ -475,7 +504,7 @@ int nfs3c_commit_all(struct nfs3c *c)
 	}
 	pthread_mutex_unlock(&c->files_lock);
 	for (size_t i = 0; i < n; i++) {
-		int r = nfs3c_commit(c, NULL, v[i]);
+		int r = commit_file(c, NULL, v[i], 0);
 
 		rc = rc ? rc : r;
 		pthread_mutex_lock(&c->files_lock);

@@ -323,6 +323,15 @@ static void exist_first_jukebox(void *res)
 		r->status = NFS3ERR_JUKEBOX;
 }
 
+/* COMMIT: always fails (NFS3ERR_IO). */
+static void failed_commit(void *res)
+{
+	COMMIT3res *r = res;
+
+	if (r->status == NFS3_OK)
+		r->status = NFS3ERR_IO;
+}
+
 /* A mount (rsize: 0 for the server's) of a server whose proc's results go
  * through mangle. */
 static struct fx *mangled_mount_rsize(int proc, void (*mangle)(void *res), uint32_t rsize)
@@ -393,6 +402,32 @@ static void test_jukebox_then_exist(void **state)
 	assert_int_equal(nfs3c_mkdir(f->c, NULL, nfs3c_root(f->c), "d", 0755, &d, NULL), -EEXIST);
 	nfs3c_get_stats(f->c, &st);
 	assert_int_equal(st.jukebox, 1);
+	fx_free(f);
+}
+
+/* A COMMIT that fails reports the error once and drops the writes it could
+ * not make stable, as Linux's client does, rather than keep them (and the
+ * file's state) for ever, failing every later commit; one that commit_all
+ * made (no caller of the file's) is reported at the file's own next commit. */
+static void test_failed_commit(void **state)
+{
+	struct fx *f = mangled_mount(NFSPROC3_COMMIT, failed_commit);
+	struct nfs3c_file *wf;
+	struct nfs3c_fh fh;
+	uint8_t w[8192];
+
+	memset(w, 7, sizeof(w));
+	assert_int_equal(lookup_f(f, &fh), 0);
+	assert_non_null(wf = nfs3c_file_get(f->c, &fh));
+	assert_int_equal(nfs3c_write(f->c, NULL, wf, 0, w, sizeof(w), UNSTABLE), 0);
+	assert_int_equal(nfs3c_commit(f->c, NULL, wf), -EIO);
+	assert_int_equal(nfs3c_file_dirty(wf), 0);
+	assert_int_equal(nfs3c_commit(f->c, NULL, wf), 0);
+	assert_int_equal(nfs3c_write(f->c, NULL, wf, 0, w, sizeof(w), UNSTABLE), 0);
+	assert_int_equal(nfs3c_commit_all(f->c), -EIO);
+	assert_int_equal(nfs3c_file_dirty(wf), 0);
+	assert_int_equal(nfs3c_commit(f->c, NULL, wf), -EIO); /* the file's own, once */
+	assert_int_equal(nfs3c_file_put(f->c, wf, NULL), 0);
 	fx_free(f);
 }
 
@@ -593,6 +628,7 @@ int main(void)
 		cmocka_unit_test(test_short_reads),
 		cmocka_unit_test(test_read_error_midway),
 		cmocka_unit_test(test_jukebox_then_exist),
+		cmocka_unit_test(test_failed_commit),
 		cmocka_unit_test(test_readdir_loop),
 		cmocka_unit_test(test_readdir_ceiling),
 		cmocka_unit_test(test_fsinfo_clamped),
