@@ -151,7 +151,8 @@ static int write_once(struct nfs3c *c, const struct rpc_cred *cr, const struct n
 
 /* Send one remembered record again; its verifier becomes the new one. r stays
  * valid meanwhile: records are freed only by writes and resends (excluded by
- * the io lock we hold exclusively) and by commits of their own verifier. */
+ * the io lock we hold exclusively) and by commits (excluded by the
+ * commit_lock every resend_stale is called under). */
 static int resend_one(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_file *f,
 		      struct wrec *r)
 {
@@ -195,7 +196,8 @@ static int resend_one(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_f
 	return 0;
 }
 
-/* Send again every record written under an older verifier than f's latest. */
+/* Send again every record written under an older verifier than f's latest
+ * (f->commit_lock held). */
 static int resend_stale(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_file *f)
 {
 	unsigned rounds = 0;
@@ -277,7 +279,9 @@ int nfs3c_write(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_file *f
 		pthread_rwlock_unlock(&f->io);
 		if (rc == 0 && stale) {
 			nfs3c_stat_add(&c->st.verf_changes, 1);
+			pthread_mutex_lock(&f->commit_lock); /* before io, as commits take them */
 			rc = resend_stale(c, cr, f);
+			pthread_mutex_unlock(&f->commit_lock);
 		}
 		done += n;
 	}
