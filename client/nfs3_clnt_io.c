@@ -317,18 +317,27 @@ static int commit_once(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_
 /* After a COMMIT with verf: forget what it made stable (records acknowledged
  * before it was sent, seq <= snap, with that verifier). Returns whether some
  * record must be sent again. */
-static int commit_settle(struct nfs3c *c, struct nfs3c_file *f, uint64_t snap, const uint8_t *verf)
+/* Forget f's records acknowledged before a COMMIT was sent (seq <= snap),
+ * with verifier verf (NULL: any). f->lock held. */
+static void recs_drop_through(struct nfs3c *c, struct nfs3c_file *f, uint64_t snap,
+			      const uint8_t *verf)
 {
 	struct wrec *r, *next;
+
+	for (r = f->recs; r; r = next) {
+		next = r->next;
+		if (r->seq <= snap && (!verf || memcmp(r->verf, verf, NFS3_WRITEVERFSIZE) == 0))
+			nfs3c_rec_drop(c, f, r);
+	}
+}
+
+static int commit_settle(struct nfs3c *c, struct nfs3c_file *f, uint64_t snap, const uint8_t *verf)
+{
 	int stale;
 
 	pthread_mutex_lock(&f->lock);
 	nfs3c_set_verf(f, verf);
-	for (r = f->recs; r; r = next) {
-		next = r->next;
-		if (r->seq <= snap && memcmp(r->verf, verf, NFS3_WRITEVERFSIZE) == 0)
-			nfs3c_rec_drop(c, f, r);
-	}
+	recs_drop_through(c, f, snap, verf);
 	stale = nfs3c_any_stale(f);
 	pthread_mutex_unlock(&f->lock);
 	return stale;
@@ -362,15 +371,12 @@ static int commit_file(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_
 			break;
 		rc = -EIO; /* if the rounds run out */
 	}
+	if (rc && rc != -ESHUTDOWN) /* said once, where they are dropped */
+		log_warn("server %s: COMMIT failed (%s): unstable writes lost", c->host,
+			 strerror(-rc));
 	pthread_mutex_lock(&f->lock);
 	if (rc) {
-		struct wrec *r, *next;
-
-		for (r = f->recs; r; r = next) {
-			next = r->next;
-			if (r->seq <= snap)
-				nfs3c_rec_drop(c, f, r);
-		}
+		recs_drop_through(c, f, snap, NULL);
 		if (!own)
 			f->err = rc;
 	}
@@ -380,9 +386,6 @@ static int commit_file(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_
 	}
 	pthread_mutex_unlock(&f->lock);
 	pthread_mutex_unlock(&f->commit_lock);
-	if (rc && rc != -ESHUTDOWN)
-		log_warn("server %s: COMMIT failed (%s): unstable writes lost", c->host,
-			 strerror(-rc));
 	return rc;
 }
 

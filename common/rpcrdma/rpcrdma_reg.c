@@ -285,12 +285,12 @@ int rr_buf_wait(struct rr_reg_ctx *r, struct rr_buf *b)
 int rr_buf_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, const void *at,
 		  size_t len, unsigned flags)
 {
-	int rc = rr_buf_wait(r, b);
+	int rc;
 
 	if ((const uint8_t *)at < (uint8_t *)b->addr ||
 	    (const uint8_t *)at + len > (uint8_t *)b->addr + b->len)
 		return -EINVAL;
-	if (rc == 0)
+	if ((rc = rr_buf_wait(r, b)) == 0)
 		rc = r->ops->expose(r, conn, b, at, len, flags);
 	if (rc == 0)
 		b->exposed = 1;
