@@ -9,16 +9,16 @@ libnfsrdma_a_SOURCES += \
 	common/rpcrdma/rpcrdma_svc_admit.c common/rpcrdma/rpcrdma_clnt.c common/rpcrdma/rpcrdma_clnt.h \
 	common/rpcrdma/rpcrdma_clnt_chunks.c
 
+RRT_RAW = t/system/rpcrdma_raw.c t/system/rpcrdma_raw.h
 if HAVE_CMOCKA
 check_PROGRAMS += t/system/rpcrdma_test
 TESTS += t/system/rpcrdma_test
 t_system_rpcrdma_test_SOURCES = t/system/rpcrdma_test.c t/system/rpcrdma_test_reg.c \
-	t/system/rpcrdma_test_inline.c $(RRT_UTIL)
+	t/system/rpcrdma_test_inline.c $(RRT_UTIL) $(RRT_RAW)
 t_system_rpcrdma_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_system_rpcrdma_test_LDADD = t/system/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
 endif
 
-RRT_RAW = t/system/rpcrdma_raw.c t/system/rpcrdma_raw.h
 if HAVE_CMOCKA
 check_PROGRAMS += t/system/rpcrdma_hostile_test
 TESTS += t/system/rpcrdma_hostile_test

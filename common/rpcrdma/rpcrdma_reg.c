@@ -220,6 +220,11 @@ void rr_reg_destroy(struct rr_reg_ctx *r)
 	if (!r)
 		return;
 	workq_destroy(r->regq);
+	/* windows first: one whose invalidation a dying connection flushed is
+	 * still bound, and an MR with windows bound cannot be deregistered */
+	for (unsigned i = 0; i < r->nmw_free; i++)
+		vb_dealloc_mw(r->mws[i]);
+	free(r->mws);
 	reg_arena_destroy(r); /* with its free blocks */
 	for (int rem = 0; rem < 2; rem++) {
 		for (int c = 0; c < NCLASSES; c++) {
@@ -238,9 +243,6 @@ void rr_reg_destroy(struct rr_reg_ctx *r)
 			}
 		}
 	}
-	for (unsigned i = 0; i < r->nmw_free; i++)
-		vb_dealloc_mw(r->mws[i]);
-	free(r->mws);
 	if (r->region_mr)
 		reg_undo(r, r->region_mr);
 	pthread_cond_destroy(&r->cond);

@@ -142,7 +142,7 @@ void raw_close(struct raw *r)
 	vb_dereg_mr(r->mr);
 	vb_dereg_mr(r->data_mr);
 	vb_destroy_cq(r->cq);
-	vb_dealloc_pd(r->pd);
+	assert_int_equal(vb_dealloc_pd(r->pd), 0); /* nothing of it left behind */
 	vb_close(r->dev);
 	free(r->area);
 	free(r->data);

@@ -513,7 +513,7 @@ static void *get_main(void *arg)
  * with it on, every lone call took the CQ before its Send and its completions
  * itself (caller_polls: at least the 40 calls of one thread), with it off
  * never; a caller that spins found completions while spinning (caller_spun,
- * at least once;
+ * at least once, in up to 40 more passes of one thread on a busy machine;
  * the server's loop spins, so its replies come within the ceiling, and the
  * adapted window grows at the first), one that does not, or has no spare
  * processor for its adapted spin, never. */
@@ -555,8 +555,15 @@ static void caller_polls(void **state)
 			assert_int_equal(rrt_client_p(&t, &p, 0, &l.c), 0);
 			get_main(&l);
 			on_8_threads(get_main, &l);
-			assert_int_equal(l.errors, 0);
 			rr_clnt_get_stats(l.c, &st);
+			/* a spin ends with the reply only if the server ran
+			 * meanwhile: on a busy machine, give it more tries */
+			for (int more = 0; (v == 2 || v == 3) && st.caller_spun == 0 && more < 40;
+			     more++) {
+				get_main(&l);
+				rr_clnt_get_stats(l.c, &st);
+			}
+			assert_int_equal(l.errors, 0);
 			print_message("# %s, poll_in_caller %d, spin %u us, adaptive up to %u us: "
 				      "%llu of the waits polled by the caller, %llu looks ended "
 				      "by its spin%s\n",
@@ -695,6 +702,7 @@ int main(void)
 		cmocka_unit_test(arena_sizes_share),
 		cmocka_unit_test(expose_failure_named),
 		cmocka_unit_test(window_wait_outside_connection),
+		cmocka_unit_test(flushed_unbind_released),
 		cmocka_unit_test(remote_invalidation),
 		cmocka_unit_test(fastreg_without_windows),
 		cmocka_unit_test(listens_on_every_address),

@@ -17,6 +17,7 @@
 
 #include "common/rpcrdma/rpcrdma.h"
 #include "common/rpcrdma/rpcrdma_reg.h"
+#include "rpcrdma_raw.h"
 #include "rpcrdma_test_util.h"
 
 /* The cache reuses registrations (hits), and trims idle ones to its low
@@ -259,6 +260,37 @@ void window_wait_outside_connection(void **state)
 	pthread_join(b.t, NULL);
 	assert_int_equal(b.rc, -ECONNRESET);
 	rpc_clnt_destroy(a.c);
+	rrt_server_stop(&t);
+}
+
+/* A window whose invalidation its connection flushed (the connection went
+ * down first) goes back to the pool still bound; tearing the registration
+ * down frees it before the arena it covers, so nothing of the protection
+ * domain is left (raw_close checks). The raw peer's Send after the binding
+ * shows the binding took effect: the send queue runs in order. */
+void flushed_unbind_released(void **state)
+{
+	const uint8_t junk[4] = {0};
+	struct rrt_server t;
+	struct rr_reg_ctx *r;
+	struct rr_params p;
+	struct rr_stats st = {0};
+	struct rr_buf *b;
+	struct raw w;
+
+	assert_int_equal(rrt_server_start(&t, RR_MODE_READ_WRITE, RR_REG_DYNAMIC, 0), 0);
+	raw_open(&w, t.port);
+	rrt_params(&p, RR_MODE_READ_WRITE, RR_REG_FASTREG);
+	p.fastreg_pool = 2;
+	assert_int_equal(rr_reg_create(w.pd, &p, VB_ACCESS_REMOTE, &st, &r), 0);
+	assert_int_equal(rr_buf_get(r, 4096, 0, &b), 0);
+	assert_int_equal(rr_buf_expose(r, w.vc, b, b->addr, 4096, 0), 0);
+	raw_send(&w, junk, sizeof(junk));
+	vb_disconnect(w.vc);
+	rr_buf_unexpose(r, w.vc, b); /* flushed */
+	rr_buf_put(r, b);
+	rr_reg_destroy(r);
+	raw_close(&w);
 	rrt_server_stop(&t);
 }
 

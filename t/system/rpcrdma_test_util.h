@@ -49,6 +49,7 @@ void fastreg_binds_per_exposure(void **state);
 void arena_sizes_share(void **state);
 void expose_failure_named(void **state);
 void window_wait_outside_connection(void **state);
+void flushed_unbind_released(void **state);
 void remote_invalidation(void **state);
 /* ... and of the inline thresholds (rpcrdma_test_inline.c). */
 void inline_bulk_when_it_fits(void **state);
