@@ -7,7 +7,8 @@
  * doubles at each refresh that finds the attributes unchanged, up to acregmax
  * (acdirmax), and drops back to the minimum when they change, as NFS clients
  * traditionally do. The cache is a hash table whose chains are capped, so its
- * memory is bounded; the oldest entry of a full chain goes.
+ * memory is bounded; the oldest entry of a full chain goes, forgotten as a
+ * stale one is (below).
  *
  * Attributes never go back in time (the Linux client's attr_gencount, and its
  * change-time check): every call takes a generation from a counter when it is
@@ -64,22 +65,6 @@ static struct attr_ent *take(struct nfs3c *c, const struct nfs3c_fh *fh, unsigne
 	return NULL;
 }
 
-/* Drop the last entry of a chain that is full; lock held. */
-static void trim_chain(struct attr_ent **head)
-{
-	struct attr_ent **pp = head;
-	unsigned n = 0;
-
-	while (*pp && ++n < NFS3C_ATTR_CHAIN_MAX)
-		pp = &(*pp)->next;
-	while (*pp) {
-		struct attr_ent *e = *pp;
-
-		*pp = e->next;
-		free(e);
-	}
-}
-
 /* Whether the attributes that say "changed" (size, mtime, ctime) are equal. */
 static int same_attrs(const fattr3 *a, const fattr3 *b)
 {
@@ -123,6 +108,23 @@ static void forget_locked(struct nfs3c *c, struct attr_ent *e)
 	free(e);
 }
 
+/* Drop the last entry of a chain that is full, forgotten as a stale one is
+ * (a reply on the way may be older than what it held); lock held. */
+static void trim_chain(struct nfs3c *c, struct attr_ent **head)
+{
+	struct attr_ent **pp = head;
+	unsigned n = 0;
+
+	while (*pp && ++n < NFS3C_ATTR_CHAIN_MAX)
+		pp = &(*pp)->next;
+	while (*pp) {
+		struct attr_ent *e = *pp;
+
+		*pp = e->next;
+		forget_locked(c, e);
+	}
+}
+
 /* See nfs3_clnt_int.h: cache a for fh, growing or resetting its timeout. */
 void nfs3c_attr_update(struct nfs3c *c, uint64_t gen, const struct nfs3c_fh *fh, const fattr3 *a)
 {
@@ -164,7 +166,7 @@ void nfs3c_attr_update(struct nfs3c *c, uint64_t gen, const struct nfs3c_fh *fh,
 	e->when_ms = nfs3c_now_ms();
 	e->next = *head;
 	*head = e;
-	trim_chain(head);
+	trim_chain(c, head);
 	pthread_mutex_unlock(&c->attr_lock);
 }
 

@@ -201,6 +201,7 @@ int main(void)
 		cmocka_unit_test(test_big_dir),
 		cmocka_unit_test(test_attr_cache),
 		cmocka_unit_test(test_attrs_never_go_back),
+		cmocka_unit_test(test_attrs_never_go_back_evicted),
 		cmocka_unit_test(test_attrs_ordered_by_ctime),
 		cmocka_unit_test(test_long_names),
 		cmocka_unit_test(test_dirty_bounded),
@@ -233,5 +234,7 @@ int main(void)
 		printf("1..0 # SKIP needs root: the in-process server opens files by handle\n");
 		return 0;
 	}
+	if (getenv("CNT_FILTER")) /* one test, or a few: a cmocka pattern */
+		cmocka_set_test_filter(getenv("CNT_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

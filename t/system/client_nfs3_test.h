@@ -60,6 +60,7 @@ void test_procs_rdma(void **state);
 void test_big_dir(void **state);
 void test_attr_cache(void **state);
 void test_attrs_never_go_back(void **state);
+void test_attrs_never_go_back_evicted(void **state);
 void test_attrs_ordered_by_ctime(void **state);
 void test_long_names(void **state);
 void test_concurrent_writers(void **state);

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "client/nfs3_clnt.h"
+#include "client/nfs3_clnt_int.h" /* nfs3c_attr_update, NFS3C_ATTR_* */
 #include "t/system/client_srv.h"
 #include "client_nfs3_test.h"
 
@@ -302,6 +303,57 @@ void test_attrs_never_go_back(void **state)
 	assert_int_equal(a.size, 10);
 	nfs3c_get_stats(f->c, &st);
 	assert_true(st.attr_stale >= 1);
+	fx_free(f);
+}
+
+/* Fill fh's chain of the attribute cache with other handles, so that fh's
+ * entry is the oldest of a full chain and goes. */
+static void evict_attrs(struct nfs3c *c, const struct nfs3c_fh *fh)
+{
+	unsigned bucket = nfs3c_fh_hash(fh) % NFS3C_ATTR_BUCKETS, n = 0;
+	fattr3 a = {.type = NF3REG};
+
+	for (uint32_t i = 0; n < NFS3C_ATTR_CHAIN_MAX; i++) {
+		struct nfs3c_fh o = {.len = sizeof(i)};
+
+		memcpy(o.data, &i, sizeof(i));
+		if (nfs3c_fh_hash(&o) % NFS3C_ATTR_BUCKETS != bucket)
+			continue;
+		a.fileid = i;
+		nfs3c_attr_update(c, __atomic_add_fetch(&c->attr_gen, 1, __ATOMIC_RELAXED), &o, &a);
+		n++;
+	}
+}
+
+/* An entry that a full chain pushes out is forgotten as one found stale is:
+ * a READ's reply that was on the way (the size before a truncate) is not
+ * cached once the truncate's newer attributes were pushed out. */
+void test_attrs_never_go_back_evicted(void **state)
+{
+	struct fx *f = fx_new_slow(NFSPROC3_READ, 1000, 1);
+	struct slow_read sr = {.f = f};
+	sattr3 sa = {0};
+	struct nfs3c_params p;
+	pthread_t t;
+	fattr3 a;
+
+	params(f, &p, NFS3C_PROTO_TCP, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY);
+	p.acregmin = p.acregmax = 60;
+	mount_with(f, &p);
+	assert_int_equal(nfs3c_create(f->c, NULL, nfs3c_root(f->c), "f", 0644, 0, &sr.fh, &a), 0);
+	assert_int_equal(truncate(path_in(f, "f"), 1000), 0);
+	assert_int_equal(nfs3c_getattr(f->c, NULL, &sr.fh, NFS3C_NOCACHE, &a), 0);
+	assert_int_equal(pthread_create(&t, NULL, slow_read_main, &sr), 0);
+	usleep(300000); /* the READ has run; its reply waits */
+	sa.size.set_it = TRUE;
+	sa.size.set_size3_u.size = 10;
+	assert_int_equal(nfs3c_setattr(f->c, NULL, &sr.fh, &sa, &a), 0);
+	evict_attrs(f->c, &sr.fh);
+	assert_int_equal(nfs3c_attr_lookup(f->c, &sr.fh, &a), -ENOENT);
+	pthread_join(t, NULL);
+	assert_int_equal(sr.rc, 0);
+	assert_int_equal(nfs3c_getattr(f->c, NULL, &sr.fh, 0, &a), 0);
+	assert_int_equal(a.size, 10);
 	fx_free(f);
 }
 

@@ -326,6 +326,36 @@ static void bad_write_chunk_key(void **state)
 	expect_settled(0);
 }
 
+/* A Write chunk too short for the GET's 64 KiB: the server cannot put the
+ * reply where the client said it goes, and answers ERR_CHUNK (as Linux's
+ * svcrdma does) rather than nothing, which left the client waiting for ever;
+ * the connection goes on. */
+static void write_chunk_too_short(void **state)
+{
+	struct raw r;
+	struct rpcrdma_hdr *h;
+	struct bulk_get_args a = {.seed = 1, .len = 65536};
+	struct rpc_call call = {.prog = BULKPROG,
+				.vers = BULKVERS,
+				.proc = BULK_GET,
+				.xdr_args = (xdrproc_t)xdr_bulk_get_args,
+				.args = &a,
+				.xdr_res = (xdrproc_t)xdr_void};
+	uint8_t buf[RAW_BUF];
+
+	raw_open(&r, srv.port);
+	h = new_hdr(&r, RPCRDMA_MSG);
+	h->nwrites = 1;
+	h->writes[0].nsegs = 1;
+	h->writes[0].segs[0] = (struct rpcrdma_seg){r.data_mr->rkey, 4096, (uintptr_t)r.data};
+	raw_send(&r, buf, build(&r, h, &call, buf));
+	expect_error(&r, h->xid, RPCRDMA_ERR_CHUNK);
+	free(h);
+	assert_int_equal(raw_null(&r, BULKPROG), 0);
+	raw_close(&r);
+	expect_settled(0);
+}
+
 /* Read-Read: a GET with no Write chunk gets its data exposed in a Read chunk. */
 static uint32_t rr_get_len(struct raw *r, struct rpcrdma_hdr *rh, u_int n)
 {
@@ -546,6 +576,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(credit_overrun_answered, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_read_chunk_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_write_chunk_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(write_chunk_too_short, setup, teardown),
 		cmocka_unit_test_setup_teardown(rdma_done_never_sent, setup, teardown),
 		cmocka_unit_test_setup_teardown(rdma_done_twice, setup, teardown),
 		cmocka_unit_test_setup_teardown(disconnect_mid_transfer, setup, teardown),
