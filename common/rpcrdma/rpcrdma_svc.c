@@ -11,7 +11,10 @@
  *   worker  rrs_work: decode the call, run the procedure (which may take on the
  *           caller's identity), encode the reply, copy bulk results into
  *           registered buffers and reserve Read-Read exposure (rrs_prepare_reply);
- *   loop    sreq_reply: the reply's RDMA Writes, window bindings and Send
+ *   loop    where the connection has no room to expose the reply, it waits
+ *           parked on the connection, not on the worker (rrs_park), until
+ *           RDMA_DONEs or their deadline free room (rrs_unpark_later);
+ *   loop    rrs_reply: the reply's RDMA Writes, window bindings and Send
  *           (rrs_post_reply); its Send completion and, in Read-Read, the client's
  *           RDMA_DONE or the deadline end it (rrs_unpend);
  *   loop or reaper  rrs_release: buffers back (on the reaper queue when giving
@@ -138,6 +141,7 @@ void rrs_exposure_over(struct rr_sreq *rq)
 	struct svc_conn *sc = c->side;
 	struct rr_reg_ctx *reg = rq->srv->ep->reg;
 	struct vb_conn *vc = rr_conn_enter(c);
+	int parked;
 
 	for (unsigned i = 0; i < rq->nbufs; i++)
 		rr_buf_unexpose(reg, vc, rq->bufs[i]);
@@ -149,8 +153,10 @@ void rrs_exposure_over(struct rr_sreq *rq)
 		sc->active--;
 		rq->counted = 0;
 	}
-	pthread_cond_broadcast(&c->cond);
+	parked = sc->exp_waiting != 0;
 	pthread_mutex_unlock(&c->lock);
+	if (parked)
+		rrs_unpark_later(c); /* the room may answer one */
 	if (rq->exposing)
 		rr_stat_add(&c->st.exposed_now, -(int64_t)rq->exp_bytes);
 	rq->exp_bytes = 0;
@@ -369,6 +375,7 @@ static void svc_on_dead(struct rr_conn *c)
 		nomsg = rq->nomsg_next;
 		rrs_release(rq);
 	}
+	rrs_park_drop(c);
 	pthread_mutex_lock(&c->lock);
 	list = sc->exp_head;
 	sc->exp_head = sc->exp_tail = NULL;

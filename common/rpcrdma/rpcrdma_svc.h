@@ -31,8 +31,12 @@ struct svc_conn {
 	unsigned active;
 	size_t held;			     /* registered bytes its requests hold */
 	size_t exposed;			     /* bytes exposed (or reserved) to the peer now */
-	unsigned exp_waiting;		     /* workers waiting for room to expose */
+	unsigned exp_waiting;		     /* replies parked for room to expose */
 	struct rr_sreq *exp_head, *exp_tail; /* awaiting RDMA_DONE, oldest first */
+	/* replies waiting for room to expose, oldest first: parked on the
+	 * connection, not on a worker, so that a client that holds its bound
+	 * (sends no RDMA_DONE) holds no worker of the server's */
+	struct rr_sreq *park_head, *park_tail;
 	/* loop only: requests waiting for a Send buffer, oldest first */
 	struct rr_sreq *send_wait, *send_wait_tail;
 	/* loop only: requests waiting for the device (their chunks' RDMA Reads, or
@@ -96,11 +100,13 @@ struct rr_sreq {
 	struct svc_ddp args_ddp, res_ddp;
 	struct rr_item items[RPC_DDP_MAX_ITEMS];
 	int dispatched;
-	size_t reserve;	  /* room for the reply's transport header */
-	int long_reply;	  /* the reply goes into the Reply chunk or is exposed */
-	int run_rc;	  /* the worker's outcome */
-	size_t exp_bytes; /* Read-Read: bytes reserved (then exposed) */
-	int exposing;	  /* they are exposed, on the connection's list */
+	size_t reserve;	   /* room for the reply's transport header */
+	int long_reply;	   /* the reply goes into the Reply chunk or is exposed */
+	int run_rc;	   /* the worker's outcome */
+	size_t exp_bytes;  /* Read-Read: bytes reserved (then exposed) */
+	size_t park_bytes; /* parked: the bytes it waits to reserve */
+	int exposing;	   /* they are exposed, on the connection's list */
+	struct rr_sreq *park_next;
 
 	struct rr_wr read_wr;
 	struct rr_wr send_wr;
@@ -172,6 +178,9 @@ void rrs_start(struct rr_sreq *rq);
 void rrs_nomsg_done(struct rr_sreq *rq);
 void rrs_read_done(struct rr_conn *c, struct rr_wr *w, const struct vb_wc *wc);
 void rrs_work(struct work *w);
+/* Loop: the worker is done with rq (its outcome in run_rc); answer it, park
+ * it, or let it go. */
+void rrs_reply(void *arg);
 
 /* rpcrdma_svc_reply.c */
 void rrs_answer_error(struct rr_sreq *rq, int rc);
@@ -184,5 +193,13 @@ int rrs_prepare_reply(struct rr_sreq *rq);
 int rrs_loop_may_expose(struct rr_sreq *rq, size_t bytes);
 int rrs_post_reply(struct rr_sreq *rq);
 void rrs_end_exposure(struct rr_sreq *rq);
+/* Loop: rq's reply waits for room to expose (rrs_prepare_reply said
+ * -EINPROGRESS): park it on its connection; it is answered once room frees. */
+void rrs_park(struct rr_sreq *rq);
+/* Any thread: room to expose freed on c; its parked replies that fit now
+ * are answered on the loop, oldest first. */
+void rrs_unpark_later(struct rr_conn *c);
+/* Loop: the connection is gone: release its parked requests. */
+void rrs_park_drop(struct rr_conn *c);
 
 #endif

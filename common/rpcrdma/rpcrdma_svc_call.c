@@ -230,14 +230,18 @@ static int dispatch(struct rr_sreq *rq)
 	return rc;
 }
 
-/* Loop: the worker is done with rq; answer it, or let it go. */
-static void sreq_reply(void *arg)
+/* See rpcrdma_svc.h. */
+void rrs_reply(void *arg)
 {
 	struct rr_sreq *rq = arg;
 	struct rr_conn *c = rq->conn;
 	int rc = rq->run_rc;
 
-	if (rc == 0 && rr_conn_is_dead(c))
+	if (rc == -EINPROGRESS && !rr_conn_is_dead(c)) { /* no room to expose now */
+		rrs_park(rq);
+		return;
+	}
+	if ((rc == 0 || rc == -EINPROGRESS) && rr_conn_is_dead(c))
 		rc = -ECONNRESET;
 	if (rc == 0)
 		rc = rrs_post_reply(rq);
@@ -269,7 +273,7 @@ void rrs_work(struct work *w)
 
 	rr_stat_add(&rq->conn->st.calls, 1);
 	rq->run_rc = run_call(rq);
-	evloop_call(rq->srv->ep->loop, sreq_reply, rq);
+	evloop_call(rq->srv->ep->loop, rrs_reply, rq);
 }
 
 /* Loop: run a cheap call here, from decoding to its reply, without the
@@ -301,7 +305,7 @@ static int run_inline(struct rr_sreq *rq)
 	rr_stat_add(&rq->conn->st.calls, 1);
 	rr_stat_add(&rq->conn->st.calls_inline, 1);
 	rq->run_rc = rc;
-	sreq_reply(rq);
+	rrs_reply(rq);
 	return 1;
 }
 

@@ -157,40 +157,103 @@ int rrs_loop_may_expose(struct rr_sreq *rq, size_t bytes)
 	return ok;
 }
 
-/* Wait until the connection may expose bytes more (Read-Read's bound), and
- * reserve them; on the loop (nowait), -EAGAIN at once if it may not now. */
+/* Reserve bytes of the connection's bound to expose (Read-Read), if it has
+ * room and no reply is parked before: else -EAGAIN on the loop (nowait),
+ * where the call goes to a worker, and -EINPROGRESS on a worker, which does
+ * not wait for it: the reply is parked on the connection (rrs_park). */
 static int reserve_exposure(struct rr_sreq *rq, size_t bytes)
 {
 	struct rr_conn *c = rq->conn;
 	struct svc_conn *sc = c->side;
-	const struct rr_params *p = &rq->srv->ep->p;
-	uint64_t until = clock_now_ns() + (uint64_t)p->done_deadline_ms * 1000000u;
 	int rc = 0;
 
-	if (bytes > p->exposed_max)
+	if (bytes > rq->srv->ep->p.exposed_max)
 		return -E2BIG;
 	pthread_mutex_lock(&c->lock);
-	if (rq->x.nowait && !loop_room(rq, bytes))
-		rc = -EAGAIN;
-	while (rc == 0 && !c->dead && sc->exposed + bytes > p->exposed_max) {
-		struct timespec ts = clock_deadline(CLOCK_REALTIME, TICK_MS);
-
-		if (clock_now_ns() >= until) {
-			rc = -EBUSY;
-			break;
-		}
-		sc->exp_waiting++;
-		pthread_cond_timedwait(&c->cond, &c->lock, &ts);
-		sc->exp_waiting--;
-	}
-	if (c->dead)
+	if (c->dead) {
 		rc = -ECONNRESET;
-	if (rc == 0) {
+	} else if (!loop_room(rq, bytes)) {
+		rc = rq->x.nowait ? -EAGAIN : -EINPROGRESS;
+		rq->park_bytes = bytes;
+	} else {
 		sc->exposed += bytes;
 		rq->exp_bytes = bytes;
 	}
 	pthread_mutex_unlock(&c->lock);
 	return rc;
+}
+
+/* See rpcrdma_svc.h. */
+void rrs_park(struct rr_sreq *rq)
+{
+	struct rr_conn *c = rq->conn;
+	struct svc_conn *sc = c->side;
+
+	rq->park_next = NULL;
+	pthread_mutex_lock(&c->lock);
+	if (sc->park_tail)
+		sc->park_tail->park_next = rq;
+	else
+		sc->park_head = rq;
+	sc->park_tail = rq;
+	sc->exp_waiting++;
+	pthread_mutex_unlock(&c->lock);
+	rrs_unpark_later(c); /* room may have freed since the worker looked */
+}
+
+/* Loop: answer the parked replies that fit now, oldest first. */
+static void unpark(void *arg)
+{
+	struct rr_conn *c = arg;
+	struct svc_conn *sc = c->side;
+	size_t max = sc->srv->ep->p.exposed_max;
+
+	for (;;) {
+		struct rr_sreq *rq;
+
+		pthread_mutex_lock(&c->lock);
+		rq = sc->park_head;
+		if (!rq || c->dead || sc->exposed + rq->park_bytes > max) {
+			pthread_mutex_unlock(&c->lock);
+			break;
+		}
+		if (!(sc->park_head = rq->park_next))
+			sc->park_tail = NULL;
+		sc->exp_waiting--;
+		sc->exposed += rq->park_bytes;
+		rq->exp_bytes = rq->park_bytes;
+		pthread_mutex_unlock(&c->lock);
+		rq->run_rc = 0;
+		rrs_reply(rq);
+	}
+	rr_conn_put(c);
+}
+
+/* See rpcrdma_svc.h. */
+void rrs_unpark_later(struct rr_conn *c)
+{
+	rr_conn_get(c);
+	if (evloop_call(c->ep->loop, unpark, c) != 0)
+		rr_conn_put(c);
+}
+
+/* See rpcrdma_svc.h. */
+void rrs_park_drop(struct rr_conn *c)
+{
+	struct svc_conn *sc = c->side;
+	struct rr_sreq *list;
+
+	pthread_mutex_lock(&c->lock);
+	list = sc->park_head;
+	sc->park_head = sc->park_tail = NULL;
+	sc->exp_waiting = 0;
+	pthread_mutex_unlock(&c->lock);
+	while (list) {
+		struct rr_sreq *rq = list;
+
+		list = rq->park_next;
+		rrs_release(rq);
+	}
 }
 
 /* The registered buffer an item goes out of; copies it into one if needed
@@ -210,9 +273,10 @@ static struct rr_buf *item_buf(struct rr_sreq *rq, struct rr_item *it, unsigned 
 	return b;
 }
 
-/* Every bulk item in a registered buffer, Read-Read's exposure reserved,
- * every registration of the request finished: on a worker, waiting for what
- * it must; on the loop (rq->x.nowait), -EAGAIN where it would wait. */
+/* Every bulk item in a registered buffer, every registration of the request
+ * finished, Read-Read's exposure reserved: on a worker, waiting for what it
+ * must but room to expose (-EINPROGRESS: rrs_park); on the loop
+ * (rq->x.nowait), -EAGAIN where it would wait. */
 int rrs_prepare_reply(struct rr_sreq *rq)
 {
 	struct rr_reg_ctx *reg = rq->srv->ep->reg;
@@ -228,12 +292,10 @@ int rrs_prepare_reply(struct rr_sreq *rq)
 		if (it->wchunk < 0)
 			bytes += it->len;
 	}
-	if (bytes && (rc = reserve_exposure(rq, bytes)) != 0)
-		return rc;
 	for (unsigned i = 0; i < rq->nbufs; i++)
 		if ((rc = rr_buf_wait(reg, rq->bufs[i])) != 0)
 			return rc;
-	return 0;
+	return bytes ? reserve_exposure(rq, bytes) : 0; /* last: a parked reply is ready */
 }
 
 /* Loop: add the RDMA Writes of the items that go to Write chunks. */

@@ -516,6 +516,69 @@ static void rdma_done_twice(void **state)
 	free(rh);
 }
 
+/* A Read-Read client that never sends RDMA_DONE holds its bound of exposed
+ * bytes (here two 64 KiB replies); its further calls wait for room without a
+ * worker each (they would hold all 8 until the done deadline, 30 s here), so
+ * another client's calls are answered meanwhile; once the first client sends
+ * its RDMA_DONEs, every waiting call of its is answered, each once. */
+static void exposure_wait_holds_no_worker(void **state)
+{
+	enum { N = 12 };
+	struct rrt_server t;
+	struct rr_params p;
+	struct rpc_clnt *other;
+	struct raw r;
+	uint8_t buf[RAW_BUF];
+	uint32_t xids[N];
+	unsigned answered = 0, replies = 0;
+
+	rrt_params(&p, RR_MODE_READ_WRITE | RR_MODE_READ_READ, RR_REG_DYNAMIC);
+	p.credits = CREDITS;
+	p.done_deadline_ms = 30000;
+	p.exposed_max = 131072;
+	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
+	raw_open(&r, t.port);
+	for (int i = 0; i < N; i++) {
+		struct rpcrdma_hdr *h = new_hdr(&r, RPCRDMA_MSG);
+		struct bulk_get_args a = {.seed = (u_int)i, .len = 65536};
+		struct rpc_call call = {.prog = BULKPROG,
+					.vers = BULKVERS,
+					.proc = BULK_GET,
+					.xdr_args = (xdrproc_t)xdr_bulk_get_args,
+					.args = &a,
+					.xdr_res = (xdrproc_t)xdr_void};
+
+		xids[i] = h->xid;
+		raw_send(&r, buf, build(&r, h, &call, buf));
+		free(h);
+	}
+	assert_int_equal(rrt_client(&t, RR_MODE_READ_WRITE, RR_REG_FASTREG, 0, &other), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(rrt_put_within(other, (uint32_t)i, 4096, NULL, 5000), 0);
+	rpc_clnt_destroy(other);
+	while (answered < N) { /* each reply, then its RDMA_DONE */
+		struct rpcrdma_hdr *rh = calloc(1, sizeof(*rh));
+		size_t len = raw_recv(&r, buf, RAW_TMO);
+		struct cur c;
+
+		assert_true(len > 0);
+		assert_true(++replies <= N);
+		cur_init(&c, buf, len);
+		assert_int_equal(rpcrdma_hdr_decode(&c, rh), 0);
+		assert_int_equal(rh->nreads, 1);
+		for (int i = 0; i < N; i++) /* each of ours, once */
+			if (xids[i] == rh->xid) {
+				xids[i] = 0;
+				answered++;
+			}
+		raw_send(&r, buf,
+			 raw_words(buf, (uint32_t[]){rh->xid, 1, CREDITS, RPCRDMA_DONE}, 4));
+		free(rh);
+	}
+	raw_close(&r);
+	rrt_server_stop(&t);
+}
+
 /* Many big calls in flight, then the client vanishes. */
 static void disconnect_mid_transfer(void **state)
 {
@@ -582,6 +645,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(disconnect_mid_transfer, setup, teardown),
 		cmocka_unit_test(mutated_mic_refused),
 		cmocka_unit_test(exposure_bounded),
+		cmocka_unit_test(exposure_wait_holds_no_worker),
 		cmocka_unit_test_setup_teardown(long_reply_beside_write_list, setup, teardown),
 	};
 
