@@ -183,28 +183,9 @@ static int reserve_exposure(struct rr_sreq *rq, size_t bytes)
 	return rc;
 }
 
-/* See rpcrdma_svc.h. */
-void rrs_park(struct rr_sreq *rq)
-{
-	struct rr_conn *c = rq->conn;
-	struct svc_conn *sc = c->side;
-
-	rq->park_next = NULL;
-	pthread_mutex_lock(&c->lock);
-	if (sc->park_tail)
-		sc->park_tail->park_next = rq;
-	else
-		sc->park_head = rq;
-	sc->park_tail = rq;
-	sc->exp_waiting++;
-	pthread_mutex_unlock(&c->lock);
-	rrs_unpark_later(c); /* room may have freed since the worker looked */
-}
-
 /* Loop: answer the parked replies that fit now, oldest first. */
-static void unpark(void *arg)
+static void unpark_now(struct rr_conn *c)
 {
-	struct rr_conn *c = arg;
 	struct svc_conn *sc = c->side;
 	size_t max = sc->srv->ep->p.exposed_max;
 
@@ -226,6 +207,32 @@ static void unpark(void *arg)
 		rq->run_rc = 0;
 		rrs_reply(rq);
 	}
+}
+
+/* See rpcrdma_svc.h. */
+void rrs_park(struct rr_sreq *rq)
+{
+	struct rr_conn *c = rq->conn;
+	struct svc_conn *sc = c->side;
+
+	rq->park_next = NULL;
+	pthread_mutex_lock(&c->lock);
+	if (sc->park_tail)
+		sc->park_tail->park_next = rq;
+	else
+		sc->park_head = rq;
+	sc->park_tail = rq;
+	sc->exp_waiting++;
+	pthread_mutex_unlock(&c->lock);
+	unpark_now(c); /* room may have freed since the worker looked */
+}
+
+/* Loop: rrs_unpark_later's call. */
+static void unpark(void *arg)
+{
+	struct rr_conn *c = arg;
+
+	unpark_now(c);
 	rr_conn_put(c);
 }
 
