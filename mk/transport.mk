@@ -59,6 +59,7 @@ check_PROGRAMS += t/unit/evloop_test t/unit/poller_test
 TESTS += t/unit/evloop_test t/unit/poller_test
 t_unit_evloop_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_unit_evloop_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
+t_unit_evloop_test_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc
 t_unit_poller_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_unit_poller_test_LDADD = $(LDADD) $(CMOCKA_LIBS)
 # Once more with the portable poll() backend (NFSRDMA_POLLER=poll): the event

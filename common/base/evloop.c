@@ -23,6 +23,7 @@ struct handler {
 	evloop_io_fn io_fn; /* an I/O handler (evloop_add_io) instead of fn */
 	void *arg;
 	struct handler *next;
+	struct evloop_job free_job; /* frees it in loop order (evloop_del) */
 };
 
 /* An I/O handler's handle is its handler. */
@@ -36,12 +37,7 @@ struct evloop_timer {
 	evloop_fd_fn fn;
 	void *arg;
 	struct evloop_timer *next;
-};
-
-struct call {
-	evloop_call_fn fn;
-	void *arg;
-	struct call *next;
+	struct evloop_job free_job; /* frees it in loop order (evloop_del_timer) */
 };
 
 struct evloop {
@@ -51,7 +47,8 @@ struct evloop {
 	int started;
 	int stopping;
 	pthread_mutex_t lock; /* protects calls, handlers and timers */
-	struct call *calls, *calls_tail;
+	struct evloop_job *calls, *calls_tail;
+	struct evloop_job stop_job; /* evloop_destroy's */
 	struct handler *handlers;
 	struct evloop_timer *timers;
 	uint64_t spin_ns;     /* evloop_set_spin */
@@ -158,7 +155,9 @@ int evloop_add_timer(struct evloop *l, unsigned period_ms, evloop_fd_fn fn, void
 	pthread_mutex_unlock(&l->lock);
 	if (out)
 		*out = t;
-	return evloop_call(l, free, NULL); /* a loop already waiting recomputes its timeout */
+	if (wakefd_post(&l->wake) != 0) /* a loop already waiting recomputes its timeout */
+		log_err("cannot wake the event loop");
+	return 0;
 }
 
 void evloop_del_timer(struct evloop *l, struct evloop_timer *t)
@@ -173,7 +172,8 @@ void evloop_del_timer(struct evloop *l, struct evloop_timer *t)
 	pthread_mutex_unlock(&l->lock);
 	__atomic_store_n(&t->deleted, 1, __ATOMIC_RELEASE);
 	/* the loop may be about to call it: free it later, in loop order */
-	evloop_call(l, free, t);
+	evloop_job_init(&t->free_job, free, t);
+	evloop_post(l, &t->free_job);
 }
 
 int evloop_del(struct evloop *l, int fd)
@@ -194,26 +194,45 @@ int evloop_del(struct evloop *l, int fd)
 		return -ENOENT;
 	__atomic_store_n(&h->deleted, 1, __ATOMIC_RELEASE);
 	/* the poller may still hand us h in the current batch: free it later, in loop order */
-	evloop_call(l, free, h);
+	evloop_job_init(&h->free_job, free, h);
+	evloop_post(l, &h->free_job);
 	return 0;
+}
+
+void evloop_job_init(struct evloop_job *j, evloop_call_fn fn, void *arg)
+{
+	*j = (struct evloop_job){.fn = fn, .arg = arg};
+}
+
+int evloop_post(struct evloop *l, struct evloop_job *j)
+{
+	pthread_mutex_lock(&l->lock);
+	if (j->queued) {
+		pthread_mutex_unlock(&l->lock);
+		return 0;
+	}
+	j->queued = 1;
+	j->next = NULL;
+	if (l->calls_tail)
+		l->calls_tail->next = j;
+	else
+		l->calls = j;
+	l->calls_tail = j;
+	pthread_mutex_unlock(&l->lock);
+	if (wakefd_post(&l->wake) != 0)
+		log_err("cannot wake the event loop");
+	return 1;
 }
 
 int evloop_call(struct evloop *l, evloop_call_fn fn, void *arg)
 {
-	struct call *c = malloc(sizeof(*c));
+	struct evloop_job *j = malloc(sizeof(*j));
 
-	if (!c)
+	if (!j)
 		return -ENOMEM;
-	*c = (struct call){.fn = fn, .arg = arg};
-	pthread_mutex_lock(&l->lock);
-	if (l->calls_tail)
-		l->calls_tail->next = c;
-	else
-		l->calls = c;
-	l->calls_tail = c;
-	pthread_mutex_unlock(&l->lock);
-	if (wakefd_post(&l->wake) != 0)
-		log_err("cannot wake the event loop");
+	evloop_job_init(j, fn, arg);
+	j->owned = 1;
+	evloop_post(l, j);
 	return 0;
 }
 
@@ -225,19 +244,31 @@ int evloop_in_loop(struct evloop *l)
 /* Run the queued calls; returns 1 if the loop should stop. */
 static int run_calls(struct evloop *l)
 {
-	struct call *c;
+	struct evloop_job *j;
 
 	wakefd_take(&l->wake);
 	pthread_mutex_lock(&l->lock);
-	c = l->calls;
+	j = l->calls;
 	l->calls = l->calls_tail = NULL;
 	pthread_mutex_unlock(&l->lock);
-	while (c) {
-		struct call *next = c->next;
+	while (j) {
+		/* once it is not queued, j may be queued again (next reset) or
+		 * freed by its own call: nothing of it is read after; under the
+		 * lock, so that what a poster that found it queued did before
+		 * is seen by the call */
+		struct evloop_job *next = j->next;
+		evloop_call_fn fn = j->fn;
+		void *arg = j->arg;
 
-		c->fn(c->arg);
-		free(c);
-		c = next;
+		if (j->owned) {
+			free(j);
+		} else {
+			pthread_mutex_lock(&l->lock);
+			j->queued = 0;
+			pthread_mutex_unlock(&l->lock);
+		}
+		fn(arg);
+		j = next;
 	}
 	return __atomic_load_n(&l->stopping, __ATOMIC_ACQUIRE);
 }
@@ -389,10 +420,12 @@ void evloop_destroy(struct evloop *l)
 	if (!l)
 		return;
 	if (l->started) {
-		evloop_call(l, set_stopping, l);
+		evloop_job_init(&l->stop_job, set_stopping, l);
+		evloop_post(l, &l->stop_job);
 		pthread_join(l->thread, NULL);
 	}
-	run_calls(l); /* whatever was queued after the last pass (frees) */
+	while (l->calls) /* whatever was queued after the last pass, and by it (frees) */
+		run_calls(l);
 	while (l->handlers) {
 		struct handler *h = l->handlers;
 

@@ -1,7 +1,8 @@
 /*
  * evloop.h: a small event loop run by one thread over the platform's poller
  * (poller.h): fd handlers, periodic timers, and calls that other threads queue
- * to run in the loop's thread (evloop_call). A plain
+ * to run in the loop's thread (evloop_call, or evloop_post for a call kept in
+ * the caller's own object, which cannot fail). A plain
  * handler is called when its fd is readable; an I/O handler chooses what it
  * waits for (readable, writable, both or neither) and is told what happened.
  */
@@ -20,6 +21,16 @@ typedef void (*evloop_call_fn)(void *arg);
 typedef void (*evloop_io_fn)(void *arg, unsigned events);
 struct evloop_io;
 struct evloop_timer;
+
+/* A call to run in the loop thread, kept in the caller's object so that
+ * queueing it needs no memory (evloop_post); its fields are the loop's. */
+struct evloop_job {
+	evloop_call_fn fn;
+	void *arg;
+	struct evloop_job *next;
+	int queued; /* between evloop_post and the start of its run */
+	int owned;  /* made by evloop_call: freed when it runs */
+};
 
 int evloop_create(struct evloop **out);
 /* Start the loop's thread. */
@@ -47,11 +58,20 @@ int evloop_io_set(struct evloop *l, struct evloop_io *io, unsigned events);
  * again once this returns, not even for an event already fetched, so its
  * argument may be freed at once; from another thread, it may still be running. */
 int evloop_del(struct evloop *l, int fd);
-/* Queue fn(arg) to run in the loop thread (any thread; never blocks). */
+/* Queue fn(arg) to run in the loop thread (any thread; never blocks);
+ * -ENOMEM if it cannot. */
 int evloop_call(struct evloop *l, evloop_call_fn fn, void *arg);
+/* Set j up to call fn(arg) (before its first evloop_post). */
+void evloop_job_init(struct evloop_job *j, evloop_call_fn fn, void *arg);
+/* Queue j to run once in the loop thread, after the calls queued before it,
+ * unless it is queued already: 1 if queued now, 0 if it was. It is no longer
+ * queued once its run starts, so it may queue itself again. Any thread; never
+ * fails, never blocks. */
+int evloop_post(struct evloop *l, struct evloop_job *j);
 /* Whether the caller is the loop's thread. */
 int evloop_in_loop(struct evloop *l);
-/* Stop the thread after the calls queued so far, join it, free the loop. */
+/* Stop the thread after the calls queued so far, join it, run what those
+ * queued in turn, free the loop. */
 void evloop_destroy(struct evloop *l);
 /* A loop of its own that calls fn(arg) whenever fd is readable; stop it with
  * evloop_destroy (the handler is not running once that returns). */

@@ -144,9 +144,9 @@ static void kicked(void *arg)
 static void conn_kick(struct tcp_conn *c)
 {
 	pthread_mutex_lock(&c->lock);
-	c->refs++;
+	c->refs++; /* the queued kick's (one at a time) */
 	pthread_mutex_unlock(&c->lock);
-	if (evloop_call(c->lp->ev, kicked, c) != 0)
+	if (!evloop_post(c->lp->ev, &c->kick_job))
 		conn_put(c);
 }
 
@@ -544,8 +544,7 @@ static void conn_close(struct tcp_conn *c)
 	rpc_mem_release(c->l->srv, c->reserved);
 	c->reserved = 0;
 	/* the loop's reference goes after the handler that closed c returns */
-	if (evloop_call(c->lp->ev, put_later, c) != 0)
-		log_err("%s: cannot release the connection", c->peer_str);
+	evloop_post(c->lp->ev, &c->put_job);
 }
 
 /* Loop thread: the new connection joins the loop. */
@@ -628,6 +627,9 @@ void tcp_conn_start(struct tcp_listener *l, int fd, const struct sockaddr_storag
 	c->last_ns = clock_now_ns();
 	net_addr_str((const struct sockaddr *)ss, c->peer_str, sizeof(c->peer_str));
 	pthread_mutex_init(&c->lock, NULL);
+	evloop_job_init(&c->kick_job, kicked, c);
+	evloop_job_init(&c->put_job, put_later, c);
+	evloop_job_init(&c->attach_job, conn_attach, c);
 	pthread_mutex_lock(&l->lock);
 	c->next = l->conns;
 	l->conns = c;
@@ -635,8 +637,5 @@ void tcp_conn_start(struct tcp_listener *l, int fd, const struct sockaddr_storag
 	pthread_mutex_unlock(&l->lock);
 	/* before the loop has it: from then on it may close and free it */
 	log_debug("%s: connected", c->peer_str);
-	if (evloop_call(c->lp->ev, conn_attach, c) != 0) {
-		c->closed = true; /* never attached: only the reference to drop */
-		conn_put(c);
-	}
+	evloop_post(c->lp->ev, &c->attach_job);
 }

@@ -99,6 +99,9 @@ struct tcp_conn {
 	uint64_t sq_ns;		      /* the send queue last moved (or began) */
 	uint64_t last_ns;	      /* a call last arrived or was answered */
 	bool dead;		      /* broken: replies are dropped, the loop closes it */
+
+	/* its calls to the loop, which cannot fail for want of memory */
+	struct evloop_job kick_job, put_job, attach_job;
 };
 
 /* rpc_tcp_conn.c: start serving a connection accepted on l (acceptor thread);

@@ -54,6 +54,9 @@ struct rr_params {
 					   (only to measure what the overlap gains) */
 	uint32_t done_deadline_ms;	/* Read-Read: exposed buffers live at most this long */
 	uint32_t op_deadline_ms;	/* server: a pull's Reads or a reply's Send, at most */
+	uint32_t drain_ms;		/* server: stopping waits this long for the calls in
+					   flight before it disconnects (then for the
+					   ones still running, since they hold it) */
 	size_t exposed_max;		/* Read-Read: exposed bytes per connection */
 	size_t mem_budget;		/* registered memory: all of a server's connections,
 					   a client's arena and region */
@@ -149,7 +152,9 @@ void rr_server_each_peer(struct rr_server *s,
  * the server's life (Optimistic RDMA's block cache); its key in *rkey. The
  * memory must outlive the server. Once per server: 0, -EBUSY, or -errno. */
 int rr_server_expose(struct rr_server *s, void *addr, size_t len, uint32_t *rkey);
-/* Stop listening, disconnect every connection, wait for in-flight calls, free. */
+/* Stop listening, wait up to drain_ms for the calls in flight, disconnect
+ * every connection, wait for the calls still running however long they take
+ * (they hold the server), free. */
 void rr_server_destroy(struct rr_server *s);
 
 /* A client connected to host:port; an rpc_clnt. */

@@ -79,9 +79,10 @@ void rr_params_from_config(const struct nfsrdma_config *c, enum rr_role role, st
 	p->rd_depth = (uint8_t)c->rdma.rd_depth;
 	p->spin_us = c->rdma.poll_spin_us;
 	p->mem_budget = c->rdma.registered_memory_budget;
-	if (role == RR_ROLE_SERVER)
+	if (role == RR_ROLE_SERVER) {
 		from_server(c, p);
-	else
+		p->drain_ms = 10000; /* (not a setting) */
+	} else
 		from_client(c, p);
 }
 

@@ -178,6 +178,9 @@ static int conn_setup(struct rr_conn *c)
 	return rc;
 }
 
+static void conn_free_in_loop(void *arg);
+static void conn_dead_in_loop(void *arg);
+
 int rr_conn_create(struct rr_ep *ep, struct vb_conn *vc, int is_server, struct rr_conn **out)
 {
 	struct rr_conn *c = calloc(1, sizeof(*c));
@@ -204,6 +207,9 @@ int rr_conn_create(struct rr_ep *ep, struct vb_conn *vc, int is_server, struct r
 	pthread_mutex_init(&c->cq_lock, NULL);
 	c->poke.rfd = c->poke.wfd = -1;
 	pthread_cond_init(&c->cond, NULL);
+	evloop_job_init(&c->dead_job, conn_dead_in_loop, c);
+	evloop_job_init(&c->free_job, conn_free_in_loop, c);
+	rr_post_jobs_init(c);
 	c->nrecv = credits + RR_RECV_SPARE;
 	c->nsend = credits + RR_RECV_SPARE;
 	c->sq_depth = credits * 4 > 2 * RR_BATCH_MAX ? credits * 4 : 2 * RR_BATCH_MAX;
@@ -338,7 +344,7 @@ void rr_conn_put(struct rr_conn *c)
 	refs = --c->refs;
 	pthread_mutex_unlock(&c->lock);
 	if (refs == 0)
-		evloop_call(c->ep->loop, conn_free_in_loop, c);
+		evloop_post(c->ep->loop, &c->free_job);
 }
 
 /* In the loop: let the side fail what waits on c, take the connection off the
@@ -373,7 +379,7 @@ void rr_conn_fail(struct rr_conn *c, const char *why)
 	rr_conn_poke(c); /* to see the end */
 	pthread_mutex_unlock(&c->lock);
 	log_info("%s: connection ends: %s", c->peer, why);
-	evloop_call(c->ep->loop, conn_dead_in_loop, c);
+	evloop_post(c->ep->loop, &c->dead_job);
 }
 
 int rr_conn_is_dead(struct rr_conn *c)

@@ -153,6 +153,8 @@ struct rr_conn {
 				    holding the CQ, one at a time, touches it) */
 	struct wakefd poke;	 /* tells the polling caller to look again (rfd -1: none yet) */
 	unsigned refs;
+	/* its calls to the loop, which cannot fail for want of memory */
+	struct evloop_job dead_job, free_job, flush_job, ready_job;
 
 	struct rr_stats st; /* this connection's counters */
 
@@ -177,6 +179,8 @@ void rr_ep_destroy(struct rr_ep *ep);
 int rr_conn_create(struct rr_ep *ep, struct vb_conn *vc, int is_server, struct rr_conn **out);
 /* The connection is up: watch its CQ and CM fds in the loop. */
 int rr_conn_start(struct rr_conn *c);
+/* Set up the loop jobs of rpcrdma_post.c's (rr_conn_create). */
+void rr_post_jobs_init(struct rr_conn *c);
 /* Apply the peer's RFC 8797 private data (or its absence). */
 void rr_conn_set_peer_private(struct rr_conn *c, const void *pdata, size_t len);
 /* Encode our private data into buf (RPCRDMA_CM_PRIVATE_LEN bytes), offering

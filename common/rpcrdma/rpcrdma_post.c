@@ -327,8 +327,9 @@ int rr_post(struct rr_conn *c, struct rr_batch *b, struct rr_wr *ctx)
 		rr_conn_fail(c,
 			     rc == -E2BIG ? "a chain longer than the send queue" : "out of memory");
 	if (late) {
-		rr_conn_get(c);
-		evloop_call(c->ep->loop, flush_owed_in_loop, c);
+		rr_conn_get(c); /* the queued job's (one at a time) */
+		if (!evloop_post(c->ep->loop, &c->flush_job))
+			rr_conn_put(c);
 	}
 	return rc;
 }
@@ -551,6 +552,13 @@ static void cm_ready(void *arg)
 	}
 }
 
+/* See rpcrdma_int.h. */
+void rr_post_jobs_init(struct rr_conn *c)
+{
+	evloop_job_init(&c->flush_job, flush_owed_in_loop, c);
+	evloop_job_init(&c->ready_job, cq_loop_ready, c);
+}
+
 int rr_conn_start(struct rr_conn *c)
 {
 	int rc;
@@ -563,7 +571,7 @@ int rr_conn_start(struct rr_conn *c)
 		rc = evloop_add(c->ep->loop, vb_conn_fd(c->vc), cm_ready, c);
 	/* a completion may already be waiting (the peer was quick) */
 	if (rc == 0)
-		evloop_call(c->ep->loop, cq_loop_ready, c);
+		evloop_post(c->ep->loop, &c->ready_job);
 	return rc;
 }
 

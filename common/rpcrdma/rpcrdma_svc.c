@@ -471,13 +471,13 @@ static void listener_ready(void *arg)
 
 		if (ev.type != VB_CM_CONNECT_REQUEST || !ev.conn)
 			continue;
-		if (srv->stopping || !rrs_admit(srv, ev.conn)) {
+		sc = srv->stopping || !rrs_admit(srv, ev.conn) ? NULL : calloc(1, sizeof(*sc));
+		if (!sc) { /* (refused, or no memory for it: refused too) */
 			vb_reject(ev.conn, NULL, 0);
 			vb_conn_destroy(ev.conn);
 			continue;
 		}
-		sc = calloc(1, sizeof(*sc));
-		if (!sc || rr_conn_create(ep, ev.conn, 1, &c) != 0) {
+		if (rr_conn_create(ep, ev.conn, 1, &c) != 0) { /* (it refuses) */
 			free(sc);
 			continue;
 		}
@@ -488,6 +488,7 @@ static void listener_ready(void *arg)
 		memcpy(&sc->peer_addr, &ev.conn->peer_addr, sizeof(sc->peer_addr));
 		sc->peer_addr_len = ev.conn->peer_addr_len;
 		c->side = sc;
+		rrs_park_init(c);
 		c->on_recv = svc_on_recv;
 		c->on_dead = svc_on_dead;
 		c->on_free = svc_on_free;
@@ -559,7 +560,8 @@ int rr_server_listen(struct rr_server *srv, const char *host, const char *port)
 	}
 	li->srv = srv;
 	srv->nlisten++;
-	evloop_call(srv->ep->loop, add_listener, li);
+	evloop_job_init(&li->add_job, add_listener, li);
+	evloop_post(srv->ep->loop, &li->add_job);
 	log_notice("RPC/RDMA on %s:%s, device %s", host ? host : "*", port, srv->ep->dev->name);
 	return 0;
 }
@@ -644,16 +646,27 @@ void rr_server_destroy(struct rr_server *srv)
 	ep = srv->ep;
 	pthread_mutex_lock(&srv->lock);
 	srv->stopping = 1;
-	if (cond_wait_zero(&srv->cond, &srv->lock, &srv->inflight, DRAIN_S * 1000L))
-		log_warn("%u calls still in flight after %d s; disconnecting", srv->inflight,
-			 DRAIN_S);
+	if (cond_wait_zero(&srv->cond, &srv->lock, &srv->inflight, ep->p.drain_ms))
+		log_warn("%u calls still in flight after %u ms; disconnecting", srv->inflight,
+			 ep->p.drain_ms);
 	pthread_mutex_unlock(&srv->lock);
-	if (srv->nlisten)
-		evloop_call(ep->loop, stop_listeners, srv);
+	if (srv->nlisten) {
+		evloop_job_init(&srv->stop_job, stop_listeners, srv);
+		evloop_post(ep->loop, &srv->stop_job);
+	}
 	pthread_mutex_lock(&ep->lock);
 	for (struct rr_conn *c = ep->conns; c; c = c->next)
 		rr_conn_fail(c, "server stopping");
-	if (cond_wait_zero(&ep->cond, &ep->lock, &ep->nconns, DRAIN_S * 1000L))
+	pthread_mutex_unlock(&ep->lock);
+	/* a call still running (on a worker, in the file system) holds its
+	 * connection and this server, and hands its reply to the loop when it
+	 * ends: nothing of theirs is freed under it, however long it takes */
+	pthread_mutex_lock(&srv->lock);
+	while (cond_wait_zero(&srv->cond, &srv->lock, &srv->inflight, ep->p.drain_ms + 1000L))
+		log_warn("%u calls still running; waiting for them", srv->inflight);
+	pthread_mutex_unlock(&srv->lock);
+	pthread_mutex_lock(&ep->lock);
+	if (cond_wait_zero(&ep->cond, &ep->lock, &ep->nconns, ep->p.drain_ms + 1000L))
 		log_warn("%u connections did not close", ep->nconns);
 	pthread_mutex_unlock(&ep->lock);
 	workq_destroy(srv->reaper);

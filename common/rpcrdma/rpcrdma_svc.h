@@ -12,7 +12,6 @@
 
 #define RR_RR_MIN     1024 /* Read-Read: bulk results smaller than this go inline */
 #define TICK_MS	      100  /* deadlines and the memory budget are checked this often */
-#define DRAIN_S	      10   /* how long stopping waits for in-flight calls */
 #define SREQ_MAX_BUFS (RPCRDMA_MAX_READ_SEGS + 8)
 #define MAX_REPLY(p)  ((size_t)(p)->max_io + 65536)
 #define RNDUP4(x)     (((x) + 3u) & ~3u)
@@ -37,6 +36,7 @@ struct svc_conn {
 	 * connection, not on a worker, so that a client that holds its bound
 	 * (sends no RDMA_DONE) holds no worker of the server's */
 	struct rr_sreq *park_head, *park_tail;
+	struct evloop_job unpark_job; /* rrs_unpark_later's */
 	/* loop only: requests waiting for a Send buffer, oldest first */
 	struct rr_sreq *send_wait, *send_wait_tail;
 	/* loop only: requests waiting for the device (their chunks' RDMA Reads, or
@@ -107,6 +107,7 @@ struct rr_sreq {
 	size_t park_bytes; /* parked: the bytes it waits to reserve */
 	int exposing;	   /* they are exposed, on the connection's list */
 	struct rr_sreq *park_next;
+	struct evloop_job reply_job; /* the worker's hand-back to the loop (rrs_reply) */
 
 	struct rr_wr read_wr;
 	struct rr_wr send_wr;
@@ -125,6 +126,7 @@ struct rr_sreq {
 struct rr_listen {
 	struct rr_server *srv;
 	struct vb_listener *l;
+	struct evloop_job add_job; /* rr_server_listen's call to the loop */
 };
 
 struct rr_server {
@@ -137,8 +139,9 @@ struct rr_server {
 	pthread_cond_t cond;
 	unsigned inflight;
 	int stopping;
-	struct workq *reaper;  /* releases that deregister, off the event loop */
-	struct vb_mr *exposed; /* rr_server_expose's, until destroy */
+	struct workq *reaper;	    /* releases that deregister, off the event loop */
+	struct vb_mr *exposed;	    /* rr_server_expose's, until destroy */
+	struct evloop_job stop_job; /* rr_server_destroy's call to the loop */
 };
 
 /* How a buffer of rq's is registered: at once on the loop (rq->x.nowait),
@@ -199,6 +202,8 @@ void rrs_park(struct rr_sreq *rq);
 /* Any thread: room to expose freed on c; its parked replies that fit now
  * are answered on the loop, oldest first. */
 void rrs_unpark_later(struct rr_conn *c);
+/* Set up c's unparking (when its side is made). */
+void rrs_park_init(struct rr_conn *c);
 /* Loop: the connection is gone: release its parked requests. */
 void rrs_park_drop(struct rr_conn *c);
 

@@ -273,7 +273,8 @@ void rrs_work(struct work *w)
 
 	rr_stat_add(&rq->conn->st.calls, 1);
 	rq->run_rc = run_call(rq);
-	evloop_call(rq->srv->ep->loop, rrs_reply, rq);
+	evloop_job_init(&rq->reply_job, rrs_reply, rq);
+	evloop_post(rq->srv->ep->loop, &rq->reply_job);
 }
 
 /* Loop: run a cheap call here, from decoding to its reply, without the

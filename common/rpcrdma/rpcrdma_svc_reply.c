@@ -227,7 +227,7 @@ void rrs_park(struct rr_sreq *rq)
 	unpark_now(c); /* room may have freed since the worker looked */
 }
 
-/* Loop: rrs_unpark_later's call. */
+/* Loop: rrs_unpark_later's job. */
 static void unpark(void *arg)
 {
 	struct rr_conn *c = arg;
@@ -237,10 +237,20 @@ static void unpark(void *arg)
 }
 
 /* See rpcrdma_svc.h. */
+void rrs_park_init(struct rr_conn *c)
+{
+	struct svc_conn *sc = c->side;
+
+	evloop_job_init(&sc->unpark_job, unpark, c);
+}
+
+/* See rpcrdma_svc.h. */
 void rrs_unpark_later(struct rr_conn *c)
 {
-	rr_conn_get(c);
-	if (evloop_call(c->ep->loop, unpark, c) != 0)
+	struct svc_conn *sc = c->side;
+
+	rr_conn_get(c); /* the queued job's (one at a time) */
+	if (!evloop_post(c->ep->loop, &sc->unpark_job))
 		rr_conn_put(c);
 }
 

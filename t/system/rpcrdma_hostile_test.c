@@ -18,6 +18,7 @@
 #include <arpa/inet.h>
 
 #include "bulkprog.h"
+#include "common/base/clock.h"
 #include "common/base/log.h"
 #include "common/rpcrdma/rpcrdma_hdr.h"
 #include "rpcrdma_raw.h"
@@ -611,6 +612,39 @@ static void disconnect_mid_transfer(void **state)
 	}
 }
 
+/* A call still running when the server stops (here past drain_ms): the
+ * server disconnects, but frees nothing the call will touch when it ends. */
+static void stop_outlived_by_a_call(void **state)
+{
+	struct rrt_server t;
+	struct rr_params p;
+	struct raw r;
+	uint8_t buf[RAW_BUF];
+	u_int ms = 2500;
+	struct rpcrdma_hdr *h;
+	struct rpc_call call = {.prog = BULKPROG,
+				.vers = BULKVERS,
+				.proc = BULK_SLEEP,
+				.xdr_args = (xdrproc_t)xdr_u_int,
+				.args = &ms,
+				.xdr_res = (xdrproc_t)xdr_void};
+	uint64_t t0;
+
+	rrt_params(&p, RR_MODE_READ_WRITE, RR_REG_DYNAMIC);
+	p.drain_ms = 100;
+	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
+	raw_open(&r, t.port);
+	h = new_hdr(&r, RPCRDMA_MSG);
+	raw_send(&r, buf, build(&r, h, &call, buf));
+	free(h);
+	assert_int_equal(raw_null(&r, BULKPROG), 0); /* the SLEEP is running */
+	t0 = clock_now_ns();
+	rr_server_destroy(t.rr); /* returns once the SLEEP has ended */
+	assert_true(clock_now_ns() - t0 >= 2000000000ull);
+	rpc_server_destroy(t.rpc);
+	raw_close(&r);
+}
+
 /* A client with the wrong integrity key is refused; the right one works. */
 static void mutated_mic_refused(void **state)
 {
@@ -646,6 +680,7 @@ int main(void)
 		cmocka_unit_test(mutated_mic_refused),
 		cmocka_unit_test(exposure_bounded),
 		cmocka_unit_test(exposure_wait_holds_no_worker),
+		cmocka_unit_test(stop_outlived_by_a_call),
 		cmocka_unit_test_setup_teardown(long_reply_beside_write_list, setup, teardown),
 	};
 

@@ -1,7 +1,9 @@
 /*
  * evloop_test: the event loop's promises: queued calls run in order and all
- * before destroy returns; a handler deleted from the loop thread is not called
- * again, not even for an event fetched in the same batch (the connection
+ * before destroy returns; a job (evloop_post) runs once however often it is
+ * posted while queued, may post itself again and free itself from its run,
+ * and needs no memory where evloop_call fails for want of it; a handler deleted from the loop
+ * thread is not called again, not even for an event fetched in the same batch (the connection
  * teardown frees the handler's argument right after deleting it); timers tick;
  * evloop_serve_fd serves its fd; a loop with a spin (evloop_set_spin) takes
  * events that come within it without sleeping, an adaptive one
@@ -62,6 +64,116 @@ static void test_calls_in_order(void **state)
 	assert_int_equal(o.n, 100);
 	for (int i = 0; i < 100; i++)
 		assert_int_equal(o.seen[i], i);
+}
+
+/* Memory fails for this thread while set (the test links with
+ * -Wl,--wrap=malloc, so the library's malloc comes here too). */
+static __thread int no_memory;
+void *__real_malloc(size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_malloc(size_t n)
+{
+	return no_memory ? NULL : __real_malloc(n);
+}
+
+/* A call that holds the loop until opened. */
+struct gate {
+	pthread_mutex_t m;
+	pthread_cond_t cv;
+	int open;
+};
+
+static void hold(void *arg)
+{
+	struct gate *g = arg;
+
+	pthread_mutex_lock(&g->m);
+	while (!g->open)
+		pthread_cond_wait(&g->cv, &g->m);
+	pthread_mutex_unlock(&g->m);
+}
+
+static void gate_open(struct gate *g)
+{
+	pthread_mutex_lock(&g->m);
+	g->open = 1;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->m);
+}
+
+struct counted {
+	struct evloop *l;
+	struct evloop_job job;
+	int runs;
+	int again; /* posts itself this many more times from its run */
+	int posted_again;
+};
+
+static void counted_run(void *arg)
+{
+	struct counted *c = arg;
+
+	c->runs++;
+	if (c->again) {
+		c->again--;
+		c->posted_again += evloop_post(c->l, &c->job);
+	}
+}
+
+static void free_self(void *arg)
+{
+	struct counted *c = arg;
+
+	c->runs++; /* then frees its own job: the loop must not touch it after */
+	free(c);
+}
+
+static void test_post_once(void **state)
+{
+	struct gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+	struct counted c = {.runs = 0};
+	struct counted *mine = calloc(1, sizeof(*mine));
+	struct evloop *l;
+
+	(void)state;
+	assert_int_equal(evloop_create(&l), 0);
+	assert_int_equal(evloop_start(l, "test"), 0);
+	c.l = l;
+	c.again = 2;
+	evloop_job_init(&c.job, counted_run, &c);
+	assert_int_equal(evloop_call(l, hold, &g), 0);
+	assert_int_equal(evloop_post(l, &c.job), 1);
+	assert_int_equal(evloop_post(l, &c.job), 0); /* queued already */
+	assert_int_equal(evloop_post(l, &c.job), 0);
+	evloop_job_init(&mine->job, free_self, mine);
+	assert_int_equal(evloop_post(l, &mine->job), 1);
+	no_memory = 1;
+	assert_int_equal(evloop_call(l, hold, &g), -ENOMEM);
+	assert_int_equal(evloop_post(l, &c.job), 0); /* (queued: no memory asked) */
+	no_memory = 0;
+	gate_open(&g);
+	evloop_destroy(l);
+	/* once for the three posts, then twice more: each run posted it again */
+	assert_int_equal(c.runs, 3);
+	assert_int_equal(c.posted_again, 2);
+}
+
+/* Where evloop_call cannot get memory, a job still runs. */
+static void test_post_needs_no_memory(void **state)
+{
+	struct counted c = {.runs = 0};
+	struct evloop *l;
+
+	(void)state;
+	assert_int_equal(evloop_create(&l), 0);
+	assert_int_equal(evloop_start(l, "test"), 0);
+	evloop_job_init(&c.job, counted_run, &c);
+	no_memory = 1;
+	assert_int_equal(evloop_call(l, counted_run, &c), -ENOMEM);
+	assert_int_equal(evloop_post(l, &c.job), 1);
+	no_memory = 0;
+	evloop_destroy(l);
+	assert_int_equal(c.runs, 1);
 }
 
 /* Two readable fds whose handlers each delete the other and free its state. */
@@ -407,6 +519,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_calls_in_order),
+		cmocka_unit_test(test_post_once),
+		cmocka_unit_test(test_post_needs_no_memory),
 		cmocka_unit_test(test_deleted_handler_not_called),
 		cmocka_unit_test(test_timer_ticks),
 		cmocka_unit_test(test_serve_fd),
