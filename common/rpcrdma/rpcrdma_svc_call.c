@@ -250,8 +250,17 @@ void rrs_reply(void *arg)
 		return;
 	}
 	if (rc) {
-		if (rc != -EBADMSG && rc != -EALREADY && rc != -ECONNRESET)
-			log_info("%s: xid %#x: no reply: %s", c->peer, rq->hdr.xid, strerror(-rc));
+		/* a reply that cannot go out closes the connection, as Linux's
+		 * svcrdma does: the client sends the call again on its next one
+		 * at once, where it would wait for its timeout */
+		if (rc != -EBADMSG && rc != -EALREADY && rc != -ECONNRESET) {
+			char why[96];
+
+			snprintf(why, sizeof(why), "xid %#x: cannot reply: %s", rq->hdr.xid,
+				 strerror(-rc));
+			log_warn("%s: %s", c->peer, why);
+			rr_conn_fail(c, why);
+		}
 		rrs_release(rq);
 	}
 }

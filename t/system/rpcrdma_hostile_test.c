@@ -358,7 +358,8 @@ static void write_chunk_too_short(void **state)
 }
 
 /* Read-Read: a GET with no Write chunk gets its data exposed in a Read chunk. */
-static uint32_t rr_get_len(struct raw *r, struct rpcrdma_hdr *rh, u_int n)
+/* Send a GET of n bytes that offers no chunk (Read-Read); its xid. */
+static uint32_t send_get(struct raw *r, u_int n)
 {
 	struct rpcrdma_hdr *h = new_hdr(r, RPCRDMA_MSG);
 	struct bulk_get_args a = {.seed = 9, .len = n};
@@ -370,11 +371,19 @@ static uint32_t rr_get_len(struct raw *r, struct rpcrdma_hdr *rh, u_int n)
 				.xdr_res = (xdrproc_t)xdr_void};
 	uint8_t buf[RAW_BUF];
 	uint32_t xid = h->xid;
-	size_t len;
-	struct cur c;
 
 	raw_send(r, buf, build(r, h, &call, buf));
 	free(h);
+	return xid;
+}
+
+static uint32_t rr_get_len(struct raw *r, struct rpcrdma_hdr *rh, u_int n)
+{
+	uint32_t xid = send_get(r, n);
+	uint8_t buf[RAW_BUF];
+	size_t len;
+	struct cur c;
+
 	len = raw_recv(r, buf, RAW_TMO);
 	assert_true(len > 0);
 	cur_init(&c, buf, len);
@@ -435,6 +444,35 @@ static void exposure_bounded(void **state)
 	assert_false(raw_read(&r, &seg));
 	raw_close(&r);
 	free(rh);
+	rrt_server_stop(&t);
+}
+
+/* A reply that cannot go out (here no memory window is free for its
+ * exposure: 2 in the pool, both held by replies awaiting RDMA_DONE) closes
+ * the connection, as the Linux server does, so that the client reconnects
+ * and sends the call again at once; it was dropped, and the client waited
+ * for its call's timeout. */
+static void unsendable_reply_closes(void **state)
+{
+	struct rrt_server t;
+	struct rr_params p;
+	struct rpcrdma_hdr *rh = calloc(1, sizeof(*rh));
+	struct raw r;
+	uint8_t buf[RAW_BUF];
+
+	rrt_params(&p, RR_MODE_READ_READ, RR_REG_FASTREG);
+	p.credits = CREDITS;
+	p.fastreg_pool = 2;
+	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
+	raw_open(&r, t.port);
+	(void)rr_get(&r, rh);
+	(void)rr_get(&r, rh);
+	assert_int_equal(raw_null(&r, BULKPROG), 0); /* (no window needed) */
+	(void)send_get(&r, 65536);
+	assert_int_equal(raw_recv(&r, buf, RAW_TMO), 0);
+	assert_true(r.broken);
+	free(rh);
+	raw_close(&r);
 	rrt_server_stop(&t);
 }
 
@@ -681,6 +719,7 @@ int main(void)
 		cmocka_unit_test(exposure_bounded),
 		cmocka_unit_test(exposure_wait_holds_no_worker),
 		cmocka_unit_test(stop_outlived_by_a_call),
+		cmocka_unit_test(unsendable_reply_closes),
 		cmocka_unit_test_setup_teardown(long_reply_beside_write_list, setup, teardown),
 	};
 
