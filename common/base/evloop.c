@@ -172,8 +172,7 @@ void evloop_del_timer(struct evloop *l, struct evloop_timer *t)
 	pthread_mutex_unlock(&l->lock);
 	__atomic_store_n(&t->deleted, 1, __ATOMIC_RELEASE);
 	/* the loop may be about to call it: free it later, in loop order */
-	evloop_job_init(&t->free_job, free, t);
-	evloop_post(l, &t->free_job);
+	evloop_post_once(l, &t->free_job, free, t);
 }
 
 int evloop_del(struct evloop *l, int fd)
@@ -194,8 +193,7 @@ int evloop_del(struct evloop *l, int fd)
 		return -ENOENT;
 	__atomic_store_n(&h->deleted, 1, __ATOMIC_RELEASE);
 	/* the poller may still hand us h in the current batch: free it later, in loop order */
-	evloop_job_init(&h->free_job, free, h);
-	evloop_post(l, &h->free_job);
+	evloop_post_once(l, &h->free_job, free, h);
 	return 0;
 }
 
@@ -206,13 +204,12 @@ void evloop_job_init(struct evloop_job *j, evloop_call_fn fn, void *arg)
 
 int evloop_post(struct evloop *l, struct evloop_job *j)
 {
-	pthread_mutex_lock(&l->lock);
-	if (j->queued) {
-		pthread_mutex_unlock(&l->lock);
+	/* (paired with run_calls' exchange: what a post that found j queued
+	 * did before is seen by j's run) */
+	if (__atomic_exchange_n(&j->queued, 1, __ATOMIC_ACQ_REL))
 		return 0;
-	}
-	j->queued = 1;
 	j->next = NULL;
+	pthread_mutex_lock(&l->lock);
 	if (l->calls_tail)
 		l->calls_tail->next = j;
 	else
@@ -236,6 +233,12 @@ int evloop_call(struct evloop *l, evloop_call_fn fn, void *arg)
 	return 0;
 }
 
+void evloop_post_once(struct evloop *l, struct evloop_job *j, evloop_call_fn fn, void *arg)
+{
+	evloop_job_init(j, fn, arg);
+	evloop_post(l, j);
+}
+
 int evloop_in_loop(struct evloop *l)
 {
 	return l->started && pthread_equal(pthread_self(), l->thread);
@@ -253,20 +256,15 @@ static int run_calls(struct evloop *l)
 	pthread_mutex_unlock(&l->lock);
 	while (j) {
 		/* once it is not queued, j may be queued again (next reset) or
-		 * freed by its own call: nothing of it is read after; under the
-		 * lock, so that what a poster that found it queued did before
-		 * is seen by the call */
+		 * freed by its own call: nothing of it is read after */
 		struct evloop_job *next = j->next;
 		evloop_call_fn fn = j->fn;
 		void *arg = j->arg;
 
-		if (j->owned) {
+		if (j->owned)
 			free(j);
-		} else {
-			pthread_mutex_lock(&l->lock);
-			j->queued = 0;
-			pthread_mutex_unlock(&l->lock);
-		}
+		else
+			__atomic_exchange_n(&j->queued, 0, __ATOMIC_ACQ_REL);
 		fn(arg);
 		j = next;
 	}
@@ -420,8 +418,7 @@ void evloop_destroy(struct evloop *l)
 	if (!l)
 		return;
 	if (l->started) {
-		evloop_job_init(&l->stop_job, set_stopping, l);
-		evloop_post(l, &l->stop_job);
+		evloop_post_once(l, &l->stop_job, set_stopping, l);
 		pthread_join(l->thread, NULL);
 	}
 	while (l->calls) /* whatever was queued after the last pass, and by it (frees) */

@@ -64,10 +64,13 @@ int evloop_call(struct evloop *l, evloop_call_fn fn, void *arg);
 /* Set j up to call fn(arg) (before its first evloop_post). */
 void evloop_job_init(struct evloop_job *j, evloop_call_fn fn, void *arg);
 /* Queue j to run once in the loop thread, after the calls queued before it,
- * unless it is queued already: 1 if queued now, 0 if it was. It is no longer
+ * unless it is queued already: 1 if queued now, 0 if it was (it keeps its
+ * place, and its run sees what the caller did before). It is no longer
  * queued once its run starts, so it may queue itself again. Any thread; never
  * fails, never blocks. */
 int evloop_post(struct evloop *l, struct evloop_job *j);
+/* evloop_job_init and evloop_post, for a job queued once in its life. */
+void evloop_post_once(struct evloop *l, struct evloop_job *j, evloop_call_fn fn, void *arg);
 /* Whether the caller is the loop's thread. */
 int evloop_in_loop(struct evloop *l);
 /* Stop the thread after the calls queued so far, join it, run what those

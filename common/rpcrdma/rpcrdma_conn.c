@@ -347,6 +347,14 @@ void rr_conn_put(struct rr_conn *c)
 		evloop_post(c->ep->loop, &c->free_job);
 }
 
+/* See rpcrdma_int.h. */
+void rr_conn_post(struct rr_conn *c, struct evloop_job *job)
+{
+	rr_conn_get(c);
+	if (!evloop_post(c->ep->loop, job))
+		rr_conn_put(c); /* (not the last: the queued job holds one) */
+}
+
 /* In the loop: let the side fail what waits on c, take the connection off the
  * device (rr_conn_quiesce), and drop the loop's reference. The memory goes
  * when the last reference does. */

@@ -179,6 +179,9 @@ void rr_ep_destroy(struct rr_ep *ep);
 int rr_conn_create(struct rr_ep *ep, struct vb_conn *vc, int is_server, struct rr_conn **out);
 /* The connection is up: watch its CQ and CM fds in the loop. */
 int rr_conn_start(struct rr_conn *c);
+/* Queue job, whose run drops a reference of c's, holding one (none more
+ * while it is queued). */
+void rr_conn_post(struct rr_conn *c, struct evloop_job *job);
 /* Set up the loop jobs of rpcrdma_post.c's (rr_conn_create). */
 void rr_post_jobs_init(struct rr_conn *c);
 /* Apply the peer's RFC 8797 private data (or its absence). */

@@ -326,11 +326,8 @@ int rr_post(struct rr_conn *c, struct rr_batch *b, struct rr_wr *ctx)
 	if (rc == -ENOMEM || rc == -E2BIG)
 		rr_conn_fail(c,
 			     rc == -E2BIG ? "a chain longer than the send queue" : "out of memory");
-	if (late) {
-		rr_conn_get(c); /* the queued job's (one at a time) */
-		if (!evloop_post(c->ep->loop, &c->flush_job))
-			rr_conn_put(c);
-	}
+	if (late)
+		rr_conn_post(c, &c->flush_job);
 	return rc;
 }
 
@@ -570,7 +567,8 @@ int rr_conn_start(struct rr_conn *c)
 	if (rc == 0)
 		rc = evloop_add(c->ep->loop, vb_conn_fd(c->vc), cm_ready, c);
 	/* a completion may already be waiting (the peer was quick) */
-	if (rc == 0)
+	if (rc == 0) /* (no reference: the server starts c on the loop, where
+		      * nothing frees it before this runs; a client holds one) */
 		evloop_post(c->ep->loop, &c->ready_job);
 	return rc;
 }

@@ -560,8 +560,7 @@ int rr_server_listen(struct rr_server *srv, const char *host, const char *port)
 	}
 	li->srv = srv;
 	srv->nlisten++;
-	evloop_job_init(&li->add_job, add_listener, li);
-	evloop_post(srv->ep->loop, &li->add_job);
+	evloop_post_once(srv->ep->loop, &li->add_job, add_listener, li);
 	log_notice("RPC/RDMA on %s:%s, device %s", host ? host : "*", port, srv->ep->dev->name);
 	return 0;
 }
@@ -650,10 +649,8 @@ void rr_server_destroy(struct rr_server *srv)
 		log_warn("%u calls still in flight after %u ms; disconnecting", srv->inflight,
 			 ep->p.drain_ms);
 	pthread_mutex_unlock(&srv->lock);
-	if (srv->nlisten) {
-		evloop_job_init(&srv->stop_job, stop_listeners, srv);
-		evloop_post(ep->loop, &srv->stop_job);
-	}
+	if (srv->nlisten)
+		evloop_post_once(ep->loop, &srv->stop_job, stop_listeners, srv);
 	pthread_mutex_lock(&ep->lock);
 	for (struct rr_conn *c = ep->conns; c; c = c->next)
 		rr_conn_fail(c, "server stopping");

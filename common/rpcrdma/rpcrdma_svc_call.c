@@ -282,8 +282,7 @@ void rrs_work(struct work *w)
 
 	rr_stat_add(&rq->conn->st.calls, 1);
 	rq->run_rc = run_call(rq);
-	evloop_job_init(&rq->reply_job, rrs_reply, rq);
-	evloop_post(rq->srv->ep->loop, &rq->reply_job);
+	evloop_post_once(rq->srv->ep->loop, &rq->reply_job, rrs_reply, rq);
 }
 
 /* Loop: run a cheap call here, from decoding to its reply, without the

@@ -249,9 +249,7 @@ void rrs_unpark_later(struct rr_conn *c)
 {
 	struct svc_conn *sc = c->side;
 
-	rr_conn_get(c); /* the queued job's (one at a time) */
-	if (!evloop_post(c->ep->loop, &sc->unpark_job))
-		rr_conn_put(c);
+	rr_conn_post(c, &sc->unpark_job);
 }
 
 /* See rpcrdma_svc.h. */

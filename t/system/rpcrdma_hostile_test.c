@@ -577,20 +577,8 @@ static void exposure_wait_holds_no_worker(void **state)
 	p.exposed_max = 131072;
 	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
 	raw_open(&r, t.port);
-	for (int i = 0; i < N; i++) {
-		struct rpcrdma_hdr *h = new_hdr(&r, RPCRDMA_MSG);
-		struct bulk_get_args a = {.seed = (u_int)i, .len = 65536};
-		struct rpc_call call = {.prog = BULKPROG,
-					.vers = BULKVERS,
-					.proc = BULK_GET,
-					.xdr_args = (xdrproc_t)xdr_bulk_get_args,
-					.args = &a,
-					.xdr_res = (xdrproc_t)xdr_void};
-
-		xids[i] = h->xid;
-		raw_send(&r, buf, build(&r, h, &call, buf));
-		free(h);
-	}
+	for (int i = 0; i < N; i++)
+		xids[i] = send_get(&r, 65536);
 	assert_int_equal(rrt_client(&t, RR_MODE_READ_WRITE, RR_REG_FASTREG, 0, &other), 0);
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(rrt_put_within(other, (uint32_t)i, 4096, NULL, 5000), 0);
@@ -660,12 +648,7 @@ static void stop_outlived_by_a_call(void **state)
 	uint8_t buf[RAW_BUF];
 	u_int ms = 2500;
 	struct rpcrdma_hdr *h;
-	struct rpc_call call = {.prog = BULKPROG,
-				.vers = BULKVERS,
-				.proc = BULK_SLEEP,
-				.xdr_args = (xdrproc_t)xdr_u_int,
-				.args = &ms,
-				.xdr_res = (xdrproc_t)xdr_void};
+	struct rpc_call call = rrt_sleep_call(&ms);
 	uint64_t t0;
 
 	rrt_params(&p, RR_MODE_READ_WRITE, RR_REG_DYNAMIC);
