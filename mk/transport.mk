@@ -10,6 +10,7 @@ libnfsrdma_a_SOURCES += \
 	common/rpcrdma/rpcrdma_clnt_chunks.c
 
 RRT_RAW = t/system/rpcrdma_raw.c t/system/rpcrdma_raw.h
+RRT_RAW_CALLS = t/system/rpcrdma_raw_calls.c t/system/rpcrdma_raw_calls.h $(RRT_RAW)
 if HAVE_CMOCKA
 check_PROGRAMS += t/system/rpcrdma_test
 TESTS += t/system/rpcrdma_test
@@ -22,9 +23,16 @@ endif
 if HAVE_CMOCKA
 check_PROGRAMS += t/system/rpcrdma_hostile_test
 TESTS += t/system/rpcrdma_hostile_test
-t_system_rpcrdma_hostile_test_SOURCES = t/system/rpcrdma_hostile_test.c $(RRT_UTIL) $(RRT_RAW)
+t_system_rpcrdma_hostile_test_SOURCES = t/system/rpcrdma_hostile_test.c $(RRT_UTIL) $(RRT_RAW_CALLS)
 t_system_rpcrdma_hostile_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_system_rpcrdma_hostile_test_LDADD = t/system/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
+check_PROGRAMS += t/system/rpcrdma_exposure_test
+TESTS += t/system/rpcrdma_exposure_test
+t_system_rpcrdma_exposure_test_SOURCES = t/system/rpcrdma_exposure_test.c $(RRT_UTIL) \
+	$(RRT_RAW_CALLS)
+t_system_rpcrdma_exposure_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_system_rpcrdma_exposure_test_LDADD = t/system/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
+t_system_rpcrdma_exposure_test_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=soft_bind_mw
 check_PROGRAMS += t/system/rpcrdma_clnt_hostile_test
 TESTS += t/system/rpcrdma_clnt_hostile_test
 t_system_rpcrdma_clnt_hostile_test_SOURCES = t/system/rpcrdma_clnt_hostile_test.c $(RRT_RAW)

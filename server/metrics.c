@@ -252,6 +252,9 @@ static void print_rdma(FILE *f, const struct rr_stats *r)
 	single(f, "nfsrdma_rdma_nomsg_waits_total", "counter",
 	       "RDMA_NOMSG calls that waited for another call's pull on their connection.",
 	       (double)r->nomsg_waits);
+	single(f, "nfsrdma_rdma_window_waits_total", "counter",
+	       "Read-Read replies that waited for a memory window (server.fastreg_pool).",
+	       (double)r->window_waits);
 }
 
 /* Memory in use against the configured ceilings; caches; integrity. */

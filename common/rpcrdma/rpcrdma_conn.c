@@ -467,5 +467,6 @@ void rr_stats_print(const struct rr_stats *s, const char *prefix, FILE *f)
 	P(idle_closed);
 	P(pulls_refused);
 	P(nomsg_waits);
+	P(window_waits);
 #undef P
 }

@@ -39,6 +39,8 @@ enum rr_get_flags {
 	RR_GET_NOWAIT = 1 << 2, /* fail at once rather than wait for arena space (event loops) */
 	RR_EXPOSE_READ_ONLY = 1 << 3, /* rr_buf_expose: the peer may only read it (a window's
 					 rights; keys of a whole registration keep theirs) */
+	RR_EXPOSE_RESERVED = 1 << 4,  /* rr_buf_expose: with a key rr_reg_keys_reserve set
+					 aside, which it uses up */
 };
 
 struct rr_buf {
@@ -84,6 +86,14 @@ int rr_buf_wait(struct rr_reg_ctx *r, struct rr_buf *b);
  * RR_EXPOSE_READ_ONLY. */
 int rr_buf_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, const void *at,
 		  size_t len, unsigned flags);
+/* Set aside n keys for exposures to come (fastreg's windows, which all the
+ * connections of a server share), so that a reply whose exposure is
+ * reserved finds its keys when it is sent: 0 (also where keys cost nothing:
+ * rr_reg_keys_per_exposure is false), -EAGAIN while fewer are free, -E2BIG
+ * if there are never that many. rr_buf_expose with RR_EXPOSE_RESERVED uses one
+ * up; rr_reg_keys_unreserve gives back those not used. */
+int rr_reg_keys_reserve(struct rr_reg_ctx *r, unsigned n);
+void rr_reg_keys_unreserve(struct rr_reg_ctx *r, unsigned n);
 /* After rr_buf_expose's -EAGAIN, wait up to ms for a key to come free, outside
  * the connection (rr_conn_enter), whose end frees keys: 0 to try again, or
  * -EAGAIN. */

@@ -30,28 +30,33 @@ static int windows_create(struct rr_reg_ctx *r)
 	return 0;
 }
 
-/* bind a free window with a fresh key over b; -EAGAIN if none is free
+/* bind a free window with a fresh key over b: one set aside for the caller
+ * (RR_EXPOSE_RESERVED), or one nobody has; -EAGAIN if there is none
  * (window_wait). */
 static int window_bind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, const void *at,
 		       size_t len, unsigned flags)
 {
 	unsigned rights = flags & RR_EXPOSE_READ_ONLY ? r->remote_rights & VB_ACCESS_REMOTE_READ
 						      : r->remote_rights;
+	unsigned reserved = flags & RR_EXPOSE_RESERVED ? 1 : 0;
 	struct vb_mw *mw = NULL;
 	int rc;
 
 	if (!conn)
 		return -ECONNRESET;
 	pthread_mutex_lock(&r->lock);
-	if (r->nmw_free)
+	if (reserved ? r->nmw_reserved > 0 : r->nmw_free > r->nmw_reserved) {
 		mw = r->mws[--r->nmw_free];
+		r->nmw_reserved -= reserved;
+	}
 	pthread_mutex_unlock(&r->lock);
 	if (!mw)
 		return -EAGAIN;
 	rc = vb_bind_mw(conn, mw, b->base, (void *)at, len, rights, 0, 0);
-	if (rc) {
+	if (rc) { /* the window, and the caller's claim on it, go back */
 		pthread_mutex_lock(&r->lock);
 		r->mws[r->nmw_free++] = mw;
+		r->nmw_reserved += reserved;
 		pthread_mutex_unlock(&r->lock);
 		return rc;
 	}
@@ -69,9 +74,9 @@ static int window_wait(struct rr_reg_ctx *r, int ms)
 	int rc = 0;
 
 	pthread_mutex_lock(&r->lock);
-	while (r->nmw_free == 0 && rc == 0)
+	while (r->nmw_free <= r->nmw_reserved && rc == 0)
 		rc = pthread_cond_timedwait(&r->cond, &r->lock, &deadline);
-	rc = r->nmw_free ? 0 : -EAGAIN;
+	rc = r->nmw_free > r->nmw_reserved ? 0 : -EAGAIN;
 	pthread_mutex_unlock(&r->lock);
 	return rc;
 }
@@ -97,6 +102,35 @@ static void window_unbind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_
 	pthread_mutex_lock(&r->lock);
 	if (mw)
 		r->mws[r->nmw_free++] = mw;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* See rpcrdma_reg.h. */
+int rr_reg_keys_reserve(struct rr_reg_ctx *r, unsigned n)
+{
+	int rc = 0;
+
+	if (n == 0 || !rr_reg_keys_per_exposure(r))
+		return 0;
+	if (n > r->nmws)
+		return -E2BIG;
+	pthread_mutex_lock(&r->lock);
+	if (r->nmw_free - r->nmw_reserved >= n)
+		r->nmw_reserved += n;
+	else
+		rc = -EAGAIN;
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
+/* See rpcrdma_reg.h. */
+void rr_reg_keys_unreserve(struct rr_reg_ctx *r, unsigned n)
+{
+	if (n == 0 || !rr_reg_keys_per_exposure(r))
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->nmw_reserved -= n;
 	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->lock);
 }

@@ -37,6 +37,7 @@ struct rr_reg_ctx {
 
 	struct vb_mw **mws; /* fastreg: free windows */
 	unsigned nmws, nmw_free;
+	unsigned nmw_reserved; /* of the free ones, set aside (rr_reg_keys_reserve) */
 
 	struct workq *regq; /* dynamic, cache: registrations off the caller's thread */
 	size_t idle_held;   /* cache: idle pieces of chunks that have one in use */

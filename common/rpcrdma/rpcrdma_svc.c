@@ -147,6 +147,9 @@ void rrs_exposure_over(struct rr_sreq *rq)
 		rr_buf_unexpose(reg, vc, rq->bufs[i]);
 	if (vc)
 		rr_conn_leave(c);
+	rr_reg_keys_unreserve(reg, rq->exp_keys);
+	rq->exp_keys = 0;
+	rrs_keys_freed(rq->srv); /* the windows may answer another connection's */
 	pthread_mutex_lock(&c->lock);
 	sc->exposed -= rq->exp_bytes;
 	if (rq->counted && rq->exposing) {

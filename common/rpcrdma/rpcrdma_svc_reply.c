@@ -157,11 +157,13 @@ int rrs_loop_may_expose(struct rr_sreq *rq, size_t bytes)
 	return ok;
 }
 
-/* Reserve bytes of the connection's bound to expose (Read-Read), if it has
- * room and no reply is parked before: else -EAGAIN on the loop (nowait),
- * where the call goes to a worker, and -EINPROGRESS on a worker, which does
- * not wait for it: the reply is parked on the connection (rrs_park). */
-static int reserve_exposure(struct rr_sreq *rq, size_t bytes)
+/* Reserve bytes of the connection's bound to expose (Read-Read), and the
+ * keys (memory windows, shared by every connection) they need, if it has
+ * room, the keys are free and no reply is parked before: else -EAGAIN on the
+ * loop (nowait), where the call goes to a worker, and -EINPROGRESS on a
+ * worker, which does not wait for it: the reply is parked on the connection
+ * (rrs_park). */
+static int reserve_exposure(struct rr_sreq *rq, size_t bytes, unsigned keys)
 {
 	struct rr_conn *c = rq->conn;
 	struct svc_conn *sc = c->side;
@@ -172,25 +174,71 @@ static int reserve_exposure(struct rr_sreq *rq, size_t bytes)
 	pthread_mutex_lock(&c->lock);
 	if (c->dead) {
 		rc = -ECONNRESET;
-	} else if (!loop_room(rq, bytes)) {
+	} else if (!loop_room(rq, bytes) ||
+		   (rc = rr_reg_keys_reserve(rq->srv->ep->reg, keys)) == -EAGAIN) {
 		rc = rq->x.nowait ? -EAGAIN : -EINPROGRESS;
 		rq->park_bytes = bytes;
-	} else {
+		rq->park_keys = keys;
+	} else if (rc == 0) {
 		sc->exposed += bytes;
 		rq->exp_bytes = bytes;
+		rq->exp_keys = keys;
 	}
 	pthread_mutex_unlock(&c->lock);
 	return rc;
+}
+
+/* Loop: c's oldest parked reply waits for keys: list c to be woken when any
+ * exposure ends (rrs_keys_freed). */
+static void keys_wait(struct rr_conn *c)
+{
+	struct svc_conn *sc = c->side;
+	struct rr_server *srv = sc->srv;
+
+	pthread_mutex_lock(&srv->lock);
+	if (!sc->keys_listed) {
+		sc->keys_listed = 1;
+		sc->keys_next = srv->keys_waiting;
+		__atomic_store_n(&srv->keys_waiting, c, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&srv->lock);
+}
+
+/* See rpcrdma_svc.h. */
+void rrs_keys_freed(struct rr_server *srv)
+{
+	struct rr_conn *list;
+
+	/* a waiter lists itself before it looks for keys a last time, and keys
+	 * go back (under the strategy's lock) before this looks: one of the two
+	 * sees the other */
+	if (!__atomic_load_n(&srv->keys_waiting, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&srv->lock);
+	list = srv->keys_waiting;
+	__atomic_store_n(&srv->keys_waiting, NULL, __ATOMIC_RELAXED);
+	while (list) { /* (a dying connection unlists itself first: c lives) */
+		struct rr_conn *c = list;
+		struct svc_conn *sc = c->side;
+
+		list = sc->keys_next;
+		sc->keys_listed = 0;
+		rrs_unpark_later(c);
+	}
+	pthread_mutex_unlock(&srv->lock);
 }
 
 /* Loop: answer the parked replies that fit now, oldest first. */
 static void unpark_now(struct rr_conn *c)
 {
 	struct svc_conn *sc = c->side;
+	struct rr_reg_ctx *reg = sc->srv->ep->reg;
 	size_t max = sc->srv->ep->p.exposed_max;
+	int listed = 0;
 
 	for (;;) {
 		struct rr_sreq *rq;
+		int rc;
 
 		pthread_mutex_lock(&c->lock);
 		rq = sc->park_head;
@@ -198,14 +246,31 @@ static void unpark_now(struct rr_conn *c)
 			pthread_mutex_unlock(&c->lock);
 			break;
 		}
-		if (!(sc->park_head = rq->park_next))
-			sc->park_tail = NULL;
-		sc->exp_waiting--;
-		sc->exposed += rq->park_bytes;
-		rq->exp_bytes = rq->park_bytes;
+		rc = rr_reg_keys_reserve(reg, rq->park_keys);
+		if (rc != -EAGAIN) {
+			if (!(sc->park_head = rq->park_next))
+				sc->park_tail = NULL;
+			sc->exp_waiting--;
+		}
+		if (rc == 0) {
+			sc->exposed += rq->park_bytes;
+			rq->exp_bytes = rq->park_bytes;
+			rq->exp_keys = rq->park_keys;
+		}
 		pthread_mutex_unlock(&c->lock);
-		rq->run_rc = 0;
-		rrs_reply(rq);
+		if (rc != -EAGAIN) { /* (-E2BIG: more keys than there are: ERR_CHUNK) */
+			rq->run_rc = rc;
+			rrs_reply(rq);
+		} else if (!listed) { /* then look once more: keys freed before woke nobody */
+			if (!rq->keys_waited) {
+				rq->keys_waited = 1;
+				rr_stat_add(&c->st.window_waits, 1);
+			}
+			keys_wait(c);
+			listed = 1;
+		} else {
+			break;
+		}
 	}
 }
 
@@ -263,6 +328,15 @@ void rrs_park_drop(struct rr_conn *c)
 	sc->park_head = sc->park_tail = NULL;
 	sc->exp_waiting = 0;
 	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_lock(&sc->srv->lock);
+	for (struct rr_conn **p = &sc->srv->keys_waiting; sc->keys_listed && *p;
+	     p = &((struct svc_conn *)(*p)->side)->keys_next)
+		if (*p == c) {
+			__atomic_store_n(p, sc->keys_next, __ATOMIC_RELAXED);
+			sc->keys_listed = 0;
+			break;
+		}
+	pthread_mutex_unlock(&sc->srv->lock);
 	while (list) {
 		struct rr_sreq *rq = list;
 
@@ -288,6 +362,26 @@ static struct rr_buf *item_buf(struct rr_sreq *rq, struct rr_item *it, unsigned 
 	return b;
 }
 
+/* The keys rq's Read-Read exposure takes where each is a window of its own
+ * (one per buffer, as expose_items binds them); 0 where keys cost nothing. */
+static unsigned keys_needed(const struct rr_sreq *rq, unsigned nitems)
+{
+	unsigned n = rq->long_reply && !rq->hdr.has_reply;
+
+	if (!rr_reg_keys_per_exposure(rq->srv->ep->reg))
+		return 0;
+	for (unsigned i = 0; i < nitems; i++) {
+		unsigned j = 0;
+
+		if (rq->items[i].wchunk >= 0)
+			continue;
+		while (j < i && (rq->items[j].wchunk >= 0 || rq->items[j].buf != rq->items[i].buf))
+			j++;
+		n += j == i;
+	}
+	return n;
+}
+
 /* Every bulk item in a registered buffer, every registration of the request
  * finished, Read-Read's exposure reserved: on a worker, waiting for what it
  * must but room to expose (-EINPROGRESS: rrs_park); on the loop
@@ -310,7 +404,8 @@ int rrs_prepare_reply(struct rr_sreq *rq)
 	for (unsigned i = 0; i < rq->nbufs; i++)
 		if ((rc = rr_buf_wait(reg, rq->bufs[i])) != 0)
 			return rc;
-	return bytes ? reserve_exposure(rq, bytes) : 0; /* last: a parked reply is ready */
+	/* last: a parked reply is ready */
+	return bytes ? reserve_exposure(rq, bytes, keys_needed(rq, nitems)) : 0;
 }
 
 /* Loop: add the RDMA Writes of the items that go to Write chunks. */
@@ -353,10 +448,21 @@ static size_t items_span(const struct rr_sreq *rq, unsigned nitems, const struct
 	return (size_t)(hi - *lo);
 }
 
+/* Loop: expose [at, at + len) of b with one of rq's keys (exp_keys). */
+static int expose_one(struct rr_sreq *rq, struct vb_conn *vc, struct rr_buf *b, const void *at,
+		      size_t len)
+{
+	int rc = rr_buf_expose(rq->srv->ep->reg, vc, b, at, len,
+			       rq->exp_keys ? RR_EXPOSE_RESERVED : 0);
+
+	if (rc == 0 && rq->exp_keys)
+		rq->exp_keys--;
+	return rc;
+}
+
 /* Loop: expose the Read-Read items (and a long reply) and list them in rh's Read list. */
 static int expose_items(struct rr_sreq *rq, struct rpcrdma_hdr *rh, unsigned nitems, int long_rr)
 {
-	struct rr_reg_ctx *reg = rq->srv->ep->reg;
 	struct vb_conn *vc;
 	int rc = 0;
 
@@ -365,7 +471,7 @@ static int expose_items(struct rr_sreq *rq, struct rpcrdma_hdr *rh, unsigned nit
 	if (!(vc = rr_conn_enter(rq->conn)))
 		return -ECONNRESET;
 	if (long_rr) {
-		rc = rr_buf_expose(reg, vc, rq->reply_buf, rq->reply_buf->addr, rq->x.reply_len, 0);
+		rc = expose_one(rq, vc, rq->reply_buf, rq->reply_buf->addr, rq->x.reply_len);
 		rh->reads[rh->nreads++] = (struct rpcrdma_read_seg){
 			.position = 0,
 			.seg = {rq->reply_buf->rkey, (uint32_t)rq->x.reply_len,
@@ -380,7 +486,7 @@ static int expose_items(struct rr_sreq *rq, struct rpcrdma_hdr *rh, unsigned nit
 			const uint8_t *lo;
 			size_t len = items_span(rq, nitems, it->buf, &lo);
 
-			rc = rr_buf_expose(reg, vc, it->buf, lo, len, 0);
+			rc = expose_one(rq, vc, it->buf, lo, len);
 		}
 		rh->reads[rh->nreads++] = (struct rpcrdma_read_seg){
 			.position = it->pos_full,

@@ -22,31 +22,11 @@
 #include "common/base/log.h"
 #include "common/rpcrdma/rpcrdma_hdr.h"
 #include "rpcrdma_raw.h"
+#include "rpcrdma_raw_calls.h"
 #include "rpcrdma_test_util.h"
 #include "common/verbs.h"
 
-#define CREDITS 16
-
-/* Encode an RPC call behind transport header h into buf. */
-static size_t build(struct raw *r, struct rpcrdma_hdr *h, struct rpc_call *call, uint8_t *buf)
-{
-	struct wcur w;
-	int len;
-
-	wcur_init(&w, buf, RAW_BUF);
-	assert_int_equal(rpcrdma_hdr_encode(&w, h), 0);
-	len = rpc_encode_call(&r->clnt, h->xid, call, buf + w.pos, RAW_BUF - w.pos, NULL);
-	assert_true(len > 0);
-	return w.pos + (size_t)len;
-}
-
-static struct rpcrdma_hdr *new_hdr(struct raw *r, uint32_t proc)
-{
-	struct rpcrdma_hdr *h = calloc(1, sizeof(*h));
-
-	rpcrdma_hdr_init(h, ++r->xid, CREDITS, proc);
-	return h;
-}
+#define CREDITS RAW_CREDITS
 
 static void expect_error(struct raw *r, uint32_t xid, uint32_t err)
 {
@@ -66,34 +46,6 @@ static void expect_error(struct raw *r, uint32_t xid, uint32_t err)
 		assert_int_equal(h->vers_high, 1);
 	}
 	free(h);
-}
-
-/* A NULL (or other void) call that must be answered: the connection still works. */
-static int raw_null(struct raw *r, uint32_t prog)
-{
-	struct rpcrdma_hdr *h = new_hdr(r, RPCRDMA_MSG);
-	struct rpc_call call = {.prog = prog,
-				.vers = BULKVERS,
-				.proc = BULK_NULL,
-				.xdr_args = (xdrproc_t)xdr_void,
-				.xdr_res = (xdrproc_t)xdr_void};
-	uint8_t buf[RAW_BUF];
-	struct rpcrdma_hdr *rh = calloc(1, sizeof(*rh));
-	size_t len = build(r, h, &call, buf);
-	struct cur c;
-	int rc;
-
-	raw_send(r, buf, len);
-	len = raw_recv(r, buf, RAW_TMO);
-	assert_true(len > 0);
-	cur_init(&c, buf, len);
-	assert_int_equal(rpcrdma_hdr_decode(&c, rh), 0);
-	assert_int_equal(rh->xid, h->xid);
-	assert_int_equal(rh->proc, RPCRDMA_MSG);
-	rc = rpc_decode_reply(&r->clnt, h->xid, &call, buf + c.pos, len - c.pos, NULL);
-	free(h);
-	free(rh);
-	return rc;
 }
 
 /* Send each kind of garbage once; each gets its answer (or none) and nothing else. */
@@ -180,11 +132,11 @@ static void malformed_headers_answered(void **state)
 	for (int i = 0; i < 3; i++)
 		garbage_round(&r);
 	for (int i = 0; i < CREDITS; i++) {
-		struct rpcrdma_hdr *h = new_hdr(&r, RPCRDMA_MSG);
+		struct rpcrdma_hdr *h = raw_hdr(&r, RPCRDMA_MSG);
 		u_int ms = 50;
 		struct rpc_call call = rrt_sleep_call(&ms);
 
-		raw_send(&r, buf, build(&r, h, &call, buf));
+		raw_send(&r, buf, raw_build(&r, h, &call, buf));
 		free(h);
 	}
 	for (int i = 0; i < CREDITS; i++)
@@ -210,11 +162,11 @@ static void credit_overrun_answered(void **state)
 	raw_open(&r, srv.port);
 	assert_int_equal(raw_null(&r, BULKPROG), 0); /* the first grant */
 	for (int i = 0; i < CREDITS + 2; i++) {
-		struct rpcrdma_hdr *h = new_hdr(&r, RPCRDMA_MSG);
+		struct rpcrdma_hdr *h = raw_hdr(&r, RPCRDMA_MSG);
 		u_int ms = 300;
 		struct rpc_call call = rrt_sleep_call(&ms);
 
-		raw_send(&r, buf, build(&r, h, &call, buf));
+		raw_send(&r, buf, raw_build(&r, h, &call, buf));
 		free(h);
 	}
 	for (int i = 0; i < CREDITS + 2; i++) {
@@ -240,7 +192,7 @@ static void credit_overrun_answered(void **state)
 /* A PUT with 4096 bytes of data in a Read chunk at descriptor (rkey, offset). */
 static size_t put_with_chunk(struct raw *r, uint32_t rkey, uint64_t offset, uint8_t *buf)
 {
-	struct rpcrdma_hdr *h = new_hdr(r, RPCRDMA_MSG);
+	struct rpcrdma_hdr *h = raw_hdr(r, RPCRDMA_MSG);
 	struct bulk_put_args a = {.seed = 1, .data.len = 0};
 	struct rpc_call call = {.prog = BULKPROG,
 				.vers = BULKVERS,
@@ -316,11 +268,11 @@ static void bad_write_chunk_key(void **state)
 	uint8_t buf[RAW_BUF];
 
 	raw_open(&r, srv.port);
-	h = new_hdr(&r, RPCRDMA_MSG);
+	h = raw_hdr(&r, RPCRDMA_MSG);
 	h->nwrites = 1;
 	h->writes[0].nsegs = 1;
 	h->writes[0].segs[0] = (struct rpcrdma_seg){0xdeadbeef, 65536, (uintptr_t)r.data};
-	raw_send(&r, buf, build(&r, h, &call, buf));
+	raw_send(&r, buf, raw_build(&r, h, &call, buf));
 	free(h);
 	assert_int_equal(raw_recv(&r, buf, 2000), 0);
 	raw_close(&r);
@@ -345,135 +297,16 @@ static void write_chunk_too_short(void **state)
 	uint8_t buf[RAW_BUF];
 
 	raw_open(&r, srv.port);
-	h = new_hdr(&r, RPCRDMA_MSG);
+	h = raw_hdr(&r, RPCRDMA_MSG);
 	h->nwrites = 1;
 	h->writes[0].nsegs = 1;
 	h->writes[0].segs[0] = (struct rpcrdma_seg){r.data_mr->rkey, 4096, (uintptr_t)r.data};
-	raw_send(&r, buf, build(&r, h, &call, buf));
+	raw_send(&r, buf, raw_build(&r, h, &call, buf));
 	expect_error(&r, h->xid, RPCRDMA_ERR_CHUNK);
 	free(h);
 	assert_int_equal(raw_null(&r, BULKPROG), 0);
 	raw_close(&r);
 	expect_settled(0);
-}
-
-/* Read-Read: a GET with no Write chunk gets its data exposed in a Read chunk. */
-/* Send a GET of n bytes that offers no chunk (Read-Read); its xid. */
-static uint32_t send_get(struct raw *r, u_int n)
-{
-	struct rpcrdma_hdr *h = new_hdr(r, RPCRDMA_MSG);
-	struct bulk_get_args a = {.seed = 9, .len = n};
-	struct rpc_call call = {.prog = BULKPROG,
-				.vers = BULKVERS,
-				.proc = BULK_GET,
-				.xdr_args = (xdrproc_t)xdr_bulk_get_args,
-				.args = &a,
-				.xdr_res = (xdrproc_t)xdr_void};
-	uint8_t buf[RAW_BUF];
-	uint32_t xid = h->xid;
-
-	raw_send(r, buf, build(r, h, &call, buf));
-	free(h);
-	return xid;
-}
-
-static uint32_t rr_get_len(struct raw *r, struct rpcrdma_hdr *rh, u_int n)
-{
-	uint32_t xid = send_get(r, n);
-	uint8_t buf[RAW_BUF];
-	size_t len;
-	struct cur c;
-
-	len = raw_recv(r, buf, RAW_TMO);
-	assert_true(len > 0);
-	cur_init(&c, buf, len);
-	assert_int_equal(rpcrdma_hdr_decode(&c, rh), 0);
-	assert_int_equal(rh->proc, RPCRDMA_MSG);
-	assert_int_equal(rh->nreads, 1);
-	assert_int_equal(rh->reads[0].seg.length, n);
-	return xid;
-}
-
-static uint32_t rr_get(struct raw *r, struct rpcrdma_hdr *rh)
-{
-	return rr_get_len(r, rh, 65536);
-}
-
-/* RDMA Read the exposed segment into our data area; whether it worked. */
-static int raw_read(struct raw *r, const struct rpcrdma_seg *seg)
-{
-	struct vb_sge sge = {(uintptr_t)r->data, seg->length, r->data_mr->lkey};
-	struct vb_send_wr wr = {.wr_id = RAW_WR_READ,
-				.sg_list = &sge,
-				.num_sge = 1,
-				.opcode = VB_WR_RDMA_READ,
-				.send_flags = VB_SEND_SIGNALED,
-				.remote_addr = seg->offset,
-				.rkey = seg->handle},
-			  *bad;
-	int before = r->reads_done;
-
-	if (vb_post_send(r->vc, &wr, &bad) != 0)
-		return 0;
-	for (int i = 0; i < 100 && r->reads_done == before && !r->broken; i++)
-		raw_pump(r, 50);
-	return r->reads_done > before;
-}
-
-/* Read-Read with fastreg: the window of an exposed reply shows the reply's
- * bytes, not the rest of the registered block they lie in (64 KiB for these
- * 40000), which may hold what an earlier call of any client left there: an
- * RDMA Read past the segment is refused. */
-static void exposure_bounded(void **state)
-{
-	struct rrt_server t;
-	struct rr_params p;
-	struct rpcrdma_hdr *rh = calloc(1, sizeof(*rh));
-	struct rpcrdma_seg seg;
-	struct raw r;
-
-	rrt_params(&p, RR_MODE_READ_READ, RR_REG_FASTREG);
-	p.credits = CREDITS;
-	p.done_deadline_ms = 400;
-	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
-	raw_open(&r, t.port);
-	(void)rr_get_len(&r, rh, 40000);
-	seg = rh->reads[0].seg;
-	assert_true(raw_read(&r, &seg));
-	seg.length += 4096;
-	assert_false(raw_read(&r, &seg));
-	raw_close(&r);
-	free(rh);
-	rrt_server_stop(&t);
-}
-
-/* A reply that cannot go out (here no memory window is free for its
- * exposure: 2 in the pool, both held by replies awaiting RDMA_DONE) closes
- * the connection, as the Linux server does, so that the client reconnects
- * and sends the call again at once; it was dropped, and the client waited
- * for its call's timeout. */
-static void unsendable_reply_closes(void **state)
-{
-	struct rrt_server t;
-	struct rr_params p;
-	struct rpcrdma_hdr *rh = calloc(1, sizeof(*rh));
-	struct raw r;
-	uint8_t buf[RAW_BUF];
-
-	rrt_params(&p, RR_MODE_READ_READ, RR_REG_FASTREG);
-	p.credits = CREDITS;
-	p.fastreg_pool = 2;
-	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
-	raw_open(&r, t.port);
-	(void)rr_get(&r, rh);
-	(void)rr_get(&r, rh);
-	assert_int_equal(raw_null(&r, BULKPROG), 0); /* (no window needed) */
-	(void)send_get(&r, 65536);
-	assert_int_equal(raw_recv(&r, buf, RAW_TMO), 0);
-	assert_true(r.broken);
-	free(rh);
-	raw_close(&r);
-	rrt_server_stop(&t);
 }
 
 /* A long reply to a call that offers a Write chunk but no Reply chunk: the
@@ -494,11 +327,11 @@ static void long_reply_beside_write_list(void **state)
 	struct raw r;
 
 	raw_open(&r, srv.port);
-	h = new_hdr(&r, RPCRDMA_MSG);
+	h = raw_hdr(&r, RPCRDMA_MSG);
 	h->nwrites = 1;
 	h->writes[0].nsegs = 1;
 	h->writes[0].segs[0] = (struct rpcrdma_seg){r.data_mr->rkey, 65536, (uintptr_t)r.data};
-	raw_send(&r, buf, build(&r, h, &call, buf));
+	raw_send(&r, buf, raw_build(&r, h, &call, buf));
 	expect_error(&r, h->xid, RPCRDMA_ERR_CHUNK);
 	assert_int_equal(raw_null(&r, BULKPROG), 0);
 	free(h);
@@ -514,7 +347,7 @@ static void rdma_done_never_sent(void **state)
 	char *want = malloc(65536);
 
 	raw_open(&r, srv.port);
-	rr_get(&r, rh);
+	raw_rr_get(&r, rh);
 	assert_true(raw_read(&r, &rh->reads[0].seg));
 	bulk_fill(want, 65536, 9);
 	assert_memory_equal(r.data, want, 65536);
@@ -537,14 +370,13 @@ static void rdma_done_twice(void **state)
 	struct raw r;
 	struct rpcrdma_hdr *rh = calloc(1, sizeof(*rh));
 	struct rr_stats st;
-	uint8_t buf[64];
 	uint32_t xid;
 
 	raw_open(&r, srv.port);
-	xid = rr_get(&r, rh);
+	xid = raw_rr_get(&r, rh);
 	assert_true(raw_read(&r, &rh->reads[0].seg));
 	for (int i = 0; i < 2; i++)
-		raw_send(&r, buf, raw_words(buf, (uint32_t[]){xid, 1, CREDITS, RPCRDMA_DONE}, 4));
+		raw_done(&r, xid);
 	assert_int_equal(raw_null(&r, BULKPROG), 0); /* ordered after both DONEs */
 	rr_server_get_stats(srv.rr, &st);
 	assert_int_equal(st.exposed_now, 0);
@@ -553,57 +385,6 @@ static void rdma_done_twice(void **state)
 	raw_close(&r);
 	expect_settled(0);
 	free(rh);
-}
-
-/* A Read-Read client that never sends RDMA_DONE holds its bound of exposed
- * bytes (here two 64 KiB replies); its further calls wait for room without a
- * worker each (they would hold all 8 until the done deadline, 30 s here), so
- * another client's calls are answered meanwhile; once the first client sends
- * its RDMA_DONEs, every waiting call of its is answered, each once. */
-static void exposure_wait_holds_no_worker(void **state)
-{
-	enum { N = 12 };
-	struct rrt_server t;
-	struct rr_params p;
-	struct rpc_clnt *other;
-	struct raw r;
-	uint8_t buf[RAW_BUF];
-	uint32_t xids[N];
-	unsigned answered = 0, replies = 0;
-
-	rrt_params(&p, RR_MODE_READ_WRITE | RR_MODE_READ_READ, RR_REG_DYNAMIC);
-	p.credits = CREDITS;
-	p.done_deadline_ms = 30000;
-	p.exposed_max = 131072;
-	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
-	raw_open(&r, t.port);
-	for (int i = 0; i < N; i++)
-		xids[i] = send_get(&r, 65536);
-	assert_int_equal(rrt_client(&t, RR_MODE_READ_WRITE, RR_REG_FASTREG, 0, &other), 0);
-	for (int i = 0; i < 3; i++)
-		assert_int_equal(rrt_put_within(other, (uint32_t)i, 4096, NULL, 5000), 0);
-	rpc_clnt_destroy(other);
-	while (answered < N) { /* each reply, then its RDMA_DONE */
-		struct rpcrdma_hdr *rh = calloc(1, sizeof(*rh));
-		size_t len = raw_recv(&r, buf, RAW_TMO);
-		struct cur c;
-
-		assert_true(len > 0);
-		assert_true(++replies <= N);
-		cur_init(&c, buf, len);
-		assert_int_equal(rpcrdma_hdr_decode(&c, rh), 0);
-		assert_int_equal(rh->nreads, 1);
-		for (int i = 0; i < N; i++) /* each of ours, once */
-			if (xids[i] == rh->xid) {
-				xids[i] = 0;
-				answered++;
-			}
-		raw_send(&r, buf,
-			 raw_words(buf, (uint32_t[]){rh->xid, 1, CREDITS, RPCRDMA_DONE}, 4));
-		free(rh);
-	}
-	raw_close(&r);
-	rrt_server_stop(&t);
 }
 
 /* Many big calls in flight, then the client vanishes. */
@@ -615,7 +396,7 @@ static void disconnect_mid_transfer(void **state)
 
 		raw_open(&r, srv.port);
 		for (int i = 0; i < CREDITS; i++) {
-			struct rpcrdma_hdr *h = new_hdr(&r, RPCRDMA_MSG);
+			struct rpcrdma_hdr *h = raw_hdr(&r, RPCRDMA_MSG);
 			struct bulk_get_args a = {.seed = (u_int)i, .len = 1u << 20};
 			struct rpc_call call = {.prog = BULKPROG,
 						.vers = BULKVERS,
@@ -630,7 +411,7 @@ static void disconnect_mid_transfer(void **state)
 				h->writes[0].segs[0] = (struct rpcrdma_seg){
 					r.data_mr->rkey, 1u << 20, (uintptr_t)r.data};
 			} /* else Read-Read: the server exposes */
-			raw_send(&r, buf, build(&r, h, &call, buf));
+			raw_send(&r, buf, raw_build(&r, h, &call, buf));
 			free(h);
 		}
 		raw_close(&r); /* without waiting for anything */
@@ -655,8 +436,8 @@ static void stop_outlived_by_a_call(void **state)
 	p.drain_ms = 100;
 	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
 	raw_open(&r, t.port);
-	h = new_hdr(&r, RPCRDMA_MSG);
-	raw_send(&r, buf, build(&r, h, &call, buf));
+	h = raw_hdr(&r, RPCRDMA_MSG);
+	raw_send(&r, buf, raw_build(&r, h, &call, buf));
 	free(h);
 	assert_int_equal(raw_null(&r, BULKPROG), 0); /* the SLEEP is running */
 	t0 = clock_now_ns();
@@ -699,10 +480,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(rdma_done_twice, setup, teardown),
 		cmocka_unit_test_setup_teardown(disconnect_mid_transfer, setup, teardown),
 		cmocka_unit_test(mutated_mic_refused),
-		cmocka_unit_test(exposure_bounded),
-		cmocka_unit_test(exposure_wait_holds_no_worker),
 		cmocka_unit_test(stop_outlived_by_a_call),
-		cmocka_unit_test(unsendable_reply_closes),
 		cmocka_unit_test_setup_teardown(long_reply_beside_write_list, setup, teardown),
 	};
 

@@ -1,0 +1,257 @@
+/*
+ * rpcrdma_exposure_test: Read-Read's exposures from the server against a raw
+ * verbs peer: what a window shows, what the server does when a client holds
+ * its bound or the memory windows every client shares, and when a reply
+ * cannot go out at all.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "bulkprog.h"
+#include "common/base/log.h"
+#include "rpcrdma_raw_calls.h"
+#include "rpcrdma_test_util.h"
+
+#define CREDITS RAW_CREDITS
+
+/* While set, the soft provider refuses to bind a window (this program is
+ * linked with -Wl,--wrap=soft_bind_mw); unbinding (len 0) still works. */
+static int bind_fails;
+
+int __real_soft_bind_mw(struct vb_conn *conn, struct vb_mw *m, struct vb_mr *mr, void *addr,
+			size_t len, unsigned access, uint64_t wr_id, int signaled);
+int __wrap_soft_bind_mw(struct vb_conn *conn, struct vb_mw *m, struct vb_mr *mr, void *addr,
+			size_t len, unsigned access, uint64_t wr_id, int signaled);
+int __wrap_soft_bind_mw(struct vb_conn *conn, struct vb_mw *m, struct vb_mr *mr, void *addr,
+			size_t len, unsigned access, uint64_t wr_id, int signaled)
+{
+	if (len && __atomic_load_n(&bind_fails, __ATOMIC_RELAXED))
+		return -EIO;
+	return __real_soft_bind_mw(conn, m, mr, addr, len, access, wr_id, signaled);
+}
+
+/* A Read-Read server with fastreg and pool memory windows, whose exposures
+ * end only by RDMA_DONE here (30 s deadline). */
+static void start_fastreg(struct rrt_server *t, unsigned pool)
+{
+	struct rr_params p;
+
+	rrt_params(&p, RR_MODE_READ_READ, RR_REG_FASTREG);
+	p.credits = CREDITS;
+	p.fastreg_pool = pool;
+	p.done_deadline_ms = 30000;
+	assert_int_equal(rrt_server_start_p(t, &p, 0), 0);
+}
+
+/* Take the reply of a GET of 64 KiB that raw_send_get sent as xid: its data
+ * is exposed, and reads back right. */
+static void expect_get_reply(struct raw *r, uint32_t xid)
+{
+	struct rpcrdma_hdr *rh = calloc(1, sizeof(*rh));
+	char *want = malloc(65536);
+	uint8_t buf[RAW_BUF];
+	size_t len = raw_recv(r, buf, RAW_TMO);
+	struct cur c;
+
+	assert_true(len > 0);
+	cur_init(&c, buf, len);
+	assert_int_equal(rpcrdma_hdr_decode(&c, rh), 0);
+	assert_int_equal(rh->xid, xid);
+	assert_int_equal(rh->nreads, 1);
+	assert_true(raw_read(r, &rh->reads[0].seg));
+	bulk_fill(want, 65536, 9);
+	assert_memory_equal(r->data, want, 65536);
+	free(want);
+	free(rh);
+}
+
+/* Read-Read with fastreg: the window of an exposed reply shows the reply's
+ * bytes, not the rest of the registered block they lie in (64 KiB for these
+ * 40000), which may hold what an earlier call of any client left there: an
+ * RDMA Read past the segment is refused. */
+static void exposure_bounded(void **state)
+{
+	struct rrt_server t;
+	struct rr_params p;
+	struct rpcrdma_hdr *rh = calloc(1, sizeof(*rh));
+	struct rpcrdma_seg seg;
+	struct raw r;
+
+	rrt_params(&p, RR_MODE_READ_READ, RR_REG_FASTREG);
+	p.credits = CREDITS;
+	p.done_deadline_ms = 400;
+	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
+	raw_open(&r, t.port);
+	(void)raw_rr_get_len(&r, rh, 40000);
+	seg = rh->reads[0].seg;
+	assert_true(raw_read(&r, &seg));
+	seg.length += 4096;
+	assert_false(raw_read(&r, &seg));
+	raw_close(&r);
+	free(rh);
+	rrt_server_stop(&t);
+}
+
+/* A Read-Read client that never sends RDMA_DONE holds its bound of exposed
+ * bytes (here two 64 KiB replies); its further calls wait for room without a
+ * worker each (they would hold all 8 until the done deadline, 30 s here), so
+ * another client's calls are answered meanwhile; once the first client sends
+ * its RDMA_DONEs, every waiting call of its is answered, each once. */
+static void exposure_wait_holds_no_worker(void **state)
+{
+	enum { N = 12 };
+	struct rrt_server t;
+	struct rr_params p;
+	struct rpc_clnt *other;
+	struct raw r;
+	uint8_t buf[RAW_BUF];
+	uint32_t xids[N];
+	unsigned answered = 0, replies = 0;
+
+	rrt_params(&p, RR_MODE_READ_WRITE | RR_MODE_READ_READ, RR_REG_DYNAMIC);
+	p.credits = CREDITS;
+	p.done_deadline_ms = 30000;
+	p.exposed_max = 131072;
+	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
+	raw_open(&r, t.port);
+	for (int i = 0; i < N; i++)
+		xids[i] = raw_send_get(&r, 65536);
+	assert_int_equal(rrt_client(&t, RR_MODE_READ_WRITE, RR_REG_FASTREG, 0, &other), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(rrt_put_within(other, (uint32_t)i, 4096, NULL, 5000), 0);
+	rpc_clnt_destroy(other);
+	while (answered < N) { /* each reply, then its RDMA_DONE */
+		struct rpcrdma_hdr *rh = calloc(1, sizeof(*rh));
+		size_t len = raw_recv(&r, buf, RAW_TMO);
+		struct cur c;
+
+		assert_true(len > 0);
+		assert_true(++replies <= N);
+		cur_init(&c, buf, len);
+		assert_int_equal(rpcrdma_hdr_decode(&c, rh), 0);
+		assert_int_equal(rh->nreads, 1);
+		for (int i = 0; i < N; i++) /* each of ours, once */
+			if (xids[i] == rh->xid) {
+				xids[i] = 0;
+				answered++;
+			}
+		raw_done(&r, rh->xid);
+		free(rh);
+	}
+	raw_close(&r);
+	rrt_server_stop(&t);
+}
+
+static void expect_window_waits(struct rrt_server *t, uint64_t n)
+{
+	struct rr_stats st;
+
+	rr_server_get_stats(t->rr, &st);
+	assert_int_equal(st.window_waits, n);
+}
+
+/* The memory windows are the server's, shared by every connection (2 here):
+ * a reply that finds none free waits for one, parked on its connection, and
+ * is answered once an RDMA_DONE gives one back; it was dropped, and then
+ * closed its connection. */
+static void window_waited_for(void **state)
+{
+	struct rrt_server t;
+	struct raw r;
+	uint8_t buf[RAW_BUF];
+	uint32_t x1, x2, x3;
+
+	start_fastreg(&t, 2);
+	raw_open(&r, t.port);
+	x1 = raw_send_get(&r, 65536);
+	expect_get_reply(&r, x1);
+	x2 = raw_send_get(&r, 65536);
+	expect_get_reply(&r, x2);
+	x3 = raw_send_get(&r, 65536); /* no window for it */
+	assert_int_equal(raw_recv(&r, buf, 300), 0);
+	assert_int_equal(raw_null(&r, BULKPROG), 0); /* (no window needed) */
+	raw_done(&r, x1);
+	expect_get_reply(&r, x3);
+	raw_done(&r, x2);
+	raw_done(&r, x3);
+	assert_int_equal(raw_null(&r, BULKPROG), 0);
+	assert_false(r.broken);
+	expect_window_waits(&t, 1);
+	raw_close(&r);
+	rrt_server_stop(&t);
+}
+
+/* A window that another connection gives back answers a reply parked for
+ * one: any connection's exposure end wakes the waiters of all (the 30 s
+ * deadline is not what frees it). */
+static void window_freed_by_another_connection(void **state)
+{
+	struct rrt_server t;
+	struct raw a, b;
+	uint8_t buf[RAW_BUF];
+	uint32_t x1, x2, x3;
+
+	start_fastreg(&t, 2);
+	raw_open(&a, t.port);
+	raw_open(&b, t.port);
+	x1 = raw_send_get(&a, 65536);
+	expect_get_reply(&a, x1);
+	x2 = raw_send_get(&a, 65536);
+	expect_get_reply(&a, x2);
+	x3 = raw_send_get(&b, 65536);
+	assert_int_equal(raw_recv(&b, buf, 300), 0);
+	raw_done(&a, x2);
+	expect_get_reply(&b, x3);
+	raw_done(&b, x3);
+	raw_done(&a, x1);
+	assert_int_equal(raw_null(&a, BULKPROG), 0);
+	assert_int_equal(raw_null(&b, BULKPROG), 0);
+	expect_window_waits(&t, 1);
+	raw_close(&b);
+	raw_close(&a);
+	rrt_server_stop(&t);
+}
+
+/* A reply that cannot go out (here the provider refuses to bind its window)
+ * closes the connection, as the Linux server does, so that the client
+ * reconnects and sends the call again at once; it was dropped, and the
+ * client waited for its call's timeout. The server serves the next one. */
+static void unsendable_reply_closes(void **state)
+{
+	struct rrt_server t;
+	struct raw r;
+	uint8_t buf[RAW_BUF];
+
+	start_fastreg(&t, 4);
+	raw_open(&r, t.port);
+	assert_int_equal(raw_null(&r, BULKPROG), 0);
+	__atomic_store_n(&bind_fails, 1, __ATOMIC_RELAXED);
+	(void)raw_send_get(&r, 65536);
+	assert_int_equal(raw_recv(&r, buf, RAW_TMO), 0);
+	__atomic_store_n(&bind_fails, 0, __ATOMIC_RELAXED);
+	assert_true(r.broken);
+	raw_close(&r);
+	raw_open(&r, t.port);
+	expect_get_reply(&r, raw_send_get(&r, 65536));
+	raw_close(&r);
+	rrt_server_stop(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(exposure_bounded),
+		cmocka_unit_test(exposure_wait_holds_no_worker),
+		cmocka_unit_test(window_waited_for),
+		cmocka_unit_test(window_freed_by_another_connection),
+		cmocka_unit_test(unsendable_reply_closes),
+	};
+
+	log_set_level(getenv("RRT_DEBUG") ? LOG_LVL_DEBUG : LOG_LVL_ERR);
+	return cmocka_run_group_tests_name("rpcrdma_exposure", tests, NULL, NULL);
+}

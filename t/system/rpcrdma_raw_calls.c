@@ -1,0 +1,134 @@
+/* rpcrdma_raw_calls.c: calls of the bulk program from the raw peer
+ * (rpcrdma_raw_calls.h). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+
+#include "bulkprog.h"
+#include "common/rpcrdma/rpcrdma_hdr.h"
+#include "rpcrdma_raw_calls.h"
+
+/* See rpcrdma_raw_calls.h. */
+size_t raw_build(struct raw *r, struct rpcrdma_hdr *h, struct rpc_call *call, uint8_t *buf)
+{
+	struct wcur w;
+	int len;
+
+	wcur_init(&w, buf, RAW_BUF);
+	assert_int_equal(rpcrdma_hdr_encode(&w, h), 0);
+	len = rpc_encode_call(&r->clnt, h->xid, call, buf + w.pos, RAW_BUF - w.pos, NULL);
+	assert_true(len > 0);
+	return w.pos + (size_t)len;
+}
+
+/* See rpcrdma_raw_calls.h. */
+struct rpcrdma_hdr *raw_hdr(struct raw *r, uint32_t proc)
+{
+	struct rpcrdma_hdr *h = calloc(1, sizeof(*h));
+
+	rpcrdma_hdr_init(h, ++r->xid, RAW_CREDITS, proc);
+	return h;
+}
+
+/* See rpcrdma_raw_calls.h. */
+int raw_null(struct raw *r, uint32_t prog)
+{
+	struct rpcrdma_hdr *h = raw_hdr(r, RPCRDMA_MSG);
+	struct rpc_call call = {.prog = prog,
+				.vers = BULKVERS,
+				.proc = BULK_NULL,
+				.xdr_args = (xdrproc_t)xdr_void,
+				.xdr_res = (xdrproc_t)xdr_void};
+	uint8_t buf[RAW_BUF];
+	struct rpcrdma_hdr *rh = calloc(1, sizeof(*rh));
+	size_t len = raw_build(r, h, &call, buf);
+	struct cur c;
+	int rc;
+
+	raw_send(r, buf, len);
+	len = raw_recv(r, buf, RAW_TMO);
+	assert_true(len > 0);
+	cur_init(&c, buf, len);
+	assert_int_equal(rpcrdma_hdr_decode(&c, rh), 0);
+	assert_int_equal(rh->xid, h->xid);
+	assert_int_equal(rh->proc, RPCRDMA_MSG);
+	rc = rpc_decode_reply(&r->clnt, h->xid, &call, buf + c.pos, len - c.pos, NULL);
+	free(h);
+	free(rh);
+	return rc;
+}
+
+/* See rpcrdma_raw_calls.h. */
+uint32_t raw_send_get(struct raw *r, u_int n)
+{
+	struct rpcrdma_hdr *h = raw_hdr(r, RPCRDMA_MSG);
+	struct bulk_get_args a = {.seed = 9, .len = n};
+	struct rpc_call call = {.prog = BULKPROG,
+				.vers = BULKVERS,
+				.proc = BULK_GET,
+				.xdr_args = (xdrproc_t)xdr_bulk_get_args,
+				.args = &a,
+				.xdr_res = (xdrproc_t)xdr_void};
+	uint8_t buf[RAW_BUF];
+	uint32_t xid = h->xid;
+
+	raw_send(r, buf, raw_build(r, h, &call, buf));
+	free(h);
+	return xid;
+}
+
+/* See rpcrdma_raw_calls.h. */
+uint32_t raw_rr_get_len(struct raw *r, struct rpcrdma_hdr *rh, u_int n)
+{
+	uint32_t xid = raw_send_get(r, n);
+	uint8_t buf[RAW_BUF];
+	size_t len;
+	struct cur c;
+
+	len = raw_recv(r, buf, RAW_TMO);
+	assert_true(len > 0);
+	cur_init(&c, buf, len);
+	assert_int_equal(rpcrdma_hdr_decode(&c, rh), 0);
+	assert_int_equal(rh->proc, RPCRDMA_MSG);
+	assert_int_equal(rh->nreads, 1);
+	assert_int_equal(rh->reads[0].seg.length, n);
+	return xid;
+}
+
+/* See rpcrdma_raw_calls.h. */
+uint32_t raw_rr_get(struct raw *r, struct rpcrdma_hdr *rh)
+{
+	return raw_rr_get_len(r, rh, 65536);
+}
+
+/* See rpcrdma_raw_calls.h. */
+int raw_read(struct raw *r, const struct rpcrdma_seg *seg)
+{
+	struct vb_sge sge = {(uintptr_t)r->data, seg->length, r->data_mr->lkey};
+	struct vb_send_wr wr = {.wr_id = RAW_WR_READ,
+				.sg_list = &sge,
+				.num_sge = 1,
+				.opcode = VB_WR_RDMA_READ,
+				.send_flags = VB_SEND_SIGNALED,
+				.remote_addr = seg->offset,
+				.rkey = seg->handle},
+			  *bad;
+	int before = r->reads_done;
+
+	if (vb_post_send(r->vc, &wr, &bad) != 0)
+		return 0;
+	for (int i = 0; i < 100 && r->reads_done == before && !r->broken; i++)
+		raw_pump(r, 50);
+	return r->reads_done > before;
+}
+
+/* See rpcrdma_raw_calls.h. */
+void raw_done(struct raw *r, uint32_t xid)
+{
+	uint8_t buf[16];
+
+	raw_send(r, buf, raw_words(buf, (uint32_t[]){xid, 1, RAW_CREDITS, RPCRDMA_DONE}, 4));
+}
