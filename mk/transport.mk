@@ -32,7 +32,8 @@ t_system_rpcrdma_exposure_test_SOURCES = t/system/rpcrdma_exposure_test.c $(RRT_
 	$(RRT_RAW_CALLS)
 t_system_rpcrdma_exposure_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_system_rpcrdma_exposure_test_LDADD = t/system/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
-t_system_rpcrdma_exposure_test_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=soft_bind_mw
+t_system_rpcrdma_exposure_test_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=soft_bind_mw \
+	-Wl,--wrap=soft_alloc_mw
 check_PROGRAMS += t/system/rpcrdma_clnt_hostile_test
 TESTS += t/system/rpcrdma_clnt_hostile_test
 t_system_rpcrdma_clnt_hostile_test_SOURCES = t/system/rpcrdma_clnt_hostile_test.c $(RRT_RAW)

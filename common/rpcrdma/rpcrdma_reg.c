@@ -386,7 +386,7 @@ enum rr_reg rr_reg_kind(const struct rr_reg_ctx *r)
 
 int rr_reg_keys_per_exposure(const struct rr_reg_ctx *r)
 {
-	return r->ops->kind == RR_REG_FASTREG && r->nmws > 0;
+	return r->ops->kind == RR_REG_FASTREG && r->mws != NULL; /* (however few are left) */
 }
 
 int rr_reg_put_is_cheap(const struct rr_reg_ctx *r)

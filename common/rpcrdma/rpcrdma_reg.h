@@ -90,8 +90,9 @@ int rr_buf_expose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b, 
  * connections of a server share), so that a reply whose exposure is
  * reserved finds its keys when it is sent: 0 (also where keys cost nothing:
  * rr_reg_keys_per_exposure is false), -EAGAIN while fewer are free, -E2BIG
- * if there are never that many. rr_buf_expose with RR_EXPOSE_RESERVED uses one
- * up; rr_reg_keys_unreserve gives back those not used. */
+ * if the pool has fewer (a window that could not be replaced shrinks it).
+ * rr_buf_expose with RR_EXPOSE_RESERVED uses one up; rr_reg_keys_unreserve
+ * gives back those not used. */
 int rr_reg_keys_reserve(struct rr_reg_ctx *r, unsigned n);
 void rr_reg_keys_unreserve(struct rr_reg_ctx *r, unsigned n);
 /* After rr_buf_expose's -EAGAIN, wait up to ms for a key to come free, outside

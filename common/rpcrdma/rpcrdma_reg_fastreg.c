@@ -82,19 +82,20 @@ static int window_wait(struct rr_reg_ctx *r, int ms)
 }
 
 /* invalidate b's window (unless the peer did); if the connection cannot,
- * replace the window. */
+ * replace the window, and where that fails too, count the pool one smaller, so
+ * that a reservation of more keys than are left fails (-E2BIG) rather than
+ * waits for ever. */
 static void window_unbind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b)
 {
 	struct vb_mw *mw = b->mw;
+	unsigned left = 0;
 
 	if (b->peer_unbound) {
 		b->peer_unbound = 0;
 	} else if (!conn || vb_bind_mw(conn, mw, b->base, b->addr, 0, 0, 0, 0) != 0) {
 		vb_dealloc_mw(mw);
-		if (vb_alloc_mw(r->pd, &mw) != 0) {
-			log_err("cannot replace a memory window; the pool shrinks");
+		if (vb_alloc_mw(r->pd, &mw) != 0)
 			mw = NULL;
-		}
 	}
 	rr_stat_add(&r->st->remote_regs_now, -1);
 	b->mw = NULL;
@@ -102,8 +103,12 @@ static void window_unbind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_
 	pthread_mutex_lock(&r->lock);
 	if (mw)
 		r->mws[r->nmw_free++] = mw;
+	else
+		left = --r->nmws;
 	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->lock);
+	if (!mw)
+		log_err("cannot replace a memory window: the pool shrinks to %u", left);
 }
 
 /* See rpcrdma_reg.h. */
@@ -113,10 +118,10 @@ int rr_reg_keys_reserve(struct rr_reg_ctx *r, unsigned n)
 
 	if (n == 0 || !rr_reg_keys_per_exposure(r))
 		return 0;
-	if (n > r->nmws)
-		return -E2BIG;
 	pthread_mutex_lock(&r->lock);
-	if (r->nmw_free - r->nmw_reserved >= n)
+	if (n > r->nmws)
+		rc = -E2BIG;
+	else if (r->nmw_free - r->nmw_reserved >= n)
 		r->nmw_reserved += n;
 	else
 		rc = -EAGAIN;

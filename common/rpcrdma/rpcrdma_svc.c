@@ -178,7 +178,7 @@ void rrs_release(struct rr_sreq *rq)
 	rrs_dev_done(rq); /* (a no-op: its Reads or Send completed first) */
 	if (rq->send)
 		rrs_send_put(rq);
-	if (rq->exp_bytes)
+	if (rq->exp_bytes || rq->exp_keys) /* (keys given to a parked reply, say) */
 		rrs_exposure_over(rq);
 	if (rq->recv)
 		rr_recv_repost(rq->recv);
@@ -215,7 +215,7 @@ void rrs_unpend(struct rr_sreq *rq)
 		return;
 	if (rq->send)
 		rrs_send_put(rq);
-	if (rq->exp_bytes)
+	if (rq->exp_bytes || rq->exp_keys)
 		rrs_exposure_over(rq);
 	if (rr_reg_put_is_cheap(rq->srv->ep->reg)) {
 		rrs_release(rq);

@@ -37,10 +37,11 @@ struct svc_conn {
 	 * (sends no RDMA_DONE) holds no worker of the server's */
 	struct rr_sreq *park_head, *park_tail;
 	struct evloop_job unpark_job; /* rrs_unpark_later's */
-	/* on the server's keys_waiting list (under srv->lock): its oldest parked
-	 * reply waits for memory windows, which any connection may free */
+	/* on the server's queue of key waiters (under srv->lock): its oldest
+	 * parked reply, keys_rq, waits for memory windows, which any connection
+	 * may free */
 	struct rr_conn *keys_next;
-	int keys_listed;
+	struct rr_sreq *keys_rq;
 	/* loop only: requests waiting for a Send buffer, oldest first */
 	struct rr_sreq *send_wait, *send_wait_tail;
 	/* loop only: requests waiting for the device (their chunks' RDMA Reads, or
@@ -110,7 +111,8 @@ struct rr_sreq {
 	size_t exp_bytes;   /* Read-Read: bytes reserved (then exposed) */
 	unsigned exp_keys;  /* and keys reserved, not yet used (rr_reg_keys_reserve) */
 	size_t park_bytes;  /* parked: the bytes it waits to reserve */
-	unsigned park_keys; /* and the keys */
+	unsigned park_keys; /* and the keys (0 once it has them or keys_rc says) */
+	int keys_rc;	    /* -E2BIG: the keys it needs are more than there are */
 	int keys_waited;    /* it waited for them (counted in window_waits) */
 	int exposing;	    /* they are exposed, on the connection's list */
 	struct rr_sreq *park_next;
@@ -142,13 +144,14 @@ struct rr_server {
 	struct rr_listen listen[RR_LISTEN_MAX]; /* rr_server_listen's, in order */
 	unsigned nlisten;
 	struct evloop_timer *timer;
-	pthread_mutex_t lock; /* protects inflight, stopping, keys_waiting */
+	pthread_mutex_t lock; /* protects inflight, stopping, the keys queue */
 	pthread_cond_t cond;
 	unsigned inflight;
 	int stopping;
 	/* connections whose parked reply waits for keys (svc_conn.keys_next),
-	 * woken when any exposure ends (rrs_keys_freed) */
-	struct rr_conn *keys_waiting;
+	 * first come first served: whoever frees keys gives them to the first
+	 * (rrs_keys_freed), and nobody takes keys while one waits */
+	struct rr_conn *keys_waiting, *keys_last;
 	struct workq *reaper;	    /* releases that deregister, off the event loop */
 	struct vb_mr *exposed;	    /* rr_server_expose's, until destroy */
 	struct evloop_job stop_job; /* rr_server_destroy's call to the loop */
@@ -217,7 +220,8 @@ void rrs_park_init(struct rr_conn *c);
 /* Loop: the connection is gone: release its parked requests. */
 void rrs_park_drop(struct rr_conn *c);
 /* Any thread, after keys went back (rr_reg_keys_reserve's, or windows
- * unbound): the connections whose parked replies wait for keys try again. */
+ * unbound): the first connections whose parked replies wait for keys get
+ * them, as many as are free now, and are unparked. */
 void rrs_keys_freed(struct rr_server *srv);
 
 #endif

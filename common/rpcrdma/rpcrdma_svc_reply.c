@@ -159,10 +159,10 @@ int rrs_loop_may_expose(struct rr_sreq *rq, size_t bytes)
 
 /* Reserve bytes of the connection's bound to expose (Read-Read), and the
  * keys (memory windows, shared by every connection) they need, if it has
- * room, the keys are free and no reply is parked before: else -EAGAIN on the
- * loop (nowait), where the call goes to a worker, and -EINPROGRESS on a
- * worker, which does not wait for it: the reply is parked on the connection
- * (rrs_park). */
+ * room, the keys are free and no reply is parked before (for room on this
+ * connection, for keys on any): else -EAGAIN on the loop (nowait), where the
+ * call goes to a worker, and -EINPROGRESS on a worker, which does not wait
+ * for it: the reply is parked on the connection (rrs_park). */
 static int reserve_exposure(struct rr_sreq *rq, size_t bytes, unsigned keys)
 {
 	struct rr_conn *c = rq->conn;
@@ -175,6 +175,7 @@ static int reserve_exposure(struct rr_sreq *rq, size_t bytes, unsigned keys)
 	if (c->dead) {
 		rc = -ECONNRESET;
 	} else if (!loop_room(rq, bytes) ||
+		   (keys && __atomic_load_n(&rq->srv->keys_waiting, __ATOMIC_RELAXED)) ||
 		   (rc = rr_reg_keys_reserve(rq->srv->ep->reg, keys)) == -EAGAIN) {
 		rc = rq->x.nowait ? -EAGAIN : -EINPROGRESS;
 		rq->park_bytes = bytes;
@@ -188,43 +189,98 @@ static int reserve_exposure(struct rr_sreq *rq, size_t bytes, unsigned keys)
 	return rc;
 }
 
-/* Loop: c's oldest parked reply waits for keys: list c to be woken when any
- * exposure ends (rrs_keys_freed). */
-static void keys_wait(struct rr_conn *c)
+/* ---- waiting for keys: the server's queue, first come first served ---- */
+
+/* srv->lock held: give rq the keys it waits for if they are free: 0 once
+ * that is settled (park_keys 0; keys_rc -E2BIG if there are not so many),
+ * -EAGAIN while they are not free. */
+static int keys_grant(struct rr_server *srv, struct rr_sreq *rq)
+{
+	int rc = rr_reg_keys_reserve(srv->ep->reg, rq->park_keys);
+
+	if (rc == -EAGAIN)
+		return rc;
+	rq->exp_keys = rc ? 0 : rq->park_keys;
+	rq->keys_rc = rc;
+	rq->park_keys = 0;
+	return 0;
+}
+
+/* srv->lock held: c, whose oldest parked reply is rq, waits for keys last. */
+static void keys_queue(struct rr_server *srv, struct rr_conn *c, struct rr_sreq *rq)
+{
+	struct svc_conn *sc = c->side;
+
+	sc->keys_rq = rq;
+	sc->keys_next = NULL;
+	if (srv->keys_last)
+		((struct svc_conn *)srv->keys_last->side)->keys_next = c;
+	else
+		__atomic_store_n(&srv->keys_waiting, c, __ATOMIC_RELAXED);
+	srv->keys_last = c;
+}
+
+/* srv->lock held: c, which is queued (keys_rq set), waits no more. */
+static void keys_unqueue(struct rr_server *srv, struct rr_conn *c)
+{
+	struct svc_conn *sc = c->side;
+	struct rr_conn *prev = NULL;
+
+	for (struct rr_conn *i = srv->keys_waiting; i != c;
+	     i = ((struct svc_conn *)i->side)->keys_next)
+		prev = i;
+	if (prev)
+		((struct svc_conn *)prev->side)->keys_next = sc->keys_next;
+	else
+		__atomic_store_n(&srv->keys_waiting, sc->keys_next, __ATOMIC_RELAXED);
+	if (srv->keys_last == c)
+		srv->keys_last = prev;
+	sc->keys_rq = NULL;
+}
+
+/* srv->lock held: the first waiters whose keys are free get them, and their
+ * connections are unparked (but self, which is at it). */
+static void keys_hand_out(struct rr_server *srv, struct rr_conn *self)
+{
+	struct rr_conn *c;
+
+	while ((c = srv->keys_waiting) &&
+	       keys_grant(srv, ((struct svc_conn *)c->side)->keys_rq) == 0) {
+		keys_unqueue(srv, c);
+		if (c != self)
+			rrs_unpark_later(c);
+	}
+}
+
+/* Loop: rq, c's oldest parked reply, takes the keys it needs in its turn: 0
+ * (or keys_rc) once it has them, else -EAGAIN with c queued, to be unparked
+ * by whoever frees them (rrs_keys_freed). A waiter queues itself before it
+ * looks for keys, and keys go back (under the strategy's lock) before the
+ * freer looks for waiters: one of the two sees the other. */
+static int keys_take(struct rr_conn *c, struct rr_sreq *rq)
 {
 	struct svc_conn *sc = c->side;
 	struct rr_server *srv = sc->srv;
+	int rc;
 
 	pthread_mutex_lock(&srv->lock);
-	if (!sc->keys_listed) {
-		sc->keys_listed = 1;
-		sc->keys_next = srv->keys_waiting;
-		__atomic_store_n(&srv->keys_waiting, c, __ATOMIC_RELAXED);
+	if (rq->park_keys) {
+		if (!sc->keys_rq)
+			keys_queue(srv, c, rq);
+		keys_hand_out(srv, c);
 	}
+	rc = rq->park_keys ? -EAGAIN : rq->keys_rc;
 	pthread_mutex_unlock(&srv->lock);
+	return rc;
 }
 
 /* See rpcrdma_svc.h. */
 void rrs_keys_freed(struct rr_server *srv)
 {
-	struct rr_conn *list;
-
-	/* a waiter lists itself before it looks for keys a last time, and keys
-	 * go back (under the strategy's lock) before this looks: one of the two
-	 * sees the other */
 	if (!__atomic_load_n(&srv->keys_waiting, __ATOMIC_RELAXED))
 		return;
 	pthread_mutex_lock(&srv->lock);
-	list = srv->keys_waiting;
-	__atomic_store_n(&srv->keys_waiting, NULL, __ATOMIC_RELAXED);
-	while (list) { /* (a dying connection unlists itself first: c lives) */
-		struct rr_conn *c = list;
-		struct svc_conn *sc = c->side;
-
-		list = sc->keys_next;
-		sc->keys_listed = 0;
-		rrs_unpark_later(c);
-	}
+	keys_hand_out(srv, NULL);
 	pthread_mutex_unlock(&srv->lock);
 }
 
@@ -232,9 +288,7 @@ void rrs_keys_freed(struct rr_server *srv)
 static void unpark_now(struct rr_conn *c)
 {
 	struct svc_conn *sc = c->side;
-	struct rr_reg_ctx *reg = sc->srv->ep->reg;
 	size_t max = sc->srv->ep->p.exposed_max;
-	int listed = 0;
 
 	for (;;) {
 		struct rr_sreq *rq;
@@ -246,31 +300,26 @@ static void unpark_now(struct rr_conn *c)
 			pthread_mutex_unlock(&c->lock);
 			break;
 		}
-		rc = rr_reg_keys_reserve(reg, rq->park_keys);
-		if (rc != -EAGAIN) {
-			if (!(sc->park_head = rq->park_next))
-				sc->park_tail = NULL;
-			sc->exp_waiting--;
-		}
-		if (rc == 0) {
-			sc->exposed += rq->park_bytes;
-			rq->exp_bytes = rq->park_bytes;
-			rq->exp_keys = rq->park_keys;
-		}
 		pthread_mutex_unlock(&c->lock);
-		if (rc != -EAGAIN) { /* (-E2BIG: more keys than there are: ERR_CHUNK) */
-			rq->run_rc = rc;
-			rrs_reply(rq);
-		} else if (!listed) { /* then look once more: keys freed before woke nobody */
+		/* (only this loop takes from the head, or room while it waits) */
+		if ((rc = keys_take(c, rq)) == -EAGAIN) {
 			if (!rq->keys_waited) {
 				rq->keys_waited = 1;
 				rr_stat_add(&c->st.window_waits, 1);
 			}
-			keys_wait(c);
-			listed = 1;
-		} else {
 			break;
 		}
+		pthread_mutex_lock(&c->lock);
+		if (!(sc->park_head = rq->park_next))
+			sc->park_tail = NULL;
+		sc->exp_waiting--;
+		if (rc == 0) {
+			sc->exposed += rq->park_bytes;
+			rq->exp_bytes = rq->park_bytes;
+		}
+		pthread_mutex_unlock(&c->lock);
+		rq->run_rc = rc; /* (-E2BIG: more keys than there are: ERR_CHUNK) */
+		rrs_reply(rq);
 	}
 }
 
@@ -329,13 +378,10 @@ void rrs_park_drop(struct rr_conn *c)
 	sc->exp_waiting = 0;
 	pthread_mutex_unlock(&c->lock);
 	pthread_mutex_lock(&sc->srv->lock);
-	for (struct rr_conn **p = &sc->srv->keys_waiting; sc->keys_listed && *p;
-	     p = &((struct svc_conn *)(*p)->side)->keys_next)
-		if (*p == c) {
-			__atomic_store_n(p, sc->keys_next, __ATOMIC_RELAXED);
-			sc->keys_listed = 0;
-			break;
-		}
+	if (sc->keys_rq) { /* (the ones behind may fit in what is free) */
+		keys_unqueue(sc->srv, c);
+		keys_hand_out(sc->srv, NULL);
+	}
 	pthread_mutex_unlock(&sc->srv->lock);
 	while (list) {
 		struct rr_sreq *rq = list;

@@ -32,6 +32,16 @@ bool_t xdr_bulk_get_res(XDR *xdrs, struct bulk_get_res *r)
 	       xdr_ddp_opaque(xdrs, &r->data.data, &r->data.len, BULK_MAXDATA);
 }
 
+bool_t xdr_bulk_padget_args(XDR *xdrs, struct bulk_padget_args *a)
+{
+	return xdr_bulk_get_args(xdrs, &a->get) && xdr_u_int(xdrs, &a->pad);
+}
+
+bool_t xdr_bulk_padget_res(XDR *xdrs, struct bulk_padget_res *r)
+{
+	return xdr_bulk_blob(xdrs, &r->pad) && xdr_bulk_get_res(xdrs, &r->get);
+}
+
 /* xorshift64, a word at a time: the pattern costs little next to the transport. */
 static uint64_t next_word(uint64_t *x)
 {
@@ -126,6 +136,22 @@ static void free_nothing(struct rpc_req *req, void *res)
 {
 }
 
+static void proc_padget(struct rpc_req *req, void *args, void *res)
+{
+	struct bulk_padget_args *a = args;
+	struct bulk_padget_res *r = res;
+
+	r->pad.data = calloc(1, a->pad ? a->pad : 1);
+	r->pad.len = r->pad.data ? a->pad : 0;
+	proc_get(req, &a->get, &r->get);
+}
+
+/* PADGET's pad is ours, its data the transport's. */
+static void free_pad(struct rpc_req *req, void *res)
+{
+	free(((struct bulk_padget_res *)res)->pad.data);
+}
+
 static void proc_big(struct rpc_req *req, void *args, void *res)
 {
 	u_int *len = args;
@@ -168,6 +194,8 @@ const struct rpc_proc_desc bulk_procs[BULK_NPROCS] = {
 	PROC(BULK_SUM, proc_sum, xdr_bulk_blob, struct bulk_blob, xdr_bulk_sum, struct bulk_sum,
 	     NULL),
 	PROC(BULK_SLEEP, proc_sleep, xdr_u_int, u_int, xdr_void, char, NULL),
+	PROC(BULK_PADGET, proc_padget, xdr_bulk_padget_args, struct bulk_padget_args,
+	     xdr_bulk_padget_res, struct bulk_padget_res, free_pad),
 };
 
 const struct rpc_program bulk_program = {

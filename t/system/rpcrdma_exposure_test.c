@@ -11,6 +11,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bulkprog.h"
 #include "common/base/log.h"
@@ -20,8 +21,9 @@
 #define CREDITS RAW_CREDITS
 
 /* While set, the soft provider refuses to bind a window (this program is
- * linked with -Wl,--wrap=soft_bind_mw); unbinding (len 0) still works. */
-static int bind_fails;
+ * linked with -Wl,--wrap=soft_bind_mw), to unbind one (len 0), to allocate
+ * one (-Wl,--wrap=soft_alloc_mw). */
+static int bind_fails, unbind_fails, alloc_fails;
 
 int __real_soft_bind_mw(struct vb_conn *conn, struct vb_mw *m, struct vb_mr *mr, void *addr,
 			size_t len, unsigned access, uint64_t wr_id, int signaled);
@@ -30,9 +32,18 @@ int __wrap_soft_bind_mw(struct vb_conn *conn, struct vb_mw *m, struct vb_mr *mr,
 int __wrap_soft_bind_mw(struct vb_conn *conn, struct vb_mw *m, struct vb_mr *mr, void *addr,
 			size_t len, unsigned access, uint64_t wr_id, int signaled)
 {
-	if (len && __atomic_load_n(&bind_fails, __ATOMIC_RELAXED))
+	if (__atomic_load_n(len ? &bind_fails : &unbind_fails, __ATOMIC_RELAXED))
 		return -EIO;
 	return __real_soft_bind_mw(conn, m, mr, addr, len, access, wr_id, signaled);
+}
+
+int __real_soft_alloc_mw(struct vb_pd *pd, struct vb_mw **out);
+int __wrap_soft_alloc_mw(struct vb_pd *pd, struct vb_mw **out);
+int __wrap_soft_alloc_mw(struct vb_pd *pd, struct vb_mw **out)
+{
+	if (__atomic_load_n(&alloc_fails, __ATOMIC_RELAXED))
+		return -ENOMEM;
+	return __real_soft_alloc_mw(pd, out);
 }
 
 /* A Read-Read server with fastreg and pool memory windows, whose exposures
@@ -41,6 +52,7 @@ static void start_fastreg(struct rrt_server *t, unsigned pool)
 {
 	struct rr_params p;
 
+	bind_fails = unbind_fails = alloc_fails = 0; /* (a failed case may leave them) */
 	rrt_params(&p, RR_MODE_READ_READ, RR_REG_FASTREG);
 	p.credits = CREDITS;
 	p.fastreg_pool = pool;
@@ -147,12 +159,26 @@ static void exposure_wait_holds_no_worker(void **state)
 	rrt_server_stop(&t);
 }
 
-static void expect_window_waits(struct rrt_server *t, uint64_t n)
+static uint64_t window_waits(struct rrt_server *t)
 {
 	struct rr_stats st;
 
 	rr_server_get_stats(t->rr, &st);
-	assert_int_equal(st.window_waits, n);
+	return st.window_waits;
+}
+
+static void expect_window_waits(struct rrt_server *t, uint64_t n)
+{
+	assert_int_equal(window_waits(t), n);
+}
+
+/* Wait (up to RAW_TMO) until n replies have waited for windows: the one sent
+ * last is queued for them. */
+static void await_window_waits(struct rrt_server *t, uint64_t n)
+{
+	for (int ms = 0; window_waits(t) < n && ms < RAW_TMO; ms += 10)
+		usleep(10000);
+	expect_window_waits(t, n);
 }
 
 /* The memory windows are the server's, shared by every connection (2 here):
@@ -217,6 +243,103 @@ static void window_freed_by_another_connection(void **state)
 	rrt_server_stop(&t);
 }
 
+/* Take the reply to xid, which exposes nreads segments; its header's
+ * decoding. */
+static struct rpcrdma_hdr *expect_exposed(struct raw *r, uint32_t xid, uint32_t nreads)
+{
+	struct rpcrdma_hdr *rh = calloc(1, sizeof(*rh));
+	uint8_t buf[RAW_BUF];
+	size_t len = raw_recv(r, buf, RAW_TMO);
+	struct cur c;
+
+	assert_true(len > 0);
+	cur_init(&c, buf, len);
+	assert_int_equal(rpcrdma_hdr_decode(&c, rh), 0);
+	assert_int_equal(rh->xid, xid);
+	assert_int_equal(rh->nreads, nreads);
+	return rh;
+}
+
+/* Memory windows go to the replies waiting for them in turn, whatever their
+ * connection: a reply that needs two (a long reply with DDP data) waits for
+ * them while one is held, and a reply that needs only one, which comes after
+ * it, waits behind it rather than take the one free (it did, so a stream of
+ * small replies could keep the big one waiting for ever). */
+static void windows_taken_in_turn(void **state)
+{
+	struct rrt_server t;
+	struct raw a, b, c;
+	uint8_t buf[RAW_BUF];
+	uint32_t xa, xb, xc;
+
+	start_fastreg(&t, 2);
+	raw_open(&a, t.port);
+	raw_open(&b, t.port);
+	raw_open(&c, t.port);
+	xa = raw_send_get(&a, 65536);
+	expect_get_reply(&a, xa);
+	xb = raw_send_padget(&b, 65536, 4096); /* two windows */
+	await_window_waits(&t, 1);
+	xc = raw_send_get(&c, 65536); /* one, after b's */
+	await_window_waits(&t, 2);
+	assert_int_equal(raw_recv(&b, buf, 100), 0);
+	assert_int_equal(raw_recv(&c, buf, 100), 0);
+	raw_done(&a, xa);
+	free(expect_exposed(&b, xb, 2));
+	assert_int_equal(raw_recv(&c, buf, 300), 0);
+	raw_done(&b, xb);
+	expect_get_reply(&c, xc);
+	raw_done(&c, xc);
+	raw_close(&c);
+	raw_close(&b);
+	raw_close(&a);
+	rrt_server_stop(&t);
+}
+
+/* Take an RDMA_ERROR ERR_CHUNK for xid. */
+static void expect_err_chunk(struct raw *r, uint32_t xid)
+{
+	struct rpcrdma_hdr *rh = expect_exposed(r, xid, 0);
+
+	assert_int_equal(rh->proc, RPCRDMA_ERROR);
+	assert_int_equal(rh->err, RPCRDMA_ERR_CHUNK);
+	free(rh);
+}
+
+/* A window lost (neither invalidated nor replaced) makes the pool smaller: a
+ * reply that needs more windows than are left is answered ERR_CHUNK, whether
+ * it waited for them (b's) or comes after (a's); the one window left still
+ * serves. Such a reply waited for ever, and held its connection's later
+ * replies. */
+static void lost_window_shrinks_pool(void **state)
+{
+	struct rrt_server t;
+	struct raw a, b;
+	uint32_t xa, xb;
+
+	start_fastreg(&t, 2);
+	raw_open(&a, t.port);
+	raw_open(&b, t.port);
+	xa = raw_send_get(&a, 65536);
+	expect_get_reply(&a, xa);
+	xb = raw_send_padget(&b, 65536, 4096);
+	await_window_waits(&t, 1);
+	__atomic_store_n(&unbind_fails, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&alloc_fails, 1, __ATOMIC_RELAXED);
+	raw_done(&a, xa); /* its window is lost */
+	expect_err_chunk(&b, xb);
+	__atomic_store_n(&unbind_fails, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&alloc_fails, 0, __ATOMIC_RELAXED);
+	expect_err_chunk(&a, raw_send_padget(&a, 65536, 4096));
+	xa = raw_send_get(&a, 65536);
+	expect_get_reply(&a, xa);
+	raw_done(&a, xa);
+	assert_int_equal(raw_null(&b, BULKPROG), 0);
+	raw_close(&b);
+	raw_close(&a);
+	rrt_server_stop(&t);
+}
+
 /* A reply that cannot go out (here the provider refuses to bind its window)
  * closes the connection, as the Linux server does, so that the client
  * reconnects and sends the call again at once; it was dropped, and the
@@ -249,6 +372,8 @@ int main(void)
 		cmocka_unit_test(exposure_wait_holds_no_worker),
 		cmocka_unit_test(window_waited_for),
 		cmocka_unit_test(window_freed_by_another_connection),
+		cmocka_unit_test(windows_taken_in_turn),
+		cmocka_unit_test(lost_window_shrinks_pool),
 		cmocka_unit_test(unsendable_reply_closes),
 	};
 

@@ -61,16 +61,15 @@ int raw_null(struct raw *r, uint32_t prog)
 	return rc;
 }
 
-/* See rpcrdma_raw_calls.h. */
-uint32_t raw_send_get(struct raw *r, u_int n)
+/* Send a call of BULKPROG's proc whose reply offers no chunk; its xid. */
+static uint32_t send_call(struct raw *r, uint32_t proc, xdrproc_t xdr_args, void *args)
 {
 	struct rpcrdma_hdr *h = raw_hdr(r, RPCRDMA_MSG);
-	struct bulk_get_args a = {.seed = 9, .len = n};
 	struct rpc_call call = {.prog = BULKPROG,
 				.vers = BULKVERS,
-				.proc = BULK_GET,
-				.xdr_args = (xdrproc_t)xdr_bulk_get_args,
-				.args = &a,
+				.proc = proc,
+				.xdr_args = xdr_args,
+				.args = args,
 				.xdr_res = (xdrproc_t)xdr_void};
 	uint8_t buf[RAW_BUF];
 	uint32_t xid = h->xid;
@@ -78,6 +77,22 @@ uint32_t raw_send_get(struct raw *r, u_int n)
 	raw_send(r, buf, raw_build(r, h, &call, buf));
 	free(h);
 	return xid;
+}
+
+/* See rpcrdma_raw_calls.h. */
+uint32_t raw_send_get(struct raw *r, u_int n)
+{
+	struct bulk_get_args a = {.seed = 9, .len = n};
+
+	return send_call(r, BULK_GET, (xdrproc_t)xdr_bulk_get_args, &a);
+}
+
+/* See rpcrdma_raw_calls.h. */
+uint32_t raw_send_padget(struct raw *r, u_int n, u_int pad)
+{
+	struct bulk_padget_args a = {.get = {.seed = 9, .len = n}, .pad = pad};
+
+	return send_call(r, BULK_PADGET, (xdrproc_t)xdr_bulk_padget_args, &a);
 }
 
 /* See rpcrdma_raw_calls.h. */

@@ -18,6 +18,9 @@ size_t raw_build(struct raw *r, struct rpcrdma_hdr *h, struct rpc_call *call, ui
 int raw_null(struct raw *r, uint32_t prog);
 /* Send a GET of n bytes that offers no chunk (Read-Read); its xid. */
 uint32_t raw_send_get(struct raw *r, u_int n);
+/* Send a PADGET of n bytes with pad bytes before them, no chunk offered; its
+ * xid. */
+uint32_t raw_send_padget(struct raw *r, u_int n, u_int pad);
 /* raw_send_get, then its reply into rh, which exposes the n bytes in one
  * Read segment (asserted); the xid. */
 uint32_t raw_rr_get_len(struct raw *r, struct rpcrdma_hdr *rh, u_int n);
