@@ -60,21 +60,23 @@ static void start_fastreg(struct rrt_server *t, unsigned pool)
 	assert_int_equal(rrt_server_start_p(t, &p, 0), 0);
 }
 
+/* Take the reply to xid, which exposes nreads segments; its header's
+ * decoding. */
+static struct rpcrdma_hdr *expect_exposed(struct raw *r, uint32_t xid, uint32_t nreads)
+{
+	struct rpcrdma_hdr *rh = raw_reply(r, xid);
+
+	assert_int_equal(rh->nreads, nreads);
+	return rh;
+}
+
 /* Take the reply of a GET of 64 KiB that raw_send_get sent as xid: its data
  * is exposed, and reads back right. */
 static void expect_get_reply(struct raw *r, uint32_t xid)
 {
-	struct rpcrdma_hdr *rh = calloc(1, sizeof(*rh));
+	struct rpcrdma_hdr *rh = expect_exposed(r, xid, 1);
 	char *want = malloc(65536);
-	uint8_t buf[RAW_BUF];
-	size_t len = raw_recv(r, buf, RAW_TMO);
-	struct cur c;
 
-	assert_true(len > 0);
-	cur_init(&c, buf, len);
-	assert_int_equal(rpcrdma_hdr_decode(&c, rh), 0);
-	assert_int_equal(rh->xid, xid);
-	assert_int_equal(rh->nreads, 1);
 	assert_true(raw_read(r, &rh->reads[0].seg));
 	bulk_fill(want, 65536, 9);
 	assert_memory_equal(r->data, want, 65536);
@@ -241,23 +243,6 @@ static void window_freed_by_another_connection(void **state)
 	raw_close(&b);
 	raw_close(&a);
 	rrt_server_stop(&t);
-}
-
-/* Take the reply to xid, which exposes nreads segments; its header's
- * decoding. */
-static struct rpcrdma_hdr *expect_exposed(struct raw *r, uint32_t xid, uint32_t nreads)
-{
-	struct rpcrdma_hdr *rh = calloc(1, sizeof(*rh));
-	uint8_t buf[RAW_BUF];
-	size_t len = raw_recv(r, buf, RAW_TMO);
-	struct cur c;
-
-	assert_true(len > 0);
-	cur_init(&c, buf, len);
-	assert_int_equal(rpcrdma_hdr_decode(&c, rh), 0);
-	assert_int_equal(rh->xid, xid);
-	assert_int_equal(rh->nreads, nreads);
-	return rh;
 }
 
 /* Memory windows go to the replies waiting for them in turn, whatever their

@@ -120,6 +120,21 @@ uint32_t raw_rr_get(struct raw *r, struct rpcrdma_hdr *rh)
 }
 
 /* See rpcrdma_raw_calls.h. */
+struct rpcrdma_hdr *raw_reply(struct raw *r, uint32_t xid)
+{
+	struct rpcrdma_hdr *rh = calloc(1, sizeof(*rh));
+	uint8_t buf[RAW_BUF];
+	size_t len = raw_recv(r, buf, RAW_TMO);
+	struct cur c;
+
+	assert_true(len > 0);
+	cur_init(&c, buf, len);
+	assert_int_equal(rpcrdma_hdr_decode(&c, rh), 0);
+	assert_int_equal(rh->xid, xid);
+	return rh;
+}
+
+/* See rpcrdma_raw_calls.h. */
 int raw_read(struct raw *r, const struct rpcrdma_seg *seg)
 {
 	struct vb_sge sge = {(uintptr_t)r->data, seg->length, r->data_mr->lkey};

@@ -25,6 +25,9 @@ uint32_t raw_send_padget(struct raw *r, u_int n, u_int pad);
  * Read segment (asserted); the xid. */
 uint32_t raw_rr_get_len(struct raw *r, struct rpcrdma_hdr *rh, u_int n);
 uint32_t raw_rr_get(struct raw *r, struct rpcrdma_hdr *rh); /* of 64 KiB */
+/* The transport header of the next message, the reply to xid (asserted);
+ * free it. */
+struct rpcrdma_hdr *raw_reply(struct raw *r, uint32_t xid);
 /* RDMA Read the exposed segment into the data area; whether it worked. */
 int raw_read(struct raw *r, const struct rpcrdma_seg *seg);
 /* Send RDMA_DONE for xid. */
