@@ -281,16 +281,6 @@ static void windows_taken_in_turn(void **state)
 	rrt_server_stop(&t);
 }
 
-/* Take an RDMA_ERROR ERR_CHUNK for xid. */
-static void expect_err_chunk(struct raw *r, uint32_t xid)
-{
-	struct rpcrdma_hdr *rh = expect_exposed(r, xid, 0);
-
-	assert_int_equal(rh->proc, RPCRDMA_ERROR);
-	assert_int_equal(rh->err, RPCRDMA_ERR_CHUNK);
-	free(rh);
-}
-
 /* A window lost (neither invalidated nor replaced) makes the pool smaller: a
  * reply that needs more windows than are left is answered ERR_CHUNK, whether
  * it waited for them (b's) or comes after (a's); the one window left still
@@ -312,10 +302,10 @@ static void lost_window_shrinks_pool(void **state)
 	__atomic_store_n(&unbind_fails, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&alloc_fails, 1, __ATOMIC_RELAXED);
 	raw_done(&a, xa); /* its window is lost */
-	expect_err_chunk(&b, xb);
+	raw_expect_error(&b, xb, RPCRDMA_ERR_CHUNK);
 	__atomic_store_n(&unbind_fails, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&alloc_fails, 0, __ATOMIC_RELAXED);
-	expect_err_chunk(&a, raw_send_padget(&a, 65536, 4096));
+	raw_expect_error(&a, raw_send_padget(&a, 65536, 4096), RPCRDMA_ERR_CHUNK);
 	xa = raw_send_get(&a, 65536);
 	expect_get_reply(&a, xa);
 	raw_done(&a, xa);

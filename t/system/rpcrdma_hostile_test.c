@@ -28,19 +28,6 @@
 
 #define CREDITS RAW_CREDITS
 
-static void expect_error(struct raw *r, uint32_t xid, uint32_t err)
-{
-	struct rpcrdma_hdr *h = raw_reply(r, xid);
-
-	assert_int_equal(h->proc, RPCRDMA_ERROR);
-	assert_int_equal(h->err, err);
-	if (err == RPCRDMA_ERR_VERS) {
-		assert_int_equal(h->vers_low, 1);
-		assert_int_equal(h->vers_high, 1);
-	}
-	free(h);
-}
-
 /* Send each kind of garbage once; each gets its answer (or none) and nothing else. */
 static void garbage_round(struct raw *r)
 {
@@ -49,27 +36,27 @@ static void garbage_round(struct raw *r)
 
 	x = ++r->xid; /* rdma_vers 2 */
 	raw_send(r, buf, raw_words(buf, (uint32_t[]){x, 2, CREDITS, RPCRDMA_MSG, 0, 0, 0}, 7));
-	expect_error(r, x, RPCRDMA_ERR_VERS);
+	raw_expect_error(r, x, RPCRDMA_ERR_VERS);
 	x = ++r->xid; /* only xid and version */
 	raw_send(r, buf, raw_words(buf, (uint32_t[]){x, 1}, 2));
-	expect_error(r, x, RPCRDMA_ERR_CHUNK);
+	raw_expect_error(r, x, RPCRDMA_ERR_CHUNK);
 	raw_send(r, "abc", 3); /* not even an xid: dropped */
 	assert_int_equal(raw_recv(r, buf, 300), 0);
 	x = ++r->xid; /* a Write chunk claiming 2^32-1 segments */
 	raw_send(r, buf,
 		 raw_words(buf, (uint32_t[]){x, 1, CREDITS, RPCRDMA_MSG, 0, 1, 0xffffffff}, 7));
-	expect_error(r, x, RPCRDMA_ERR_CHUNK);
+	raw_expect_error(r, x, RPCRDMA_ERR_CHUNK);
 	x = ++r->xid; /* rdma_proc 9 */
 	raw_send(r, buf, raw_words(buf, (uint32_t[]){x, 1, CREDITS, 9, 0, 0, 0}, 7));
-	expect_error(r, x, RPCRDMA_ERR_CHUNK);
+	raw_expect_error(r, x, RPCRDMA_ERR_CHUNK);
 	x = ++r->xid; /* a Read segment at position 5 */
 	raw_send(r, buf,
 		 raw_words(buf, (uint32_t[]){x, 1, CREDITS, RPCRDMA_MSG, 1, 5, 1, 8, 0, 0, 0, 0, 0},
 			   13));
-	expect_error(r, x, RPCRDMA_ERR_CHUNK);
+	raw_expect_error(r, x, RPCRDMA_ERR_CHUNK);
 	x = ++r->xid; /* RDMA_NOMSG without a Position-Zero chunk */
 	raw_send(r, buf, raw_words(buf, (uint32_t[]){x, 1, CREDITS, RPCRDMA_NOMSG, 0, 0, 0}, 7));
-	expect_error(r, x, RPCRDMA_ERR_CHUNK);
+	raw_expect_error(r, x, RPCRDMA_ERR_CHUNK);
 	x = ++r->xid; /* RDMA_DONE for nothing: ignored */
 	raw_send(r, buf, raw_words(buf, (uint32_t[]){x, 1, CREDITS, RPCRDMA_DONE}, 4));
 	assert_int_equal(raw_recv(r, buf, 200), 0);
@@ -295,7 +282,7 @@ static void write_chunk_too_short(void **state)
 	h->writes[0].nsegs = 1;
 	h->writes[0].segs[0] = (struct rpcrdma_seg){r.data_mr->rkey, 4096, (uintptr_t)r.data};
 	raw_send(&r, buf, raw_build(&r, h, &call, buf));
-	expect_error(&r, h->xid, RPCRDMA_ERR_CHUNK);
+	raw_expect_error(&r, h->xid, RPCRDMA_ERR_CHUNK);
 	free(h);
 	assert_int_equal(raw_null(&r, BULKPROG), 0);
 	raw_close(&r);
@@ -325,7 +312,7 @@ static void long_reply_beside_write_list(void **state)
 	h->writes[0].nsegs = 1;
 	h->writes[0].segs[0] = (struct rpcrdma_seg){r.data_mr->rkey, 65536, (uintptr_t)r.data};
 	raw_send(&r, buf, raw_build(&r, h, &call, buf));
-	expect_error(&r, h->xid, RPCRDMA_ERR_CHUNK);
+	raw_expect_error(&r, h->xid, RPCRDMA_ERR_CHUNK);
 	assert_int_equal(raw_null(&r, BULKPROG), 0);
 	free(h);
 	raw_close(&r);

@@ -135,6 +135,21 @@ struct rpcrdma_hdr *raw_reply(struct raw *r, uint32_t xid)
 }
 
 /* See rpcrdma_raw_calls.h. */
+void raw_expect_error(struct raw *r, uint32_t xid, uint32_t err)
+{
+	struct rpcrdma_hdr *h = raw_reply(r, xid);
+
+	assert_int_equal(h->proc, RPCRDMA_ERROR);
+	assert_int_equal(h->err, err);
+	assert_int_equal(h->nreads, 0);
+	if (err == RPCRDMA_ERR_VERS) {
+		assert_int_equal(h->vers_low, 1);
+		assert_int_equal(h->vers_high, 1);
+	}
+	free(h);
+}
+
+/* See rpcrdma_raw_calls.h. */
 int raw_read(struct raw *r, const struct rpcrdma_seg *seg)
 {
 	struct vb_sge sge = {(uintptr_t)r->data, seg->length, r->data_mr->lkey};

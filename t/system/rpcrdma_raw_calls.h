@@ -28,6 +28,8 @@ uint32_t raw_rr_get(struct raw *r, struct rpcrdma_hdr *rh); /* of 64 KiB */
 /* The transport header of the next message, the reply to xid (asserted);
  * free it. */
 struct rpcrdma_hdr *raw_reply(struct raw *r, uint32_t xid);
+/* Take the reply to xid: RDMA_ERROR err (ERR_VERS: offering version 1). */
+void raw_expect_error(struct raw *r, uint32_t xid, uint32_t err);
 /* RDMA Read the exposed segment into the data area; whether it worked. */
 int raw_read(struct raw *r, const struct rpcrdma_seg *seg);
 /* Send RDMA_DONE for xid. */
