@@ -48,6 +48,14 @@ int rr_ep_create(const struct rr_params *p, unsigned remote_rights, struct rr_ep
 	rc = rr_reg_create(ep->pd, &ep->p, remote_rights, &ep->st, &ep->reg);
 	if (rc)
 		goto fail;
+	if (ep->attr.max_qp_wr && rr_reg_wr_room(ep->reg) + RR_BATCH_MAX >= ep->attr.max_qp_wr) {
+		log_err("fastreg_pool %u is too large for device %s: a connection's send queue "
+			"needs 2 entries per memory window and more than %u of its own; the "
+			"device allows %u in all",
+			p->fastreg_pool, ep->dev->name, RR_BATCH_MAX, ep->attr.max_qp_wr);
+		rc = -EINVAL;
+		goto fail;
+	}
 	if ((rc = evloop_create(&ep->loop)) != 0 || (rc = evloop_start(ep->loop, "rpcrdma")) != 0)
 		goto fail;
 	*out = ep;
@@ -136,7 +144,8 @@ static int conn_setup(struct rr_conn *c)
 	struct vb_qp_cap cap;
 	int rc;
 
-	rc = vb_create_cq(ep->dev, (int)(c->nrecv + c->sq_depth), &c->cq);
+	/* a QP in error flushes unsignaled work requests too: room for all */
+	rc = vb_create_cq(ep->dev, (int)(c->nrecv + c->sq_depth + c->sq_room), &c->cq);
 	if (rc)
 		return rc;
 	c->cq->context = c;
@@ -145,7 +154,7 @@ static int conn_setup(struct rr_conn *c)
 	 * connection's work there instead of on a thread of its own */
 	if ((rc = vb_cq_drive(c->cq)) != 0 && rc != -EOPNOTSUPP)
 		log_debug("%s: CQ not driven by the loop: %s", c->peer, strerror(-rc));
-	cap = (struct vb_qp_cap){.max_send_wr = c->sq_depth,
+	cap = (struct vb_qp_cap){.max_send_wr = c->sq_depth + c->sq_room,
 				 .max_recv_wr = c->nrecv,
 				 .max_send_sge = 4,
 				 .max_recv_sge = 1};
@@ -212,9 +221,10 @@ int rr_conn_create(struct rr_ep *ep, struct vb_conn *vc, int is_server, struct r
 	rr_post_jobs_init(c);
 	c->nrecv = credits + RR_RECV_SPARE;
 	c->nsend = credits + RR_RECV_SPARE;
+	c->sq_room = rr_reg_wr_room(ep->reg);
 	c->sq_depth = credits * 4 > 2 * RR_BATCH_MAX ? credits * 4 : 2 * RR_BATCH_MAX;
-	if (ep->attr.max_qp_wr && c->sq_depth > ep->attr.max_qp_wr)
-		c->sq_depth = ep->attr.max_qp_wr;
+	if (ep->attr.max_qp_wr && c->sq_depth + c->sq_room > ep->attr.max_qp_wr)
+		c->sq_depth = ep->attr.max_qp_wr - c->sq_room; /* > RR_BATCH_MAX (rr_ep_create) */
 	c->sq_free = c->sq_depth;
 	vc->context = c;
 

@@ -22,7 +22,8 @@
  * the connection is dying). Every path does so, errors included;
  * t/system/rpcrdma_test checks that the receive queue never drains.
  *
- * Send queue. A connection has sq_depth send-queue slots. rr_post() takes the
+ * Send queue. A connection has sq_depth send-queue slots (its QP has sq_room
+ * more, for what registration posts itself: rr_reg_wr_room). rr_post() takes the
  * slots its chain needs, or queues the chain until completions give enough
  * back (it never waits), signals only the chain's last work request, and gets
  * the slots back when that completes. A chain posted by the thread that is
@@ -140,8 +141,9 @@ struct rr_conn {
 	pthread_mutex_t lock; /* protects everything below */
 	pthread_cond_t cond;  /* send buffers, state, posting back to 0 */
 	unsigned sq_depth, sq_free;
-	unsigned posted_recvs;		       /* receives the provider holds */
-	struct rr_wr *owed;		       /* contexts whose done() is still to come */
+	unsigned sq_room;      /* QP entries beyond sq_depth: registration's (rr_reg_wr_room) */
+	unsigned posted_recvs; /* receives the provider holds */
+	struct rr_wr *owed;    /* contexts whose done() is still to come */
 	struct rr_chain *queued, *queued_tail; /* chains waiting for sq slots, in order */
 	unsigned posting; /* threads in a verbs call on vc (rr_conn_enter), chains held */
 	int established;

@@ -389,6 +389,11 @@ int rr_reg_keys_per_exposure(const struct rr_reg_ctx *r)
 	return r->ops->kind == RR_REG_FASTREG && r->mws != NULL; /* (however few are left) */
 }
 
+unsigned rr_reg_wr_room(const struct rr_reg_ctx *r)
+{
+	return rr_reg_keys_per_exposure(r) ? 2 * r->p.fastreg_pool : 0;
+}
+
 int rr_reg_put_is_cheap(const struct rr_reg_ctx *r)
 {
 	return r->ops->put_is_cheap;

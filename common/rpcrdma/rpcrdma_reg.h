@@ -125,5 +125,15 @@ int rr_reg_put_is_cheap(const struct rr_reg_ctx *r);
  * windows): where the device lets a peer end them (vb_device_attr.mw_remote_inv),
  * what RFC 8797's private data may offer as Remote Invalidation. */
 int rr_reg_keys_per_exposure(const struct rr_reg_ctx *r);
+/* Send-queue entries r may take on a connection besides the transport's own
+ * chains (rr_post): fastreg's window binds and invalidations, which it posts
+ * itself, unsignaled, and which a device retires only once a later signaled
+ * work request completes. A window is bound again only after the peer had the
+ * reply it was bound for (whose Send retires the bind) and is invalidated once
+ * per bind, so a connection holds at most one of each per window of the pool:
+ * each connection's send queue and CQ get that much room beyond rr_post's
+ * sq_depth. A peer that ends exposures it never saw can still overflow its
+ * own send queue, which fails only its own connection. */
+unsigned rr_reg_wr_room(const struct rr_reg_ctx *r);
 
 #endif

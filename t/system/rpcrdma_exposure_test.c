@@ -315,6 +315,111 @@ static void lost_window_shrinks_pool(void **state)
 	rrt_server_stop(&t);
 }
 
+/* Wait (up to RAW_TMO) until the server has built n replies: each was handed
+ * to its connection's send queue (posted, or queued for slots). */
+static void await_replies(struct rrt_server *t, uint64_t n)
+{
+	struct rr_stats st;
+
+	for (int ms = 0; ms < RAW_TMO; ms += 5) {
+		rr_server_get_stats(t->rr, &st);
+		if (st.replies >= n)
+			break;
+		usleep(5000);
+	}
+	assert_int_equal(st.replies, n);
+}
+
+/* Post a call of BULKPROG's proc behind header h (freed), built at r->data +
+ * msg; its xid. */
+static uint32_t post_call(struct raw *r, struct rpcrdma_hdr *h, uint32_t proc, xdrproc_t xdr_args,
+			  void *args, size_t msg)
+{
+	uint32_t xid = h->xid;
+
+	raw_post(r, msg, raw_build_bulk(r, h, proc, xdr_args, args, r->data + msg));
+	free(h);
+	return xid;
+}
+
+/* Post a GET of nsegs KiB (no chunk: nsegs 0, Read-Read) whose data goes to a
+ * Write chunk of nsegs 1 KiB segments at r->data + at; its xid. */
+static uint32_t post_get(struct raw *r, uint32_t nsegs, size_t at, size_t msg)
+{
+	struct rpcrdma_hdr *h = raw_hdr(r, RPCRDMA_MSG);
+	struct bulk_get_args a = {.seed = 9, .len = nsegs ? nsegs * 1024 : 65536};
+
+	h->nwrites = nsegs ? 1 : 0;
+	h->writes[0].nsegs = nsegs;
+	for (uint32_t i = 0; i < nsegs; i++)
+		h->writes[0].segs[i] = (struct rpcrdma_seg){
+			r->data_mr->rkey, 1024, (uintptr_t)r->data + at + (size_t)i * 1024};
+	return post_call(r, h, BULK_GET, (xdrproc_t)xdr_bulk_get_args, &a, msg);
+}
+
+/* A window is bound by a work request on the reply's connection, outside the
+ * transport's count of its send queue: the queue has room for them besides.
+ * Here the client posts no Receive for a while (RNR), so the server's send
+ * queue fills with its replies (sq_depth 320: one stalled Send, then Write
+ * chunk replies of 65 and 59 work requests); a Read-Read reply then still
+ * binds its window, and everything is delivered once the client receives
+ * again. The bind failed for want of a slot and closed the connection. */
+static void window_bind_has_room_in_a_full_send_queue(void **state)
+{
+	enum { MSG = 2u << 20, WDATA = 1u << 20 };
+	struct rrt_server t;
+	struct rr_params p;
+	struct raw r;
+	uint32_t xids[7];
+	uint8_t buf[RAW_BUF];
+	char *want = malloc(65536);
+	struct rpcrdma_hdr *rh;
+	unsigned k = 0, n = 0;
+
+	setenv("VB_SOFT_RNR_TIMEOUT_MS", "60000", 1); /* the stall is the test's */
+	rrt_params(&p, RR_MODE_READ_WRITE | RR_MODE_READ_READ, RR_REG_FASTREG);
+	p.credits = CREDITS;
+	p.fastreg_pool = 4;
+	p.done_deadline_ms = 30000;
+	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
+	raw_open(&r, t.port);
+	for (; k < RAW_NRECV; k++) { /* their replies take every Receive */
+		(void)post_call(&r, raw_hdr(&r, RPCRDMA_MSG), BULK_NULL, (xdrproc_t)xdr_void, NULL,
+				MSG + k * RAW_BUF);
+		await_replies(&t, k + 1);
+	}
+	/* the Send of the next reply stalls (1 slot); 4 x 65 and 59 more fill the queue */
+	xids[n++] = post_call(&r, raw_hdr(&r, RPCRDMA_MSG), BULK_NULL, (xdrproc_t)xdr_void, NULL,
+			      MSG + k++ * RAW_BUF);
+	await_replies(&t, k);
+	for (uint32_t i = 0; i < 5; i++) {
+		xids[n++] = post_get(&r, i < 4 ? 64 : 58, WDATA + i * 65536, MSG + k++ * RAW_BUF);
+		await_replies(&t, k);
+	}
+	xids[n++] = post_get(&r, 0, 0, MSG + k++ * RAW_BUF); /* Read-Read: binds a window */
+	await_replies(&t, k);
+	for (int i = 0; i < RAW_NRECV; i++) /* Receives again */
+		assert_true(raw_recv(&r, buf, RAW_TMO) > 0);
+	free(raw_reply(&r, xids[0]));
+	for (unsigned i = 1; i < 6; i++) {
+		uint32_t len = i < 5 ? 65536 : 58 * 1024;
+
+		rh = raw_reply(&r, xids[i]);
+		assert_int_equal(rh->proc, RPCRDMA_MSG);
+		assert_int_equal(rh->writes[0].segs[0].length, 1024);
+		bulk_fill(want, len, 9);
+		assert_memory_equal(r.data + WDATA + (i - 1) * 65536, want, len);
+		free(rh);
+	}
+	expect_get_reply(&r, xids[6]);
+	raw_done(&r, xids[6]);
+	assert_int_equal(raw_null(&r, BULKPROG), 0);
+	raw_close(&r);
+	rrt_server_stop(&t);
+	unsetenv("VB_SOFT_RNR_TIMEOUT_MS");
+	free(want);
+}
+
 /* A reply that cannot go out (here the provider refuses to bind its window)
  * closes the connection, as the Linux server does, so that the client
  * reconnects and sends the call again at once; it was dropped, and the
@@ -340,6 +445,23 @@ static void unsendable_reply_closes(void **state)
 	rrt_server_stop(&t);
 }
 
+/* A pool whose binds and invalidations would not fit beside the transport's
+ * own work requests in a connection's send queue (the soft device allows
+ * 16384 entries) is refused at start, not at the first busy connection. */
+static void pool_too_large_refused(void **state)
+{
+	struct rrt_server t;
+	struct rr_params p;
+
+	rrt_params(&p, RR_MODE_READ_READ, RR_REG_FASTREG);
+	p.fastreg_pool = 8192;
+	assert_int_not_equal(rrt_server_start_p(&t, &p, 0), 0);
+	rrt_server_stop(&t);
+	p.fastreg_pool = 4096;
+	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
+	rrt_server_stop(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -350,6 +472,8 @@ int main(void)
 		cmocka_unit_test(windows_taken_in_turn),
 		cmocka_unit_test(lost_window_shrinks_pool),
 		cmocka_unit_test(unsendable_reply_closes),
+		cmocka_unit_test(window_bind_has_room_in_a_full_send_queue),
+		cmocka_unit_test(pool_too_large_refused),
 	};
 
 	log_set_level(getenv("RRT_DEBUG") ? LOG_LVL_DEBUG : LOG_LVL_ERR);

@@ -167,6 +167,20 @@ void raw_send(struct raw *r, const void *msg, size_t len)
 	assert_true(r->sends_done > before);
 }
 
+void raw_post(struct raw *r, size_t off, size_t len)
+{
+	struct vb_sge sge = {(uintptr_t)r->data + off, (uint32_t)len, r->data_mr->lkey};
+	struct vb_send_wr wr = {.wr_id = RAW_WR_SEND,
+				.sg_list = &sge,
+				.num_sge = 1,
+				.opcode = VB_WR_SEND,
+				.send_flags = VB_SEND_SIGNALED},
+			  *bad;
+
+	assert_true(off + len <= RAW_DATA);
+	assert_int_equal(vb_post_send(r->vc, &wr, &bad), 0);
+}
+
 size_t raw_recv(struct raw *r, uint8_t *out, int ms)
 {
 	size_t len;

@@ -46,6 +46,9 @@ void raw_close(struct raw *r);
 void raw_pump(struct raw *r, int ms);
 /* Send len bytes of msg and wait for the Send's completion. */
 void raw_send(struct raw *r, const void *msg, size_t len);
+/* Post a Send of the len bytes at r->data + off without waiting for it to
+ * complete (the bytes must stay until it does). */
+void raw_post(struct raw *r, size_t off, size_t len);
 /* Wait up to ms for the next received message; copies it out and reposts.
  * 0 bytes on timeout. */
 size_t raw_recv(struct raw *r, uint8_t *out, int ms);

@@ -61,20 +61,28 @@ int raw_null(struct raw *r, uint32_t prog)
 	return rc;
 }
 
-/* Send a call of BULKPROG's proc whose reply offers no chunk; its xid. */
-static uint32_t send_call(struct raw *r, uint32_t proc, xdrproc_t xdr_args, void *args)
+/* See rpcrdma_raw_calls.h. */
+size_t raw_build_bulk(struct raw *r, struct rpcrdma_hdr *h, uint32_t proc, xdrproc_t xdr_args,
+		      void *args, uint8_t *buf)
 {
-	struct rpcrdma_hdr *h = raw_hdr(r, RPCRDMA_MSG);
 	struct rpc_call call = {.prog = BULKPROG,
 				.vers = BULKVERS,
 				.proc = proc,
 				.xdr_args = xdr_args,
 				.args = args,
 				.xdr_res = (xdrproc_t)xdr_void};
+
+	return raw_build(r, h, &call, buf);
+}
+
+/* Send a call of BULKPROG's proc whose reply offers no chunk; its xid. */
+static uint32_t send_call(struct raw *r, uint32_t proc, xdrproc_t xdr_args, void *args)
+{
+	struct rpcrdma_hdr *h = raw_hdr(r, RPCRDMA_MSG);
 	uint8_t buf[RAW_BUF];
 	uint32_t xid = h->xid;
 
-	raw_send(r, buf, raw_build(r, h, &call, buf));
+	raw_send(r, buf, raw_build_bulk(r, h, proc, xdr_args, args, buf));
 	free(h);
 	return xid;
 }

@@ -13,6 +13,9 @@
 struct rpcrdma_hdr *raw_hdr(struct raw *r, uint32_t proc);
 /* Encode an RPC call behind transport header h into buf (RAW_BUF); its length. */
 size_t raw_build(struct raw *r, struct rpcrdma_hdr *h, struct rpc_call *call, uint8_t *buf);
+/* raw_build of a call of BULKPROG's proc with args, whose reply is void. */
+size_t raw_build_bulk(struct raw *r, struct rpcrdma_hdr *h, uint32_t proc, xdrproc_t xdr_args,
+		      void *args, uint8_t *buf);
 /* A NULL call of prog that must be answered (the connection still works):
  * its reply's decoding result. */
 int raw_null(struct raw *r, uint32_t prog);
