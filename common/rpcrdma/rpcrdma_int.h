@@ -78,7 +78,8 @@ struct rr_ep {
 
 /* A signalled work request's context: wr_id points at it. */
 struct rr_wr {
-	unsigned nwr; /* send-queue slots the chain used */
+	unsigned nwr; /* send-queue slots the chain used (0: rr_post_own's, or a
+			 receive's, which has no done) */
 	void (*done)(struct rr_conn *c, struct rr_wr *w, const struct vb_wc *wc);
 	struct rr_wr *prev, *next; /* on the connection's owed list until done */
 };
@@ -258,6 +259,13 @@ int rr_batch_write_chunk(struct rr_batch *b, void *addr, uint32_t len, uint32_t 
  * server's Read chunks and the client's exposed replies. */
 int rr_batch_read_chunk(struct rr_batch *b, const struct rpcrdma_hdr *h,
 			const struct rpcrdma_read_chunk *ch, const struct rr_buf *buf);
+/* Post, through post(vc, arg), one signaled work request of registration's
+ * own (rr_reg_wr_room: outside the send-queue count) whose wr_id is ctx:
+ * ctx->done() then comes exactly once, from its completion or the flush made
+ * up when the connection goes. A failed post fails the connection (the
+ * provider may have queued it anyway). vc: from rr_conn_enter. */
+void rr_post_own(struct vb_conn *vc, struct rr_wr *ctx, int (*post)(struct vb_conn *vc, void *arg),
+		 void *arg);
 /* Post the chain, or queue it until the send queue has room (never waits);
  * its last work request is signalled with ctx, whose done() is then called
  * exactly once (see Completions above). 0, or -errno when ctx will be

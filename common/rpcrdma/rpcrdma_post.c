@@ -331,6 +331,25 @@ int rr_post(struct rr_conn *c, struct rr_batch *b, struct rr_wr *ctx)
 	return rc;
 }
 
+/* See rpcrdma_int.h. */
+void rr_post_own(struct vb_conn *vc, struct rr_wr *ctx, int (*post)(struct vb_conn *vc, void *arg),
+		 void *arg)
+{
+	struct rr_conn *c = vc->context;
+	char why[96];
+	int rc;
+
+	ctx->nwr = 0;
+	pthread_mutex_lock(&c->lock);
+	owe(c, ctx);
+	pthread_mutex_unlock(&c->lock);
+	if ((rc = post(vc, arg)) != 0) {
+		rr_stat_add(&c->st.post_failures, 1);
+		snprintf(why, sizeof(why), "cannot post work requests: %s", strerror(-rc));
+		rr_conn_fail(c, why);
+	}
+}
+
 /* ---- completions ---- */
 
 static void handle_wc(struct rr_conn *c, const struct vb_wc *wc)
@@ -343,7 +362,7 @@ static void handle_wc(struct rr_conn *c, const struct vb_wc *wc)
 			rr_conn_fail(c, vb_wc_status_str(wc->status));
 		return;
 	}
-	if (w->nwr == 0) { /* a receive */
+	if (w->done == NULL) { /* a receive */
 		struct rr_recv *r = (struct rr_recv *)w;
 
 		pthread_mutex_lock(&c->lock);

@@ -220,11 +220,8 @@ void rr_reg_destroy(struct rr_reg_ctx *r)
 	if (!r)
 		return;
 	workq_destroy(r->regq);
-	/* windows first: one whose invalidation a dying connection flushed is
-	 * still bound, and an MR with windows bound cannot be deregistered */
-	for (unsigned i = 0; i < r->nmw_free; i++)
-		vb_dealloc_mw(r->mws[i]);
-	free(r->mws);
+	/* windows first: an MR with windows bound cannot be deregistered */
+	reg_windows_destroy(r);
 	reg_arena_destroy(r); /* with its free blocks */
 	for (int rem = 0; rem < 2; rem++) {
 		for (int c = 0; c < NCLASSES; c++) {
@@ -304,12 +301,16 @@ int rr_buf_expose_wait(struct rr_reg_ctx *r, int ms)
 	return r->ops->expose_wait ? r->ops->expose_wait(r, ms) : -EAGAIN;
 }
 
-void rr_buf_unexpose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b)
+int rr_buf_unexpose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b)
 {
+	int posted;
+
 	if (!b->exposed)
-		return;
+		return 0;
+	posted = conn && b->win && !b->peer_unbound; /* fastreg's invalidation */
 	b->exposed = 0;
 	r->ops->unexpose(r, conn, b);
+	return posted;
 }
 
 void rr_buf_put(struct rr_reg_ctx *r, struct rr_buf *b)
@@ -392,6 +393,12 @@ int rr_reg_keys_per_exposure(const struct rr_reg_ctx *r)
 unsigned rr_reg_wr_room(const struct rr_reg_ctx *r)
 {
 	return rr_reg_keys_per_exposure(r) ? 2 * r->p.fastreg_pool : 0;
+}
+
+void rr_reg_on_keys_freed(struct rr_reg_ctx *r, void (*fn)(void *arg), void *arg)
+{
+	r->keys_freed = fn;
+	r->keys_freed_arg = arg;
 }
 
 int rr_reg_put_is_cheap(const struct rr_reg_ctx *r)

@@ -51,8 +51,8 @@ struct rr_buf {
 	int exposed;
 	/* the strategy's */
 	struct vb_mr *mr;   /* own registration (dynamic, cache, zerocopy) */
-	struct vb_mw *mw;   /* window (fastreg, while exposed) */
-	int peer_unbound;   /* the peer's Send with Invalidate unbound mw */
+	struct rr_win *win; /* window (fastreg, while exposed) */
+	int peer_unbound;   /* the peer's Send with Invalidate unbound win */
 	struct vb_mr *base; /* the registration it lies in (arena, region) */
 	int cls;	    /* size class (cache, arenas) */
 	int remote;	    /* registered with remote rights (cache) */
@@ -67,6 +67,7 @@ struct rr_buf {
 };
 
 struct rr_reg_ctx;
+struct rr_win;
 
 /* remote_rights: what exposures grant (VB_ACCESS_REMOTE_READ for a server in
  * Read-Read, READ|WRITE for a client; 0 for a server that never exposes). */
@@ -100,9 +101,14 @@ void rr_reg_keys_unreserve(struct rr_reg_ctx *r, unsigned n);
  * -EAGAIN. */
 int rr_buf_expose_wait(struct rr_reg_ctx *r, int ms);
 /* End the exposure now: the key stops working at once (unless allphys/cache,
- * whose keys outlive the I/O by design). conn may be NULL once the connection
- * is going: a window is then replaced instead of invalidated through it. */
-void rr_buf_unexpose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b);
+ * whose keys outlive the I/O by design). conn is a transport connection's
+ * (rr_conn_enter), or NULL once the connection is going: a window is then
+ * replaced instead of invalidated through it.
+ * fastreg's window is free again once its invalidation has completed (it is
+ * replaced if that was flushed), which may be later: see rr_reg_on_keys_freed.
+ * 1 when that completion is still to come on conn's CQ (which whoever left
+ * it unwatched must have watched again: rr_conn_watch), else 0. */
+int rr_buf_unexpose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b);
 void rr_buf_put(struct rr_reg_ctx *r, struct rr_buf *b);
 /* zerocopy: register the caller's memory [addr, addr+len) for exposure. */
 int rr_buf_wrap(struct rr_reg_ctx *r, void *addr, size_t len, struct rr_buf **out);
@@ -126,14 +132,18 @@ int rr_reg_put_is_cheap(const struct rr_reg_ctx *r);
  * what RFC 8797's private data may offer as Remote Invalidation. */
 int rr_reg_keys_per_exposure(const struct rr_reg_ctx *r);
 /* Send-queue entries r may take on a connection besides the transport's own
- * chains (rr_post): fastreg's window binds and invalidations, which it posts
- * itself, unsignaled, and which a device retires only once a later signaled
- * work request completes. A window is bound again only after the peer had the
- * reply it was bound for (whose Send retires the bind) and is invalidated once
- * per bind, so a connection holds at most one of each per window of the pool:
+ * chains (rr_post): fastreg's window binds, which it posts itself, unsignaled
+ * (a device retires them only once a later signaled work request completes),
+ * and invalidations (signaled: rr_post_own). A window is bound again only
+ * after the peer had the reply it was bound for (whose Send retires the bind)
+ * and is invalidated once per bind, so a connection holds at most one of each
+ * per window of the pool:
  * each connection's send queue and CQ get that much room beyond rr_post's
  * sq_depth. A peer that ends exposures it never saw can still overflow its
  * own send queue, which fails only its own connection. */
 unsigned rr_reg_wr_room(const struct rr_reg_ctx *r);
+/* Have fn(arg) called when keys come free later than the unexpose that ended
+ * them (a window's invalidation completed, on the loop of its connection). */
+void rr_reg_on_keys_freed(struct rr_reg_ctx *r, void (*fn)(void *arg), void *arg);
 
 #endif

@@ -11,7 +11,38 @@
 
 #include "common/base/clock.h"
 #include "common/base/log.h"
+#include "rpcrdma_int.h"
 #include "rpcrdma_reg_int.h"
+
+/* A window of the pool, with the context of its invalidation's completion. */
+struct rr_win {
+	struct rr_wr wr; /* the invalidation's (rr_post_own) */
+	struct vb_mw *mw;
+	struct rr_reg_ctx *r;
+};
+
+static void window_invalidated(struct rr_conn *c, struct rr_wr *wr, const struct vb_wc *wc);
+
+/* A new window for the pool, or NULL. */
+static struct rr_win *window_new(struct rr_reg_ctx *r, int *rc)
+{
+	struct rr_win *w = calloc(1, sizeof(*w));
+
+	*rc = w ? vb_alloc_mw(r->pd, &w->mw) : -ENOMEM;
+	if (*rc) {
+		free(w);
+		return NULL;
+	}
+	w->r = r;
+	w->wr.done = window_invalidated;
+	return w;
+}
+
+static void window_free(struct rr_win *w)
+{
+	vb_dealloc_mw(w->mw); /* bound or not */
+	free(w);
+}
 
 static int windows_create(struct rr_reg_ctx *r)
 {
@@ -19,15 +50,25 @@ static int windows_create(struct rr_reg_ctx *r)
 	if (!r->mws)
 		return -ENOMEM;
 	for (; r->nmws < r->p.fastreg_pool; r->nmws++) {
-		int rc = vb_alloc_mw(r->pd, &r->mws[r->nmws]);
+		int rc;
 
-		if (rc) {
+		if ((r->mws[r->nmws] = window_new(r, &rc)) == NULL) {
 			r->nmw_free = r->nmws; /* so the ones made are freed */
 			return rc;
 		}
 	}
 	r->nmw_free = r->nmws;
 	return 0;
+}
+
+/* See rpcrdma_reg_int.h. */
+void reg_windows_destroy(struct rr_reg_ctx *r)
+{
+	for (unsigned i = 0; i < r->nmw_free; i++)
+		window_free(r->mws[i]);
+	free(r->mws);
+	r->mws = NULL;
+	r->nmws = r->nmw_free = 0;
 }
 
 /* bind a free window with a fresh key over b: one set aside for the caller
@@ -39,31 +80,31 @@ static int window_bind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf
 	unsigned rights = flags & RR_EXPOSE_READ_ONLY ? r->remote_rights & VB_ACCESS_REMOTE_READ
 						      : r->remote_rights;
 	unsigned reserved = flags & RR_EXPOSE_RESERVED ? 1 : 0;
-	struct vb_mw *mw = NULL;
+	struct rr_win *w = NULL;
 	int rc;
 
 	if (!conn)
 		return -ECONNRESET;
 	pthread_mutex_lock(&r->lock);
 	if (reserved ? r->nmw_reserved > 0 : r->nmw_free > r->nmw_reserved) {
-		mw = r->mws[--r->nmw_free];
+		w = r->mws[--r->nmw_free];
 		r->nmw_reserved -= reserved;
 	}
 	pthread_mutex_unlock(&r->lock);
-	if (!mw)
+	if (!w)
 		return -EAGAIN;
-	rc = vb_bind_mw(conn, mw, b->base, (void *)at, len, rights, 0, 0);
+	rc = vb_bind_mw(conn, w->mw, b->base, (void *)at, len, rights, 0, 0);
 	if (rc) { /* the window, and the caller's claim on it, go back */
 		pthread_mutex_lock(&r->lock);
-		r->mws[r->nmw_free++] = mw;
+		r->mws[r->nmw_free++] = w;
 		r->nmw_reserved += reserved;
 		pthread_mutex_unlock(&r->lock);
 		return rc;
 	}
 	rr_stat_add(&r->st->binds, 1);
 	rr_stat_add(&r->st->remote_regs_now, 1);
-	b->mw = mw;
-	b->rkey = mw->rkey;
+	b->win = w;
+	b->rkey = w->mw->rkey;
 	return 0;
 }
 
@@ -81,34 +122,68 @@ static int window_wait(struct rr_reg_ctx *r, int ms)
 	return rc;
 }
 
-/* invalidate b's window (unless the peer did); if the connection cannot,
- * replace the window, and where that fails too, count the pool one smaller, so
- * that a reservation of more keys than are left fails (-E2BIG) rather than
- * waits for ever. */
-static void window_unbind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b)
+/* w back into the pool: as it is if unbound, else (its invalidation could not
+ * be posted, or was flushed: the device may still hold it bound) a new window
+ * in its place; where that fails too, the pool counts one fewer, so that a
+ * reservation of more keys than are left fails (-E2BIG) rather than waits for
+ * ever. */
+static void window_back(struct rr_reg_ctx *r, struct rr_win *w, int unbound)
 {
-	struct vb_mw *mw = b->mw;
 	unsigned left = 0;
+	int rc = 0;
 
-	if (b->peer_unbound) {
-		b->peer_unbound = 0;
-	} else if (!conn || vb_bind_mw(conn, mw, b->base, b->addr, 0, 0, 0, 0) != 0) {
-		vb_dealloc_mw(mw);
-		if (vb_alloc_mw(r->pd, &mw) != 0)
-			mw = NULL;
+	if (!unbound) {
+		vb_dealloc_mw(w->mw);
+		if ((rc = vb_alloc_mw(r->pd, &w->mw)) != 0)
+			free(w);
 	}
-	rr_stat_add(&r->st->remote_regs_now, -1);
-	b->mw = NULL;
-	b->rkey = 0;
 	pthread_mutex_lock(&r->lock);
-	if (mw)
-		r->mws[r->nmw_free++] = mw;
+	if (rc == 0)
+		r->mws[r->nmw_free++] = w;
 	else
 		left = --r->nmws;
 	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->lock);
-	if (!mw)
+	if (rc)
 		log_err("cannot replace a memory window: the pool shrinks to %u", left);
+}
+
+/* The completion of a window's invalidation (or its flush). */
+static void window_invalidated(struct rr_conn *c, struct rr_wr *wr, const struct vb_wc *wc)
+{
+	struct rr_win *w = (struct rr_win *)wr;
+	struct rr_reg_ctx *r = w->r;
+
+	(void)c;
+	window_back(r, w, wc->status == VB_WC_SUCCESS);
+	if (r->keys_freed)
+		r->keys_freed(r->keys_freed_arg);
+}
+
+static int post_invalidate(struct vb_conn *conn, void *arg)
+{
+	struct rr_win *w = arg;
+
+	return vb_bind_mw(conn, w->mw, NULL, NULL, 0, 0, (uintptr_t)&w->wr, 1);
+}
+
+/* End b's window: unbound already if the peer invalidated it; else invalidate
+ * it through the connection, signaled, and let its completion give it back
+ * (window_invalidated): given back at once, a window whose invalidation the
+ * dying connection then flushed would go to the next bind still bound. */
+static void window_unbind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b)
+{
+	struct rr_win *w = b->win;
+	int peer_unbound = b->peer_unbound;
+
+	rr_stat_add(&r->st->remote_regs_now, -1);
+	b->win = NULL;
+	b->rkey = 0;
+	b->peer_unbound = 0;
+	if (!peer_unbound && conn)
+		rr_post_own(conn, &w->wr, post_invalidate, w);
+	else
+		window_back(r, w, peer_unbound);
 }
 
 /* See rpcrdma_reg.h. */
@@ -148,11 +223,7 @@ static int fall_back(struct rr_reg_ctx *r)
 
 	log_notice("device %s has no memory windows: registration 'fastreg' runs as '%s'",
 		   r->pd->dev->name, rr_reg_name(fb->kind));
-	for (unsigned i = 0; i < r->nmws; i++)
-		vb_dealloc_mw(r->mws[i]);
-	free(r->mws);
-	r->mws = NULL;
-	r->nmws = r->nmw_free = 0;
+	reg_windows_destroy(r);
 	reg_arena_destroy(r);
 	r->ops = fb;
 	return fb->setup(r);

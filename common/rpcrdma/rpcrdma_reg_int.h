@@ -35,13 +35,18 @@ struct rr_reg_ctx {
 	struct rr_buf **arena_free_at; /* per 4 KiB of it: the free block that starts there */
 	struct vb_mr *region_mr;       /* rr_params.region, registered as the arena */
 
-	struct vb_mw **mws; /* fastreg: free windows */
+	struct rr_win **mws; /* fastreg: free windows */
 	unsigned nmws, nmw_free;
-	unsigned nmw_reserved; /* of the free ones, set aside (rr_reg_keys_reserve) */
+	unsigned nmw_reserved;	       /* of the free ones, set aside (rr_reg_keys_reserve) */
+	void (*keys_freed)(void *arg); /* rr_reg_on_keys_freed */
+	void *keys_freed_arg;
 
 	struct workq *regq; /* dynamic, cache: registrations off the caller's thread */
 	size_t idle_held;   /* cache: idle pieces of chunks that have one in use */
 };
+
+/* fastreg: free the windows of the pool (all free by now). */
+void reg_windows_destroy(struct rr_reg_ctx *r);
 
 /* One registration strategy. */
 struct reg_ops {

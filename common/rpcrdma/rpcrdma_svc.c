@@ -508,6 +508,12 @@ static void listener_ready(void *arg)
 	}
 }
 
+/* Windows whose invalidation completed may answer parked replies. */
+static void keys_freed(void *srv)
+{
+	rrs_keys_freed(srv);
+}
+
 /* ---- the interface ---- */
 
 int rr_server_create(struct rpc_server *rpc, const struct rr_params *p, struct rr_server **out)
@@ -529,6 +535,7 @@ int rr_server_create(struct rpc_server *rpc, const struct rr_params *p, struct r
 	if (rc == 0) {
 		evloop_set_spin(srv->ep->loop, p->spin_us);
 		evloop_set_spin_max(srv->ep->loop, p->spin_max_us);
+		rr_reg_on_keys_freed(srv->ep->reg, keys_freed, srv);
 	}
 	if (rc == 0)
 		rc = workq_create(1, "rpcrdma-reap", &srv->reaper);

@@ -228,9 +228,10 @@ static int bind_type2(struct ibv_qp *qp, struct rdmacore_mw *w, const struct ibv
 	(bi->length ? &wr[1] : &wr[0])->send_flags = signaled ? IBV_SEND_SIGNALED : 0;
 	if ((rc = ibv_post_send(qp, first, &bad)) != 0)
 		return -rc;
-	if (bi->length)
+	if (bi->length) {
 		w->mw->rkey = key;
-	mw_set_key(w, key);
+		mw_set_key(w, key);
+	}
 	return 0;
 }
 
@@ -250,7 +251,8 @@ static int bind_type1(struct ibv_qp *qp, struct rdmacore_mw *w, struct ibv_mw_bi
 		b->bind_info.mr = w->bound_mr;
 	if ((rc = ibv_bind_mw(qp, w->mw, b)) != 0)
 		return -rc;
-	mw_set_key(w, b->bind_info.length ? w->mw->rkey : 0);
+	if (b->bind_info.length)
+		mw_set_key(w, w->mw->rkey);
 	return 0;
 }
 
@@ -275,11 +277,17 @@ int rdmacore_bind_mw(struct vb_conn *conn, struct vb_mw *mw, struct vb_mr *mr, v
 		log_debug("window is not bound");
 		return -EINVAL;
 	}
+	/* an unbind is recorded before its post: once it is posted, its
+	 * completion may give the window to another bind on another thread */
+	if (len == 0)
+		mw_set_key(w, 0);
 	if (w->mw->type == IBV_MW_TYPE_2)
 		rc = bind_type2(qp, w, &b.bind_info, bound, wr_id, signaled);
 	else
 		rc = bind_type1(qp, w, &b, wr_id, signaled);
-	if (rc == 0)
+	if (rc && len == 0)
+		mw_set_key(w, bound);
+	else if (rc == 0 && len)
 		w->bound_mr = b.bind_info.mr;
 	return rc;
 }

@@ -19,11 +19,15 @@
 #include "rpcrdma_test_util.h"
 
 #define CREDITS RAW_CREDITS
+#define MSG                                                                                        \
+	((size_t)2 << 20) /* where a call posted without waiting is built: MSG + k * RAW_BUF       \
+			   */
 
 /* While set, the soft provider refuses to bind a window (this program is
  * linked with -Wl,--wrap=soft_bind_mw), to unbind one (len 0), to allocate
  * one (-Wl,--wrap=soft_alloc_mw). */
 static int bind_fails, unbind_fails, alloc_fails;
+static int allocs; /* windows allocated */
 
 int __real_soft_bind_mw(struct vb_conn *conn, struct vb_mw *m, struct vb_mr *mr, void *addr,
 			size_t len, unsigned access, uint64_t wr_id, int signaled);
@@ -43,6 +47,7 @@ int __wrap_soft_alloc_mw(struct vb_pd *pd, struct vb_mw **out)
 {
 	if (__atomic_load_n(&alloc_fails, __ATOMIC_RELAXED))
 		return -ENOMEM;
+	__atomic_add_fetch(&allocs, 1, __ATOMIC_RELAXED);
 	return __real_soft_alloc_mw(pd, out);
 }
 
@@ -58,6 +63,18 @@ static void start_fastreg(struct rrt_server *t, unsigned pool)
 	p.fastreg_pool = pool;
 	p.done_deadline_ms = 30000;
 	assert_int_equal(rrt_server_start_p(t, &p, 0), 0);
+}
+
+/* Post RDMA_DONE for xid, built at r->data + at, without waiting for its
+ * Send to complete (the server may close the connection, or the client may
+ * receive nothing for now). */
+static void post_done(struct raw *r, uint32_t xid, size_t at)
+{
+	uint8_t done[16];
+
+	memcpy(r->data + at, done,
+	       raw_words(done, (uint32_t[]){xid, 1, RAW_CREDITS, RPCRDMA_DONE}, 4));
+	raw_post(r, at, sizeof(done));
 }
 
 /* Take the reply to xid, which exposes nreads segments; its header's
@@ -281,11 +298,12 @@ static void windows_taken_in_turn(void **state)
 	rrt_server_stop(&t);
 }
 
-/* A window lost (neither invalidated nor replaced) makes the pool smaller: a
- * reply that needs more windows than are left is answered ERR_CHUNK, whether
- * it waited for them (b's) or comes after (a's); the one window left still
- * serves. Such a reply waited for ever, and held its connection's later
- * replies. */
+/* A window lost (its invalidation cannot be posted, which closes that
+ * connection, and no window can be made in its place) makes the pool smaller:
+ * a reply that needs more windows than are left is answered ERR_CHUNK,
+ * whether it waited for them (b's) or comes after (a's, on a new connection);
+ * the one window left still serves. Such a reply waited for ever, and held
+ * its connection's later replies. */
 static void lost_window_shrinks_pool(void **state)
 {
 	struct rrt_server t;
@@ -301,10 +319,12 @@ static void lost_window_shrinks_pool(void **state)
 	await_window_waits(&t, 1);
 	__atomic_store_n(&unbind_fails, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&alloc_fails, 1, __ATOMIC_RELAXED);
-	raw_done(&a, xa); /* its window is lost */
+	post_done(&a, xa, MSG); /* its window is lost, and its connection */
 	raw_expect_error(&b, xb, RPCRDMA_ERR_CHUNK);
 	__atomic_store_n(&unbind_fails, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&alloc_fails, 0, __ATOMIC_RELAXED);
+	raw_close(&a);
+	raw_open(&a, t.port);
 	raw_expect_error(&a, raw_send_padget(&a, 65536, 4096), RPCRDMA_ERR_CHUNK);
 	xa = raw_send_get(&a, 65536);
 	expect_get_reply(&a, xa);
@@ -357,6 +377,31 @@ static uint32_t post_get(struct raw *r, uint32_t nsegs, size_t at, size_t msg)
 	return post_call(r, h, BULK_GET, (xdrproc_t)xdr_bulk_get_args, &a, msg);
 }
 
+/* Make the client stall the server's send queue: posted one at a time, NULL
+ * calls whose replies take every Receive of r, then one whose reply's Send
+ * waits for a Receive (RNR, for 60 s: VB_SOFT_RNR_TIMEOUT_MS); the server had
+ * built before replies, and k calls were built; its xid. */
+static uint32_t stall_send_queue(struct rrt_server *t, struct raw *r, uint64_t before, unsigned *k)
+{
+	uint32_t xid = 0;
+
+	for (int i = 0; i <= RAW_NRECV; i++) {
+		xid = post_call(r, raw_hdr(r, RPCRDMA_MSG), BULK_NULL, (xdrproc_t)xdr_void, NULL,
+				MSG + (*k)++ * RAW_BUF);
+		await_replies(t, before + (unsigned)i + 1);
+	}
+	return xid;
+}
+
+/* Receive again: take the RAW_NRECV replies that stalled the send queue. */
+static void unstall(struct raw *r)
+{
+	uint8_t buf[RAW_BUF];
+
+	for (int i = 0; i < RAW_NRECV; i++)
+		assert_true(raw_recv(r, buf, RAW_TMO) > 0);
+}
+
 /* A window is bound by a work request on the reply's connection, outside the
  * transport's count of its send queue: the queue has room for them besides.
  * Here the client posts no Receive for a while (RNR), so the server's send
@@ -366,12 +411,11 @@ static uint32_t post_get(struct raw *r, uint32_t nsegs, size_t at, size_t msg)
  * again. The bind failed for want of a slot and closed the connection. */
 static void window_bind_has_room_in_a_full_send_queue(void **state)
 {
-	enum { MSG = 2u << 20, WDATA = 1u << 20 };
+	enum { WDATA = 1u << 20 };
 	struct rrt_server t;
 	struct rr_params p;
 	struct raw r;
 	uint32_t xids[7];
-	uint8_t buf[RAW_BUF];
 	char *want = malloc(65536);
 	struct rpcrdma_hdr *rh;
 	unsigned k = 0, n = 0;
@@ -383,23 +427,14 @@ static void window_bind_has_room_in_a_full_send_queue(void **state)
 	p.done_deadline_ms = 30000;
 	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
 	raw_open(&r, t.port);
-	for (; k < RAW_NRECV; k++) { /* their replies take every Receive */
-		(void)post_call(&r, raw_hdr(&r, RPCRDMA_MSG), BULK_NULL, (xdrproc_t)xdr_void, NULL,
-				MSG + k * RAW_BUF);
-		await_replies(&t, k + 1);
-	}
-	/* the Send of the next reply stalls (1 slot); 4 x 65 and 59 more fill the queue */
-	xids[n++] = post_call(&r, raw_hdr(&r, RPCRDMA_MSG), BULK_NULL, (xdrproc_t)xdr_void, NULL,
-			      MSG + k++ * RAW_BUF);
-	await_replies(&t, k);
+	xids[n++] = stall_send_queue(&t, &r, 0, &k); /* 1 slot; 4 x 65 and 59 fill it */
 	for (uint32_t i = 0; i < 5; i++) {
 		xids[n++] = post_get(&r, i < 4 ? 64 : 58, WDATA + i * 65536, MSG + k++ * RAW_BUF);
 		await_replies(&t, k);
 	}
 	xids[n++] = post_get(&r, 0, 0, MSG + k++ * RAW_BUF); /* Read-Read: binds a window */
 	await_replies(&t, k);
-	for (int i = 0; i < RAW_NRECV; i++) /* Receives again */
-		assert_true(raw_recv(&r, buf, RAW_TMO) > 0);
+	unstall(&r);
 	free(raw_reply(&r, xids[0]));
 	for (unsigned i = 1; i < 6; i++) {
 		uint32_t len = i < 5 ? 65536 : 58 * 1024;
@@ -416,7 +451,6 @@ static void window_bind_has_room_in_a_full_send_queue(void **state)
 	assert_int_equal(raw_null(&r, BULKPROG), 0);
 	raw_close(&r);
 	rrt_server_stop(&t);
-	unsetenv("VB_SOFT_RNR_TIMEOUT_MS");
 	free(want);
 }
 
@@ -445,6 +479,62 @@ static void unsendable_reply_closes(void **state)
 	rrt_server_stop(&t);
 }
 
+/* A window's invalidation is a work request of its connection like any
+ * other: if the connection dies before it runs, it is flushed, and the device
+ * may still hold the window bound. Such a window is replaced, not given to the
+ * next bind as it is; it went back to the pool when the invalidation was
+ * posted. Here the invalidation waits behind Write chunk data that the
+ * client, receiving nothing, leaves in the socket (no cross-memory copy:
+ * VB_SOFT_CMA=0). The pool's one window then serves the next client. */
+static void flushed_invalidation_replaces_window(void **state)
+{
+	enum { WDATA = 1u << 20 };
+	struct rrt_server t;
+	struct rr_params p;
+	struct raw r;
+	struct rr_stats st;
+	uint32_t xid;
+	unsigned k = 1;
+	int before;
+
+	setenv("VB_SOFT_RNR_TIMEOUT_MS", "60000", 1);
+	setenv("VB_SOFT_CMA", "0", 1);
+	setenv("VB_SOFT_SOCKBUF", "8192", 1);
+	rrt_params(&p, RR_MODE_READ_WRITE | RR_MODE_READ_READ, RR_REG_FASTREG);
+	p.credits = CREDITS;
+	p.fastreg_pool = 1;
+	p.done_deadline_ms = 30000;
+	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
+	raw_open(&r, t.port);
+	xid = raw_send_get(&r, 65536);
+	expect_get_reply(&r, xid);
+	(void)stall_send_queue(&t, &r, 1, &k);
+	for (uint32_t i = 0; i < 6; i++) { /* more than the socket holds */
+		(void)post_get(&r, 64, WDATA + i * 65536, MSG + k++ * RAW_BUF);
+		await_replies(&t, k);
+	}
+	before = __atomic_load_n(&allocs, __ATOMIC_RELAXED);
+	post_done(&r, xid, MSG + k * RAW_BUF);
+	for (int ms = 0; ms < RAW_TMO; ms += 5) { /* the exposure ends */
+		rr_server_get_stats(t.rr, &st);
+		if (st.exposed_now == 0)
+			break;
+		usleep(5000);
+	}
+	assert_int_equal(st.exposed_now, 0);
+	raw_close(&r);
+	for (int ms = 0; ms < RAW_TMO && __atomic_load_n(&allocs, __ATOMIC_RELAXED) == before;
+	     ms += 5)
+		usleep(5000);
+	assert_int_equal(__atomic_load_n(&allocs, __ATOMIC_RELAXED), before + 1);
+	raw_open(&r, t.port);
+	xid = raw_send_get(&r, 65536);
+	expect_get_reply(&r, xid);
+	raw_done(&r, xid);
+	raw_close(&r);
+	rrt_server_stop(&t);
+}
+
 /* A pool whose binds and invalidations would not fit beside the transport's
  * own work requests in a connection's send queue (the soft device allows
  * 16384 entries) is refused at start, not at the first busy connection. */
@@ -462,6 +552,17 @@ static void pool_too_large_refused(void **state)
 	rrt_server_stop(&t);
 }
 
+/* Teardown of the cases that set the soft provider's variables (run even when
+ * one fails, so that the next case starts without them). */
+static int soft_env_clear(void **state)
+{
+	(void)state;
+	unsetenv("VB_SOFT_CMA");
+	unsetenv("VB_SOFT_SOCKBUF");
+	unsetenv("VB_SOFT_RNR_TIMEOUT_MS");
+	return 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -472,7 +573,9 @@ int main(void)
 		cmocka_unit_test(windows_taken_in_turn),
 		cmocka_unit_test(lost_window_shrinks_pool),
 		cmocka_unit_test(unsendable_reply_closes),
-		cmocka_unit_test(window_bind_has_room_in_a_full_send_queue),
+		cmocka_unit_test_teardown(window_bind_has_room_in_a_full_send_queue,
+					  soft_env_clear),
+		cmocka_unit_test_teardown(flushed_invalidation_replaces_window, soft_env_clear),
 		cmocka_unit_test(pool_too_large_refused),
 	};
 

@@ -704,6 +704,7 @@ int main(void)
 		cmocka_unit_test(window_wait_outside_connection),
 		cmocka_unit_test(flushed_unbind_released),
 		cmocka_unit_test(remote_invalidation),
+		cmocka_unit_test(local_invalidations_give_windows_back),
 		cmocka_unit_test(fastreg_without_windows),
 		cmocka_unit_test(listens_on_every_address),
 		cmocka_unit_test(region_sent_in_place),

@@ -191,6 +191,34 @@ void remote_invalidation(void **state)
 	rrt_server_stop(&t);
 }
 
+/* The client's windows come back when their invalidations complete, which a
+ * lone caller leaves to the loop: it stops watching the CQ at the end of its
+ * call. With a pool of two and calls that need both (a Write and a Reply
+ * chunk: a reply can end one key, RFC 8797, so the client invalidates them
+ * itself), each call waits for the last one's; they came back only when
+ * someone took the CQ again, so the next call waited out its timeout. */
+void local_invalidations_give_windows_back(void **state)
+{
+	struct rrt_server t;
+	struct rpc_clnt *c;
+	struct rr_params p;
+	struct rr_stats cs;
+
+	(void)state;
+	assert_int_equal(rrt_server_start(&t, RR_MODE_READ_WRITE, RR_REG_FASTREG, 0), 0);
+	rrt_params(&p, RR_MODE_READ_WRITE, RR_REG_FASTREG);
+	p.caller_polls = 1;
+	p.fastreg_pool = 2;
+	assert_int_equal(rrt_client_p(&t, &p, 0, &c), 0);
+	for (uint32_t i = 0; i < 4; i++)
+		assert_int_equal(rrt_get_hint(c, i, 65536, 16384), 0);
+	rr_clnt_get_stats(c, &cs);
+	assert_int_equal(cs.binds, 8);
+	assert_int_equal(cs.remote_invs, 0);
+	rpc_clnt_destroy(c);
+	rrt_server_stop(&t);
+}
+
 /* A bulk argument the client cannot expose (larger than its whole arena)
  * fails the call with that reason (EMSGSIZE), not with the ENOSPC of a call
  * too long for its buffers, which the NFS client would report as a full
@@ -263,11 +291,12 @@ void window_wait_outside_connection(void **state)
 	rrt_server_stop(&t);
 }
 
-/* A window whose invalidation its connection flushed (the connection went
- * down first) goes back to the pool still bound; tearing the registration
- * down frees it before the arena it covers, so nothing of the protection
- * domain is left (raw_close checks). The raw peer's Send after the binding
- * shows the binding took effect: the send queue runs in order. */
+/* A window unexposed once its connection is gone (no connection to
+ * invalidate it through) may still be bound: it is replaced, and tearing the
+ * registration down leaves nothing of the protection domain (raw_close
+ * checks). The raw peer's Send after the binding shows the binding took
+ * effect: the send queue runs in order. (A flushed invalidation:
+ * rpcrdma_exposure_test.) */
 void flushed_unbind_released(void **state)
 {
 	const uint8_t junk[4] = {0};
@@ -287,7 +316,7 @@ void flushed_unbind_released(void **state)
 	assert_int_equal(rr_buf_expose(r, w.vc, b, b->addr, 4096, 0), 0);
 	raw_send(&w, junk, sizeof(junk));
 	vb_disconnect(w.vc);
-	rr_buf_unexpose(r, w.vc, b); /* flushed */
+	rr_buf_unexpose(r, NULL, b);
 	rr_buf_put(r, b);
 	rr_reg_destroy(r);
 	raw_close(&w);

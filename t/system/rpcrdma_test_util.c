@@ -152,6 +152,11 @@ int rrt_put_within(struct rpc_clnt *c, uint32_t seed, size_t len, char *buf, int
 
 int rrt_get(struct rpc_clnt *c, uint32_t seed, size_t len)
 {
+	return rrt_get_hint(c, seed, len, 0);
+}
+
+int rrt_get_hint(struct rpc_clnt *c, uint32_t seed, size_t len, uint32_t reply_hint)
+{
 	struct bulk_get_args a = {.seed = seed, .len = (u_int)len};
 	struct bulk_get_res r = {0};
 	char *dest = malloc(len ? len : 1), *want = malloc(len ? len : 1);
@@ -163,7 +168,8 @@ int rrt_get(struct rpc_clnt *c, uint32_t seed, size_t len)
 				.xdr_res = (xdrproc_t)xdr_bulk_get_res,
 				.res = &r,
 				.reply_data = dest,
-				.reply_data_len = (uint32_t)len};
+				.reply_data_len = (uint32_t)len,
+				.reply_hint = reply_hint};
 	int rc = rpc_clnt_call(c, &call);
 
 	if (rc == 0) {

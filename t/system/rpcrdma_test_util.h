@@ -36,6 +36,9 @@ int rrt_put_from(struct rpc_clnt *c, uint32_t seed, size_t len, char *buf);
 /* ... and with the call's own timeout (0: the client's). */
 int rrt_put_within(struct rpc_clnt *c, uint32_t seed, size_t len, char *buf, int timeout_ms);
 int rrt_get(struct rpc_clnt *c, uint32_t seed, size_t len);
+/* rrt_get whose call hints a reply of reply_hint bytes besides the data (a
+ * hint too long for inline offers a Reply chunk too). */
+int rrt_get_hint(struct rpc_clnt *c, uint32_t seed, size_t len, uint32_t reply_hint);
 int rrt_big(struct rpc_clnt *c, u_int n);
 int rrt_sum(struct rpc_clnt *c, size_t len);
 /* A BULK_SLEEP call of *ms milliseconds (ms lives as long as the call). */
@@ -51,6 +54,7 @@ void expose_failure_named(void **state);
 void window_wait_outside_connection(void **state);
 void flushed_unbind_released(void **state);
 void remote_invalidation(void **state);
+void local_invalidations_give_windows_back(void **state);
 /* ... and of the inline thresholds (rpcrdma_test_inline.c). */
 void inline_bulk_when_it_fits(void **state);
 void inline_bounded_by_peer_send(void **state);
