@@ -298,7 +298,6 @@ static void slot_finish(struct cslot *s)
 	struct rr_reg_ctx *reg = cl->ep->reg;
 	struct vb_conn *vc;
 	uint32_t inv = 0;
-	int invalidating = 0;
 
 	poll_give(s); /* had a path kept the CQ, the loop gets it back */
 	if (s->recv) {
@@ -312,13 +311,11 @@ static void slot_finish(struct cslot *s)
 			s->bufs[i]->peer_unbound = 1; /* the reply's Send ended it */
 			rr_stat_add(&cl->conn->st.remote_invs, 1);
 		}
-		invalidating |= rr_buf_unexpose(reg, vc, s->bufs[i]);
+		rr_buf_unexpose(reg, vc, s->bufs[i]);
 		rr_buf_put(reg, s->bufs[i]);
 	}
 	if (vc)
 		rr_conn_leave(cl->conn);
-	if (invalidating) /* their completions give the windows back: the loop takes them */
-		rr_conn_watch(cl->conn);
 	rr_send_put(cl->conn, s->send);
 	pthread_mutex_lock(&cl->lock);
 	__atomic_sub_fetch(&cl->outstanding, 1, __ATOMIC_RELAXED);

@@ -262,8 +262,9 @@ int rr_batch_read_chunk(struct rr_batch *b, const struct rpcrdma_hdr *h,
 /* Post, through post(vc, arg), one signaled work request of registration's
  * own (rr_reg_wr_room: outside the send-queue count) whose wr_id is ctx:
  * ctx->done() then comes exactly once, from its completion or the flush made
- * up when the connection goes. A failed post fails the connection (the
- * provider may have queued it anyway). vc: from rr_conn_enter. */
+ * up when the connection goes; the loop watches the CQ for it, whoever left
+ * it unwatched. A failed post fails the connection (the provider may have
+ * queued it anyway). vc: from rr_conn_enter. */
 void rr_post_own(struct vb_conn *vc, struct rr_wr *ctx, int (*post)(struct vb_conn *vc, void *arg),
 		 void *arg);
 /* Post the chain, or queue it until the send queue has room (never waits);

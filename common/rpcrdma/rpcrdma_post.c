@@ -128,6 +128,14 @@ struct rr_chain {
 	struct vb_send_wr *wr; /* n of them, then their SGEs, in the same allocation */
 };
 
+/* The loop watches the CQ again if nobody did (rr_conn_watch; c->lock held). */
+static void watch_locked(struct rr_conn *c)
+{
+	if (c->cq_parked && c->cq_io)
+		evloop_io_set(c->ep->loop, c->cq_io, EVLOOP_IN);
+	c->cq_parked = 0;
+}
+
 /* Put ctx on the owed list (c->lock held). */
 static void owe(struct rr_conn *c, struct rr_wr *ctx)
 {
@@ -194,11 +202,19 @@ static struct rr_chain *chain_copy(const struct vb_send_wr *wr, unsigned n, stru
  * not have queued what it was given (rxe queues the chain, then its doorbell
  * write() fails), so their contexts stay owed: a completion, or the flush made
  * up at teardown, ends each. */
+static void post_failed(struct rr_conn *c, int rc)
+{
+	char why[96];
+
+	rr_stat_add(&c->st.post_failures, 1);
+	snprintf(why, sizeof(why), "cannot post work requests: %s", strerror(-rc));
+	rr_conn_fail(c, why);
+}
+
 static void post_chain(struct rr_conn *c, struct vb_send_wr *wr, unsigned nposts)
 {
 	struct vb_send_wr *bad = NULL;
 	int rc = vb_post_send(c->vc, wr, &bad);
-	char why[96];
 
 	rr_stat_add(&c->st.posts, 1);
 	pthread_mutex_lock(&c->lock);
@@ -206,11 +222,8 @@ static void post_chain(struct rr_conn *c, struct vb_send_wr *wr, unsigned nposts
 	if (c->posting == 0)
 		pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
-	if (rc) {
-		rr_stat_add(&c->st.post_failures, 1);
-		snprintf(why, sizeof(why), "cannot post work requests: %s", strerror(-rc));
-		rr_conn_fail(c, why);
-	}
+	if (rc)
+		post_failed(c, rc);
 }
 
 /* Take the slots of an n-WR chain for ctx (c->lock held); it goes out next
@@ -336,18 +349,15 @@ void rr_post_own(struct vb_conn *vc, struct rr_wr *ctx, int (*post)(struct vb_co
 		 void *arg)
 {
 	struct rr_conn *c = vc->context;
-	char why[96];
 	int rc;
 
 	ctx->nwr = 0;
 	pthread_mutex_lock(&c->lock);
 	owe(c, ctx);
+	watch_locked(c); /* its completion must be taken: a lone caller left the CQ */
 	pthread_mutex_unlock(&c->lock);
-	if ((rc = post(vc, arg)) != 0) {
-		rr_stat_add(&c->st.post_failures, 1);
-		snprintf(why, sizeof(why), "cannot post work requests: %s", strerror(-rc));
-		rr_conn_fail(c, why);
-	}
+	if ((rc = post(vc, arg)) != 0)
+		post_failed(c, rc);
 }
 
 /* ---- completions ---- */
@@ -544,9 +554,7 @@ void rr_conn_poll_give(struct rr_conn *c, const unsigned *calls)
 void rr_conn_watch(struct rr_conn *c)
 {
 	pthread_mutex_lock(&c->lock);
-	if (c->cq_parked && c->cq_io)
-		evloop_io_set(c->ep->loop, c->cq_io, EVLOOP_IN);
-	c->cq_parked = 0;
+	watch_locked(c);
 	pthread_mutex_unlock(&c->lock);
 }
 

@@ -301,16 +301,12 @@ int rr_buf_expose_wait(struct rr_reg_ctx *r, int ms)
 	return r->ops->expose_wait ? r->ops->expose_wait(r, ms) : -EAGAIN;
 }
 
-int rr_buf_unexpose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b)
+void rr_buf_unexpose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b)
 {
-	int posted;
-
 	if (!b->exposed)
-		return 0;
-	posted = conn && b->win && !b->peer_unbound; /* fastreg's invalidation */
+		return;
 	b->exposed = 0;
 	r->ops->unexpose(r, conn, b);
-	return posted;
 }
 
 void rr_buf_put(struct rr_reg_ctx *r, struct rr_buf *b)

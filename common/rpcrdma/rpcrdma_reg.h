@@ -105,10 +105,8 @@ int rr_buf_expose_wait(struct rr_reg_ctx *r, int ms);
  * (rr_conn_enter), or NULL once the connection is going: a window is then
  * replaced instead of invalidated through it.
  * fastreg's window is free again once its invalidation has completed (it is
- * replaced if that was flushed), which may be later: see rr_reg_on_keys_freed.
- * 1 when that completion is still to come on conn's CQ (which whoever left
- * it unwatched must have watched again: rr_conn_watch), else 0. */
-int rr_buf_unexpose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b);
+ * replaced if that was flushed), which may be later: see rr_reg_on_keys_freed. */
+void rr_buf_unexpose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *b);
 void rr_buf_put(struct rr_reg_ctx *r, struct rr_buf *b);
 /* zerocopy: register the caller's memory [addr, addr+len) for exposure. */
 int rr_buf_wrap(struct rr_reg_ctx *r, void *addr, size_t len, struct rr_buf **out);
@@ -137,10 +135,9 @@ int rr_reg_keys_per_exposure(const struct rr_reg_ctx *r);
  * and invalidations (signaled: rr_post_own). A window is bound again only
  * after the peer had the reply it was bound for (whose Send retires the bind)
  * and is invalidated once per bind, so a connection holds at most one of each
- * per window of the pool:
- * each connection's send queue and CQ get that much room beyond rr_post's
- * sq_depth. A peer that ends exposures it never saw can still overflow its
- * own send queue, which fails only its own connection. */
+ * per window of the pool: each connection's send queue and CQ get that much
+ * room beyond rr_post's sq_depth. A peer that ends exposures it never saw can
+ * still overflow its own send queue, which fails only its own connection. */
 unsigned rr_reg_wr_room(const struct rr_reg_ctx *r);
 /* Have fn(arg) called when keys come free later than the unexpose that ended
  * them (a window's invalidation completed, on the loop of its connection). */

@@ -19,9 +19,10 @@
 #include "rpcrdma_test_util.h"
 
 #define CREDITS RAW_CREDITS
-#define MSG                                                                                        \
-	((size_t)2 << 20) /* where a call posted without waiting is built: MSG + k * RAW_BUF       \
-			   */
+/* Where the k-th call posted without waiting is built: MSG + k * RAW_BUF in
+ * the raw peer's data area; and where such calls' Write chunks point. */
+#define MSG   ((size_t)2 << 20)
+#define WDATA ((size_t)1 << 20)
 
 /* While set, the soft provider refuses to bind a window (this program is
  * linked with -Wl,--wrap=soft_bind_mw), to unbind one (len 0), to allocate
@@ -51,18 +52,24 @@ int __wrap_soft_alloc_mw(struct vb_pd *pd, struct vb_mw **out)
 	return __real_soft_alloc_mw(pd, out);
 }
 
-/* A Read-Read server with fastreg and pool memory windows, whose exposures
- * end only by RDMA_DONE here (30 s deadline). */
-static void start_fastreg(struct rrt_server *t, unsigned pool)
+/* A server of modes with fastreg and pool memory windows, whose Read-Read
+ * exposures end only by RDMA_DONE here (30 s deadline). */
+static void start_fastreg_modes(struct rrt_server *t, unsigned modes, unsigned pool)
 {
 	struct rr_params p;
 
 	bind_fails = unbind_fails = alloc_fails = 0; /* (a failed case may leave them) */
-	rrt_params(&p, RR_MODE_READ_READ, RR_REG_FASTREG);
+	rrt_params(&p, modes, RR_REG_FASTREG);
 	p.credits = CREDITS;
 	p.fastreg_pool = pool;
 	p.done_deadline_ms = 30000;
 	assert_int_equal(rrt_server_start_p(t, &p, 0), 0);
+}
+
+/* The same, Read-Read only. */
+static void start_fastreg(struct rrt_server *t, unsigned pool)
+{
+	start_fastreg_modes(t, RR_MODE_READ_READ, pool);
 }
 
 /* Post RDMA_DONE for xid, built at r->data + at, without waiting for its
@@ -70,11 +77,7 @@ static void start_fastreg(struct rrt_server *t, unsigned pool)
  * receive nothing for now). */
 static void post_done(struct raw *r, uint32_t xid, size_t at)
 {
-	uint8_t done[16];
-
-	memcpy(r->data + at, done,
-	       raw_words(done, (uint32_t[]){xid, 1, RAW_CREDITS, RPCRDMA_DONE}, 4));
-	raw_post(r, at, sizeof(done));
+	raw_post(r, at, raw_build_done(xid, r->data + at));
 }
 
 /* Take the reply to xid, which exposes nreads segments; its header's
@@ -411,9 +414,7 @@ static void unstall(struct raw *r)
  * again. The bind failed for want of a slot and closed the connection. */
 static void window_bind_has_room_in_a_full_send_queue(void **state)
 {
-	enum { WDATA = 1u << 20 };
 	struct rrt_server t;
-	struct rr_params p;
 	struct raw r;
 	uint32_t xids[7];
 	char *want = malloc(65536);
@@ -421,11 +422,7 @@ static void window_bind_has_room_in_a_full_send_queue(void **state)
 	unsigned k = 0, n = 0;
 
 	setenv("VB_SOFT_RNR_TIMEOUT_MS", "60000", 1); /* the stall is the test's */
-	rrt_params(&p, RR_MODE_READ_WRITE | RR_MODE_READ_READ, RR_REG_FASTREG);
-	p.credits = CREDITS;
-	p.fastreg_pool = 4;
-	p.done_deadline_ms = 30000;
-	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
+	start_fastreg_modes(&t, RR_MODE_READ_WRITE | RR_MODE_READ_READ, 4);
 	raw_open(&r, t.port);
 	xids[n++] = stall_send_queue(&t, &r, 0, &k); /* 1 slot; 4 x 65 and 59 fill it */
 	for (uint32_t i = 0; i < 5; i++) {
@@ -488,9 +485,7 @@ static void unsendable_reply_closes(void **state)
  * VB_SOFT_CMA=0). The pool's one window then serves the next client. */
 static void flushed_invalidation_replaces_window(void **state)
 {
-	enum { WDATA = 1u << 20 };
 	struct rrt_server t;
-	struct rr_params p;
 	struct raw r;
 	struct rr_stats st;
 	uint32_t xid;
@@ -500,11 +495,7 @@ static void flushed_invalidation_replaces_window(void **state)
 	setenv("VB_SOFT_RNR_TIMEOUT_MS", "60000", 1);
 	setenv("VB_SOFT_CMA", "0", 1);
 	setenv("VB_SOFT_SOCKBUF", "8192", 1);
-	rrt_params(&p, RR_MODE_READ_WRITE | RR_MODE_READ_READ, RR_REG_FASTREG);
-	p.credits = CREDITS;
-	p.fastreg_pool = 1;
-	p.done_deadline_ms = 30000;
-	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
+	start_fastreg_modes(&t, RR_MODE_READ_WRITE | RR_MODE_READ_READ, 1);
 	raw_open(&r, t.port);
 	xid = raw_send_get(&r, 65536);
 	expect_get_reply(&r, xid);

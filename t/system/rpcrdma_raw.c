@@ -148,20 +148,27 @@ void raw_close(struct raw *r)
 	free(r->data);
 }
 
-void raw_send(struct raw *r, const void *msg, size_t len)
+/* Post a signaled Send of [addr, addr+len) under lkey. */
+static void post_send(struct raw *r, void *addr, size_t len, uint32_t lkey)
 {
-	struct vb_sge sge = {(uintptr_t)send_buf(r), (uint32_t)len, r->mr->lkey};
+	struct vb_sge sge = {(uintptr_t)addr, (uint32_t)len, lkey};
 	struct vb_send_wr wr = {.wr_id = RAW_WR_SEND,
 				.sg_list = &sge,
 				.num_sge = 1,
 				.opcode = VB_WR_SEND,
 				.send_flags = VB_SEND_SIGNALED},
 			  *bad;
+
+	assert_int_equal(vb_post_send(r->vc, &wr, &bad), 0);
+}
+
+void raw_send(struct raw *r, const void *msg, size_t len)
+{
 	int before = r->sends_done;
 
 	assert_true(len <= RAW_BUF);
 	memcpy(send_buf(r), msg, len);
-	assert_int_equal(vb_post_send(r->vc, &wr, &bad), 0);
+	post_send(r, send_buf(r), len, r->mr->lkey);
 	for (int i = 0; i < 100 && r->sends_done == before && !r->broken; i++)
 		raw_pump(r, 50);
 	assert_true(r->sends_done > before);
@@ -169,16 +176,8 @@ void raw_send(struct raw *r, const void *msg, size_t len)
 
 void raw_post(struct raw *r, size_t off, size_t len)
 {
-	struct vb_sge sge = {(uintptr_t)r->data + off, (uint32_t)len, r->data_mr->lkey};
-	struct vb_send_wr wr = {.wr_id = RAW_WR_SEND,
-				.sg_list = &sge,
-				.num_sge = 1,
-				.opcode = VB_WR_SEND,
-				.send_flags = VB_SEND_SIGNALED},
-			  *bad;
-
 	assert_true(off + len <= RAW_DATA);
-	assert_int_equal(vb_post_send(r->vc, &wr, &bad), 0);
+	post_send(r, r->data + off, len, r->data_mr->lkey);
 }
 
 size_t raw_recv(struct raw *r, uint8_t *out, int ms)

@@ -181,7 +181,13 @@ int raw_read(struct raw *r, const struct rpcrdma_seg *seg)
 /* See rpcrdma_raw_calls.h. */
 void raw_done(struct raw *r, uint32_t xid)
 {
-	uint8_t buf[16];
+	uint8_t buf[RAW_DONE_LEN];
 
-	raw_send(r, buf, raw_words(buf, (uint32_t[]){xid, 1, RAW_CREDITS, RPCRDMA_DONE}, 4));
+	raw_send(r, buf, raw_build_done(xid, buf));
+}
+
+/* See rpcrdma_raw_calls.h. */
+size_t raw_build_done(uint32_t xid, uint8_t *buf)
+{
+	return raw_words(buf, (uint32_t[]){xid, 1, RAW_CREDITS, RPCRDMA_DONE}, 4);
 }

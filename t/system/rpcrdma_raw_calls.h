@@ -37,5 +37,8 @@ void raw_expect_error(struct raw *r, uint32_t xid, uint32_t err);
 int raw_read(struct raw *r, const struct rpcrdma_seg *seg);
 /* Send RDMA_DONE for xid. */
 void raw_done(struct raw *r, uint32_t xid);
+/* Encode RDMA_DONE for xid into buf (RAW_DONE_LEN bytes); its length. */
+#define RAW_DONE_LEN 16
+size_t raw_build_done(uint32_t xid, uint8_t *buf);
 
 #endif
