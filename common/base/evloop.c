@@ -271,6 +271,17 @@ static int run_calls(struct evloop *l)
 	return __atomic_load_n(&l->stopping, __ATOMIC_ACQUIRE);
 }
 
+/* Whether calls are queued (the loop's thread has gone: evloop_destroy). */
+static int calls_queued(struct evloop *l)
+{
+	int any;
+
+	pthread_mutex_lock(&l->lock);
+	any = l->calls != NULL;
+	pthread_mutex_unlock(&l->lock);
+	return any;
+}
+
 /* Call the timers that are due; returns ms until the next one (-1: none). */
 static int run_timers(struct evloop *l)
 {
@@ -421,7 +432,7 @@ void evloop_destroy(struct evloop *l)
 		evloop_post_once(l, &l->stop_job, set_stopping, l);
 		pthread_join(l->thread, NULL);
 	}
-	while (l->calls) /* whatever was queued after the last pass, and by it (frees) */
+	while (calls_queued(l)) /* what was queued after the last pass, and by it (frees) */
 		run_calls(l);
 	while (l->handlers) {
 		struct handler *h = l->handlers;

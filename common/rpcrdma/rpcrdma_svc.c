@@ -166,6 +166,16 @@ void rrs_exposure_over(struct rr_sreq *rq)
 	rq->exposing = 0;
 }
 
+/* Give back what rq holds of its connection: its send buffer, its exposure
+ * reservation (or keys given to it while parked, say). */
+static void conn_side_over(struct rr_sreq *rq)
+{
+	if (rq->send)
+		rrs_send_put(rq);
+	if (rq->exp_bytes || rq->exp_keys)
+		rrs_exposure_over(rq);
+}
+
 /* Give every buffer back, the receive if still held, the connection reference.
  * On the loop, or on the reaper once the loop has done its part (rrs_unpend). */
 void rrs_release(struct rr_sreq *rq)
@@ -176,10 +186,7 @@ void rrs_release(struct rr_sreq *rq)
 	struct rr_reg_ctx *reg = srv->ep->reg;
 
 	rrs_dev_done(rq); /* (a no-op: its Reads or Send completed first) */
-	if (rq->send)
-		rrs_send_put(rq);
-	if (rq->exp_bytes || rq->exp_keys) /* (keys given to a parked reply, say) */
-		rrs_exposure_over(rq);
+	conn_side_over(rq);
 	if (rq->recv)
 		rr_recv_repost(rq->recv);
 	if (rq->dispatched)
@@ -213,10 +220,7 @@ void rrs_unpend(struct rr_sreq *rq)
 {
 	if (--rq->pending != 0)
 		return;
-	if (rq->send)
-		rrs_send_put(rq);
-	if (rq->exp_bytes || rq->exp_keys)
-		rrs_exposure_over(rq);
+	conn_side_over(rq);
 	if (rr_reg_put_is_cheap(rq->srv->ep->reg)) {
 		rrs_release(rq);
 	} else {
