@@ -181,6 +181,7 @@ struct nfsrdma_config {
 		struct {
 			unsigned done_deadline_ms;  /* wait for RDMA_DONE before revoking */
 			uint64_t exposed_bytes_max; /* exposed reply bytes per connection */
+			unsigned windows_max; /* fastreg: windows per connection; 0: pool / 4 */
 		} read_read;
 		unsigned rdma_deadline_ms;     /* an RDMA Read pull or a reply's Send */
 		unsigned tcp_deadline_ms;      /* a TCP reply or call that makes no progress */

@@ -195,6 +195,9 @@ const struct cfg_entry config_main_table[] = {
 	      "Milliseconds a Read-Read client has to send RDMA_DONE before access is revoked."),
 	E_SIZE("server.read_read.exposed_bytes_max", C, server.read_read.exposed_bytes_max, 64 * K,
 	       1 * T, 0, 64 * M, "Most reply bytes exposed to one Read-Read connection at once."),
+	E_INT("server.read_read.windows_max", C, server.read_read.windows_max, 0, 65536, 0,
+	      "Most memory windows one Read-Read connection's replies hold at once "
+	      "(registration = fastreg); 0: a quarter of fastreg_pool."),
 	E_INT("server.rdma_deadline_ms", C, server.rdma_deadline_ms, 100, 600000, 10000,
 	      "Milliseconds the RDMA Reads of a call's chunks, or a reply's Send, may take before "
 	      "the connection is dropped."),

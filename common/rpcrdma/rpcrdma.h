@@ -58,6 +58,8 @@ struct rr_params {
 					   flight before it disconnects (then for the
 					   ones still running, since they hold it) */
 	size_t exposed_max;		/* Read-Read: exposed bytes per connection */
+	unsigned windows_max;		/* Read-Read, fastreg: windows per connection
+					   (0: a quarter of fastreg_pool) */
 	size_t mem_budget;		/* registered memory: all of a server's connections,
 					   a client's arena and region */
 	unsigned max_conns;		/* server: connections at once; 0: no limit */

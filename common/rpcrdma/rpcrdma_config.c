@@ -49,6 +49,7 @@ static void from_server(const struct nfsrdma_config *c, struct rr_params *p)
 	p->done_deadline_ms = c->server.read_read.done_deadline_ms;
 	p->op_deadline_ms = c->server.rdma_deadline_ms;
 	p->exposed_max = c->server.read_read.exposed_bytes_max;
+	p->windows_max = c->server.read_read.windows_max;
 	p->max_conns = c->server.rdma_connections_max;
 	p->max_conns_per_addr = c->server.rdma_connections_per_client;
 	p->idle_ms = c->server.rdma_idle_ms;

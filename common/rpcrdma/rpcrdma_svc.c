@@ -152,6 +152,8 @@ void rrs_exposure_over(struct rr_sreq *rq)
 	rrs_keys_freed(rq->srv); /* the windows may answer another connection's */
 	pthread_mutex_lock(&c->lock);
 	sc->exposed -= rq->exp_bytes;
+	sc->exposed_keys -= rq->conn_keys;
+	rq->conn_keys = 0;
 	if (rq->counted && rq->exposing) {
 		sc->active--;
 		rq->counted = 0;
@@ -529,6 +531,10 @@ int rr_server_create(struct rpc_server *rpc, const struct rr_params *p, struct r
 	if (!srv)
 		return -ENOMEM;
 	srv->rpc = rpc;
+	/* no fewer than one reply may need: its items' and its long reply's */
+	srv->windows_max = p->windows_max ? p->windows_max : p->fastreg_pool / 4;
+	if (srv->windows_max < RPC_DDP_MAX_ITEMS + 1)
+		srv->windows_max = RPC_DDP_MAX_ITEMS + 1;
 	pthread_mutex_init(&srv->lock, NULL);
 	pthread_cond_init(&srv->cond, NULL);
 	rc = rr_ep_create(p, remote, &srv->ep);

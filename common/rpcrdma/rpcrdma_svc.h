@@ -30,6 +30,7 @@ struct svc_conn {
 	unsigned active;
 	size_t held;			     /* registered bytes its requests hold */
 	size_t exposed;			     /* bytes exposed (or reserved) to the peer now */
+	unsigned exposed_keys;		     /* and the keys (windows) its replies hold */
 	unsigned exp_waiting;		     /* replies parked for room to expose */
 	struct rr_sreq *exp_head, *exp_tail; /* awaiting RDMA_DONE, oldest first */
 	/* replies waiting for room to expose, oldest first: parked on the
@@ -110,8 +111,10 @@ struct rr_sreq {
 	int run_rc;	    /* the worker's outcome */
 	size_t exp_bytes;   /* Read-Read: bytes reserved (then exposed) */
 	unsigned exp_keys;  /* and keys reserved, not yet used (rr_reg_keys_reserve) */
+	unsigned conn_keys; /* keys counted in its connection's exposed_keys */
 	size_t park_bytes;  /* parked: the bytes it waits to reserve */
 	unsigned park_keys; /* and the keys (0 once it has them or keys_rc says) */
+	unsigned park_room; /* and the keys of its connection's room it waits for */
 	int keys_rc;	    /* -E2BIG: the keys it needs are more than there are */
 	int keys_waited;    /* it waited for them (counted in window_waits) */
 	int exposing;	    /* they are exposed, on the connection's list */
@@ -152,6 +155,7 @@ struct rr_server {
 	 * first come first served: whoever frees keys gives them to the first
 	 * (rrs_keys_freed), and nobody takes keys while one waits */
 	struct rr_conn *keys_waiting, *keys_last;
+	unsigned windows_max;	    /* keys one connection's replies may hold (rr_params') */
 	struct workq *reaper;	    /* releases that deregister, off the event loop */
 	struct vb_mr *exposed;	    /* rr_server_expose's, until destroy */
 	struct evloop_job stop_job; /* rr_server_destroy's call to the loop */

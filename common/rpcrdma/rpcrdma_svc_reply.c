@@ -136,14 +136,21 @@ size_t rrs_hdr_reserve(const struct rr_sreq *rq)
 	return RNDUP4(n);
 }
 
-/* Whether the loop may expose bytes more now (c->lock held): the bound has
- * room and no worker waits for it, which would otherwise lose the room to the
- * loop's calls every time. */
-static int loop_room(const struct rr_sreq *rq, size_t bytes)
+/* Whether c's bounds have room for bytes and keys more (c->lock held). */
+static int room(const struct svc_conn *sc, size_t bytes, unsigned keys)
+{
+	return sc->exposed + bytes <= sc->srv->ep->p.exposed_max &&
+	       sc->exposed_keys + keys <= sc->srv->windows_max;
+}
+
+/* Whether the loop may expose bytes and keys more now (c->lock held): the
+ * bounds have room and no worker waits for it, which would otherwise lose the
+ * room to the loop's calls every time. */
+static int loop_room(const struct rr_sreq *rq, size_t bytes, unsigned keys)
 {
 	const struct svc_conn *sc = rq->conn->side;
 
-	return !sc->exp_waiting && sc->exposed + bytes <= rq->srv->ep->p.exposed_max;
+	return !sc->exp_waiting && room(sc, bytes, keys);
 }
 
 /* See rpcrdma_svc.h. */
@@ -152,38 +159,41 @@ int rrs_loop_may_expose(struct rr_sreq *rq, size_t bytes)
 	int ok;
 
 	pthread_mutex_lock(&rq->conn->lock);
-	ok = loop_room(rq, bytes);
+	ok = loop_room(rq, bytes, 0);
 	pthread_mutex_unlock(&rq->conn->lock);
 	return ok;
 }
 
 /* Reserve bytes of the connection's bound to expose (Read-Read), and the
- * keys (memory windows, shared by every connection) they need, if it has
- * room, the keys are free and no reply is parked before (for room on this
- * connection, for keys on any): else -EAGAIN on the loop (nowait), where the
- * call goes to a worker, and -EINPROGRESS on a worker, which does not wait
- * for it: the reply is parked on the connection (rrs_park). */
+ * keys (memory windows, shared by every connection) they need, if its bounds
+ * (exposed_max, windows_max) have room, the keys are free and no reply is
+ * parked before (for room on this connection, for keys on any): else -EAGAIN on the loop (nowait),
+ * where the call goes to a worker, and -EINPROGRESS on a worker, which does not wait for it: the
+ * reply is parked on the connection (rrs_park). */
 static int reserve_exposure(struct rr_sreq *rq, size_t bytes, unsigned keys)
 {
 	struct rr_conn *c = rq->conn;
 	struct svc_conn *sc = c->side;
 	int rc = 0;
 
-	if (bytes > rq->srv->ep->p.exposed_max)
+	if (bytes > rq->srv->ep->p.exposed_max || keys > rq->srv->windows_max)
 		return -E2BIG;
 	pthread_mutex_lock(&c->lock);
 	if (c->dead) {
 		rc = -ECONNRESET;
-	} else if (!loop_room(rq, bytes) ||
+	} else if (!loop_room(rq, bytes, keys) ||
 		   (keys && __atomic_load_n(&rq->srv->keys_waiting, __ATOMIC_RELAXED)) ||
 		   (rc = rr_reg_keys_reserve(rq->srv->ep->reg, keys)) == -EAGAIN) {
 		rc = rq->x.nowait ? -EAGAIN : -EINPROGRESS;
 		rq->park_bytes = bytes;
 		rq->park_keys = keys;
+		rq->park_room = keys;
 	} else if (rc == 0) {
 		sc->exposed += bytes;
+		sc->exposed_keys += keys;
 		rq->exp_bytes = bytes;
 		rq->exp_keys = keys;
+		rq->conn_keys = keys;
 	}
 	pthread_mutex_unlock(&c->lock);
 	return rc;
@@ -288,7 +298,6 @@ void rrs_keys_freed(struct rr_server *srv)
 static void unpark_now(struct rr_conn *c)
 {
 	struct svc_conn *sc = c->side;
-	size_t max = sc->srv->ep->p.exposed_max;
 
 	for (;;) {
 		struct rr_sreq *rq;
@@ -296,7 +305,7 @@ static void unpark_now(struct rr_conn *c)
 
 		pthread_mutex_lock(&c->lock);
 		rq = sc->park_head;
-		if (!rq || c->dead || sc->exposed + rq->park_bytes > max) {
+		if (!rq || c->dead || !room(sc, rq->park_bytes, rq->park_room)) {
 			pthread_mutex_unlock(&c->lock);
 			break;
 		}
@@ -315,6 +324,8 @@ static void unpark_now(struct rr_conn *c)
 		sc->exp_waiting--;
 		if (rc == 0) {
 			sc->exposed += rq->park_bytes;
+			sc->exposed_keys += rq->park_room;
+			rq->conn_keys = rq->park_room;
 			rq->exp_bytes = rq->park_bytes;
 		}
 		pthread_mutex_unlock(&c->lock);

@@ -52,9 +52,11 @@ int __wrap_soft_alloc_mw(struct vb_pd *pd, struct vb_mw **out)
 	return __real_soft_alloc_mw(pd, out);
 }
 
-/* A server of modes with fastreg and pool memory windows, whose Read-Read
- * exposures end only by RDMA_DONE here (30 s deadline). */
-static void start_fastreg_modes(struct rrt_server *t, unsigned modes, unsigned pool)
+/* A server of modes with fastreg and pool memory windows, windows of them
+ * per connection at most (0: the default), whose Read-Read exposures end
+ * only by RDMA_DONE here (30 s deadline). */
+static void start_fastreg_modes(struct rrt_server *t, unsigned modes, unsigned pool,
+				unsigned windows)
 {
 	struct rr_params p;
 
@@ -62,6 +64,7 @@ static void start_fastreg_modes(struct rrt_server *t, unsigned modes, unsigned p
 	rrt_params(&p, modes, RR_REG_FASTREG);
 	p.credits = CREDITS;
 	p.fastreg_pool = pool;
+	p.windows_max = windows;
 	p.done_deadline_ms = 30000;
 	assert_int_equal(rrt_server_start_p(t, &p, 0), 0);
 }
@@ -69,7 +72,7 @@ static void start_fastreg_modes(struct rrt_server *t, unsigned modes, unsigned p
 /* The same, Read-Read only. */
 static void start_fastreg(struct rrt_server *t, unsigned pool)
 {
-	start_fastreg_modes(t, RR_MODE_READ_READ, pool);
+	start_fastreg_modes(t, RR_MODE_READ_READ, pool, 0);
 }
 
 /* Post RDMA_DONE for xid, built at r->data + at, without waiting for its
@@ -90,18 +93,24 @@ static struct rpcrdma_hdr *expect_exposed(struct raw *r, uint32_t xid, uint32_t 
 	return rh;
 }
 
-/* Take the reply of a GET of 64 KiB that raw_send_get sent as xid: its data
- * is exposed, and reads back right. */
-static void expect_get_reply(struct raw *r, uint32_t xid)
+/* rh, a reply to a GET of 64 KiB that raw_send_get sent: its data is
+ * exposed, and reads back right. Frees rh. */
+static void expect_get_data(struct raw *r, struct rpcrdma_hdr *rh)
 {
-	struct rpcrdma_hdr *rh = expect_exposed(r, xid, 1);
 	char *want = malloc(65536);
 
+	assert_int_equal(rh->nreads, 1);
 	assert_true(raw_read(r, &rh->reads[0].seg));
 	bulk_fill(want, 65536, 9);
 	assert_memory_equal(r->data, want, 65536);
 	free(want);
 	free(rh);
+}
+
+/* Take the reply of a GET of 64 KiB that raw_send_get sent as xid. */
+static void expect_get_reply(struct raw *r, uint32_t xid)
+{
+	expect_get_data(r, raw_reply(r, xid));
 }
 
 /* Read-Read with fastreg: the window of an exposed reply shows the reply's
@@ -265,6 +274,69 @@ static void window_freed_by_another_connection(void **state)
 	rrt_server_stop(&t);
 }
 
+/* One client holds no more memory windows than windows_max (explicit, or a
+ * quarter of the pool), however many replies it leaves without RDMA_DONE: its
+ * further replies wait on its connection, and another client's reply finds
+ * a window at once (it waited for the first client's RDMA_DONEs or their
+ * deadline, 30 s here). */
+static void windows_bounded_per_connection(unsigned pool, unsigned windows, unsigned held)
+{
+	struct rrt_server t;
+	struct raw a, b;
+	uint8_t buf[RAW_BUF];
+	uint32_t xa[RAW_CREDITS], xb, left = 0;
+	int answered[RAW_CREDITS] = {0};
+
+	start_fastreg_modes(&t, RR_MODE_READ_READ, pool, windows);
+	raw_open(&a, t.port);
+	raw_open(&b, t.port);
+	for (unsigned i = 0; i <= held; i++)
+		xa[i] = raw_send_get(&a, 65536);
+	for (unsigned k = 0; k < held; k++) { /* in any order: workers run them */
+		struct rpcrdma_hdr *rh = raw_reply_any(&a);
+		unsigned i = 0;
+
+		while (i <= held && (xa[i] != rh->xid || answered[i]))
+			i++;
+		assert_true(i <= held); /* one of ours, answered once */
+		answered[i] = 1;
+		expect_get_data(&a, rh);
+	}
+	for (unsigned i = 0; i <= held; i++)
+		if (!answered[i])
+			left = xa[i];
+	assert_int_equal(raw_recv(&a, buf, 300), 0); /* it waits */
+	xb = raw_send_get(&b, 65536);
+	expect_get_reply(&b, xb);
+	raw_done(&b, xb);
+	for (unsigned i = 0; i <= held; i++) {
+		if (!answered[i])
+			continue;
+		raw_done(&a, xa[i]);
+		if (left) { /* the first RDMA_DONE makes room for it */
+			expect_get_reply(&a, left);
+			raw_done(&a, left);
+			left = 0;
+		}
+	}
+	assert_int_equal(raw_null(&a, BULKPROG), 0);
+	assert_false(a.broken);
+	expect_window_waits(&t, 0);
+	raw_close(&b);
+	raw_close(&a);
+	rrt_server_stop(&t);
+}
+
+static void windows_max_per_connection(void **state)
+{
+	windows_bounded_per_connection(7, 5, 5);
+}
+
+static void windows_max_defaults_to_a_quarter(void **state)
+{
+	windows_bounded_per_connection(24, 0, 6);
+}
+
 /* Memory windows go to the replies waiting for them in turn, whatever their
  * connection: a reply that needs two (a long reply with DDP data) waits for
  * them while one is held, and a reply that needs only one, which comes after
@@ -422,7 +494,7 @@ static void window_bind_has_room_in_a_full_send_queue(void **state)
 	unsigned k = 0, n = 0;
 
 	setenv("VB_SOFT_RNR_TIMEOUT_MS", "60000", 1); /* the stall is the test's */
-	start_fastreg_modes(&t, RR_MODE_READ_WRITE | RR_MODE_READ_READ, 4);
+	start_fastreg_modes(&t, RR_MODE_READ_WRITE | RR_MODE_READ_READ, 4, 0);
 	raw_open(&r, t.port);
 	xids[n++] = stall_send_queue(&t, &r, 0, &k); /* 1 slot; 4 x 65 and 59 fill it */
 	for (uint32_t i = 0; i < 5; i++) {
@@ -495,7 +567,7 @@ static void flushed_invalidation_replaces_window(void **state)
 	setenv("VB_SOFT_RNR_TIMEOUT_MS", "60000", 1);
 	setenv("VB_SOFT_CMA", "0", 1);
 	setenv("VB_SOFT_SOCKBUF", "8192", 1);
-	start_fastreg_modes(&t, RR_MODE_READ_WRITE | RR_MODE_READ_READ, 1);
+	start_fastreg_modes(&t, RR_MODE_READ_WRITE | RR_MODE_READ_READ, 1, 0);
 	raw_open(&r, t.port);
 	xid = raw_send_get(&r, 65536);
 	expect_get_reply(&r, xid);
@@ -562,6 +634,8 @@ int main(void)
 		cmocka_unit_test(window_waited_for),
 		cmocka_unit_test(window_freed_by_another_connection),
 		cmocka_unit_test(windows_taken_in_turn),
+		cmocka_unit_test(windows_max_per_connection),
+		cmocka_unit_test(windows_max_defaults_to_a_quarter),
 		cmocka_unit_test(lost_window_shrinks_pool),
 		cmocka_unit_test(unsendable_reply_closes),
 		cmocka_unit_test_teardown(window_bind_has_room_in_a_full_send_queue,

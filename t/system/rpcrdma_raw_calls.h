@@ -28,9 +28,10 @@ uint32_t raw_send_padget(struct raw *r, u_int n, u_int pad);
  * Read segment (asserted); the xid. */
 uint32_t raw_rr_get_len(struct raw *r, struct rpcrdma_hdr *rh, u_int n);
 uint32_t raw_rr_get(struct raw *r, struct rpcrdma_hdr *rh); /* of 64 KiB */
-/* The transport header of the next message, the reply to xid (asserted);
- * free it. */
+/* The transport header of the next message (within RAW_TMO), the reply to
+ * xid (asserted); raw_reply_any's, to any xid. Free it. */
 struct rpcrdma_hdr *raw_reply(struct raw *r, uint32_t xid);
+struct rpcrdma_hdr *raw_reply_any(struct raw *r);
 /* Take the reply to xid: RDMA_ERROR err (ERR_VERS: offering version 1). */
 void raw_expect_error(struct raw *r, uint32_t xid, uint32_t err);
 /* RDMA Read the exposed segment into the data area; whether it worked. */

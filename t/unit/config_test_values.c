@@ -105,6 +105,7 @@ void defaults_are_the_documented_ones(void **state)
 	assert_false(cfg.server.trusted_peers);
 	assert_int_equal(cfg.server.read_read.done_deadline_ms, 5000);
 	assert_int_equal(cfg.server.read_read.exposed_bytes_max, 64 << 20);
+	assert_int_equal(cfg.server.read_read.windows_max, 0);
 	assert_int_equal(cfg.server.threads, 4);
 	assert_null(cfg.server.pidfile);
 	assert_int_equal(cfg.server.integrity.mode, CFG_INTEGRITY_NONE);
@@ -166,7 +167,7 @@ void values_are_stored(void **state)
 		"server = { listen = [\"::\", \"127.0.0.1\"]; modes = [\"read-read\", "
 		"\"read-write\"];\n"
 		"  registration = \"allphys\"; trusted_peers = true; tcp_port = 0;\n"
-		"  pidfile = \"/run/x.pid\"; threads = 16; };\n"
+		"  pidfile = \"/run/x.pid\"; threads = 16; read_read = { windows_max = 64; }; };\n"
 		"client = { proto = \"tcp\"; rsize = \"64K\"; mode = \"read-read\"; };\n",
 		&cfg);
 	assert_int_equal(cfg.log.level, LOG_LVL_DEBUG);
@@ -184,6 +185,7 @@ void values_are_stored(void **state)
 	assert_int_equal(cfg.server.tcp_port, 0);
 	assert_string_equal(cfg.server.pidfile, "/run/x.pid");
 	assert_int_equal(cfg.server.threads, 16);
+	assert_int_equal(cfg.server.read_read.windows_max, 64);
 	assert_int_equal(cfg.client.proto, CFG_PROTO_TCP);
 	assert_int_equal(cfg.client.rsize, 65536);
 	assert_int_equal(cfg.client.mode, CFG_MODE_READ_READ);
