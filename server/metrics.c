@@ -255,6 +255,10 @@ static void print_rdma(FILE *f, const struct rr_stats *r)
 	single(f, "nfsrdma_rdma_window_waits_total", "counter",
 	       "Read-Read replies that waited for a memory window (server.fastreg_pool).",
 	       (double)r->window_waits);
+	single(f, "nfsrdma_rdma_exposure_waits_total", "counter",
+	       "Read-Read replies that waited, parked on their connection, for room in its "
+	       "bounds (server.read_read) or for memory windows.",
+	       (double)r->exposure_waits);
 }
 
 /* Memory in use against the configured ceilings; caches; integrity. */

@@ -132,6 +132,8 @@ struct rr_stats {
 	uint64_t nomsg_waits;	  /* RDMA_NOMSG calls that waited for another's pull */
 	uint64_t window_waits;	  /* server: Read-Read replies that waited for a memory
 				     window (fastreg_pool), which all connections share */
+	uint64_t exposure_waits;  /* server: Read-Read replies that waited parked on their
+				     connection (for room in its bounds, or windows) */
 	uint64_t caller_polls;	  /* client: waits in which the caller polled the CQ itself */
 	uint64_t caller_spun;	  /* client: looks for completions of a polling caller that its
 				     spin ended, without a sleep (rr_conn_poll) */

@@ -478,5 +478,6 @@ void rr_stats_print(const struct rr_stats *s, const char *prefix, FILE *f)
 	P(pulls_refused);
 	P(nomsg_waits);
 	P(window_waits);
+	P(exposure_waits);
 #undef P
 }

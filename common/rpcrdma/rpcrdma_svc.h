@@ -207,7 +207,8 @@ void rrs_answer_error(struct rr_sreq *rq, int rc);
 void rrs_send_done(struct rr_conn *c, struct rr_wr *w, const struct vb_wc *wc);
 size_t rrs_hdr_reserve(const struct rr_sreq *rq);
 int rrs_prepare_reply(struct rr_sreq *rq);
-/* Whether the loop may expose bytes more of rq's connection now (Read-Read):
+/* Whether the loop may expose bytes more of rq's connection now (Read-Read),
+ * and a memory window more where exposures take them:
  * a call asks before it takes a buffer, so that one that must go to a worker
  * has registered nothing on the loop. */
 int rrs_loop_may_expose(struct rr_sreq *rq, size_t bytes);

@@ -156,10 +156,12 @@ static int loop_room(const struct rr_sreq *rq, size_t bytes, unsigned keys)
 /* See rpcrdma_svc.h. */
 int rrs_loop_may_expose(struct rr_sreq *rq, size_t bytes)
 {
+	/* (and a window, where each exposure takes one) */
+	unsigned keys = rr_reg_keys_per_exposure(rq->srv->ep->reg) ? 1 : 0;
 	int ok;
 
 	pthread_mutex_lock(&rq->conn->lock);
-	ok = loop_room(rq, bytes, 0);
+	ok = loop_room(rq, bytes, keys);
 	pthread_mutex_unlock(&rq->conn->lock);
 	return ok;
 }
@@ -167,9 +169,10 @@ int rrs_loop_may_expose(struct rr_sreq *rq, size_t bytes)
 /* Reserve bytes of the connection's bound to expose (Read-Read), and the
  * keys (memory windows, shared by every connection) they need, if its bounds
  * (exposed_max, windows_max) have room, the keys are free and no reply is
- * parked before (for room on this connection, for keys on any): else -EAGAIN on the loop (nowait),
- * where the call goes to a worker, and -EINPROGRESS on a worker, which does not wait for it: the
- * reply is parked on the connection (rrs_park). */
+ * parked before (for room on this connection, for keys on any): else
+ * -EAGAIN on the loop (nowait), where the call goes to a worker, and
+ * -EINPROGRESS on a worker, which does not wait for it: the reply is parked
+ * on the connection (rrs_park). */
 static int reserve_exposure(struct rr_sreq *rq, size_t bytes, unsigned keys)
 {
 	struct rr_conn *c = rq->conn;
@@ -349,6 +352,7 @@ void rrs_park(struct rr_sreq *rq)
 	sc->park_tail = rq;
 	sc->exp_waiting++;
 	pthread_mutex_unlock(&c->lock);
+	rr_stat_add(&c->st.exposure_waits, 1);
 	unpark_now(c); /* room may have freed since the worker looked */
 }
 

@@ -190,12 +190,17 @@ static void exposure_wait_holds_no_worker(void **state)
 	rrt_server_stop(&t);
 }
 
-static uint64_t window_waits(struct rrt_server *t)
+static struct rr_stats stats(struct rrt_server *t)
 {
 	struct rr_stats st;
 
 	rr_server_get_stats(t->rr, &st);
-	return st.window_waits;
+	return st;
+}
+
+static uint64_t window_waits(struct rrt_server *t)
+{
+	return stats(t).window_waits;
 }
 
 static void expect_window_waits(struct rrt_server *t, uint64_t n)
@@ -276,9 +281,9 @@ static void window_freed_by_another_connection(void **state)
 
 /* One client holds no more memory windows than windows_max (explicit, or a
  * quarter of the pool), however many replies it leaves without RDMA_DONE: its
- * further replies wait on its connection, and another client's reply finds
- * a window at once (it waited for the first client's RDMA_DONEs or their
- * deadline, 30 s here). */
+ * next reply waits parked on its connection (exposure_waits) until one comes,
+ * and another client's reply finds a window at once. (Such a client could
+ * hold the whole pool until its deadline, 30 s here.) */
 static void windows_bounded_per_connection(unsigned pool, unsigned windows, unsigned held)
 {
 	struct rrt_server t;
@@ -305,7 +310,10 @@ static void windows_bounded_per_connection(unsigned pool, unsigned windows, unsi
 	for (unsigned i = 0; i <= held; i++)
 		if (!answered[i])
 			left = xa[i];
-	assert_int_equal(raw_recv(&a, buf, 300), 0); /* it waits */
+	for (int ms = 0; stats(&t).exposure_waits == 0 && ms < RAW_TMO; ms += 10)
+		usleep(10000);
+	assert_int_equal(stats(&t).exposure_waits, 1); /* it waits */
+	assert_int_equal(raw_recv(&a, buf, 100), 0);
 	xb = raw_send_get(&b, 65536);
 	expect_get_reply(&b, xb);
 	raw_done(&b, xb);
@@ -329,7 +337,7 @@ static void windows_bounded_per_connection(unsigned pool, unsigned windows, unsi
 
 static void windows_max_per_connection(void **state)
 {
-	windows_bounded_per_connection(7, 5, 5);
+	windows_bounded_per_connection(24, 8, 8);
 }
 
 static void windows_max_defaults_to_a_quarter(void **state)
