@@ -90,6 +90,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(open_files_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(lock_identity, setup, teardown),
 		cmocka_unit_test_setup_teardown(snapshot_dotdot_stays_inside, setup, teardown),
+		cmocka_unit_test_setup_teardown(snapshot_listing_attrs, setup, teardown),
 		cmocka_unit_test_setup_teardown(handles_across_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(identity_and_rules, setup, teardown),
 		cmocka_unit_test(unreachable_cluster),

@@ -30,6 +30,7 @@ void open_files_kept(void **state);
 void lock_identity(void **state);
 /* ... backend_ceph_test_snap.c ... */
 void snapshot_dotdot_stays_inside(void **state);
+void snapshot_listing_attrs(void **state);
 /* ... and backend_ceph_test_rules.c. */
 void handles_across_restart(void **state);
 void identity_and_rules(void **state);
