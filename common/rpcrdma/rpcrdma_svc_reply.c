@@ -276,6 +276,8 @@ static int keys_take(struct rr_conn *c, struct rr_sreq *rq)
 	struct rr_server *srv = sc->srv;
 	int rc;
 
+	if (!rq->park_room)
+		return 0; /* (it needs none: its keys fields are not touched) */
 	pthread_mutex_lock(&srv->lock);
 	if (rq->park_keys) {
 		if (!sc->keys_rq)
