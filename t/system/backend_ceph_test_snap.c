@@ -40,10 +40,22 @@ static void assert_same_fh(const nfs_fh3 *a, const nfs_fh3 *b)
 	assert_memory_equal(a->data.data_val, b->data.data_val, a->data.data_len);
 }
 
+/* READDIRPLUS of dir (one page, 16 KiB), which succeeds; tfree r. */
+static void readdirplus(struct tenv *t, const nfs_fh3 *dir, READDIRPLUS3res *r)
+{
+	READDIRPLUS3args a;
+
+	memset(&a, 0, sizeof(a));
+	a.dir = *dir;
+	a.dircount = 4096;
+	a.maxcount = 16384;
+	tcall(t, NFSPROC3_READDIRPLUS, &a, r);
+	assert_int_equal(r->status, NFS3_OK);
+}
+
 /* dir/.. by LOOKUP and as READDIRPLUS lists it: both are want. */
 static void dotdot_is(struct tenv *t, const nfs_fh3 *dir, const nfs_fh3 *want)
 {
-	READDIRPLUS3args a;
 	READDIRPLUS3res r;
 	nfs_fh3 up;
 	int seen = 0;
@@ -51,12 +63,7 @@ static void dotdot_is(struct tenv *t, const nfs_fh3 *dir, const nfs_fh3 *want)
 	assert_int_equal(t_lookup(t, dir, "..", &up), NFS3_OK);
 	assert_same_fh(&up, want);
 	fh_free(&up);
-	memset(&a, 0, sizeof(a));
-	a.dir = *dir;
-	a.dircount = 4096;
-	a.maxcount = 16384;
-	tcall(t, NFSPROC3_READDIRPLUS, &a, &r);
-	assert_int_equal(r.status, NFS3_OK);
+	readdirplus(t, dir, &r);
 	for (entryplus3 *e = r.READDIRPLUS3res_u.resok.reply.entries; e; e = e->nextentry) {
 		if (strcmp(e->name, "..") != 0)
 			continue;
@@ -110,18 +117,12 @@ void snapshot_dotdot_stays_inside(void **state)
  * READDIR lists the same fileids. Returns the entries seen. */
 static int listing_matches(struct tenv *t, const nfs_fh3 *dir)
 {
-	READDIRPLUS3args a;
 	READDIRPLUS3res r;
 	READDIR3args ra;
 	READDIR3res rr;
 	int n = 0;
 
-	memset(&a, 0, sizeof(a));
-	a.dir = *dir;
-	a.dircount = 4096;
-	a.maxcount = 16384;
-	tcall(t, NFSPROC3_READDIRPLUS, &a, &r);
-	assert_int_equal(r.status, NFS3_OK);
+	readdirplus(t, dir, &r);
 	assert_true(r.READDIRPLUS3res_u.resok.reply.eof);
 	memset(&ra, 0, sizeof(ra));
 	ra.dir = *dir;
