@@ -151,9 +151,9 @@ void rrs_exposure_over(struct rr_sreq *rq)
 	rq->exp_keys = 0;
 	rrs_keys_freed(rq->srv); /* the windows may answer another connection's */
 	pthread_mutex_lock(&c->lock);
+	if (rq->exp_bytes)
+		sc->exposed_keys -= rq->room_keys;
 	sc->exposed -= rq->exp_bytes;
-	sc->exposed_keys -= rq->conn_keys;
-	rq->conn_keys = 0;
 	if (rq->counted && rq->exposing) {
 		sc->active--;
 		rq->counted = 0;

@@ -111,10 +111,10 @@ struct rr_sreq {
 	int run_rc;	    /* the worker's outcome */
 	size_t exp_bytes;   /* Read-Read: bytes reserved (then exposed) */
 	unsigned exp_keys;  /* and keys reserved, not yet used (rr_reg_keys_reserve) */
-	unsigned conn_keys; /* keys counted in its connection's exposed_keys */
 	size_t park_bytes;  /* parked: the bytes it waits to reserve */
 	unsigned park_keys; /* and the keys (0 once it has them or keys_rc says) */
-	unsigned park_room; /* and the keys of its connection's room it waits for */
+	unsigned room_keys; /* the keys it takes of its connection's windows_max
+			       (counted in exposed_keys while exp_bytes is) */
 	int keys_rc;	    /* -E2BIG: the keys it needs are more than there are */
 	int keys_waited;    /* it waited for them (counted in window_waits) */
 	int exposing;	    /* they are exposed, on the connection's list */

@@ -179,8 +179,9 @@ static int reserve_exposure(struct rr_sreq *rq, size_t bytes, unsigned keys)
 	struct svc_conn *sc = c->side;
 	int rc = 0;
 
-	if (bytes > rq->srv->ep->p.exposed_max || keys > rq->srv->windows_max)
-		return -E2BIG;
+	if (bytes > rq->srv->ep->p.exposed_max)
+		return -E2BIG; /* (keys never are: windows_max is at least what one needs) */
+	rq->room_keys = keys;
 	pthread_mutex_lock(&c->lock);
 	if (c->dead) {
 		rc = -ECONNRESET;
@@ -190,13 +191,11 @@ static int reserve_exposure(struct rr_sreq *rq, size_t bytes, unsigned keys)
 		rc = rq->x.nowait ? -EAGAIN : -EINPROGRESS;
 		rq->park_bytes = bytes;
 		rq->park_keys = keys;
-		rq->park_room = keys;
 	} else if (rc == 0) {
 		sc->exposed += bytes;
 		sc->exposed_keys += keys;
 		rq->exp_bytes = bytes;
 		rq->exp_keys = keys;
-		rq->conn_keys = keys;
 	}
 	pthread_mutex_unlock(&c->lock);
 	return rc;
@@ -276,7 +275,7 @@ static int keys_take(struct rr_conn *c, struct rr_sreq *rq)
 	struct rr_server *srv = sc->srv;
 	int rc;
 
-	if (!rq->park_room)
+	if (!rq->room_keys)
 		return 0; /* (it needs none: its keys fields are not touched) */
 	pthread_mutex_lock(&srv->lock);
 	if (rq->park_keys) {
@@ -310,7 +309,7 @@ static void unpark_now(struct rr_conn *c)
 
 		pthread_mutex_lock(&c->lock);
 		rq = sc->park_head;
-		if (!rq || c->dead || !room(sc, rq->park_bytes, rq->park_room)) {
+		if (!rq || c->dead || !room(sc, rq->park_bytes, rq->room_keys)) {
 			pthread_mutex_unlock(&c->lock);
 			break;
 		}
@@ -329,8 +328,7 @@ static void unpark_now(struct rr_conn *c)
 		sc->exp_waiting--;
 		if (rc == 0) {
 			sc->exposed += rq->park_bytes;
-			sc->exposed_keys += rq->park_room;
-			rq->conn_keys = rq->park_room;
+			sc->exposed_keys += rq->room_keys;
 			rq->exp_bytes = rq->park_bytes;
 		}
 		pthread_mutex_unlock(&c->lock);

@@ -203,18 +203,23 @@ static uint64_t window_waits(struct rrt_server *t)
 	return stats(t).window_waits;
 }
 
+static uint64_t exposure_waits(struct rrt_server *t)
+{
+	return stats(t).exposure_waits;
+}
+
 static void expect_window_waits(struct rrt_server *t, uint64_t n)
 {
 	assert_int_equal(window_waits(t), n);
 }
 
-/* Wait (up to RAW_TMO) until n replies have waited for windows: the one sent
- * last is queued for them. */
-static void await_window_waits(struct rrt_server *t, uint64_t n)
+/* Wait (up to RAW_TMO) until count (window_waits, exposure_waits) is n:
+ * the reply sent last is parked. */
+static void await_count(struct rrt_server *t, uint64_t (*count)(struct rrt_server *), uint64_t n)
 {
-	for (int ms = 0; window_waits(t) < n && ms < RAW_TMO; ms += 10)
+	for (int ms = 0; count(t) < n && ms < RAW_TMO; ms += 10)
 		usleep(10000);
-	expect_window_waits(t, n);
+	assert_int_equal(count(t), n);
 }
 
 /* The memory windows are the server's, shared by every connection (2 here):
@@ -310,9 +315,7 @@ static void windows_bounded_per_connection(unsigned pool, unsigned windows, unsi
 	for (unsigned i = 0; i <= held; i++)
 		if (!answered[i])
 			left = xa[i];
-	for (int ms = 0; stats(&t).exposure_waits == 0 && ms < RAW_TMO; ms += 10)
-		usleep(10000);
-	assert_int_equal(stats(&t).exposure_waits, 1); /* it waits */
+	await_count(&t, exposure_waits, 1); /* it waits */
 	assert_int_equal(raw_recv(&a, buf, 100), 0);
 	xb = raw_send_get(&b, 65536);
 	expect_get_reply(&b, xb);
@@ -364,9 +367,9 @@ static void windows_taken_in_turn(void **state)
 	xa = raw_send_get(&a, 65536);
 	expect_get_reply(&a, xa);
 	xb = raw_send_padget(&b, 65536, 4096); /* two windows */
-	await_window_waits(&t, 1);
+	await_count(&t, window_waits, 1);
 	xc = raw_send_get(&c, 65536); /* one, after b's */
-	await_window_waits(&t, 2);
+	await_count(&t, window_waits, 2);
 	assert_int_equal(raw_recv(&b, buf, 100), 0);
 	assert_int_equal(raw_recv(&c, buf, 100), 0);
 	raw_done(&a, xa);
@@ -399,7 +402,7 @@ static void lost_window_shrinks_pool(void **state)
 	xa = raw_send_get(&a, 65536);
 	expect_get_reply(&a, xa);
 	xb = raw_send_padget(&b, 65536, 4096);
-	await_window_waits(&t, 1);
+	await_count(&t, window_waits, 1);
 	__atomic_store_n(&unbind_fails, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&alloc_fails, 1, __ATOMIC_RELAXED);
 	post_done(&a, xa, MSG); /* its window is lost, and its connection */
