@@ -32,12 +32,12 @@ server_libnfsserver_a_SOURCES = \
 # a 64-bit off_t, hence CEPHFS_CFLAGS on the whole library.
 EXTRA_DIST += server/backend_ceph.c server/backend_ceph_attr.c server/backend_ceph_io.c \
 	server/backend_ceph_dir.c server/backend_ceph_lock.c server/backend_ceph_files.c \
-	server/backend_ceph.h
+	server/backend_ceph_snap.c server/backend_ceph.h
 server_libnfsserver_a_CFLAGS = $(AM_CFLAGS) $(CEPHFS_CFLAGS) $(LMDB_CFLAGS)
 if HAVE_CEPHFS
 server_libnfsserver_a_SOURCES += server/backend_ceph.c server/backend_ceph_attr.c \
 	server/backend_ceph_io.c server/backend_ceph_dir.c server/backend_ceph_lock.c \
-	server/backend_ceph_files.c \
+	server/backend_ceph_files.c server/backend_ceph_snap.c \
 	server/backend_ceph.h
 endif
 # What links the server's procedures: the daemon and the tests that serve.

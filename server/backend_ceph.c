@@ -250,6 +250,20 @@ void ce_lock_files_put(struct ceph_export *ce)
 		ce_unmount(ce, "(closed before its last lock owner)");
 }
 
+/* See backend_ceph.h. CephFS numbers inodes from (rank + 1) << 40, below
+ * 2^48 but for MDS rank 255; tags: 0 live, 0xffff a .snap, and 1..0xfffe
+ * from the snapshot id, which the cluster counts up from 1 (two snapshots of
+ * one file 65,534 ids apart share a tag). */
+uint64_t ce_fileid(const struct ceph_statx *stx)
+{
+	uint64_t snap = stx->stx_dev, tag;
+
+	if (snap == CEPH_NOSNAP)
+		return stx->stx_ino;
+	tag = snap == CE_SNAPDIR ? 0xffff : snap % 0xfffe + 1;
+	return stx->stx_ino ^ tag << 48;
+}
+
 /* See backend_ceph.h. */
 void ce_stat_from(const struct ceph_statx *stx, struct stat *st)
 {
@@ -261,7 +275,7 @@ void ce_stat_from(const struct ceph_statx *stx, struct stat *st)
 	st->st_size = (off_t)stx->stx_size;
 	st->st_blocks = (blkcnt_t)stx->stx_blocks;
 	st->st_rdev = stx->stx_rdev;
-	st->st_ino = stx->stx_ino;
+	st->st_ino = ce_fileid(stx);
 	st->st_atim = stx->stx_atime;
 	st->st_mtim = stx->stx_mtime;
 	st->st_ctim = stx->stx_ctime;
@@ -361,15 +375,24 @@ nfsstat3 ce_resolve(struct nfs_req *req, const nfs_fh3 *fh, unsigned flags, stru
 	return NFS3_OK;
 }
 
-/* See backend_ceph.h. */
+/* See backend_ceph.h. A directory in a snapshot is read-only, and linked to
+ * its snapshot before it is read (ce_snap_link). */
 nfsstat3 ce_dir_resolve(struct nfs_req *req, const nfs_fh3 *fh, unsigned flags, struct ce_obj *o)
 {
 	nfsstat3 st = ce_resolve(req, fh, flags, o);
+	uint64_t snap = o->stx.stx_dev;
+	int r;
 
-	if (st == NFS3_OK && !S_ISDIR(o->st.st_mode)) {
-		ce_release(o);
+	if (st != NFS3_OK)
+		return st;
+	if (!S_ISDIR(o->st.st_mode))
 		st = NFS3ERR_NOTDIR;
-	}
+	else if (snap != CEPH_NOSNAP && snap != CE_SNAPDIR && (flags & BE_MODIFY))
+		st = NFS3ERR_ROFS;
+	else if (snap != CEPH_NOSNAP && snap != CE_SNAPDIR && (r = ce_snap_link(o)) < 0)
+		st = ce_find_stat(r);
+	if (st != NFS3_OK)
+		ce_release(o);
 	return st;
 }
 

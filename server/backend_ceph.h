@@ -74,6 +74,11 @@ int ce_refresh(struct ce_obj *o);
  * attributes in *stx; 0 where libcephfs's own ".." is right; or -errno. */
 int ce_dotdot(const struct ce_obj *d, struct ceph_statx *stx);
 
+/* Link d, a directory of a snapshot, to the snapshot (backend_ceph_snap.c),
+ * as a walk from the .snap would have: one found by its handle alone would
+ * show the live directory's entries. 0, or -errno. */
+int ce_snap_link(struct ce_obj *d);
+
 /* Lock files (backend_ceph_lock.c): open one for a lock owner
  * (be_ceph_ops.open_locked); count them on their export, whose mount the
  * last one unmounts if the export was closed meanwhile. */
@@ -81,8 +86,13 @@ int ce_open_locked(struct nfs_req *req, const nfs_fh3 *fh, struct nfs_lock_file 
 void ce_lock_files_get(struct ceph_export *ce);
 void ce_lock_files_put(struct ceph_export *ce);
 
-/* struct stat from what ceph_statx gives. */
+/* struct stat from what ceph_statx gives (st_ino: ce_fileid). */
 void ce_stat_from(const struct ceph_statx *stx, struct stat *st);
+/* The fileid of the inode stx names: a live one's number; in a snapshot or
+ * for a .snap, the number with a tag of the snapshot in its top 16 bits, so
+ * that a snapshot's file is not the live file (NFSv3 has one fsid for both,
+ * where CephFS gives each snapshot its own st_dev). The same on every head. */
+uint64_t ce_fileid(const struct ceph_statx *stx);
 /* A handle for an inode with attributes stx on export e (malloc'd). */
 nfsstat3 ce_fh_make(const struct export *e, const struct ceph_statx *stx, nfs_fh3 *out);
 /* wcc_data: before as resolved, after from a fresh getattr of o. */

@@ -402,6 +402,43 @@ static int rd_next(struct rd_walk *w, struct dirent *de, struct ceph_statx *stx,
 	return r;
 }
 
+/* The attributes entry de of d shows, stx being what readdirplus gave: stx,
+ * or for ".." what ce_dotdot gives where it answers (in *up); NULL where
+ * that fails. */
+static const struct ceph_statx *entry_stx(const struct ce_obj *d, const struct dirent *de,
+					  const struct ceph_statx *stx, struct ceph_statx *up)
+{
+	int r;
+
+	if (strcmp(de->d_name, "..") != 0 || (r = ce_dotdot(d, up)) == 0)
+		return stx;
+	return r < 0 ? NULL : up;
+}
+
+/* The fileid of entry de of d: d_ino in a live directory, whose entries are
+ * live too; elsewhere (a .snap lists snapshots, a snapshot's ".." may be
+ * its .snap) from the entry's own attributes, which need its inode. */
+static int entry_fileid(struct rd_walk *w, struct dirent *de, cookie3 *cookie, uint64_t *fileid)
+{
+	struct ceph_statx stx, up;
+	const struct ceph_statx *as;
+	Inode *in = NULL;
+	int r;
+
+	if (w->d->stx.stx_dev == CEPH_NOSNAP) {
+		if ((r = rd_next(w, de, NULL, NULL, cookie)) > 0)
+			*fileid = de->d_ino;
+		return r;
+	}
+	if ((r = rd_next(w, de, &stx, &in, cookie)) <= 0)
+		return r;
+	if (in)
+		ceph_ll_put(w->d->ce->cm, in);
+	as = entry_stx(w->d, de, &stx, &up);
+	*fileid = ce_fileid(as ? as : &w->d->stx);
+	return r;
+}
+
 /* READDIR body: entries that fit count. */
 static nfsstat3 readdir_fill(struct nfs_req *req, struct ce_obj *d, const READDIR3args *a,
 			     READDIR3resok *ok)
@@ -412,12 +449,13 @@ static nfsstat3 readdir_fill(struct nfs_req *req, struct ce_obj *d, const READDI
 	cookie3 pos = a->cookie, next = 0;
 	struct rd_walk w;
 	struct dirent de;
+	uint64_t fileid = 0;
 	nfsstat3 st;
 	int r = 0;
 
 	if ((st = rd_open(d, a->cookie, a->cookieverf, &w)) != NFS3_OK)
 		return st;
-	while (n < NFS3_READDIR_MAX_ENTRIES && (r = rd_next(&w, &de, NULL, NULL, &next)) > 0) {
+	while (n < NFS3_READDIR_MAX_ENTRIES && (r = entry_fileid(&w, &de, &next, &fileid)) > 0) {
 		size_t sz = RD_ENTRY(strlen(de.d_name));
 
 		if (used + sz > count) {
@@ -429,7 +467,7 @@ static nfsstat3 readdir_fill(struct nfs_req *req, struct ce_obj *d, const READDI
 			r = -ENOMEM;
 			break;
 		}
-		(*tail)->fileid = de.d_ino;
+		(*tail)->fileid = fileid;
 		(*tail)->cookie = next;
 		tail = &(*tail)->nextentry;
 		used += sz;
@@ -471,24 +509,20 @@ static entryplus3 *entryplus_new(struct ce_obj *d, const struct dirent *de,
 				 const struct ceph_statx *stx, cookie3 cookie)
 {
 	entryplus3 *e = calloc(1, sizeof(*e));
-	const struct ceph_statx *as = stx;
+	const struct ceph_statx *as;
 	struct ceph_statx up;
 	struct stat st;
-	int r;
 
 	if (e == NULL || (e->name = strdup(de->d_name)) == NULL) {
 		free(e);
 		return NULL;
 	}
 	e->cookie = cookie;
-	if (strcmp(de->d_name, "..") == 0 && (r = ce_dotdot(d, &up)) != 0) {
-		if (r < 0) {
-			e->fileid = d->stx.stx_ino;
-			return e; /* neither attributes nor handle */
-		}
-		as = &up;
+	if ((as = entry_stx(d, de, stx, &up)) == NULL) {
+		e->fileid = ce_fileid(&d->stx);
+		return e; /* neither attributes nor handle */
 	}
-	e->fileid = as->stx_ino;
+	e->fileid = ce_fileid(as);
 	ce_stat_from(as, &st);
 	be_post_attr_st(d->exp, &st, &e->name_attributes);
 	e->name_handle.handle_follows =

@@ -31,6 +31,9 @@ void lock_identity(void **state);
 /* ... backend_ceph_test_snap.c ... */
 void snapshot_dotdot_stays_inside(void **state);
 void snapshot_listing_attrs(void **state);
+void snapshot_fileids_apart(void **state);
+void snapshot_by_handle_alone(void **state);
+void snapshot_links_up(void **state);
 /* ... and backend_ceph_test_rules.c. */
 void handles_across_restart(void **state);
 void identity_and_rules(void **state);
