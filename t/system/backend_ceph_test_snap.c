@@ -352,7 +352,9 @@ void snapshot_by_handle_alone(void **state)
 	struct cenv *c = *state;
 	struct tenv *t = &c->t;
 	char path[192];
-	nfs_fh3 sub, f, d, g, sd, s1, s1d, s1e, fh;
+	nfs_fh3 sub, f, d, g, sd, s1, s1d, s1e, s1f, fh;
+	char buf[16];
+	size_t got;
 	fattr3 a, s1a;
 
 	if (getenv("CEPH_ADMIN_KEYRING") == NULL)
@@ -380,14 +382,20 @@ void snapshot_by_handle_alone(void **state)
 	assert_int_equal(t_getattr(t, &s1, &s1a), NFS3_OK);
 	assert_int_equal(t_lookup(t, &s1, "d", &s1d), NFS3_OK);
 	assert_int_equal(t_lookup(t, &s1, "e", &s1e), NFS3_OK);
+	assert_int_equal(t_lookup(t, &s1, "f", &s1f), NFS3_OK);
 	fh_free(&d);
 	assert_int_equal(t_lookup(t, &t->root, "d", &d), NFS3_OK);
 
 	assert_int_equal(tenv_restart(t), 0); /* the handles alone */
+	assert_int_equal(t_read(t, &s1f, 0, buf, sizeof(buf), &got), NFS3_OK);
+	assert_int_equal(got, 3);
+	assert_memory_equal(buf, "old", 3);
 	assert_int_equal(t_lookup(t, &s1, "f", &fh), NFS3_OK);
+	assert_same_fh(&fh, &s1f);
 	assert_int_equal(t_getattr(t, &fh, &a), NFS3_OK);
 	assert_int_equal(a.size, 3);
 	fh_free(&fh);
+	fh_free(&s1f);
 	assert_int_equal(t_lookup(t, &s1d, "g", &fh), NFS3_OK);
 	fh_free(&fh);
 	assert_true(listed(t, &s1d, "g") != 0);
