@@ -593,7 +593,7 @@ int rr_clnt_create(const struct rr_params *p, const char *host, const char *port
 	pthread_cond_init(&cl->cond, NULL);
 	cl->granted = 1; /* until the server's first grant */
 	rpc_clnt_init(&cl->base, &rr_clnt_ops);
-	rc = rr_ep_create(p, VB_ACCESS_REMOTE_READ | VB_ACCESS_REMOTE_WRITE, &cl->ep);
+	rc = rr_ep_create(p, VB_ACCESS_REMOTE_READ | VB_ACCESS_REMOTE_WRITE, 0, &cl->ep);
 	if (rc == 0)
 		rc = vb_resolve(cl->ep->dev, host, port, p->connect_timeout_ms, &vc);
 	if (rc == 0)

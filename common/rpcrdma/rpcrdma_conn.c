@@ -22,7 +22,8 @@ static uint32_t kib_floor(uint32_t v)
 	return v < RPCRDMA_CM_DEFAULT_INLINE ? RPCRDMA_CM_DEFAULT_INLINE : v;
 }
 
-int rr_ep_create(const struct rr_params *p, unsigned remote_rights, struct rr_ep **out)
+int rr_ep_create(const struct rr_params *p, unsigned remote_rights, unsigned conn_windows,
+		 struct rr_ep **out)
 {
 	struct rr_ep *ep = calloc(1, sizeof(*ep));
 	int rc;
@@ -48,11 +49,15 @@ int rr_ep_create(const struct rr_params *p, unsigned remote_rights, struct rr_ep
 	rc = rr_reg_create(ep->pd, &ep->p, remote_rights, &ep->st, &ep->reg);
 	if (rc)
 		goto fail;
-	if (ep->attr.max_qp_wr && rr_reg_wr_room(ep->reg) + RR_BATCH_MAX >= ep->attr.max_qp_wr) {
-		log_err("fastreg_pool %u is too large for device %s: a connection's send queue "
-			"needs 2 entries per memory window and more than %u of its own; the "
-			"device allows %u in all",
-			p->fastreg_pool, ep->dev->name, RR_BATCH_MAX, ep->attr.max_qp_wr);
+	ep->conn_windows =
+		conn_windows && conn_windows < p->fastreg_pool ? conn_windows : p->fastreg_pool;
+	if (ep->attr.max_qp_wr &&
+	    rr_reg_wr_room(ep->reg, ep->conn_windows) + RR_BATCH_MAX >= ep->attr.max_qp_wr) {
+		log_err("%u memory windows a connection may hold (fastreg_pool, or "
+			"server.read_read.windows_max) are too many for device %s: a "
+			"connection's send queue needs 2 entries per window and more than %u of "
+			"its own; the device allows %u in all",
+			ep->conn_windows, ep->dev->name, RR_BATCH_MAX, ep->attr.max_qp_wr);
 		rc = -EINVAL;
 		goto fail;
 	}
@@ -221,7 +226,7 @@ int rr_conn_create(struct rr_ep *ep, struct vb_conn *vc, int is_server, struct r
 	rr_post_jobs_init(c);
 	c->nrecv = credits + RR_RECV_SPARE;
 	c->nsend = credits + RR_RECV_SPARE;
-	c->sq_room = rr_reg_wr_room(ep->reg);
+	c->sq_room = rr_reg_wr_room(ep->reg, ep->conn_windows);
 	c->sq_depth = credits * 4 > 2 * RR_BATCH_MAX ? credits * 4 : 2 * RR_BATCH_MAX;
 	if (ep->attr.max_qp_wr && c->sq_depth + c->sq_room > ep->attr.max_qp_wr)
 		c->sq_depth = ep->attr.max_qp_wr - c->sq_room; /* > RR_BATCH_MAX (rr_ep_create) */

@@ -67,6 +67,7 @@ struct rr_ep {
 	struct vb_device_attr attr;
 	struct vb_pd *pd;
 	struct rr_reg_ctx *reg;
+	unsigned conn_windows; /* fastreg: the windows one connection may hold */
 	struct evloop *loop;
 	struct rr_stats st;	/* endpoint-wide registration counters */
 	struct rr_stats closed; /* counters of connections that have gone */
@@ -175,7 +176,11 @@ struct rr_batch {
 	unsigned n;
 };
 
-int rr_ep_create(const struct rr_params *p, unsigned remote_rights, struct rr_ep **out);
+/* An endpoint on p's device; conn_windows: the memory windows (fastreg) one
+ * connection may hold, 0 the pool (each connection's send queue has room
+ * for them: rr_reg_wr_room). */
+int rr_ep_create(const struct rr_params *p, unsigned remote_rights, unsigned conn_windows,
+		 struct rr_ep **out);
 void rr_ep_destroy(struct rr_ep *ep);
 
 /* Set up a connection's queues and buffers on vc (not yet connected). */

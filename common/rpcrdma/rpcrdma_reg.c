@@ -386,9 +386,9 @@ int rr_reg_keys_per_exposure(const struct rr_reg_ctx *r)
 	return r->ops->kind == RR_REG_FASTREG && r->mws != NULL; /* (however few are left) */
 }
 
-unsigned rr_reg_wr_room(const struct rr_reg_ctx *r)
+unsigned rr_reg_wr_room(const struct rr_reg_ctx *r, unsigned windows)
 {
-	return rr_reg_keys_per_exposure(r) ? 2 * r->p.fastreg_pool : 0;
+	return rr_reg_keys_per_exposure(r) ? 2 * windows : 0;
 }
 
 void rr_reg_on_keys_freed(struct rr_reg_ctx *r, void (*fn)(void *arg), void *arg)

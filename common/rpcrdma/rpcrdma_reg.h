@@ -129,16 +129,20 @@ int rr_reg_put_is_cheap(const struct rr_reg_ctx *r);
  * windows): where the device lets a peer end them (vb_device_attr.mw_remote_inv),
  * what RFC 8797's private data may offer as Remote Invalidation. */
 int rr_reg_keys_per_exposure(const struct rr_reg_ctx *r);
-/* Send-queue entries r may take on a connection besides the transport's own
- * chains (rr_post): fastreg's window binds, which it posts itself, unsignaled
- * (a device retires them only once a later signaled work request completes),
- * and invalidations (signaled: rr_post_own). A window is bound again only
- * after the peer had the reply it was bound for (whose Send retires the bind)
- * and is invalidated once per bind, so a connection holds at most one of each
- * per window of the pool: each connection's send queue and CQ get that much
- * room beyond rr_post's sq_depth. A peer that ends exposures it never saw can
- * still overflow its own send queue, which fails only its own connection. */
-unsigned rr_reg_wr_room(const struct rr_reg_ctx *r);
+/* Send-queue entries r may take on a connection that holds at most windows
+ * of its memory windows, besides the transport's own chains (rr_post):
+ * fastreg's window binds, which it posts itself, unsignaled (a device
+ * retires them only once a later signaled work request completes), and
+ * invalidations (signaled: rr_post_own). A connection holds a window from
+ * before its bind until the reply's Send has completed (which retired the
+ * bind) and its invalidation is posted. So the binds not retired are of
+ * windows it holds now, and the invalidations not completed, which follow
+ * the last completed Send in the queue, are of windows whose Sends came
+ * before it: all held when that Send was posted. At most windows of each:
+ * each connection's send queue and CQ get that much room beyond rr_post's
+ * sq_depth. A peer that ends exposures it never saw can still overflow its
+ * own send queue, which fails only its own connection. */
+unsigned rr_reg_wr_room(const struct rr_reg_ctx *r, unsigned windows);
 /* Have fn(arg) called when keys come free later than the unexpose that ended
  * them (a window's invalidation completed, on the loop of its connection). */
 void rr_reg_on_keys_freed(struct rr_reg_ctx *r, void (*fn)(void *arg), void *arg);

@@ -537,7 +537,7 @@ int rr_server_create(struct rpc_server *rpc, const struct rr_params *p, struct r
 		srv->windows_max = RPC_DDP_MAX_ITEMS + 1;
 	pthread_mutex_init(&srv->lock, NULL);
 	pthread_cond_init(&srv->cond, NULL);
-	rc = rr_ep_create(p, remote, &srv->ep);
+	rc = rr_ep_create(p, remote, srv->windows_max, &srv->ep);
 	/* the server's loop takes every completion: it spins, for a fixed time
 	 * or adapted to its traffic (a client's loop does not: with several
 	 * calls in flight its callers need the CPU, and a lone caller spins in

@@ -534,6 +534,75 @@ static void window_bind_has_room_in_a_full_send_queue(void **state)
 	free(want);
 }
 
+/* A connection's send queue has room for twice the windows it may hold
+ * (rr_reg_wr_room), not the pool's: the invalidations of the windows that
+ * its peer gave back wait behind a stalled Send (RNR) while as many again
+ * are bound for new replies. Here windows_max is 5 of a pool of 24: five
+ * Read-Read replies are received, then the send queue stalls; their
+ * RDMA_DONEs end them (five invalidations, queued behind the stall), Write
+ * chunk replies fill the transport's own slots (sq_depth 320, as in
+ * window_bind_has_room_in_a_full_send_queue), five more Read-Read GETs bind
+ * five windows and a sixth waits parked; everything is delivered once the
+ * client receives again. With room for one entry less, a post fails and
+ * the connection closes. */
+static void windows_room_behind_a_stalled_send(void **state)
+{
+	struct rrt_server t;
+	struct raw r;
+	uint32_t xids[16], stalled;
+	char *want = malloc(65536);
+	int answered[16] = {0};
+	unsigned k = 0;
+
+	setenv("VB_SOFT_RNR_TIMEOUT_MS", "60000", 1); /* the stall is the test's */
+	start_fastreg_modes(&t, RR_MODE_READ_WRITE | RR_MODE_READ_READ, 24, 5);
+	raw_open(&r, t.port);
+	for (unsigned i = 0; i < 5; i++)
+		xids[i] = post_get(&r, 0, 0, MSG + k++ * RAW_BUF);
+	for (unsigned i = 0; i < 5; i++)
+		free(raw_reply_any(&r));
+	stalled = stall_send_queue(&t, &r, 5, &k);
+	for (unsigned i = 0; i < 5; i++)
+		post_done(&r, xids[i], MSG + k++ * RAW_BUF);
+	for (int ms = 0; stats(&t).exposed_now > 0 && ms < RAW_TMO; ms += 10)
+		usleep(10000);
+	assert_int_equal(stats(&t).exposed_now, 0); /* ended: invalidations posted */
+	for (unsigned i = 5; i < 10; i++) {	    /* 4 x 65 and 59 work requests */
+		xids[i] =
+			post_get(&r, i < 9 ? 64 : 58, WDATA + (i - 5) * 65536, MSG + k++ * RAW_BUF);
+		await_replies(&t, k - 5);
+	}
+	for (unsigned i = 10; i < 16; i++)
+		xids[i] = post_get(&r, 0, 0, MSG + k++ * RAW_BUF);
+	await_count(&t, exposure_waits, 1); /* five bound, the sixth parked */
+	assert_int_equal(stats(&t).binds, 10);
+	unstall(&r);
+	free(raw_reply(&r, stalled));
+	for (unsigned i = 5; i < 10; i++) {
+		uint32_t len = i < 9 ? 65536 : 58 * 1024;
+
+		free(raw_reply(&r, xids[i]));
+		bulk_fill(want, len, 9);
+		assert_memory_equal(r.data + WDATA + (i - 5) * 65536, want, len);
+	}
+	for (unsigned n = 0; n < 6; n++) {
+		struct rpcrdma_hdr *rh = raw_reply_any(&r);
+		unsigned i = 10;
+
+		while (i < 16 && (xids[i] != rh->xid || answered[i]))
+			i++;
+		assert_true(i < 16);
+		answered[i] = 1;
+		expect_get_data(&r, rh);
+		raw_done(&r, xids[i]); /* (the first makes room for the parked one) */
+	}
+	assert_int_equal(raw_null(&r, BULKPROG), 0);
+	assert_false(r.broken);
+	raw_close(&r);
+	rrt_server_stop(&t);
+	free(want);
+}
+
 /* A reply that cannot go out (here the provider refuses to bind its window)
  * closes the connection, as the Linux server does, so that the client
  * reconnects and sends the call again at once; it was dropped, and the
@@ -609,21 +678,35 @@ static void flushed_invalidation_replaces_window(void **state)
 	rrt_server_stop(&t);
 }
 
-/* A pool whose binds and invalidations would not fit beside the transport's
- * own work requests in a connection's send queue (the soft device allows
- * 16384 entries) is refused at start, not at the first busy connection. */
-static void pool_too_large_refused(void **state)
+/* A connection's send queue has room for the binds and invalidations of
+ * the windows it may hold (windows_max), not of the whole pool: a pool of
+ * 8192 (16384 entries, as many as the soft device allows) serves, with the
+ * default bound (2048) or 4096; a bound whose entries would not fit beside
+ * the transport's own is refused at start, not at the first busy
+ * connection. */
+static void pool_larger_than_the_send_queue(void **state)
 {
 	struct rrt_server t;
 	struct rr_params p;
+	struct raw r;
+	uint32_t xid;
 
 	rrt_params(&p, RR_MODE_READ_READ, RR_REG_FASTREG);
 	p.fastreg_pool = 8192;
+	p.windows_max = 8192;
 	assert_int_not_equal(rrt_server_start_p(&t, &p, 0), 0);
 	rrt_server_stop(&t);
-	p.fastreg_pool = 4096;
-	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
-	rrt_server_stop(&t);
+	for (unsigned windows = 0; windows <= 4096; windows += 4096) {
+		p.windows_max = windows;
+		assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
+		raw_open(&r, t.port);
+		xid = raw_send_get(&r, 65536);
+		expect_get_data(&r, raw_reply(&r, xid));
+		raw_done(&r, xid);
+		assert_int_equal(raw_null(&r, BULKPROG), 0);
+		raw_close(&r);
+		rrt_server_stop(&t);
+	}
 }
 
 /* Teardown of the cases that set the soft provider's variables (run even when
@@ -652,7 +735,8 @@ int main(void)
 		cmocka_unit_test_teardown(window_bind_has_room_in_a_full_send_queue,
 					  soft_env_clear),
 		cmocka_unit_test_teardown(flushed_invalidation_replaces_window, soft_env_clear),
-		cmocka_unit_test(pool_too_large_refused),
+		cmocka_unit_test_teardown(windows_room_behind_a_stalled_send, soft_env_clear),
+		cmocka_unit_test(pool_larger_than_the_send_queue),
 	};
 
 	log_set_level(getenv("RRT_DEBUG") ? LOG_LVL_DEBUG : LOG_LVL_ERR);
