@@ -134,14 +134,14 @@ int rr_reg_keys_per_exposure(const struct rr_reg_ctx *r);
  * fastreg's window binds, which it posts itself, unsignaled (a device
  * retires them only once a later signaled work request completes), and
  * invalidations (signaled: rr_post_own). A connection holds a window from
- * before its bind until the reply's Send has completed (which retired the
- * bind) and its invalidation is posted. So the binds not retired are of
- * windows it holds now, and the invalidations not completed, which follow
- * the last completed Send in the queue, are of windows whose Sends came
- * before it: all held when that Send was posted. At most windows of each:
- * each connection's send queue and CQ get that much room beyond rr_post's
- * sq_depth. A peer that ends exposures it never saw can still overflow its
- * own send queue, which fails only its own connection. */
+ * before its bind until its invalidation is posted, which is after the
+ * reply's Send has completed (the server ends an exposure no earlier, be it
+ * on RDMA_DONE or its deadline: rrs_end_exposure), and that retired the
+ * bind. So the binds not retired are of windows it holds now; and the
+ * invalidations not completed follow the last completed Send in the queue,
+ * so each was posted after that Send was, for a window held then. At most
+ * windows of each: each connection's send queue and CQ get that much room
+ * beyond rr_post's sq_depth. */
 unsigned rr_reg_wr_room(const struct rr_reg_ctx *r, unsigned windows);
 /* Have fn(arg) called when keys come free later than the unexpose that ended
  * them (a window's invalidation completed, on the loop of its connection). */

@@ -603,6 +603,50 @@ static void windows_room_behind_a_stalled_send(void **state)
 	free(want);
 }
 
+/* An exposure ends no earlier than its reply's Send has completed, on its
+ * deadline as on RDMA_DONE: its windows are neither invalidated behind the
+ * stalled Send nor given to another reply meanwhile (room for twice the
+ * windows a connection holds, as above). Here the send queue stalls (RNR)
+ * before five Read-Read replies; a sixth waits parked; their deadline (200
+ * ms) passes, and the sixth still waits, bound to nothing, until the client
+ * receives again. They were ended at once: five invalidations behind the
+ * stall, and five more binds for the parked replies. */
+static void exposure_outlives_its_send(void **state)
+{
+	struct rrt_server t;
+	struct rr_params p;
+	struct raw r;
+	uint32_t stalled;
+	unsigned k = 0;
+
+	setenv("VB_SOFT_RNR_TIMEOUT_MS", "60000", 1); /* the stall is the test's */
+	rrt_params(&p, RR_MODE_READ_READ, RR_REG_FASTREG);
+	p.credits = CREDITS;
+	p.fastreg_pool = 24;
+	p.windows_max = 5;
+	p.done_deadline_ms = 200;
+	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
+	raw_open(&r, t.port);
+	stalled = stall_send_queue(&t, &r, 0, &k);
+	for (unsigned i = 0; i < 6; i++)
+		(void)post_get(&r, 0, 0, MSG + k++ * RAW_BUF);
+	await_count(&t, exposure_waits, 1); /* five bound, the sixth parked */
+	for (int ms = 0; stats(&t).exposed_expired < 5 && ms < RAW_TMO; ms += 10)
+		usleep(10000);
+	assert_int_equal(stats(&t).exposed_expired, 5); /* past their deadline */
+	usleep(100000);
+	assert_int_equal(stats(&t).binds, 5); /* the sixth still waits */
+	unstall(&r);
+	free(raw_reply(&r, stalled));
+	for (unsigned n = 0; n < 6; n++)
+		free(raw_reply_any(&r)); /* the sixth once the others are over */
+	assert_int_equal(stats(&t).binds, 6);
+	assert_int_equal(raw_null(&r, BULKPROG), 0);
+	assert_false(r.broken);
+	raw_close(&r);
+	rrt_server_stop(&t);
+}
+
 /* A reply that cannot go out (here the provider refuses to bind its window)
  * closes the connection, as the Linux server does, so that the client
  * reconnects and sends the call again at once; it was dropped, and the
@@ -736,6 +780,7 @@ int main(void)
 					  soft_env_clear),
 		cmocka_unit_test_teardown(flushed_invalidation_replaces_window, soft_env_clear),
 		cmocka_unit_test_teardown(windows_room_behind_a_stalled_send, soft_env_clear),
+		cmocka_unit_test_teardown(exposure_outlives_its_send, soft_env_clear),
 		cmocka_unit_test(pool_larger_than_the_send_queue),
 	};
 
