@@ -609,8 +609,8 @@ static void windows_room_behind_a_stalled_send(void **state)
  * windows a connection holds, as above). Here the send queue stalls (RNR)
  * before five Read-Read replies; a sixth waits parked; their deadline (200
  * ms) passes, and the sixth still waits, bound to nothing, until the client
- * receives again. They were ended at once: five invalidations behind the
- * stall, and five more binds for the parked replies. */
+ * receives again. (They ended at their deadline: five invalidations went
+ * behind the stall, and their windows to the parked reply.) */
 static void exposure_outlives_its_send(void **state)
 {
 	struct rrt_server t;
