@@ -380,16 +380,16 @@ nfsstat3 ce_resolve(struct nfs_req *req, const nfs_fh3 *fh, unsigned flags, stru
 nfsstat3 ce_dir_resolve(struct nfs_req *req, const nfs_fh3 *fh, unsigned flags, struct ce_obj *o)
 {
 	nfsstat3 st = ce_resolve(req, fh, flags, o);
-	uint64_t snap = o->stx.stx_dev;
-	int r;
+	int in_snap, r;
 
 	if (st != NFS3_OK)
 		return st;
+	in_snap = o->stx.stx_dev != CEPH_NOSNAP && o->stx.stx_dev != CE_SNAPDIR;
 	if (!S_ISDIR(o->st.st_mode))
 		st = NFS3ERR_NOTDIR;
-	else if (snap != CEPH_NOSNAP && snap != CE_SNAPDIR && (flags & BE_MODIFY))
+	else if (in_snap && (flags & BE_MODIFY))
 		st = NFS3ERR_ROFS;
-	else if (snap != CEPH_NOSNAP && snap != CE_SNAPDIR && (r = ce_snap_link(o)) < 0)
+	else if (in_snap && (r = ce_snap_link(o)) < 0)
 		st = ce_find_stat(r);
 	if (st != NFS3_OK)
 		ce_release(o);

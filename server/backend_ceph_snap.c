@@ -25,6 +25,19 @@
 #define LINK_DEPTH_MAX 64
 #define LINK_SCAN_MAX  4096
 
+/* The attributes of directory in's "..", as libcephfs answers it, in *up:
+ * 1 where that is in itself (the CephFS root), 0, or -errno. */
+static int dotdot(struct ceph_mount_info *cm, Inode *in, struct ceph_statx *up)
+{
+	Inode *p;
+	int r = ceph_ll_lookup(cm, in, "..", &p, up, CEPH_STATX_INO, 0, ceph_mount_perms(cm));
+
+	if (r < 0)
+		return r;
+	ceph_ll_put(cm, p);
+	return p == in;
+}
+
 /* Whether in, a directory of a snapshot, is linked to it: its ".." is then
  * its parent in the snapshot, or the .snap, which libcephfs knows; an
  * unlinked one's the MDS answers with the live parent (itself at the CephFS
@@ -32,14 +45,8 @@
 static int linked(struct ceph_mount_info *cm, Inode *in)
 {
 	struct ceph_statx up;
-	Inode *p;
-	int yes;
 
-	if (ceph_ll_lookup(cm, in, "..", &p, &up, CEPH_STATX_INO, 0, ceph_mount_perms(cm)) < 0)
-		return 0;
-	yes = p != in && up.stx_dev != CEPH_NOSNAP;
-	ceph_ll_put(cm, p);
-	return yes;
+	return dotdot(cm, in, &up) == 0 && up.stx_dev != CEPH_NOSNAP;
 }
 
 /* The name in dir of inode ino of snapshot snap, in *de, among its first
@@ -114,13 +121,10 @@ static int link_from_parent(struct ceph_export *ce, uint64_t ino, uint64_t snap,
 
 	if ((r = ceph_ll_lookup_vino(cm, (vinodeno_t){{ino}, {CEPH_NOSNAP}}, &head)) < 0)
 		return r;
-	r = ceph_ll_lookup(cm, head, "..", &p, &up, CEPH_STATX_INO, 0, ceph_mount_perms(cm));
+	r = dotdot(cm, head, &up);
 	ceph_ll_put(cm, head);
-	if (r < 0)
-		return r;
-	ceph_ll_put(cm, p);
-	if (up.stx_ino == ino)
-		return -ESTALE; /* the CephFS root */
+	if (r != 0)
+		return r < 0 ? r : -ESTALE; /* (the CephFS root) */
 	if ((r = ceph_ll_lookup_vino(cm, (vinodeno_t){{up.stx_ino}, {snap}}, &p)) < 0)
 		return r;
 	if ((r = link_dir(ce, up.stx_ino, snap, &p, depth + 1)) == 0 &&

@@ -135,7 +135,7 @@ static void dev_deadline(struct rr_conn *c, uint64_t now)
 /* ---- releasing ---- */
 
 /* Undo an exposure reservation, and the exposure if it started (loop). */
-void rrs_exposure_over(struct rr_sreq *rq)
+static void rrs_exposure_over(struct rr_sreq *rq)
 {
 	struct rr_conn *c = rq->conn;
 	struct svc_conn *sc = c->side;

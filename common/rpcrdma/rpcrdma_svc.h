@@ -127,8 +127,6 @@ struct rr_sreq {
 	int on_dev;
 	uint64_t dev_deadline_ns;
 	unsigned pending; /* send completion, exposure end: release at 0 */
-	int send_over;	  /* its Send completed, or was flushed */
-	int end_deferred; /* its exposure ended before: rrs_send_done ends it */
 	uint64_t deadline_ns;
 	struct rr_sreq *exp_next;
 	struct work reap; /* rrs_release on the reaper queue */
@@ -187,7 +185,6 @@ void rrs_with_send(struct rr_sreq *rq, void (*step)(struct rr_sreq *rq));
 void rrs_dev_wait(struct rr_sreq *rq);
 void rrs_dev_done(struct rr_sreq *rq);
 void rrs_send_put(struct rr_sreq *rq);
-void rrs_exposure_over(struct rr_sreq *rq);
 void rrs_release(struct rr_sreq *rq);
 void rrs_unpend(struct rr_sreq *rq);
 struct rr_buf *rrs_buf_get(struct rr_sreq *rq, size_t len, unsigned flags);
@@ -215,11 +212,11 @@ int rrs_prepare_reply(struct rr_sreq *rq);
  * has registered nothing on the loop. */
 int rrs_loop_may_expose(struct rr_sreq *rq, size_t bytes);
 int rrs_post_reply(struct rr_sreq *rq);
-/* End rq's exposure (RDMA_DONE, its deadline, the connection's end): its
- * windows are invalidated and given back, no earlier than its reply's Send
- * has completed (rrs_send_done ends it then), so that the send queue holds
- * a connection's invalidations only for windows it held when the last
- * completed Send was posted (rr_reg_wr_room). */
+/* End rq's exposure (RDMA_DONE, its deadline, the connection's end). It is
+ * one of the two things rq waits for, with its reply's Send: its windows
+ * are invalidated and given back after the later of them (rrs_unpend), so
+ * that the send queue holds a connection's invalidations only for windows
+ * it held when the last completed Send was posted (rr_reg_wr_room). */
 void rrs_end_exposure(struct rr_sreq *rq);
 /* Loop: rq's reply waits for room to expose (rrs_prepare_reply said
  * -EINPROGRESS): park it on its connection; it is answered once room frees. */

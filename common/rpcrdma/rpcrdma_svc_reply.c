@@ -61,17 +61,13 @@ static void give_back_credit(struct rr_sreq *rq, int keep_counted)
 	}
 }
 
-/* The Send's completion (or its flush): the buffer is free, and an exposure
- * that ended meanwhile ends now (rrs_end_exposure). */
+/* The Send's completion (or its flush): the buffer is free. */
 void rrs_send_done(struct rr_conn *c, struct rr_wr *w, const struct vb_wc *wc)
 {
 	struct rr_sreq *rq = (struct rr_sreq *)((char *)w - offsetof(struct rr_sreq, send_wr));
 
 	rrs_dev_done(rq);
 	rrs_send_put(rq);
-	rq->send_over = 1;
-	if (rq->end_deferred)
-		rrs_end_exposure(rq);
 	rrs_unpend(rq);
 }
 
@@ -582,15 +578,9 @@ static void start_exposure(struct rr_sreq *rq)
 	pthread_mutex_unlock(&rq->conn->lock);
 }
 
-/* End an exposure (RDMA_DONE, deadline, connection gone): keys die now. */
 /* See rpcrdma_svc.h. */
 void rrs_end_exposure(struct rr_sreq *rq)
 {
-	if (!rq->send_over) {
-		rq->end_deferred = 1;
-		return;
-	}
-	rrs_exposure_over(rq);
 	rrs_unpend(rq);
 }
 

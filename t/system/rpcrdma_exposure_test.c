@@ -52,20 +52,26 @@ int __wrap_soft_alloc_mw(struct vb_pd *pd, struct vb_mw **out)
 	return __real_soft_alloc_mw(pd, out);
 }
 
-/* A server of modes with fastreg and pool memory windows, windows of them
- * per connection at most (0: the default), whose Read-Read exposures end
- * only by RDMA_DONE here (30 s deadline). */
+/* Parameters of a server of modes with fastreg and pool memory windows,
+ * windows of them per connection at most (0: the default), whose Read-Read
+ * exposures end only by RDMA_DONE here (30 s deadline). */
+static void fastreg_params(struct rr_params *p, unsigned modes, unsigned pool, unsigned windows)
+{
+	rrt_params(p, modes, RR_REG_FASTREG);
+	p->credits = CREDITS;
+	p->fastreg_pool = pool;
+	p->windows_max = windows;
+	p->done_deadline_ms = 30000;
+}
+
+/* Start that server. */
 static void start_fastreg_modes(struct rrt_server *t, unsigned modes, unsigned pool,
 				unsigned windows)
 {
 	struct rr_params p;
 
 	bind_fails = unbind_fails = alloc_fails = 0; /* (a failed case may leave them) */
-	rrt_params(&p, modes, RR_REG_FASTREG);
-	p.credits = CREDITS;
-	p.fastreg_pool = pool;
-	p.windows_max = windows;
-	p.done_deadline_ms = 30000;
+	fastreg_params(&p, modes, pool, windows);
 	assert_int_equal(rrt_server_start_p(t, &p, 0), 0);
 }
 
@@ -208,16 +214,26 @@ static uint64_t exposure_waits(struct rrt_server *t)
 	return stats(t).exposure_waits;
 }
 
+static uint64_t exposed_now(struct rrt_server *t)
+{
+	return stats(t).exposed_now;
+}
+
+static uint64_t exposed_expired(struct rrt_server *t)
+{
+	return stats(t).exposed_expired;
+}
+
 static void expect_window_waits(struct rrt_server *t, uint64_t n)
 {
 	assert_int_equal(window_waits(t), n);
 }
 
-/* Wait (up to RAW_TMO) until count (window_waits, exposure_waits) is n:
- * the reply sent last is parked. */
+/* Wait (up to RAW_TMO) until count (window_waits, exposure_waits,
+ * exposed_now...) is n: the reply sent last is parked, say. */
 static void await_count(struct rrt_server *t, uint64_t (*count)(struct rrt_server *), uint64_t n)
 {
-	for (int ms = 0; count(t) < n && ms < RAW_TMO; ms += 10)
+	for (int ms = 0; count(t) != n && ms < RAW_TMO; ms += 10)
 		usleep(10000);
 	assert_int_equal(count(t), n);
 }
@@ -564,10 +580,8 @@ static void windows_room_behind_a_stalled_send(void **state)
 	stalled = stall_send_queue(&t, &r, 5, &k);
 	for (unsigned i = 0; i < 5; i++)
 		post_done(&r, xids[i], MSG + k++ * RAW_BUF);
-	for (int ms = 0; stats(&t).exposed_now > 0 && ms < RAW_TMO; ms += 10)
-		usleep(10000);
-	assert_int_equal(stats(&t).exposed_now, 0); /* ended: invalidations posted */
-	for (unsigned i = 5; i < 10; i++) {	    /* 4 x 65 and 59 work requests */
+	await_count(&t, exposed_now, 0);    /* ended: invalidations posted */
+	for (unsigned i = 5; i < 10; i++) { /* 4 x 65 and 59 work requests */
 		xids[i] =
 			post_get(&r, i < 9 ? 64 : 58, WDATA + (i - 5) * 65536, MSG + k++ * RAW_BUF);
 		await_replies(&t, k - 5);
@@ -620,20 +634,15 @@ static void exposure_outlives_its_send(void **state)
 	unsigned k = 0;
 
 	setenv("VB_SOFT_RNR_TIMEOUT_MS", "60000", 1); /* the stall is the test's */
-	rrt_params(&p, RR_MODE_READ_READ, RR_REG_FASTREG);
-	p.credits = CREDITS;
-	p.fastreg_pool = 24;
-	p.windows_max = 5;
+	fastreg_params(&p, RR_MODE_READ_READ, 24, 5);
 	p.done_deadline_ms = 200;
 	assert_int_equal(rrt_server_start_p(&t, &p, 0), 0);
 	raw_open(&r, t.port);
 	stalled = stall_send_queue(&t, &r, 0, &k);
 	for (unsigned i = 0; i < 6; i++)
 		(void)post_get(&r, 0, 0, MSG + k++ * RAW_BUF);
-	await_count(&t, exposure_waits, 1); /* five bound, the sixth parked */
-	for (int ms = 0; stats(&t).exposed_expired < 5 && ms < RAW_TMO; ms += 10)
-		usleep(10000);
-	assert_int_equal(stats(&t).exposed_expired, 5); /* past their deadline */
+	await_count(&t, exposure_waits, 1);  /* five bound, the sixth parked */
+	await_count(&t, exposed_expired, 5); /* past their deadline */
 	usleep(100000);
 	assert_int_equal(stats(&t).binds, 5); /* the sixth still waits */
 	unstall(&r);
@@ -735,9 +744,7 @@ static void pool_larger_than_the_send_queue(void **state)
 	struct raw r;
 	uint32_t xid;
 
-	rrt_params(&p, RR_MODE_READ_READ, RR_REG_FASTREG);
-	p.fastreg_pool = 8192;
-	p.windows_max = 8192;
+	fastreg_params(&p, RR_MODE_READ_READ, 8192, 8192);
 	assert_int_not_equal(rrt_server_start_p(&t, &p, 0), 0);
 	rrt_server_stop(&t);
 	for (unsigned windows = 0; windows <= 4096; windows += 4096) {
