@@ -116,7 +116,7 @@ t_system_backend_ceph_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(CEPHFS_CFLAG
 t_system_backend_ceph_test_LDADD = $(SERVER_LDADD) $(CMOCKA_LIBS)
 endif
 TESTS += t/system/backend_ceph.sh
-EXTRA_DIST += t/system/backend_ceph.sh t/system/ceph_lib.sh
+EXTRA_DIST += t/system/backend_ceph.sh t/system/ceph_lib.sh t/system/ceph_lsan.supp
 
 # bench-ceph (issue 16): 1 MiB WRITE and READ by 4 threads through one head
 # against libcephfs driven directly (t/bench/ceph_direct), and through two

@@ -7,6 +7,9 @@
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 MINI_CEPH=${NFSRDMA_MINI_CEPH:-$top_srcdir/../shared/ceph/mini-cluster.sh}
 CEPH_DIR=""
+# libceph's own occasional leak at unmount (ceph_lsan.supp)
+LSAN_OPTIONS="suppressions=$top_srcdir/t/system/ceph_lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export LSAN_OPTIONS
 
 # Skip the whole test, with the reason, where a cluster cannot be had.
 ceph_need() {
