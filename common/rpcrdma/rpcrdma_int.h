@@ -143,9 +143,11 @@ struct rr_conn {
 	pthread_mutex_t lock; /* protects everything below */
 	pthread_cond_t cond;  /* send buffers, state, posting back to 0 */
 	unsigned sq_depth, sq_free;
-	unsigned sq_room;      /* QP entries beyond sq_depth: registration's (rr_reg_wr_room) */
-	unsigned posted_recvs; /* receives the provider holds */
-	struct rr_wr *owed;    /* contexts whose done() is still to come */
+	unsigned sq_room;	 /* QP entries beyond sq_depth: registration's (rr_reg_wr_room) */
+	unsigned posted_recvs;	 /* receives the provider holds */
+	unsigned windows_ending; /* fastreg: invalidations of its windows posted, not yet
+				    completed (the windows are not back in the pool) */
+	struct rr_wr *owed;	 /* contexts whose done() is still to come */
 	struct rr_chain *queued, *queued_tail; /* chains waiting for sq slots, in order */
 	unsigned posting; /* threads in a verbs call on vc (rr_conn_enter), chains held */
 	int established;

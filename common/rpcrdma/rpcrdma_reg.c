@@ -391,7 +391,7 @@ unsigned rr_reg_wr_room(const struct rr_reg_ctx *r, unsigned windows)
 	return rr_reg_keys_per_exposure(r) ? 2 * windows : 0;
 }
 
-void rr_reg_on_keys_freed(struct rr_reg_ctx *r, void (*fn)(void *arg), void *arg)
+void rr_reg_on_keys_freed(struct rr_reg_ctx *r, void (*fn)(void *arg, struct rr_conn *c), void *arg)
 {
 	r->keys_freed = fn;
 	r->keys_freed_arg = arg;

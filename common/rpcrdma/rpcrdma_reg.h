@@ -67,6 +67,7 @@ struct rr_buf {
 };
 
 struct rr_reg_ctx;
+struct rr_conn;
 struct rr_win;
 
 /* remote_rights: what exposures grant (VB_ACCESS_REMOTE_READ for a server in
@@ -134,17 +135,15 @@ int rr_reg_keys_per_exposure(const struct rr_reg_ctx *r);
  * fastreg's window binds, which it posts itself, unsignaled (a device
  * retires them only once a later signaled work request completes), and
  * invalidations (signaled: rr_post_own). A connection holds a window from
- * before its bind until its invalidation is posted, which is after the
- * reply's Send has completed (the server ends an exposure no earlier, be it
- * on RDMA_DONE or its deadline: rrs_end_exposure), and that retired the
- * bind. So the binds not retired are of windows it holds now; and the
- * invalidations not completed follow the last completed Send in the queue,
- * so each was posted after that Send was, for a window held then. At most
- * windows of each: each connection's send queue and CQ get that much room
- * beyond rr_post's sq_depth. */
+ * before its bind until its invalidation has completed (the server counts
+ * rr_conn.windows_ending against its bound), and a window has at most its
+ * bind and its invalidation in the queue: each connection's send queue and
+ * CQ get room for twice windows beyond rr_post's sq_depth. */
 unsigned rr_reg_wr_room(const struct rr_reg_ctx *r, unsigned windows);
-/* Have fn(arg) called when keys come free later than the unexpose that ended
- * them (a window's invalidation completed, on the loop of its connection). */
-void rr_reg_on_keys_freed(struct rr_reg_ctx *r, void (*fn)(void *arg), void *arg);
+/* Have fn(arg, c) called when keys come free later than the unexpose that
+ * ended them (a window's invalidation completed, on the loop of c, the
+ * connection that had it: c->windows_ending is one less). */
+void rr_reg_on_keys_freed(struct rr_reg_ctx *r, void (*fn)(void *arg, struct rr_conn *c),
+			  void *arg);
 
 #endif

@@ -148,16 +148,18 @@ static void window_back(struct rr_reg_ctx *r, struct rr_win *w, int unbound)
 		log_err("cannot replace a memory window: the pool shrinks to %u", left);
 }
 
-/* The completion of a window's invalidation (or its flush). */
+/* The completion of a window's invalidation (or its flush) on c. */
 static void window_invalidated(struct rr_conn *c, struct rr_wr *wr, const struct vb_wc *wc)
 {
 	struct rr_win *w = (struct rr_win *)wr;
 	struct rr_reg_ctx *r = w->r;
 
-	(void)c;
+	pthread_mutex_lock(&c->lock);
+	c->windows_ending--;
+	pthread_mutex_unlock(&c->lock);
 	window_back(r, w, wc->status == VB_WC_SUCCESS);
 	if (r->keys_freed)
-		r->keys_freed(r->keys_freed_arg);
+		r->keys_freed(r->keys_freed_arg, c);
 }
 
 static int post_invalidate(struct vb_conn *conn, void *arg)
@@ -175,15 +177,21 @@ static void window_unbind(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_
 {
 	struct rr_win *w = b->win;
 	int peer_unbound = b->peer_unbound;
+	struct rr_conn *c;
 
 	rr_stat_add(&r->st->remote_regs_now, -1);
 	b->win = NULL;
 	b->rkey = 0;
 	b->peer_unbound = 0;
-	if (!peer_unbound && conn)
-		rr_post_own(conn, &w->wr, post_invalidate, w);
-	else
+	if (peer_unbound || !conn) {
 		window_back(r, w, peer_unbound);
+		return;
+	}
+	c = conn->context;
+	pthread_mutex_lock(&c->lock);
+	c->windows_ending++; /* (until window_invalidated) */
+	pthread_mutex_unlock(&c->lock);
+	rr_post_own(conn, &w->wr, post_invalidate, w);
 }
 
 /* See rpcrdma_reg.h. */

@@ -37,8 +37,8 @@ struct rr_reg_ctx {
 
 	struct rr_win **mws; /* fastreg: free windows */
 	unsigned nmws, nmw_free;
-	unsigned nmw_reserved;	       /* of the free ones, set aside (rr_reg_keys_reserve) */
-	void (*keys_freed)(void *arg); /* rr_reg_on_keys_freed */
+	unsigned nmw_reserved; /* of the free ones, set aside (rr_reg_keys_reserve) */
+	void (*keys_freed)(void *arg, struct rr_conn *c); /* rr_reg_on_keys_freed */
 	void *keys_freed_arg;
 
 	struct workq *regq; /* dynamic, cache: registrations off the caller's thread */

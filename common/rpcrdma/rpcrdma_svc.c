@@ -514,10 +514,19 @@ static void listener_ready(void *arg)
 	}
 }
 
-/* Windows whose invalidation completed may answer parked replies. */
-static void keys_freed(void *srv)
+/* A window whose invalidation completed on c may answer a reply parked for
+ * windows on any connection, or for room on c. */
+static void keys_freed(void *srv, struct rr_conn *c)
 {
+	struct svc_conn *sc = c->side;
+	int parked;
+
 	rrs_keys_freed(srv);
+	pthread_mutex_lock(&c->lock);
+	parked = sc->exp_waiting != 0;
+	pthread_mutex_unlock(&c->lock);
+	if (parked)
+		rrs_unpark_later(c);
 }
 
 /* ---- the interface ---- */

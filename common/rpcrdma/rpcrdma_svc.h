@@ -30,7 +30,8 @@ struct svc_conn {
 	unsigned active;
 	size_t held;			     /* registered bytes its requests hold */
 	size_t exposed;			     /* bytes exposed (or reserved) to the peer now */
-	unsigned exposed_keys;		     /* and the keys (windows) its replies hold */
+	unsigned exposed_keys;		     /* and the keys (windows) its replies hold
+						(with conn->windows_ending, its windows) */
 	unsigned exp_waiting;		     /* replies parked for room to expose */
 	struct rr_sreq *exp_head, *exp_tail; /* awaiting RDMA_DONE, oldest first */
 	/* replies waiting for room to expose, oldest first: parked on the

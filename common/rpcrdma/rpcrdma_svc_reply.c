@@ -136,11 +136,14 @@ size_t rrs_hdr_reserve(const struct rr_sreq *rq)
 	return RNDUP4(n);
 }
 
-/* Whether c's bounds have room for bytes and keys more (c->lock held). */
-static int room(const struct svc_conn *sc, size_t bytes, unsigned keys)
+/* Whether c's bounds have room for bytes and keys more (c->lock held): its
+ * windows count until their invalidation has completed. */
+static int room(const struct rr_conn *c, size_t bytes, unsigned keys)
 {
+	const struct svc_conn *sc = c->side;
+
 	return sc->exposed + bytes <= sc->srv->ep->p.exposed_max &&
-	       sc->exposed_keys + keys <= sc->srv->windows_max;
+	       sc->exposed_keys + c->windows_ending + keys <= sc->srv->windows_max;
 }
 
 /* Whether the loop may expose bytes and keys more now (c->lock held): the
@@ -150,7 +153,7 @@ static int loop_room(const struct rr_sreq *rq, size_t bytes, unsigned keys)
 {
 	const struct svc_conn *sc = rq->conn->side;
 
-	return !sc->exp_waiting && room(sc, bytes, keys);
+	return !sc->exp_waiting && room(rq->conn, bytes, keys);
 }
 
 /* See rpcrdma_svc.h. */
@@ -309,7 +312,7 @@ static void unpark_now(struct rr_conn *c)
 
 		pthread_mutex_lock(&c->lock);
 		rq = sc->park_head;
-		if (!rq || c->dead || !room(sc, rq->park_bytes, rq->room_keys)) {
+		if (!rq || c->dead || !room(c, rq->park_bytes, rq->room_keys)) {
 			pthread_mutex_unlock(&c->lock);
 			break;
 		}
