@@ -1,6 +1,6 @@
 # core: logging, the command line's common parts and the verbs registry
 # (common/verbs.h).
-libnfsrdma_a_SOURCES += common/base/log.c common/base/log.h common/base/cli.c common/base/cli.h \
+libnfsrdma_a_SOURCES += common/base/log.c common/base/log.h common/base/poison.h common/base/cli.c common/base/cli.h \
 	common/base/ctl.c common/base/ctl.h \
 	common/verbs.c common/verbs.h common/base/clock.c common/base/clock.h common/base/workq.c common/base/workq.h
 

@@ -34,6 +34,13 @@ t_system_rpcrdma_exposure_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_system_rpcrdma_exposure_test_LDADD = t/system/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
 t_system_rpcrdma_exposure_test_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=soft_bind_mw \
 	-Wl,--wrap=soft_alloc_mw
+check_PROGRAMS += t/system/rpcrdma_alloc_test
+TESTS += t/system/rpcrdma_alloc_test
+t_system_rpcrdma_alloc_test_SOURCES = t/system/rpcrdma_alloc_test.c $(RRT_UTIL)
+t_system_rpcrdma_alloc_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+t_system_rpcrdma_alloc_test_LDADD = t/system/libbulkprog.a $(LDADD) $(CMOCKA_LIBS)
+t_system_rpcrdma_alloc_test_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc -Wl,--wrap=calloc \
+	-Wl,--wrap=realloc
 check_PROGRAMS += t/system/rpcrdma_clnt_hostile_test
 TESTS += t/system/rpcrdma_clnt_hostile_test
 t_system_rpcrdma_clnt_hostile_test_SOURCES = t/system/rpcrdma_clnt_hostile_test.c $(RRT_RAW)

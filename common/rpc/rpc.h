@@ -156,6 +156,12 @@ struct rpc_drc_stats;
  * One call as a transport delivers it to the dispatcher, and the room for its
  * reply. The transport fills the input half, the dispatcher the output half.
  */
+/* Bytes of a call's decoded arguments, and of its results, that its
+ * rpc_xreq holds itself, so that dispatching allocates nothing for them:
+ * every NFSv3 and MOUNT procedure's (CREATE3res, 256 on LP64, is the
+ * largest); a larger one is allocated. */
+#define RPC_XREQ_STORE 288
+
 struct rpc_xreq {
 	/* in */
 	const uint8_t *call; /* inline RPC message: header and arguments */
@@ -178,7 +184,13 @@ struct rpc_xreq {
 	uint32_t vers_low, vers_high; /* PROG_MISMATCH: the versions we have */
 	/* dispatcher-private: results to free after the transport sent them */
 	const struct rpc_proc_desc *desc;
-	void *args, *res;
+	void *args, *res; /* in args_store and res_store where they fit */
+	union rpc_store {
+		void *p;
+		uint64_t u;
+		double d;
+		unsigned char b[RPC_XREQ_STORE];
+	} args_store, res_store;
 	struct rpc_req req;
 	enum rpc_reject status;
 	int ran;			 /* the procedure ran: its results need freeing */

@@ -459,6 +459,16 @@ const char *rpc_reject_label(enum rpc_reject r)
 	return (unsigned)r <= RPC_AUTH_ERROR ? names[r] : "?";
 }
 
+/* Zeroed room for size bytes: in store if they fit, else allocated (freed
+ * by rpc_dispatch_done); NULL if that fails. */
+static void *xreq_room(union rpc_store *store, size_t size)
+{
+	if (size > sizeof(store->b))
+		return calloc(1, size);
+	memset(store->b, 0, size);
+	return store->b;
+}
+
 static int decode_and_run(struct rpc_server *srv, struct rpc_xreq *x, const struct rpc_msg *msg,
 			  const struct rpc_program *prog, XDR *xdrs, size_t verf_end,
 			  const struct rpc_integrity_seq *is, int *why)
@@ -469,8 +479,8 @@ static int decode_and_run(struct rpc_server *srv, struct rpc_xreq *x, const stru
 	int rc;
 
 	x->desc = d;
-	x->args = calloc(1, d->args_size ? d->args_size : 1);
-	x->res = calloc(1, d->res_size ? d->res_size : 1);
+	x->args = xreq_room(&x->args_store, d->args_size);
+	x->res = xreq_room(&x->res_store, d->res_size);
 	if (!x->args || !x->res) {
 		x->status = RPC_SYSTEM_ERR;
 		return 0;
@@ -641,8 +651,10 @@ void rpc_dispatch_done(struct rpc_server *srv, struct rpc_xreq *x)
 		else
 			xdr_free(x->desc->xdr_res, x->res);
 	}
-	free(x->args);
-	free(x->res);
+	if (x->args != x->args_store.b)
+		free(x->args);
+	if (x->res != x->res_store.b)
+		free(x->res);
 	x->args = x->res = NULL;
 	x->desc = NULL;
 	x->ran = 0;

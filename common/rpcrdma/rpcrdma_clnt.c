@@ -14,12 +14,14 @@
  * Receive buffer ownership: clnt_on_recv owns it until it finds the call, then
  * the caller; either reposts it exactly once.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
 #include <poll.h>
 
 #include "common/base/log.h"
+#include "common/base/poison.h"
 #include "rpcrdma_clnt.h"
 
 /* ---- completions ---- */
@@ -78,38 +80,24 @@ static void slot_read_done(struct rr_conn *c, struct rr_wr *w, const struct vb_w
 	pthread_mutex_unlock(&s->lock);
 }
 
-/* Event loop: a reply's transport header; hand it to its caller. */
+/* Event loop (or a polling caller: one at a time on a connection): a reply's
+ * transport header; hand it to its caller. */
 static void clnt_on_recv(struct rr_conn *c, struct rr_recv *r)
 {
 	struct rr_clnt *cl = c->side;
-	struct rpcrdma_hdr *rh = malloc(sizeof(*rh));
+	struct rpcrdma_hdr *rh;
 	struct cslot **pp, *s = NULL;
 	struct cur cu;
 	uint32_t xid;
 	int rc;
 
 	cur_init(&cu, r->buf, r->len);
-	rc = rh ? rpcrdma_hdr_decode(&cu, rh) : -ENOMEM;
-	if (rc) {
-		free(rh);
-		rh = NULL;
-		if (rpcrdma_hdr_peek_xid(&cu, &xid) != 0) {
-			log_info("%s: reply too short for an xid dropped", c->peer);
-			rr_recv_repost(r);
-			return;
-		}
-		log_info("%s: undecodable reply header (xid %#x): %s", c->peer, xid, strerror(-rc));
-	} else {
-		xid = rh->xid;
+	if (rpcrdma_hdr_peek_xid(&cu, &xid) != 0) {
+		log_info("%s: reply too short for an xid dropped", c->peer);
+		rr_recv_repost(r);
+		return;
 	}
 	pthread_mutex_lock(&cl->lock);
-	if (rh && rh->proc != RPCRDMA_DONE) {
-		unsigned g = rh->credit ? rh->credit : 1;
-
-		cl->granted = g < cl->ep->p.credits ? g : cl->ep->p.credits;
-		c->st.credits_granted = cl->granted;
-		pthread_cond_broadcast(&cl->cond);
-	}
 	for (pp = &cl->slots; *pp; pp = &(*pp)->next) {
 		if ((*pp)->xid == xid) {
 			s = *pp;
@@ -118,7 +106,20 @@ static void clnt_on_recv(struct rr_conn *c, struct rr_recv *r)
 		}
 	}
 	pthread_mutex_unlock(&cl->lock);
-	if (s) { /* off the list, s waits for done (wait_reply) */
+	rh = s ? &s->rh_store : &cl->stray; /* (s is off the list: ours) */
+	if ((rc = rpcrdma_hdr_decode(&cu, rh)) != 0) {
+		log_info("%s: undecodable reply header (xid %#x): %s", c->peer, xid, strerror(-rc));
+		rh = NULL;
+	} else if (rh->proc != RPCRDMA_DONE) {
+		unsigned g = rh->credit ? rh->credit : 1;
+
+		pthread_mutex_lock(&cl->lock);
+		cl->granted = g < cl->ep->p.credits ? g : cl->ep->p.credits;
+		c->st.credits_granted = cl->granted;
+		pthread_cond_broadcast(&cl->cond);
+		pthread_mutex_unlock(&cl->lock);
+	}
+	if (s) { /* s waits for done (wait_reply) */
 		pthread_mutex_lock(&s->lock);
 		s->rh = rh;
 		s->recv = r;
@@ -131,7 +132,6 @@ static void clnt_on_recv(struct rr_conn *c, struct rr_recv *r)
 		pthread_mutex_unlock(&s->lock);
 	} else {
 		log_debug("%s: reply for unknown xid %#x dropped", c->peer, xid);
-		free(rh);
 		rr_recv_repost(r);
 	}
 }
@@ -153,6 +153,52 @@ static void clnt_on_dead(struct rr_conn *c)
 }
 
 /* ---- the call ---- */
+
+/* A slot for a call of cl's, cleared but for h_store and rh_store: one that
+ * cl kept, else a new one; or NULL. */
+static struct cslot *slot_new(struct rr_clnt *cl)
+{
+	struct cslot *s;
+
+	pthread_mutex_lock(&cl->lock);
+	if ((s = cl->kept) != NULL) {
+		cl->kept = s->next;
+		cl->nkept--;
+	}
+	pthread_mutex_unlock(&cl->lock);
+	if (s) {
+		pool_unpoison(s, sizeof(*s));
+		memset(s, 0, offsetof(struct cslot, h_store));
+	} else if ((s = calloc(1, sizeof(*s))) == NULL)
+		return NULL;
+	s->cl = cl;
+	s->h = &s->h_store;
+	pthread_mutex_init(&s->lock, NULL);
+	sem_init(&s->wake, 0, 0);
+	return s;
+}
+
+/* A credit back, and s (NULL: none) with it: kept for the next call, or
+ * freed if cl keeps as many as its credits already. */
+static void slot_over(struct rr_clnt *cl, struct cslot *s)
+{
+	if (s) {
+		sem_destroy(&s->wake);
+		pthread_mutex_destroy(&s->lock);
+	}
+	pthread_mutex_lock(&cl->lock);
+	__atomic_sub_fetch(&cl->outstanding, 1, __ATOMIC_RELAXED);
+	if (s && cl->nkept < cl->ep->p.credits) {
+		s->next = cl->kept;
+		cl->kept = s;
+		cl->nkept++;
+		pool_poison(s, sizeof(*s), &s->next, sizeof(s->next));
+		s = NULL;
+	}
+	pthread_cond_broadcast(&cl->cond);
+	pthread_mutex_unlock(&cl->lock);
+	free(s);
+}
 
 static int take_credit(struct rr_clnt *cl)
 {
@@ -317,15 +363,7 @@ static void slot_finish(struct cslot *s)
 	if (vc)
 		rr_conn_leave(cl->conn);
 	rr_send_put(cl->conn, s->send);
-	pthread_mutex_lock(&cl->lock);
-	__atomic_sub_fetch(&cl->outstanding, 1, __ATOMIC_RELAXED);
-	pthread_cond_broadcast(&cl->cond);
-	pthread_mutex_unlock(&cl->lock);
-	sem_destroy(&s->wake);
-	pthread_mutex_destroy(&s->lock);
-	free(s->rh);
-	free(s->h);
-	free(s);
+	slot_over(cl, s);
 }
 
 /* Wait for the reply until the call's deadline; on timeout the connection is
@@ -395,26 +433,15 @@ static int rr_call(struct rpc_clnt *base, struct rpc_call *call)
 	call->xprt_priv = NULL;
 	if ((rc = take_credit(cl)) != 0)
 		return rc;
-	s = calloc(1, sizeof(*s));
-	if (s)
-		s->h = malloc(sizeof(*s->h));
-	if (!s || !s->h || !(s->send = rr_send_get(c))) {
-		if (s)
-			free(s->h);
-		free(s);
-		pthread_mutex_lock(&cl->lock);
-		__atomic_sub_fetch(&cl->outstanding, 1, __ATOMIC_RELAXED);
-		pthread_cond_broadcast(&cl->cond);
-		pthread_mutex_unlock(&cl->lock);
+	s = slot_new(cl);
+	if (!s || !(s->send = rr_send_get(c))) {
+		slot_over(cl, s);
 		return rr_conn_is_dead(c) ? -ECONNRESET : -ENOMEM;
 	}
-	s->cl = cl;
 	s->call = call;
 	s->xid = rpc_clnt_xid(base, call);
 	s->send_wr.done = slot_send_done;
 	s->read_wr.done = slot_read_done;
-	pthread_mutex_init(&s->lock, NULL);
-	sem_init(&s->wake, 0, 0);
 	rpcrdma_hdr_init(s->h, s->xid, cl->ep->p.credits, RPCRDMA_MSG);
 
 	len = rrc_encode_call(s, &cd);
@@ -478,18 +505,12 @@ static int rr_read_remote(struct rpc_clnt *base, uint64_t addr, uint32_t rkey, v
 		return -EINVAL;
 	if ((rc = take_credit(cl)) != 0)
 		return rc;
-	if ((s = calloc(1, sizeof(*s))) == NULL) {
-		pthread_mutex_lock(&cl->lock);
-		__atomic_sub_fetch(&cl->outstanding, 1, __ATOMIC_RELAXED);
-		pthread_cond_broadcast(&cl->cond);
-		pthread_mutex_unlock(&cl->lock);
+	if ((s = slot_new(cl)) == NULL) {
+		slot_over(cl, NULL);
 		return -ENOMEM;
 	}
-	s->cl = cl;
 	s->call = &no_call;
 	s->read_wr.done = slot_read_done;
-	pthread_mutex_init(&s->lock, NULL);
-	sem_init(&s->wake, 0, 0);
 	rc = rr_buf_get(cl->ep->reg, len, 0, &buf);
 	if (rc == 0) {
 		s->bufs[s->nbufs++] = buf;
@@ -530,6 +551,12 @@ static void rr_destroy(struct rpc_clnt *base)
 		log_warn("the connection did not close within 10 s");
 	pthread_mutex_unlock(&ep->lock);
 	rr_ep_destroy(ep);
+	while (cl->kept) {
+		struct cslot *s = cl->kept;
+
+		cl->kept = s->next;
+		free(s);
+	}
 	pthread_cond_destroy(&cl->cond);
 	pthread_mutex_destroy(&cl->lock);
 	free(cl);

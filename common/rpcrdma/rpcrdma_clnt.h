@@ -13,13 +13,15 @@
 #define CALL_HDR_RESERVE                                                                           \
 	(RPCRDMA_HDR_FIXED_LEN + 12 + (RPC_DDP_MAX_ITEMS + 1) * (8 + RPCRDMA_SEG_LEN) +            \
 	 2 * (8 + RPCRDMA_SEG_LEN) + 16)
-#define RNDUP4(x) (((x) + 3u) & ~3u)
+#define RNDUP4(x)     (((x) + 3u) & ~3u)
+#define RR_PLACED_MAX (2 * RPC_DDP_MAX_ITEMS) /* a call's arguments and results */
 
 struct rr_clnt;
 
 struct cslot {
 	uint32_t xid;
-	struct cslot *next;
+	struct cslot *next; /* on cl->slots while it waits for its reply; on
+			       cl->kept once it is over (slot_keep) */
 	struct rr_clnt *cl;
 	struct rpc_call *call;
 	/* What the loop tells the caller: the reply (done, err, recv, rh,
@@ -37,6 +39,10 @@ struct cslot {
 
 	struct rr_buf *bufs[2 * RPC_DDP_MAX_ITEMS + 4];
 	unsigned nbufs;
+	/* descriptors of data exposed where it is, in the caller's region
+	 * (rr_buf_in_region), so that the call allocates none */
+	struct rr_buf placed[RR_PLACED_MAX];
+	unsigned nplaced;
 	struct rr_buf *wbuf; /* Write chunk target */
 	struct rr_buf *rbuf; /* Reply chunk */
 	struct rr_buf *pulled[RPCRDMA_MAX_READ_SEGS];
@@ -49,6 +55,9 @@ struct cslot {
 	struct rr_wr read_wr;
 	int reads_busy, read_status;
 	int cq_held; /* the caller's thread has the CQ (poll_take), not the loop */
+	/* last, so that a kept slot is cleared up to them: h's and rh's, which
+	 * are set before they are read */
+	struct rpcrdma_hdr h_store, rh_store;
 };
 
 struct rr_clnt {
@@ -59,6 +68,9 @@ struct rr_clnt {
 			       * atomics, so poll_until may look without it) */
 	pthread_cond_t cond;  /* a credit came free */
 	struct cslot *slots;
+	struct cslot *kept; /* slots of calls that ended, for the next (at most credits) */
+	unsigned nkept;
+	struct rpcrdma_hdr stray; /* a reply's to no call (clnt_on_recv, one at a time) */
 	unsigned granted, outstanding;
 	int chunk_refused; /* ERR_CHUNK was said (once) */
 };

@@ -62,7 +62,9 @@ static int expose_data(struct cslot *s, void *data, size_t len, int arg, struct 
 	if (rr_reg_kind(reg) == RR_REG_ZEROCOPY) {
 		if ((rc = rr_buf_wrap(reg, data, len, &b)) != 0)
 			return rc;
-	} else if (rr_buf_in_region(reg, data, len, flags, &b) == 0) {
+	} else if (s->nplaced < RR_PLACED_MAX &&
+		   rr_buf_in_region(reg, data, len, flags, b = &s->placed[s->nplaced]) == 0) {
+		s->nplaced++;
 		in_place = 1;
 	} else {
 		if ((rc = rr_buf_get(reg, len, RR_GET_EXPOSE, &b)) != 0)

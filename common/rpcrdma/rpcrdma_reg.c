@@ -322,7 +322,8 @@ void rr_buf_put(struct rr_reg_ctx *r, struct rr_buf *b)
 	}
 	if (b->mr)
 		reg_undo(r, b->mr);
-	free(b);
+	if (!b->held)
+		free(b);
 }
 
 int rr_buf_wrap(struct rr_reg_ctx *r, void *addr, size_t len, struct rr_buf **out)
@@ -348,26 +349,22 @@ int rr_buf_wrap(struct rr_reg_ctx *r, void *addr, size_t len, struct rr_buf **ou
 	return 0;
 }
 
-int rr_buf_in_region(struct rr_reg_ctx *r, void *addr, size_t len, unsigned flags,
-		     struct rr_buf **out)
+int rr_buf_in_region(struct rr_reg_ctx *r, void *addr, size_t len, unsigned flags, struct rr_buf *b)
 {
 	uintptr_t a = (uintptr_t)addr, base = (uintptr_t)r->p.region;
-	struct rr_buf *b;
 
 	if (!r->region_mr || len == 0 || a < base || a - base > r->p.region_len ||
 	    len > r->p.region_len - (a - base))
 		return -ENOENT;
 	if (!(flags & RR_EXPOSE_READ_ONLY) && r->ops->unexpose == reg_keep_key)
 		return -EPERM;
-	if (!(b = calloc(1, sizeof(*b))))
-		return -ENOMEM;
-	b->addr = addr;
-	b->len = len;
-	b->wrapped = 1; /* the caller's memory: put frees only b */
-	b->base = r->region_mr;
-	b->lkey = r->region_mr->lkey;
-	b->reg_done = 1;
-	*out = b;
+	*b = (struct rr_buf){.addr = addr,
+			     .len = len,
+			     .wrapped = 1,
+			     .held = 1,
+			     .base = r->region_mr,
+			     .lkey = r->region_mr->lkey,
+			     .reg_done = 1};
 	return 0;
 }
 

@@ -57,6 +57,7 @@ struct rr_buf {
 	int cls;	    /* size class (cache, arenas) */
 	int remote;	    /* registered with remote rights (cache) */
 	int wrapped;	    /* the memory is the caller's (zerocopy, region) */
+	int held;	    /* and so is this descriptor (region): put frees nothing */
 	int reg_rc;	    /* async registration result, valid when reg_done */
 	int reg_done;
 	struct rr_buf *chunk;	    /* cache: the registration of 2 MiB it is a piece of */
@@ -111,13 +112,15 @@ void rr_buf_unexpose(struct rr_reg_ctx *r, struct vb_conn *conn, struct rr_buf *
 void rr_buf_put(struct rr_reg_ctx *r, struct rr_buf *b);
 /* zerocopy: register the caller's memory [addr, addr+len) for exposure. */
 int rr_buf_wrap(struct rr_reg_ctx *r, void *addr, size_t len, struct rr_buf **out);
-/* [addr, addr+len) inside rr_params.region, as a buffer to expose like one of
- * the arena's (no copy, nothing registered) with flags as rr_buf_expose's;
- * -ENOENT if it is not there. -EPERM for a writable exposure where keys
- * outlive the I/O (allphys): a late RDMA Write, after a timeout, would land
- * in the caller's memory once it holds other data. */
+/* [addr, addr+len) inside rr_params.region, described in the caller's b (put
+ * and given back like any, until rr_buf_put, which frees nothing), as a
+ * buffer to expose like one of the arena's (no copy, nothing registered)
+ * with flags as rr_buf_expose's; -ENOENT if it is not there. -EPERM for a
+ * writable exposure where keys outlive the I/O (allphys): a late RDMA
+ * Write, after a timeout, would land in the caller's memory once it holds
+ * other data. */
 int rr_buf_in_region(struct rr_reg_ctx *r, void *addr, size_t len, unsigned flags,
-		     struct rr_buf **out);
+		     struct rr_buf *b);
 /* len bytes, page-aligned, for a registration; from 2 MiB up in transparent
  * huge pages where the system has them. free() it. */
 void *rr_mem_alloc(size_t len);

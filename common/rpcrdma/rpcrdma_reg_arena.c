@@ -11,7 +11,8 @@
  * 1 MiB I/O had nothing left for 512 KiB.
  *
  * A free block is an rr_buf on r->free[0][its class], a doubly linked list,
- * and in r->arena_free_at under its offset, where a put finds its buddy.
+ * and in r->arena_free_at under its offset, where a put finds its buddy; the
+ * descriptor of a half that a put joined waits on r->arena_spare for a split.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,20 +26,32 @@ static size_t arena_off(const struct rr_reg_ctx *r, const struct rr_buf *b)
 	return (size_t)((uint8_t *)b->addr - r->arena);
 }
 
-/* A block's descriptor: class c at offset off. */
+/* A block's descriptor: class c at offset off; a spare one, else a new one
+ * (NULL if that fails). r->lock held. */
 static struct rr_buf *block_new(struct rr_reg_ctx *r, size_t off, int c)
 {
-	struct rr_buf *b = calloc(1, sizeof(*b));
+	struct rr_buf *b = r->arena_spare;
 
-	if (!b)
+	if (b)
+		r->arena_spare = b->next;
+	else if (!(b = malloc(sizeof(*b))))
 		return NULL;
-	b->addr = r->arena + off;
-	b->cls = c;
-	b->len = reg_class_size(c);
-	b->lkey = r->arena_mr->lkey;
-	b->base = r->arena_mr;
-	b->reg_done = 1;
+	*b = (struct rr_buf){.addr = r->arena + off,
+			     .cls = c,
+			     .len = reg_class_size(c),
+			     .lkey = r->arena_mr->lkey,
+			     .base = r->arena_mr,
+			     .reg_done = 1};
 	return b;
+}
+
+/* Keep the descriptor of a block joined to its buddy for the next split, so
+ * that a get and a put allocate nothing: there are no more of them than the
+ * arena has blocks of the smallest class. r->lock held. */
+static void block_spare(struct rr_reg_ctx *r, struct rr_buf *b)
+{
+	b->next = r->arena_spare;
+	r->arena_spare = b;
 }
 
 /* Free block b (of class b->cls). r->lock held. */
@@ -138,6 +151,12 @@ void reg_arena_destroy(struct rr_reg_ctx *r)
 			}
 		}
 	}
+	while (r->arena_spare) {
+		struct rr_buf *b = r->arena_spare;
+
+		r->arena_spare = b->next;
+		free(b);
+	}
 	free(r->arena_free_at);
 	r->arena_free_at = NULL;
 	if (r->arena_mr)
@@ -190,7 +209,7 @@ void reg_arena_put(struct rr_reg_ctx *r, struct rr_buf *b)
 			b = buddy;
 			buddy = t;
 		}
-		free(buddy);
+		block_spare(r, buddy);
 	}
 	block_free(r, b);
 	pthread_cond_broadcast(&r->cond);

@@ -33,6 +33,7 @@ struct rr_reg_ctx {
 	size_t arena_size;
 	struct vb_mr *arena_mr;
 	struct rr_buf **arena_free_at; /* per 4 KiB of it: the free block that starts there */
+	struct rr_buf *arena_spare;    /* descriptors of blocks joined, for the next split */
 	struct vb_mr *region_mr;       /* rr_params.region, registered as the arena */
 
 	struct rr_win **mws; /* fastreg: free windows */

@@ -33,10 +33,12 @@
  * not yet answered; in Read-Read, until RDMA_DONE). Grants are clamped to
  * [1, credits] and shrink when registered memory is over the budget.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/base/log.h"
+#include "common/base/poison.h"
 #include "rpcrdma_svc.h"
 
 /* ---- Send buffers (loop) ---- */
@@ -178,6 +180,44 @@ static void conn_side_over(struct rr_sreq *rq)
 		rrs_exposure_over(rq);
 }
 
+/* ---- requests kept by their connection ---- */
+
+/* A request for a call on c, zeroed but for its transport header (which
+ * rpcrdma_hdr_decode sets): one that c kept, else a new one; or NULL. */
+static struct rr_sreq *rq_get(struct rr_conn *c)
+{
+	struct svc_conn *sc = c->side;
+	struct rr_sreq *rq;
+
+	pthread_mutex_lock(&c->lock);
+	if ((rq = sc->rq_free) != NULL) {
+		sc->rq_free = rq->free_next;
+		sc->rq_nfree--;
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (!rq)
+		return calloc(1, sizeof(*rq));
+	pool_unpoison(rq, sizeof(*rq));
+	memset(rq, 0, offsetof(struct rr_sreq, hdr));
+	memset(&rq->hdr + 1, 0, sizeof(*rq) - offsetof(struct rr_sreq, hdr) - sizeof(rq->hdr));
+	return rq;
+}
+
+/* Keep rq, whose call has ended, for c's next (c->lock held): 1, or 0 if c
+ * keeps as many as its credits already (the caller frees it). */
+static int rq_keep(struct rr_conn *c, struct rr_sreq *rq)
+{
+	struct svc_conn *sc = c->side;
+
+	if (sc->rq_nfree >= c->ep->p.credits)
+		return 0;
+	rq->free_next = sc->rq_free;
+	sc->rq_free = rq;
+	sc->rq_nfree++;
+	pool_poison(rq, sizeof(*rq), &rq->free_next, sizeof(rq->free_next));
+	return 1;
+}
+
 /* Give every buffer back, the receive if still held, the connection reference.
  * On the loop, or on the reaper once the loop has done its part (rrs_unpend). */
 void rrs_release(struct rr_sreq *rq)
@@ -186,6 +226,7 @@ void rrs_release(struct rr_sreq *rq)
 	struct rr_conn *c = rq->conn;
 	struct svc_conn *sc = c->side;
 	struct rr_reg_ctx *reg = srv->ep->reg;
+	int kept;
 
 	rrs_dev_done(rq); /* (a no-op: its Reads or Send completed first) */
 	conn_side_over(rq);
@@ -199,9 +240,11 @@ void rrs_release(struct rr_sreq *rq)
 	if (rq->counted)
 		sc->active--;
 	sc->held -= rq->held;
+	kept = rq_keep(c, rq);
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
-	free(rq);
+	if (!kept)
+		free(rq);
 	rr_conn_put(c);
 	pthread_mutex_lock(&srv->lock);
 	srv->inflight--;
@@ -333,9 +376,7 @@ static void svc_on_recv(struct rr_conn *c, struct rr_recv *r)
 		rr_recv_repost(r);
 		return;
 	}
-	rq = calloc(1, sizeof(*rq));
-	if (!rq || srv->stopping) {
-		free(rq);
+	if (srv->stopping || (rq = rq_get(c)) == NULL) {
 		rr_recv_repost(r);
 		return;
 	}
@@ -399,7 +440,15 @@ static void svc_on_dead(struct rr_conn *c)
 
 static void svc_on_free(struct rr_conn *c)
 {
-	free(c->side);
+	struct svc_conn *sc = c->side;
+
+	while (sc->rq_free) {
+		struct rr_sreq *rq = sc->rq_free;
+
+		sc->rq_free = rq->free_next;
+		free(rq);
+	}
+	free(sc);
 }
 
 /* Every tick: drop connections with an RDMA operation past its deadline, end

@@ -56,6 +56,10 @@ struct svc_conn {
 	struct sockaddr_storage peer_addr; /* for the per-address limit (len 0: unknown) */
 	socklen_t peer_addr_len;
 	uint64_t last_ns; /* a call last arrived (or the connection began) */
+	/* requests whose calls ended, kept for the next ones (at most credits),
+	 * so that a call allocates nothing */
+	struct rr_sreq *rq_free;
+	unsigned rq_nfree;
 };
 
 /* A bulk result item moved by RDMA. */
@@ -75,6 +79,7 @@ struct svc_ddp {
 
 struct rr_sreq {
 	struct work work;
+	struct rr_sreq *free_next; /* kept on svc_conn.rq_free (rq_keep) */
 	struct rr_server *srv;
 	struct rr_conn *conn;
 	struct rr_recv *recv; /* until reposted */

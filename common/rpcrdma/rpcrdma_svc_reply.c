@@ -610,14 +610,11 @@ int rrs_post_reply(struct rr_sreq *rq)
 	unsigned nitems = rq->res_ddp.base.nitems;
 	int long_reply = rq->long_reply;
 	struct rr_batch b;
-	struct rpcrdma_hdr *rh;
+	struct rpcrdma_hdr hdr, *rh = &hdr;
 	struct vb_sge sge[2];
 	struct wcur w;
 	int rc, long_rr = long_reply && !rq->hdr.has_reply, exposing;
 
-	rh = malloc(sizeof(*rh));
-	if (!rh)
-		return -ENOMEM;
 	rpcrdma_hdr_init(rh, rq->hdr.xid, next_grant(rq), long_reply ? RPCRDMA_NOMSG : RPCRDMA_MSG);
 	b.n = 0;
 	rc = write_items(rq, &b, nitems);
@@ -651,7 +648,6 @@ int rrs_post_reply(struct rr_sreq *rq)
 	wcur_init(&w, rq->send->buf, rq->reserve);
 	if (rc == 0)
 		rc = rpcrdma_hdr_encode(&w, rh);
-	free(rh);
 	sge[0] = (struct vb_sge){(uintptr_t)rq->send->buf, (uint32_t)w.pos, c->send_mr->lkey};
 	sge[1] = (struct vb_sge){(uintptr_t)rq->send->buf + rq->reserve, (uint32_t)rq->x.reply_len,
 				 c->send_mr->lkey};

@@ -1,0 +1,163 @@
+/*
+ * rpcrdma_alloc_test: a call over RPC/RDMA allocates no memory in the
+ * project's code, on either side, once its connection has served a few:
+ * requests, call slots, decoded arguments and results, reply headers, the
+ * descriptors of data sent in place and of arena blocks come from what the
+ * connection and the registration keep (with the arena, fastreg, or the
+ * registration cache; 'dynamic' registers, and allocates, per I/O).
+ * This program is linked with -Wl,--wrap=malloc,calloc,realloc, which counts
+ * the calls of every object linked into it (the library and the test
+ * program; not libtirpc's or libc's own).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "bulkprog.h"
+#include "common/base/log.h"
+#include "rpcrdma_test_util.h"
+
+static int counting;
+static unsigned long allocs;
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t k, size_t n);
+void *__real_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t k, size_t n);
+void *__wrap_realloc(void *p, size_t n);
+
+static void count(void)
+{
+	if (__atomic_load_n(&counting, __ATOMIC_RELAXED))
+		__atomic_add_fetch(&allocs, 1, __ATOMIC_RELAXED);
+}
+
+void *__wrap_malloc(size_t n)
+{
+	count();
+	return __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t k, size_t n)
+{
+	count();
+	return __real_calloc(k, n);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+	count();
+	return __real_realloc(p, n);
+}
+
+#define LEN	4096	  /* like a 4 KiB READ and WRITE */
+#define REGION	(1 << 20) /* the client's region: data goes in place */
+#define ROUNDS	200
+#define WARM_UP 40 /* rounds before counting: more than the credits (16) */
+
+/* A GET of LEN bytes into dest, checked against want. */
+static int get_into(struct rpc_clnt *c, char *dest, const char *want)
+{
+	struct bulk_get_args a = {.seed = 5, .len = LEN};
+	struct bulk_get_res r = {0};
+	struct rpc_call call = {.prog = BULKPROG,
+				.vers = BULKVERS,
+				.proc = BULK_GET,
+				.xdr_args = (xdrproc_t)xdr_bulk_get_args,
+				.args = &a,
+				.xdr_res = (xdrproc_t)xdr_bulk_get_res,
+				.res = &r,
+				.reply_data = dest,
+				.reply_data_len = LEN};
+	int rc = rpc_clnt_call(c, &call);
+
+	if (rc == 0) {
+		if (r.data.len != LEN || memcmp(r.data.data, want, LEN) != 0)
+			rc = -EILSEQ;
+		rpc_clnt_free_res(c, &call);
+	}
+	return rc;
+}
+
+/* One round: a NULL call, a PUT and a GET of LEN bytes from and into the
+ * client's region. */
+static void round_trip(struct rpc_clnt *c, char *region, const char *want)
+{
+	struct rpc_call null = {.prog = BULKPROG,
+				.vers = BULKVERS,
+				.proc = BULK_NULL,
+				.xdr_args = (xdrproc_t)xdr_void,
+				.xdr_res = (xdrproc_t)xdr_void};
+
+	assert_int_equal(rpc_clnt_call(c, &null), 0);
+	assert_int_equal(rrt_put_from(c, 7, LEN, region), 0);
+	assert_int_equal(get_into(c, region + LEN, want), 0);
+}
+
+/* ROUNDS rounds on a server of modes and reg (its calls on its loop if
+ * inline, else on its workers) and a client of mode and reg: allocations
+ * counted in them. */
+static void calls_on(unsigned modes, enum rr_reg reg, int inline_calls, unsigned mode)
+{
+	char *region = malloc(REGION), *want = malloc(LEN);
+	struct rrt_server t;
+	struct rpc_clnt *c;
+	struct rr_params p;
+	unsigned long n;
+
+	assert_non_null(region);
+	assert_non_null(want);
+	bulk_fill(want, LEN, 5);
+	rrt_params(&p, modes, reg);
+	assert_int_equal(
+		inline_calls ? rrt_server_start_inline(&t, &p) : rrt_server_start_p(&t, &p, 0), 0);
+	rrt_params(&p, mode, reg);
+	p.caller_polls = 1;
+	p.region = region;
+	p.region_len = REGION;
+	assert_int_equal(rrt_client_p(&t, &p, 0, &c), 0);
+	for (int i = 0; i < WARM_UP; i++)
+		round_trip(c, region, want);
+	__atomic_store_n(&allocs, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&counting, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < ROUNDS; i++)
+		round_trip(c, region, want);
+	__atomic_store_n(&counting, 0, __ATOMIC_RELAXED);
+	n = __atomic_load_n(&allocs, __ATOMIC_RELAXED);
+	print_message("# %s, %s, calls %s: %lu allocations in %d calls\n",
+		      mode == RR_MODE_READ_READ ? "read-read" : "read-write", rr_reg_name(reg),
+		      inline_calls ? "on the loop" : "on workers", n, 3 * ROUNDS);
+	assert_int_equal(n, 0);
+	rpc_clnt_destroy(c);
+	rrt_server_stop(&t);
+	free(region);
+	free(want);
+}
+
+static void read_write_allocates_nothing(void **state)
+{
+	calls_on(RR_MODE_READ_WRITE, RR_REG_FASTREG, 1, RR_MODE_READ_WRITE);
+	calls_on(RR_MODE_READ_WRITE, RR_REG_FASTREG, 0, RR_MODE_READ_WRITE);
+	calls_on(RR_MODE_READ_WRITE, RR_REG_CACHE, 1, RR_MODE_READ_WRITE);
+}
+
+static void read_read_allocates_nothing(void **state)
+{
+	calls_on(RR_MODE_READ_READ, RR_REG_FASTREG, 1, RR_MODE_READ_READ);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(read_write_allocates_nothing),
+		cmocka_unit_test(read_read_allocates_nothing),
+	};
+
+	log_set_level(getenv("RRT_DEBUG") ? LOG_LVL_DEBUG : LOG_LVL_ERR);
+	return cmocka_run_group_tests_name("rpcrdma_alloc", tests, NULL, NULL);
+}
