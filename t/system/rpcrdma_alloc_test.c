@@ -15,7 +15,6 @@
 #include <cmocka.h>
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "bulkprog.h"
 #include "common/base/log.h"
@@ -60,30 +59,6 @@ void *__wrap_realloc(void *p, size_t n)
 #define ROUNDS	200
 #define WARM_UP 40 /* rounds before counting: more than the credits (16) */
 
-/* A GET of LEN bytes into dest, checked against want. */
-static int get_into(struct rpc_clnt *c, char *dest, const char *want)
-{
-	struct bulk_get_args a = {.seed = 5, .len = LEN};
-	struct bulk_get_res r = {0};
-	struct rpc_call call = {.prog = BULKPROG,
-				.vers = BULKVERS,
-				.proc = BULK_GET,
-				.xdr_args = (xdrproc_t)xdr_bulk_get_args,
-				.args = &a,
-				.xdr_res = (xdrproc_t)xdr_bulk_get_res,
-				.res = &r,
-				.reply_data = dest,
-				.reply_data_len = LEN};
-	int rc = rpc_clnt_call(c, &call);
-
-	if (rc == 0) {
-		if (r.data.len != LEN || memcmp(r.data.data, want, LEN) != 0)
-			rc = -EILSEQ;
-		rpc_clnt_free_res(c, &call);
-	}
-	return rc;
-}
-
 /* One round: a NULL call, a PUT and a GET of LEN bytes from and into the
  * client's region. */
 static void round_trip(struct rpc_clnt *c, char *region, const char *want)
@@ -96,7 +71,7 @@ static void round_trip(struct rpc_clnt *c, char *region, const char *want)
 
 	assert_int_equal(rpc_clnt_call(c, &null), 0);
 	assert_int_equal(rrt_put_from(c, 7, LEN, region), 0);
-	assert_int_equal(get_into(c, region + LEN, want), 0);
+	assert_int_equal(rrt_get_into(c, 5, LEN, 0, region + LEN, want), 0);
 }
 
 /* ROUNDS rounds on a server of modes and reg (its calls on its loop if

@@ -157,9 +157,21 @@ int rrt_get(struct rpc_clnt *c, uint32_t seed, size_t len)
 
 int rrt_get_hint(struct rpc_clnt *c, uint32_t seed, size_t len, uint32_t reply_hint)
 {
+	char *dest = malloc(len ? len : 1), *want = malloc(len ? len : 1);
+	int rc;
+
+	bulk_fill(want, len, seed);
+	rc = rrt_get_into(c, seed, len, reply_hint, dest, want);
+	free(dest);
+	free(want);
+	return rc;
+}
+
+int rrt_get_into(struct rpc_clnt *c, uint32_t seed, size_t len, uint32_t reply_hint, char *dest,
+		 const char *want)
+{
 	struct bulk_get_args a = {.seed = seed, .len = (u_int)len};
 	struct bulk_get_res r = {0};
-	char *dest = malloc(len ? len : 1), *want = malloc(len ? len : 1);
 	struct rpc_call call = {.prog = BULKPROG,
 				.vers = BULKVERS,
 				.proc = BULK_GET,
@@ -173,15 +185,12 @@ int rrt_get_hint(struct rpc_clnt *c, uint32_t seed, size_t len, uint32_t reply_h
 	int rc = rpc_clnt_call(c, &call);
 
 	if (rc == 0) {
-		bulk_fill(want, len, seed);
 		/* the right bytes, and where the caller asked for them (no extra copy) */
 		if (r.len != len || r.data.len != len || (len && memcmp(r.data.data, want, len)) ||
 		    (len && r.data.data != dest))
 			rc = -EILSEQ;
 		rpc_clnt_free_res(c, &call);
 	}
-	free(dest);
-	free(want);
 	return rc;
 }
 

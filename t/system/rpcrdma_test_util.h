@@ -39,6 +39,9 @@ int rrt_get(struct rpc_clnt *c, uint32_t seed, size_t len);
 /* rrt_get whose call hints a reply of reply_hint bytes besides the data (a
  * hint too long for inline offers a Reply chunk too). */
 int rrt_get_hint(struct rpc_clnt *c, uint32_t seed, size_t len, uint32_t reply_hint);
+/* rrt_get_hint into dest (len bytes), checked against want. */
+int rrt_get_into(struct rpc_clnt *c, uint32_t seed, size_t len, uint32_t reply_hint, char *dest,
+		 const char *want);
 int rrt_big(struct rpc_clnt *c, u_int n);
 int rrt_sum(struct rpc_clnt *c, size_t len);
 /* A BULK_SLEEP call of *ms milliseconds (ms lives as long as the call). */
