@@ -5,7 +5,7 @@ libnfsrdma_a_SOURCES += \
 	common/rpcrdma/rpcrdma_reg_int.h common/rpcrdma/rpcrdma_reg_dynamic.c common/rpcrdma/rpcrdma_reg_cache.c \
 	common/rpcrdma/rpcrdma_reg_fastreg.c common/rpcrdma/rpcrdma_reg_allphys.c common/rpcrdma/rpcrdma_reg_arena.c common/rpcrdma/rpcrdma_conn.c common/rpcrdma/rpcrdma_config.c common/rpcrdma/rpcrdma_post.c \
 	common/rpcrdma/rpcrdma_svc.c common/rpcrdma/rpcrdma_svc.h \
-	common/rpcrdma/rpcrdma_svc_call.c common/rpcrdma/rpcrdma_svc_reply.c \
+	common/rpcrdma/rpcrdma_svc_bufs.c common/rpcrdma/rpcrdma_svc_call.c common/rpcrdma/rpcrdma_svc_reply.c \
 	common/rpcrdma/rpcrdma_svc_admit.c common/rpcrdma/rpcrdma_clnt.c common/rpcrdma/rpcrdma_clnt.h \
 	common/rpcrdma/rpcrdma_clnt_chunks.c
 

@@ -21,7 +21,7 @@ struct rr_clnt;
 struct cslot {
 	uint32_t xid;
 	struct cslot *next; /* on cl->slots while it waits for its reply; on
-			       cl->kept once it is over (slot_keep) */
+			       cl->kept once it is over (slot_over) */
 	struct rr_clnt *cl;
 	struct rpc_call *call;
 	/* What the loop tells the caller: the reply (done, err, recv, rh,

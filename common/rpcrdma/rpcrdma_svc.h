@@ -221,8 +221,7 @@ int rrs_post_reply(struct rr_sreq *rq);
 /* End rq's exposure (RDMA_DONE, its deadline, the connection's end). It is
  * one of the two things rq waits for, with its reply's Send: its windows
  * are invalidated and given back after the later of them (rrs_unpend), so
- * that the send queue holds a connection's invalidations only for windows
- * it held when the last completed Send was posted (rr_reg_wr_room). */
+ * that no window is invalidated behind the Send of the reply it carried. */
 void rrs_end_exposure(struct rr_sreq *rq);
 /* Loop: rq's reply waits for room to expose (rrs_prepare_reply said
  * -EINPROGRESS): park it on its connection; it is answered once room frees. */

@@ -96,7 +96,12 @@ static void calls_on(unsigned modes, enum rr_reg reg, int inline_calls, unsigned
 	p.region = region;
 	p.region_len = REGION;
 	assert_int_equal(rrt_client_p(&t, &p, 0, &c), 0);
-	for (int i = 0; i < WARM_UP; i++)
+	__atomic_store_n(&allocs, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&counting, 1, __ATOMIC_RELAXED); /* the control: the first */
+	round_trip(c, region, want);			  /* round allocates */
+	__atomic_store_n(&counting, 0, __ATOMIC_RELAXED);
+	assert_true(__atomic_load_n(&allocs, __ATOMIC_RELAXED) > 0);
+	for (int i = 1; i < WARM_UP; i++)
 		round_trip(c, region, want);
 	__atomic_store_n(&allocs, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&counting, 1, __ATOMIC_RELAXED);
