@@ -85,8 +85,18 @@ static int ce_mount(struct export *e, struct ceph_export *ce)
 	if ((e->conf.ceph.keyring &&
 	     (r = ce_conf(e, ce->cm, "keyring", e->conf.ceph.keyring)) < 0) ||
 	    (r = ce_conf(e, ce->cm, "client_mount_timeout", timeout)) < 0 ||
-	    (r = ce_conf(e, ce->cm, "rados_mon_op_timeout", timeout)) < 0)
+	    (r = ce_conf(e, ce->cm, "rados_mon_op_timeout", timeout)) < 0 ||
+	    /* libcephfs checks each caller's rights, with POSIX ACLs as the
+	     * kernel's CephFS client does (Ceph's default: mode bits only),
+	     * whatever the ceph.conf says for its other clients */
+	    (r = ce_conf(e, ce->cm, "client_permissions", "true")) < 0 ||
+	    (r = ce_conf(e, ce->cm, "fuse_default_permissions", "false")) < 0 ||
+	    (r = ce_conf(e, ce->cm, "client_acl_type", "posix_acl")) < 0)
 		return r;
+	/* the mode a create asks for is final (the NFS client applied its
+	 * caller's umask); with ACLs on, libcephfs applies its own (022) where
+	 * the directory has no default ACL */
+	ceph_umask(ce->cm, 0);
 	log_info("export '%s': mounting %s of the CephFS of %s as client.%s", e->path, root,
 		 conf ? conf : "(default ceph.conf)", id);
 	if ((r = ceph_mount(ce->cm, root)) < 0) {

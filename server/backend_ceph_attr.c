@@ -1,15 +1,18 @@
 /*
  * backend_ceph_attr.c: the CephFS backend's attribute procedures (GETATTR,
  * SETATTR, LOOKUP, ACCESS, READLINK, FSSTAT, FSINFO, PATHCONF), sattr3 as
- * libcephfs takes it, and the caller's rights from the mode bits. Each runs
- * on an object ce_resolve found, with the caller's UserPerm, so the cluster
- * checks what the caller may change.
+ * libcephfs takes it, and the caller's rights by mode bits and POSIX ACL.
+ * Each runs on an object ce_resolve found, with the caller's UserPerm, so
+ * the cluster checks what the caller may change.
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/statvfs.h>
 
+#include "common/base/perm.h"
 #include "server/backend_ceph.h"
 
 /* See backend_ceph.h. GETATTR: the object's attributes. */
@@ -108,10 +111,9 @@ static int ce_setattr(struct ce_obj *o, const sattr3 *sa, const struct ceph_stat
 	}
 	if (e == 0 && (mask & times)) {
 		x = *stx;
-		e = ceph_ll_setattr(o->ce->cm, o->in, &x, mask & times,
-				    now_only && o->uid != o->st.st_uid && ce_mode_allows(o, W_OK)
-					    ? mine
-					    : o->perm);
+		e = ceph_ll_setattr(
+			o->ce->cm, o->in, &x, mask & times,
+			now_only && o->uid != o->st.st_uid && ce_may(o, W_OK) ? mine : o->perm);
 	}
 	return e;
 }
@@ -163,7 +165,7 @@ void ce_proc_lookup(struct nfs_req *req, void *argp, void *resp)
 		return;
 	if ((r->status = be_name_check(name)) == NFS3_OK) {
 		e = strcmp(name, "..") == 0 ? ce_dotdot(&d, &stx) : 0;
-		if (e == 1 && !ce_mode_allows(&d, X_OK))
+		if (e == 1 && !ce_may(&d, X_OK))
 			e = -EACCES; /* what ceph_ll_lookup would have checked */
 		if (e == 0)
 			e = ceph_ll_lookup(d.ce->cm, d.in, name, &in, &stx,
@@ -182,24 +184,98 @@ void ce_proc_lookup(struct nfs_req *req, void *argp, void *resp)
 	ce_release(&d);
 }
 
-/* See backend_ceph.h. */
-int ce_mode_allows(const struct ce_obj *o, int want)
+/* The POSIX ACL xattr (system.posix_acl_access) as Linux and CephFS store
+ * it: a little-endian header (version 2) and 8-byte entries of a tag, the
+ * rights and an id. */
+#define ACL_XATTR      "system.posix_acl_access"
+#define ACL_VERSION    2
+#define ACL_ENTRY_LEN  8
+#define ACL_READ_FIRST 32 /* entries read before asking for the length */
+
+static unsigned le16(const unsigned char *p)
 {
+	return (unsigned)p[0] | (unsigned)p[1] << 8;
+}
+
+/* The n entries of xattr a as perm.h's, into e; 0, or -EIO if malformed.
+ * (libacl reads ACLs by path or fd only, not from an xattr's bytes.) */
+static int acl_parse(const unsigned char *a, size_t n, struct perm_acl_entry *e)
+{
+	static const struct {
+		unsigned xattr;
+		enum perm_acl_tag tag;
+	} tags[] = {{1, PERM_ACL_USER_OBJ}, {2, PERM_ACL_USER},	 {4, PERM_ACL_GROUP_OBJ},
+		    {8, PERM_ACL_GROUP},    {16, PERM_ACL_MASK}, {32, PERM_ACL_OTHER}};
+
+	if ((le16(a) | le16(a + 2) << 16) != ACL_VERSION)
+		return -EIO;
+	for (size_t i = 0; i < n; i++) {
+		const unsigned char *x = a + 4 + i * ACL_ENTRY_LEN;
+		size_t t = 0;
+
+		while (t < sizeof(tags) / sizeof(tags[0]) && tags[t].xattr != le16(x))
+			t++;
+		if (t == sizeof(tags) / sizeof(tags[0]))
+			return -EIO;
+		e[i].tag = tags[t].tag;
+		e[i].perm = le16(x + 2) & 7u;
+		e[i].id = (uint32_t)le16(x + 4) | (uint32_t)le16(x + 6) << 16;
+	}
+	return 0;
+}
+
+/* Whether o's access ACL gives id all of want (1 or 0); -ENODATA if o has
+ * none, else -errno (-EIO: malformed). */
+static int acl_allows(const struct ce_obj *o, const struct perm_ident *id, unsigned want)
+{
+	unsigned char buf[4 + ACL_READ_FIRST * ACL_ENTRY_LEN], *a = buf;
+	struct perm_acl_entry ents[ACL_READ_FIRST], *e = ents;
+	int len = ceph_ll_getxattr(o->ce->cm, o->in, ACL_XATTR, buf, sizeof(buf), o->perm), r;
+	size_t n;
+
+	if (len == -ERANGE &&
+	    (len = ceph_ll_getxattr(o->ce->cm, o->in, ACL_XATTR, NULL, 0, o->perm)) > 0) {
+		if ((a = malloc((size_t)len)) == NULL)
+			return -ENOMEM;
+		len = ceph_ll_getxattr(o->ce->cm, o->in, ACL_XATTR, a, (size_t)len, o->perm);
+	}
+	n = len >= 4 ? (size_t)(len - 4) / ACL_ENTRY_LEN : 0;
+	if (len < 0)
+		r = len; /* -ERANGE: it grew meanwhile */
+	else if (len < 4 || (size_t)len != 4 + n * ACL_ENTRY_LEN)
+		r = -EIO;
+	else if (n > ACL_READ_FIRST && (e = calloc(n, sizeof(*e))) == NULL)
+		r = -ENOMEM;
+	else if ((r = acl_parse(a, n, e)) == 0)
+		r = perm_acl_allows(e, n, &o->st, id, want);
+	if (a != buf)
+		free(a);
+	if (e != ents)
+		free(e);
+	return r;
+}
+
+/* See backend_ceph.h. As libcephfs decides (Client::inode_permission):
+ * root may but execute a file with no x bit; anyone but the owner is
+ * judged by the object's access ACL if it has one and its group bits (the
+ * ACL's mask) are not all clear; else the mode bits decide. An ACL that is
+ * malformed, or that the cluster cannot give, allows nothing. */
+int ce_may(const struct ce_obj *o, int want)
+{
+	struct perm_ident id = {o->uid, o->gid, o->ngids, o->gids};
 	mode_t m = o->st.st_mode;
-	int in_group = o->gid == o->st.st_gid;
-	unsigned bits;
+	int r;
 
 	if (o->uid == 0)
 		return !(want & X_OK) || S_ISDIR(m) || (m & 0111);
-	for (size_t i = 0; i < o->ngids && !in_group; i++)
-		in_group = o->gids[i] == o->st.st_gid;
-	bits = o->uid == o->st.st_uid ? (m >> 6) & 7 : in_group ? (m >> 3) & 7 : m & 7;
-	return ((unsigned)want & bits) == (unsigned)want;
+	if (o->uid != o->st.st_uid && (m & 070) &&
+	    (r = acl_allows(o, &id, (unsigned)want)) != -ENODATA)
+		return r == 1;
+	return (perm_mode_rights(&o->st, &id) & (unsigned)want) == (unsigned)want;
 }
 
-/* See backend_ceph.h. ACCESS: the asked rights the mode bits give the caller
- * (Pacific has no ll access call; POSIX ACLs on CephFS are not consulted
- * here). */
+/* See backend_ceph.h. ACCESS: the asked rights the caller has (ce_may:
+ * Pacific has no ll access call). */
 void ce_proc_access(struct nfs_req *req, void *argp, void *resp)
 {
 	ACCESS3args *a = argp;
@@ -211,11 +287,11 @@ void ce_proc_access(struct nfs_req *req, void *argp, void *resp)
 	if ((r->status = ce_resolve(req, &a->object, 0, &o)) != NFS3_OK)
 		return;
 	dir = S_ISDIR(o.st.st_mode);
-	if (ce_mode_allows(&o, R_OK))
+	if (ce_may(&o, R_OK))
 		got |= ACCESS3_READ;
-	if (ce_mode_allows(&o, W_OK))
+	if (ce_may(&o, W_OK))
 		got |= ACCESS3_MODIFY | ACCESS3_EXTEND | (dir ? ACCESS3_DELETE : 0);
-	if (ce_mode_allows(&o, X_OK))
+	if (ce_may(&o, X_OK))
 		got |= dir ? ACCESS3_LOOKUP : ACCESS3_EXECUTE;
 	if (o.rule.ro)
 		got &= ~(uint32)(ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_DELETE);

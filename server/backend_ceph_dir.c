@@ -378,7 +378,7 @@ static nfsstat3 rd_open(struct ce_obj *d, cookie3 cookie, const cookieverf3 verf
 
 	if (cookie != 0 && (memcmp(verf, zero, sizeof(zero)) != 0 || cookie > INT64_MAX))
 		return NFS3ERR_BAD_COOKIE;
-	if (!ce_mode_allows(d, R_OK | X_OK))
+	if (!ce_may(d, R_OK | X_OK))
 		return NFS3ERR_ACCES;
 	w->d = d;
 	if ((e = ceph_ll_opendir(d->ce->cm, d->in, &w->dir, d->perm)) < 0)

@@ -82,7 +82,7 @@ static nfsstat3 ce_write_data(struct nfs_req *req, struct ce_obj *o, const WRITE
 		return NFS3ERR_INVAL;
 	if (a->offset > INT64_MAX || a->count > INT64_MAX - a->offset)
 		return NFS3ERR_FBIG;
-	if (o->st.st_uid != o->uid && !ce_mode_allows(o, W_OK))
+	if (o->st.st_uid != o->uid && !ce_may(o, W_OK))
 		return NFS3ERR_ACCES;
 	if ((st = ce_file_open(o, 1, &f)) != NFS3_OK)
 		return st;
@@ -136,7 +136,7 @@ void ce_proc_commit(struct nfs_req *req, void *argp, void *resp)
 		return;
 	if (!S_ISREG(o.st.st_mode))
 		r->status = S_ISDIR(o.st.st_mode) ? NFS3ERR_ISDIR : NFS3ERR_INVAL;
-	else if (o.st.st_uid != o.uid && !ce_mode_allows(&o, W_OK))
+	else if (o.st.st_uid != o.uid && !ce_may(&o, W_OK))
 		r->status = NFS3ERR_ACCES;
 	else if (!o.rule.async && (e = ceph_ll_sync_inode(o.ce->cm, o.in, 0)) < 0)
 		r->status = nfs3_errno_to_stat(-e);

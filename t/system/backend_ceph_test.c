@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <cephfs/libcephfs.h>
 
 #include "t/unit/nfs3_testlib.h"
 #include "backend_ceph_test.h"
@@ -37,6 +38,29 @@ static void ceph_conf(struct tenv *t)
 	t->conf.ceph.keyring = getenv("CEPH_KEYRING");
 	t->conf.ceph.root = "/";
 	t->conf.ceph.mount_timeout_s = 20;
+}
+
+/* See backend_ceph_test.h. */
+int admin_mount(struct ceph_mount_info **cm)
+{
+	int r;
+
+	if ((r = ceph_create(cm, "admin")) < 0)
+		return r;
+	if ((r = ceph_conf_read_file(*cm, getenv("CEPH_CONF"))) == 0 &&
+	    (r = ceph_conf_set(*cm, "keyring", getenv("CEPH_ADMIN_KEYRING"))) == 0 &&
+	    (r = ceph_conf_set(*cm, "client_acl_type", "posix_acl")) == 0 &&
+	    (r = ceph_mount(*cm, "/")) == 0)
+		return 0;
+	ceph_release(*cm);
+	return r;
+}
+
+/* See backend_ceph_test.h. */
+void admin_done(struct ceph_mount_info *cm)
+{
+	ceph_unmount(cm);
+	ceph_release(cm);
 }
 
 /* cmocka setup: mount the cluster and make a fresh directory for the test. */
@@ -96,6 +120,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(snapshot_links_up, setup, teardown),
 		cmocka_unit_test_setup_teardown(handles_across_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(identity_and_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(acls_decide, setup, teardown),
 		cmocka_unit_test(unreachable_cluster),
 	};
 

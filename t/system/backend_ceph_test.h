@@ -16,6 +16,12 @@ struct cenv {
 	char root[128]; /* room for a case's own ceph.root */
 };
 
+struct ceph_mount_info;
+/* The cluster's admin's own mount of the CephFS root (CEPH_ADMIN_KEYRING),
+ * with POSIX ACLs; 0 or -errno. admin_done(cm) after. */
+int admin_mount(struct ceph_mount_info **cm);
+void admin_done(struct ceph_mount_info *cm);
+
 /* The cases, with a struct cenv as *state (but unreachable_cluster), in
  * backend_ceph_test_procs.c ... */
 void root_and_fs_info(void **state);
@@ -37,6 +43,7 @@ void snapshot_links_up(void **state);
 /* ... and backend_ceph_test_rules.c. */
 void handles_across_restart(void **state);
 void identity_and_rules(void **state);
+void acls_decide(void **state);
 void unreachable_cluster(void **state);
 
 #endif

@@ -273,6 +273,168 @@ void identity_and_rules(void **state)
 	assert_int_equal(t_lookup(t, &c->dir, "squashed", NULL), NFS3_OK);
 }
 
+/* ACCESS of fh as the caller: the rights granted of all asked. */
+static uint32 t_access(struct tenv *t, const nfs_fh3 *fh)
+{
+	ACCESS3args aa;
+	ACCESS3res ar;
+	uint32 got;
+
+	aa.object = *fh;
+	aa.access =
+		ACCESS3_READ | ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_EXECUTE | ACCESS3_LOOKUP;
+	tcall(t, NFSPROC3_ACCESS, &aa, &ar);
+	assert_int_equal(ar.status, NFS3_OK);
+	got = ar.ACCESS3res_u.resok.access;
+	tfree(NFSPROC3_ACCESS, &ar);
+	return got;
+}
+
+/* One entry of a POSIX ACL: tag (1 user::, 2 user:, 4 group::, 8 group:,
+ * 16 mask, 32 other), rights (rwx as 4 2 1), id (named entries). */
+struct acl_ent {
+	unsigned tag, perm;
+	uint32_t id;
+};
+
+/* Set ACL xattr (system.posix_acl_access or _default: little-endian,
+ * version 2) of name in c's directory, as the cluster's admin. */
+static void set_acl(struct cenv *c, const char *name, const char *xattr, const struct acl_ent *e,
+		    size_t n)
+{
+	unsigned char buf[4 + 64 * 8], *p = buf;
+	struct ceph_mount_info *cm;
+	char path[160];
+
+	assert_true(n <= 64);
+	memset(buf, 0, sizeof(buf));
+	p[0] = 2;
+	for (p += 4; n--; e++, p += 8) {
+		p[0] = (unsigned char)e->tag;
+		p[2] = (unsigned char)e->perm;
+		for (int i = 0; i < 4; i++)
+			p[4 + i] = (unsigned char)(e->id >> (8 * i));
+	}
+	snprintf(path, sizeof(path), "%s/%s", c->path, name);
+	assert_int_equal(admin_mount(&cm), 0);
+	assert_int_equal(ceph_setxattr(cm, path, xattr, buf, (size_t)(p - buf), 0), 0);
+	admin_done(cm);
+}
+
+#define ACCESS_ACL "system.posix_acl_access"
+
+/* An ACL longer than the server reads at first (32 entries): 40 named
+ * users, the last of whom may read and write. */
+static void many_entries(struct cenv *c)
+{
+	struct acl_ent e[44];
+	struct tenv *t = &c->t;
+	size_t n = 0;
+	nfs_fh3 fh;
+
+	e[n++] = (struct acl_ent){1, 6, 0xffffffffu};
+	for (uint32_t id = 2000; id < 2040; id++)
+		e[n++] = (struct acl_ent){2, id == 2039 ? 6 : 0, id};
+	e[n++] = (struct acl_ent){4, 0, 0xffffffffu};
+	e[n++] = (struct acl_ent){16, 6, 0xffffffffu};
+	e[n++] = (struct acl_ent){32, 0, 0xffffffffu};
+	assert_int_equal(t_create(t, &c->dir, "many", 0600, &fh), NFS3_OK);
+	set_acl(c, "many", ACCESS_ACL, e, n);
+	t->req.cred.uid = t->req.cred.gid = 2039;
+	assert_int_equal(t_access(t, &fh), ACCESS3_READ | ACCESS3_MODIFY | ACCESS3_EXTEND);
+	t->req.cred.uid = t->req.cred.gid = 2038;
+	assert_int_equal(t_access(t, &fh), 0);
+	t->req.cred.uid = t->req.cred.gid = 0;
+	fh_free(&fh);
+}
+
+/* The caller's rights on a file and a directory with POSIX ACLs, where the
+ * server checks them itself (ACCESS, WRITE, READ, READDIR) as libcephfs
+ * does for the rest: a named user's entry, the owning and a named group's
+ * within the mask, others'; each case differs from what the mode bits
+ * alone would give. A directory's default ACL is a new file's. A long
+ * ACL is read whole. */
+void acls_decide(void **state)
+{
+	static const struct acl_ent facl[] = {
+		{1, 6, 0xffffffffu},  {2, 6, 1000}, {2, 0, 1001},
+		{4, 4, 0xffffffffu},  {8, 6, 1500}, {16, 6, 0xffffffffu},
+		{32, 4, 0xffffffffu},
+	};
+	static const struct acl_ent dacl[] = {
+		{1, 7, 0xffffffffu},  {2, 5, 1000},	    {4, 0, 0xffffffffu},
+		{16, 5, 0xffffffffu}, {32, 0, 0xffffffffu},
+	};
+	static const struct acl_ent inherit[] = {
+		{1, 6, 0xffffffffu},  {4, 4, 0xffffffffu},  {8, 6, 1500},
+		{16, 6, 0xffffffffu}, {32, 0, 0xffffffffu},
+	};
+	const uint32 rw = ACCESS3_READ | ACCESS3_MODIFY | ACCESS3_EXTEND;
+	struct cenv *c = *state;
+	struct tenv *t = &c->t;
+	nfs_fh3 fh, dir;
+	fattr3 fa;
+	char buf[8];
+	size_t got;
+
+	assert_int_equal(t_create(t, &c->dir, "acl", 0640, &fh), NFS3_OK);
+	assert_int_equal(t_write(t, &fh, 0, "acl", 3, FILE_SYNC), NFS3_OK);
+	set_acl(c, "acl", ACCESS_ACL, facl, sizeof(facl) / sizeof(facl[0]));
+	assert_int_equal(t_getattr(t, &fh, &fa), NFS3_OK);
+	assert_int_equal(fa.mode & 0777, 0664); /* the mask is the group's bits */
+	/* a named user, given more than others have */
+	t->req.cred.uid = t->req.cred.gid = 1000;
+	assert_int_equal(t_access(t, &fh), rw);
+	assert_int_equal(t_write(t, &fh, 0, "ACL", 3, FILE_SYNC), NFS3_OK);
+	/* a named user, given less than others have */
+	t->req.cred.uid = t->req.cred.gid = 1001;
+	assert_int_equal(t_access(t, &fh), 0);
+	assert_int_equal(t_read(t, &fh, 0, buf, sizeof(buf), &got), NFS3ERR_ACCES);
+	/* the owning group: its entry, not the mask that the mode shows */
+	t->req.cred.uid = 1002;
+	t->req.cred.gid = 0;
+	assert_int_equal(t_access(t, &fh), ACCESS3_READ);
+	assert_int_equal(t_write(t, &fh, 0, "no", 2, FILE_SYNC), NFS3ERR_ACCES);
+	/* a named group, among the caller's others */
+	t->req.cred.uid = t->req.cred.gid = 1003;
+	t->req.cred.ngids = 1;
+	t->req.cred.gids[0] = 1500;
+	assert_int_equal(t_access(t, &fh), rw);
+	t->req.cred.ngids = 0;
+	/* anyone else */
+	t->req.cred.uid = t->req.cred.gid = 1004;
+	assert_int_equal(t_access(t, &fh), ACCESS3_READ);
+	assert_int_equal(t_read(t, &fh, 0, buf, sizeof(buf), &got), NFS3_OK);
+	assert_memory_equal(buf, "ACL", 3);
+	/* a directory only a named user may list */
+	t->req.cred.uid = t->req.cred.gid = 0;
+	mkdir_mode(t, &c->dir, "adir", 0700, &dir);
+	set_acl(c, "adir", ACCESS_ACL, dacl, sizeof(dacl) / sizeof(dacl[0]));
+	set_acl(c, "adir", "system.posix_acl_default", inherit,
+		sizeof(inherit) / sizeof(inherit[0]));
+	t->req.cred.uid = t->req.cred.gid = 1000;
+	assert_int_equal(t_readdir(t, &dir), NFS3_OK);
+	assert_int_equal(t_access(t, &dir), ACCESS3_READ | ACCESS3_LOOKUP);
+	t->req.cred.uid = t->req.cred.gid = 1001;
+	assert_int_equal(t_readdir(t, &dir), NFS3ERR_ACCES);
+	/* a file made in it takes its default ACL (libcephfs), not the umask */
+	t->req.cred.uid = t->req.cred.gid = 0;
+	fh_free(&fh);
+	assert_int_equal(t_create(t, &dir, "inherits", 0666, &fh), NFS3_OK);
+	assert_int_equal(t_getattr(t, &fh, &fa), NFS3_OK);
+	assert_int_equal(fa.mode & 0777, 0660);
+	t->req.cred.uid = t->req.cred.gid = 1003;
+	t->req.cred.ngids = 1;
+	assert_int_equal(t_write(t, &fh, 0, "group", 5, FILE_SYNC), NFS3_OK);
+	t->req.cred.ngids = 0;
+	t->req.cred.uid = t->req.cred.gid = 1004;
+	assert_int_equal(t_access(t, &fh), 0);
+	t->req.cred.uid = t->req.cred.gid = 0;
+	fh_free(&dir);
+	fh_free(&fh);
+	many_entries(c);
+}
+
 /* A cluster that does not answer: create fails within the timeout. */
 void unreachable_cluster(void **state)
 {

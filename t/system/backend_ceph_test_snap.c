@@ -18,28 +18,6 @@
 #include "t/unit/nfs3_testlib.h"
 #include "backend_ceph_test.h"
 
-/* The cluster's admin's mount of the CephFS root (CEPH_ADMIN_KEYRING); 0 or
- * -errno. admin_done(cm) after. */
-static int admin_mount(struct ceph_mount_info **cm)
-{
-	int r;
-
-	if ((r = ceph_create(cm, "admin")) < 0)
-		return r;
-	if ((r = ceph_conf_read_file(*cm, getenv("CEPH_CONF"))) == 0 &&
-	    (r = ceph_conf_set(*cm, "keyring", getenv("CEPH_ADMIN_KEYRING"))) == 0 &&
-	    (r = ceph_mount(*cm, "/")) == 0)
-		return 0;
-	ceph_release(*cm);
-	return r;
-}
-
-static void admin_done(struct ceph_mount_info *cm)
-{
-	ceph_unmount(cm);
-	ceph_release(cm);
-}
-
 /* mkdir path as the cluster's admin (a snapshot, under a .snap): 0 or -errno. */
 static int admin_mkdir(const char *path)
 {
