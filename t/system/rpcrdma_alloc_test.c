@@ -4,7 +4,8 @@
  * requests, call slots, decoded arguments and results, reply headers, the
  * descriptors of data sent in place and of arena blocks come from what the
  * connection and the registration keep (with the arena, fastreg, or the
- * registration cache; 'dynamic' registers, and allocates, per I/O).
+ * registration cache; 'dynamic' registers, and allocates, per I/O), with
+ * one caller or several at once.
  * This program is linked with -Wl,--wrap=malloc,calloc,realloc, which counts
  * the calls of every object linked into it (the library and the test
  * program; not libtirpc's or libc's own).
@@ -14,6 +15,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "bulkprog.h"
@@ -58,10 +60,11 @@ void *__wrap_realloc(void *p, size_t n)
 #define REGION	(1 << 20) /* the client's region: data goes in place */
 #define ROUNDS	200
 #define WARM_UP 40 /* rounds before counting: more than the credits (16) */
+#define CALLERS 4  /* callers at once in the concurrent cases */
 
 /* One round: a NULL call, a PUT and a GET of LEN bytes from and into the
- * client's region. */
-static void round_trip(struct rpc_clnt *c, char *region, const char *want)
+ * client's region (at at and at + LEN). 0, or the first call that failed. */
+static int round_trip(struct rpc_clnt *c, char *at, const char *want)
 {
 	struct rpc_call null = {.prog = BULKPROG,
 				.vers = BULKVERS,
@@ -69,22 +72,53 @@ static void round_trip(struct rpc_clnt *c, char *region, const char *want)
 				.xdr_args = (xdrproc_t)xdr_void,
 				.xdr_res = (xdrproc_t)xdr_void};
 
-	assert_int_equal(rpc_clnt_call(c, &null), 0);
-	assert_int_equal(rrt_put_from(c, 7, LEN, region), 0);
-	assert_int_equal(rrt_get_into(c, 5, LEN, 0, region + LEN, want), 0);
+	if (rpc_clnt_call(c, &null) != 0)
+		return 1;
+	if (rrt_put_from(c, 7, LEN, at) != 0)
+		return 2;
+	return rrt_get_into(c, 5, LEN, 0, at + LEN, want) != 0 ? 3 : 0;
 }
 
-/* ROUNDS rounds on a server of modes and reg (its calls on its loop if
+/* A caller thread: WARM_UP rounds, then ROUNDS once every caller is warm
+ * and counting is on (two waits on go); its first failure in failed. */
+struct caller {
+	struct rpc_clnt *c;
+	char *at;
+	const char *want;
+	pthread_barrier_t *go;
+	int failed;
+};
+
+static void *caller_run(void *arg)
+{
+	struct caller *k = arg;
+
+	for (int i = 1; i < WARM_UP && !k->failed; i++)
+		k->failed = round_trip(k->c, k->at, k->want);
+	pthread_barrier_wait(k->go);
+	pthread_barrier_wait(k->go);
+	for (int i = 0; i < ROUNDS && !k->failed; i++)
+		k->failed = round_trip(k->c, k->at, k->want);
+	return NULL;
+}
+
+/* ROUNDS rounds from each of n callers at once, each in its own part of
+ * the region, on a server of modes and reg (its calls on its loop if
  * inline, else on its workers) and a client of mode and reg: allocations
- * counted in them. */
-static void calls_on(unsigned modes, enum rr_reg reg, int inline_calls, unsigned mode)
+ * counted in them. With fastreg in read-write every byte goes in place. */
+static void calls_on(unsigned modes, enum rr_reg reg, int inline_calls, unsigned mode, int n)
 {
 	char *region = malloc(REGION), *want = malloc(LEN);
+	struct caller k[CALLERS];
+	pthread_t th[CALLERS];
+	pthread_barrier_t go;
 	struct rrt_server t;
+	struct rr_stats st0, st;
 	struct rpc_clnt *c;
 	struct rr_params p;
-	unsigned long n;
+	unsigned long got;
 
+	assert_true(n >= 1 && n <= CALLERS);
 	assert_non_null(region);
 	assert_non_null(want);
 	bulk_fill(want, LEN, 5);
@@ -98,21 +132,36 @@ static void calls_on(unsigned modes, enum rr_reg reg, int inline_calls, unsigned
 	assert_int_equal(rrt_client_p(&t, &p, 0, &c), 0);
 	__atomic_store_n(&allocs, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&counting, 1, __ATOMIC_RELAXED); /* the control: the first */
-	round_trip(c, region, want);			  /* round allocates */
+	assert_int_equal(round_trip(c, region, want), 0); /* round allocates */
 	__atomic_store_n(&counting, 0, __ATOMIC_RELAXED);
 	assert_true(__atomic_load_n(&allocs, __ATOMIC_RELAXED) > 0);
-	for (int i = 1; i < WARM_UP; i++)
-		round_trip(c, region, want);
+	assert_int_equal(pthread_barrier_init(&go, NULL, (unsigned)n + 1), 0);
+	for (int i = 0; i < n; i++) {
+		k[i] = (struct caller){.c = c, .at = region + 2 * LEN * i, .want = want, .go = &go};
+		assert_int_equal(pthread_create(&th[i], NULL, caller_run, &k[i]), 0);
+	}
+	pthread_barrier_wait(&go);
+	rr_clnt_get_stats(c, &st0);
 	__atomic_store_n(&allocs, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&counting, 1, __ATOMIC_RELAXED);
-	for (int i = 0; i < ROUNDS; i++)
-		round_trip(c, region, want);
+	pthread_barrier_wait(&go);
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
 	__atomic_store_n(&counting, 0, __ATOMIC_RELAXED);
-	n = __atomic_load_n(&allocs, __ATOMIC_RELAXED);
-	print_message("# %s, %s, calls %s: %lu allocations in %d calls\n",
+	got = __atomic_load_n(&allocs, __ATOMIC_RELAXED);
+	rr_clnt_get_stats(c, &st);
+	pthread_barrier_destroy(&go);
+	print_message("# %s, %s, calls %s, %d caller(s): %lu allocations in %d calls, %llu "
+		      "bytes in place\n",
 		      mode == RR_MODE_READ_READ ? "read-read" : "read-write", rr_reg_name(reg),
-		      inline_calls ? "on the loop" : "on workers", n, 3 * ROUNDS);
-	assert_int_equal(n, 0);
+		      inline_calls ? "on the loop" : "on workers", n, got, 3 * ROUNDS * n,
+		      (unsigned long long)(st.bytes_in_place - st0.bytes_in_place));
+	for (int i = 0; i < n; i++)
+		assert_int_equal(k[i].failed, 0);
+	assert_int_equal(got, 0);
+	if (mode == RR_MODE_READ_WRITE && reg == RR_REG_FASTREG)
+		assert_int_equal(st.bytes_in_place - st0.bytes_in_place,
+				 (uint64_t)2 * LEN * ROUNDS * (unsigned)n);
 	rpc_clnt_destroy(c);
 	rrt_server_stop(&t);
 	free(region);
@@ -121,14 +170,23 @@ static void calls_on(unsigned modes, enum rr_reg reg, int inline_calls, unsigned
 
 static void read_write_allocates_nothing(void **state)
 {
-	calls_on(RR_MODE_READ_WRITE, RR_REG_FASTREG, 1, RR_MODE_READ_WRITE);
-	calls_on(RR_MODE_READ_WRITE, RR_REG_FASTREG, 0, RR_MODE_READ_WRITE);
-	calls_on(RR_MODE_READ_WRITE, RR_REG_CACHE, 1, RR_MODE_READ_WRITE);
+	calls_on(RR_MODE_READ_WRITE, RR_REG_FASTREG, 1, RR_MODE_READ_WRITE, 1);
+	calls_on(RR_MODE_READ_WRITE, RR_REG_FASTREG, 0, RR_MODE_READ_WRITE, 1);
+	calls_on(RR_MODE_READ_WRITE, RR_REG_CACHE, 1, RR_MODE_READ_WRITE, 1);
 }
 
 static void read_read_allocates_nothing(void **state)
 {
-	calls_on(RR_MODE_READ_READ, RR_REG_FASTREG, 1, RR_MODE_READ_READ);
+	calls_on(RR_MODE_READ_READ, RR_REG_FASTREG, 1, RR_MODE_READ_READ, 1);
+}
+
+/* Callers at once: the connection keeps as many requests and slots as
+ * were in flight together, on the loop and on the workers. */
+static void concurrent_calls_allocate_nothing(void **state)
+{
+	calls_on(RR_MODE_READ_WRITE, RR_REG_FASTREG, 1, RR_MODE_READ_WRITE, CALLERS);
+	calls_on(RR_MODE_READ_WRITE, RR_REG_FASTREG, 0, RR_MODE_READ_WRITE, CALLERS);
+	calls_on(RR_MODE_READ_READ, RR_REG_FASTREG, 0, RR_MODE_READ_READ, CALLERS);
 }
 
 int main(void)
@@ -136,6 +194,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(read_write_allocates_nothing),
 		cmocka_unit_test(read_read_allocates_nothing),
+		cmocka_unit_test(concurrent_calls_allocate_nothing),
 	};
 
 	log_set_level(getenv("RRT_DEBUG") ? LOG_LVL_DEBUG : LOG_LVL_ERR);
