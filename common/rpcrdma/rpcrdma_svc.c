@@ -303,21 +303,28 @@ static void svc_on_dead(struct rr_conn *c)
 	}
 }
 
+/* Free kept requests, linked by free_next. */
+static void rq_free_all(struct rr_sreq *list)
+{
+	while (list) {
+		struct rr_sreq *rq = list;
+
+		list = rq->free_next;
+		free(rq);
+	}
+}
+
 static void svc_on_free(struct rr_conn *c)
 {
 	struct svc_conn *sc = c->side;
 
-	while (sc->rq_free) {
-		struct rr_sreq *rq = sc->rq_free;
-
-		sc->rq_free = rq->free_next;
-		free(rq);
-	}
+	rq_free_all(sc->rq_free);
 	free(sc);
 }
 
 /* Every tick: drop connections with an RDMA operation past its deadline, end
- * overdue exposures; keep registered memory within the budget. */
+ * overdue exposures, free the kept requests of connections without calls;
+ * keep registered memory within the budget. */
 static void tick(void *arg)
 {
 	struct rr_server *srv = arg;
@@ -330,13 +337,18 @@ static void tick(void *arg)
 	pthread_mutex_lock(&ep->lock);
 	for (struct rr_conn *c = ep->conns; c; c = c->next) {
 		struct svc_conn *sc = c->side;
-		struct rr_sreq *expired = NULL;
+		struct rr_sreq *expired = NULL, *unused = NULL;
 
 		if (!sc)
 			continue;
 		dev_deadline(c, now);
 		rrs_idle_check(c, now);
 		pthread_mutex_lock(&c->lock);
+		if (clock_passed(now, sc->last_ns, (uint64_t)RQ_KEPT_IDLE_MS * 1000000)) {
+			unused = sc->rq_free;
+			sc->rq_free = NULL;
+			sc->rq_nfree = 0;
+		}
 		while (sc->exp_head && sc->exp_head->deadline_ns <= now) {
 			struct rr_sreq *rq = sc->exp_head;
 
@@ -355,6 +367,7 @@ static void tick(void *arg)
 					     ? sc->limit / 4 + 1
 					     : ep->p.credits - sc->limit;
 		pthread_mutex_unlock(&c->lock);
+		rq_free_all(unused);
 		while (expired) {
 			struct rr_sreq *rq = expired;
 

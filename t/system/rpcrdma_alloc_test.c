@@ -17,6 +17,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "bulkprog.h"
 #include "common/base/log.h"
@@ -189,12 +190,58 @@ static void concurrent_calls_allocate_nothing(void **state)
 	calls_on(RR_MODE_READ_READ, RR_REG_FASTREG, 0, RR_MODE_READ_READ, CALLERS);
 }
 
+/* A connection without calls for a second (RQ_KEPT_IDLE_MS in
+ * rpcrdma_svc.h) frees the requests it kept: the next call allocates
+ * again, and one soon after it does not. */
+static void idle_connection_frees_kept(void **state)
+{
+	char *region = malloc(REGION), *want = malloc(LEN);
+	struct rrt_server t;
+	struct rpc_clnt *c;
+	struct rr_params p;
+	unsigned long after_idle, after_busy;
+
+	assert_non_null(region);
+	assert_non_null(want);
+	bulk_fill(want, LEN, 5);
+	rrt_params(&p, RR_MODE_READ_WRITE, RR_REG_FASTREG);
+	assert_int_equal(rrt_server_start_inline(&t, &p), 0);
+	p.caller_polls = 1;
+	p.region = region;
+	p.region_len = REGION;
+	assert_int_equal(rrt_client_p(&t, &p, 0, &c), 0);
+	for (int i = 0; i < WARM_UP; i++)
+		assert_int_equal(round_trip(c, region, want), 0);
+	usleep(1500 * 1000); /* a second, and the ticks (100 ms) that see it */
+	__atomic_store_n(&allocs, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&counting, 1, __ATOMIC_RELAXED);
+	assert_int_equal(round_trip(c, region, want), 0);
+	__atomic_store_n(&counting, 0, __ATOMIC_RELAXED);
+	after_idle = __atomic_load_n(&allocs, __ATOMIC_RELAXED);
+	__atomic_store_n(&allocs, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&counting, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(round_trip(c, region, want), 0);
+	__atomic_store_n(&counting, 0, __ATOMIC_RELAXED);
+	after_busy = __atomic_load_n(&allocs, __ATOMIC_RELAXED);
+	print_message("# after 1.5 s idle: %lu allocations in the next 3 calls, %lu in the 30 "
+		      "after\n",
+		      after_idle, after_busy);
+	assert_true(after_idle > 0);
+	assert_int_equal(after_busy, 0);
+	rpc_clnt_destroy(c);
+	rrt_server_stop(&t);
+	free(region);
+	free(want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(read_write_allocates_nothing),
 		cmocka_unit_test(read_read_allocates_nothing),
 		cmocka_unit_test(concurrent_calls_allocate_nothing),
+		cmocka_unit_test(idle_connection_frees_kept),
 	};
 
 	log_set_level(getenv("RRT_DEBUG") ? LOG_LVL_DEBUG : LOG_LVL_ERR);
