@@ -102,8 +102,11 @@ void ce_post_attr(struct ce_obj *o, post_op_attr *out);
 /* sattr3 as ceph_ll_setattr takes it: fills stx and *mask; INVAL/FBIG. */
 nfsstat3 ce_sattr(const sattr3 *sa, struct ceph_statx *stx, int *mask);
 /* Whether o's caller may all of want (R_OK, W_OK, X_OK) on o, by its mode
- * bits and its POSIX ACL: for what libcephfs does not check itself. */
+ * bits and its POSIX ACL, for what libcephfs does not check itself: 1, 0,
+ * or -errno where the cluster cannot give the ACL (-EIO: malformed). */
 int ce_may(const struct ce_obj *o, int want);
+/* The same as a status: OK, ACCES, or what the cluster's error says. */
+nfsstat3 ce_check(const struct ce_obj *o, int want);
 
 /* The attribute procedures (backend_ceph_attr.c). */
 void ce_proc_getattr(struct nfs_req *req, void *argp, void *resp);

@@ -111,9 +111,10 @@ static int ce_setattr(struct ce_obj *o, const sattr3 *sa, const struct ceph_stat
 	}
 	if (e == 0 && (mask & times)) {
 		x = *stx;
-		e = ceph_ll_setattr(
-			o->ce->cm, o->in, &x, mask & times,
-			now_only && o->uid != o->st.st_uid && ce_may(o, W_OK) ? mine : o->perm);
+		e = ceph_ll_setattr(o->ce->cm, o->in, &x, mask & times,
+				    now_only && o->uid != o->st.st_uid && ce_may(o, W_OK) == 1
+					    ? mine
+					    : o->perm);
 	}
 	return e;
 }
@@ -159,14 +160,14 @@ void ce_proc_lookup(struct nfs_req *req, void *argp, void *resp)
 	struct stat st;
 	struct ce_obj d;
 	Inode *in = NULL;
-	int e;
+	int e, x;
 
 	if ((r->status = ce_dir_resolve(req, &a->what.dir, 0, &d)) != NFS3_OK)
 		return;
 	if ((r->status = be_name_check(name)) == NFS3_OK) {
 		e = strcmp(name, "..") == 0 ? ce_dotdot(&d, &stx) : 0;
-		if (e == 1 && !ce_may(&d, X_OK))
-			e = -EACCES; /* what ceph_ll_lookup would have checked */
+		if (e == 1 && (x = ce_may(&d, X_OK)) != 1)
+			e = x < 0 ? x : -EACCES; /* what ceph_ll_lookup would have checked */
 		if (e == 0)
 			e = ceph_ll_lookup(d.ce->cm, d.in, name, &in, &stx,
 					   CE_WANT | CEPH_STATX_INO, 0, d.perm);
@@ -241,7 +242,7 @@ static int acl_allows(const struct ce_obj *o, const struct perm_ident *id, unsig
 	}
 	n = len >= 4 ? (size_t)(len - 4) / ACL_ENTRY_LEN : 0;
 	if (len < 0)
-		r = len; /* -ERANGE: it grew meanwhile */
+		r = len == -ERANGE ? -EAGAIN : len; /* it grew meanwhile: again */
 	else if (len < 4 || (size_t)len != 4 + n * ACL_ENTRY_LEN)
 		r = -EIO;
 	else if (n > ACL_READ_FIRST && (e = calloc(n, sizeof(*e))) == NULL)
@@ -258,8 +259,7 @@ static int acl_allows(const struct ce_obj *o, const struct perm_ident *id, unsig
 /* See backend_ceph.h. As libcephfs decides (Client::inode_permission):
  * root may but execute a file with no x bit; anyone but the owner is
  * judged by the object's access ACL if it has one and its group bits (the
- * ACL's mask) are not all clear; else the mode bits decide. An ACL that is
- * malformed, or that the cluster cannot give, allows nothing. */
+ * ACL's mask) are not all clear; else the mode bits decide. */
 int ce_may(const struct ce_obj *o, int want)
 {
 	struct perm_ident id = {o->uid, o->gid, o->ngids, o->gids};
@@ -270,29 +270,48 @@ int ce_may(const struct ce_obj *o, int want)
 		return !(want & X_OK) || S_ISDIR(m) || (m & 0111);
 	if (o->uid != o->st.st_uid && (m & 070) &&
 	    (r = acl_allows(o, &id, (unsigned)want)) != -ENODATA)
-		return r == 1;
+		return r;
 	return (perm_mode_rights(&o->st, &id) & (unsigned)want) == (unsigned)want;
+}
+
+/* See backend_ceph.h. */
+nfsstat3 ce_check(const struct ce_obj *o, int want)
+{
+	int r = ce_may(o, want);
+
+	return r == 1 ? NFS3_OK : r == 0 ? NFS3ERR_ACCES : ce_find_stat(r);
 }
 
 /* See backend_ceph.h. ACCESS: the asked rights the caller has (ce_may:
  * Pacific has no ll access call). */
 void ce_proc_access(struct nfs_req *req, void *argp, void *resp)
 {
+	static const struct {
+		int want;
+		uint32 file, dir;
+	} rights[] = {
+		{R_OK, ACCESS3_READ, ACCESS3_READ},
+		{W_OK, ACCESS3_MODIFY | ACCESS3_EXTEND,
+		 ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_DELETE},
+		{X_OK, ACCESS3_EXECUTE, ACCESS3_LOOKUP},
+	};
 	ACCESS3args *a = argp;
 	ACCESS3res *r = resp;
 	struct ce_obj o;
 	uint32 got = 0;
-	int dir;
+	int may = 0;
 
 	if ((r->status = ce_resolve(req, &a->object, 0, &o)) != NFS3_OK)
 		return;
-	dir = S_ISDIR(o.st.st_mode);
-	if (ce_may(&o, R_OK))
-		got |= ACCESS3_READ;
-	if (ce_may(&o, W_OK))
-		got |= ACCESS3_MODIFY | ACCESS3_EXTEND | (dir ? ACCESS3_DELETE : 0);
-	if (ce_may(&o, X_OK))
-		got |= dir ? ACCESS3_LOOKUP : ACCESS3_EXECUTE;
+	for (size_t i = 0; i < sizeof(rights) / sizeof(rights[0]) && may >= 0; i++)
+		if ((may = ce_may(&o, rights[i].want)) == 1)
+			got |= S_ISDIR(o.st.st_mode) ? rights[i].dir : rights[i].file;
+	if (may < 0) { /* the cluster could not say */
+		r->status = ce_find_stat(may);
+		be_post_attr_st(o.exp, &o.st, &r->ACCESS3res_u.resfail.obj_attributes);
+		ce_release(&o);
+		return;
+	}
 	if (o.rule.ro)
 		got &= ~(uint32)(ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_DELETE);
 	r->ACCESS3res_u.resok.access = got & a->access;

@@ -374,12 +374,13 @@ struct rd_walk {
 static nfsstat3 rd_open(struct ce_obj *d, cookie3 cookie, const cookieverf3 verf, struct rd_walk *w)
 {
 	static const cookieverf3 zero;
+	nfsstat3 st;
 	int e;
 
 	if (cookie != 0 && (memcmp(verf, zero, sizeof(zero)) != 0 || cookie > INT64_MAX))
 		return NFS3ERR_BAD_COOKIE;
-	if (!ce_may(d, R_OK | X_OK))
-		return NFS3ERR_ACCES;
+	if ((st = ce_check(d, R_OK | X_OK)) != NFS3_OK)
+		return st;
 	w->d = d;
 	if ((e = ceph_ll_opendir(d->ce->cm, d->in, &w->dir, d->perm)) < 0)
 		return nfs3_errno_to_stat(-e);

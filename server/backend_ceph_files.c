@@ -135,7 +135,7 @@ nfsstat3 ce_file_open(struct ce_obj *o, int write, struct ce_file *f)
 		if (e >= 0)
 			return NFS3_OK;
 		f->fh = NULL;
-		if (write || !ce_may(o, X_OK))
+		if (write || ce_may(o, X_OK) != 1)
 			return nfs3_errno_to_stat(-e);
 	}
 	return open_own(o, write, f);

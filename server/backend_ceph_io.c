@@ -82,8 +82,8 @@ static nfsstat3 ce_write_data(struct nfs_req *req, struct ce_obj *o, const WRITE
 		return NFS3ERR_INVAL;
 	if (a->offset > INT64_MAX || a->count > INT64_MAX - a->offset)
 		return NFS3ERR_FBIG;
-	if (o->st.st_uid != o->uid && !ce_may(o, W_OK))
-		return NFS3ERR_ACCES;
+	if (o->st.st_uid != o->uid && (st = ce_check(o, W_OK)) != NFS3_OK)
+		return st;
 	if ((st = ce_file_open(o, 1, &f)) != NFS3_OK)
 		return st;
 	while (st == NFS3_OK && done < a->count) {
@@ -136,9 +136,10 @@ void ce_proc_commit(struct nfs_req *req, void *argp, void *resp)
 		return;
 	if (!S_ISREG(o.st.st_mode))
 		r->status = S_ISDIR(o.st.st_mode) ? NFS3ERR_ISDIR : NFS3ERR_INVAL;
-	else if (o.st.st_uid != o.uid && !ce_may(&o, W_OK))
-		r->status = NFS3ERR_ACCES;
-	else if (!o.rule.async && (e = ceph_ll_sync_inode(o.ce->cm, o.in, 0)) < 0)
+	else if (o.st.st_uid != o.uid)
+		r->status = ce_check(&o, W_OK);
+	if (r->status == NFS3_OK && !o.rule.async &&
+	    (e = ceph_ll_sync_inode(o.ce->cm, o.in, 0)) < 0)
 		r->status = nfs3_errno_to_stat(-e);
 	memcpy(r->COMMIT3res_u.resok.verf, req->be->write_verf, NFS3_WRITEVERFSIZE);
 	ce_wcc(&o, &r->COMMIT3res_u.resok.file_wcc);

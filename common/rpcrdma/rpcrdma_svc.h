@@ -12,7 +12,7 @@
 
 #define RR_RR_MIN	1024 /* Read-Read: bulk results smaller than this go inline */
 #define TICK_MS		100  /* deadlines and the memory budget are checked this often */
-#define RQ_KEPT_IDLE_MS 1000 /* a connection without calls this long frees its kept requests */
+#define RQ_KEPT_IDLE_MS 2000 /* a connection without calls this long frees its kept requests */
 #define SREQ_MAX_BUFS	(RPCRDMA_MAX_READ_SEGS + 8)
 #define MAX_REPLY(p)	((size_t)(p)->max_io + 65536)
 #define RNDUP4(x)	(((x) + 3u) & ~3u)
@@ -59,7 +59,7 @@ struct svc_conn {
 	uint64_t last_ns; /* a call last arrived (or the connection began) */
 	/* requests whose calls ended, kept for the next ones (at most credits),
 	 * so that a call allocates nothing; freed when no call has come for
-	 * RQ_KEPT_IDLE_MS (the tick) */
+	 * RQ_KEPT_IDLE_MS (the tick), even while one runs long: it needs none */
 	struct rr_sreq *rq_free;
 	unsigned rq_nfree;
 };

@@ -348,6 +348,38 @@ static void many_entries(struct cenv *c)
 	fh_free(&fh);
 }
 
+/* The mask bounds a named user's entry; a file made where no default ACL
+ * is keeps the mode asked for (no umask of libcephfs's); a .snap, which
+ * has no ACL, is judged by its mode bits. */
+static void mask_and_plain(struct cenv *c)
+{
+	static const struct acl_ent masked[] = {
+		{1, 6, 0xffffffffu},  {2, 6, 1000},	    {4, 4, 0xffffffffu},
+		{16, 4, 0xffffffffu}, {32, 0, 0xffffffffu},
+	};
+	struct tenv *t = &c->t;
+	nfs_fh3 fh, snap;
+	fattr3 fa;
+
+	assert_int_equal(t_create(t, &c->dir, "masked", 0640, &fh), NFS3_OK);
+	set_acl(c, "masked", ACCESS_ACL, masked, sizeof(masked) / sizeof(masked[0]));
+	t->req.cred.uid = t->req.cred.gid = 1000;
+	assert_int_equal(t_access(t, &fh), ACCESS3_READ);
+	assert_int_equal(t_write(t, &fh, 0, "no", 2, FILE_SYNC), NFS3ERR_ACCES);
+	t->req.cred.uid = t->req.cred.gid = 0;
+	fh_free(&fh);
+	assert_int_equal(t_create(t, &c->dir, "plain", 0666, &fh), NFS3_OK);
+	assert_int_equal(t_getattr(t, &fh, &fa), NFS3_OK);
+	assert_int_equal(fa.mode & 0777, 0666);
+	fh_free(&fh);
+	assert_int_equal(t_lookup(t, &c->dir, ".snap", &snap), NFS3_OK);
+	t->req.cred.uid = t->req.cred.gid = 1000;
+	assert_int_equal(t_access(t, &snap), ACCESS3_READ | ACCESS3_LOOKUP);
+	assert_int_equal(t_readdir(t, &snap), NFS3_OK);
+	t->req.cred.uid = t->req.cred.gid = 0;
+	fh_free(&snap);
+}
+
 /* The caller's rights on a file and a directory with POSIX ACLs, where the
  * server checks them itself (ACCESS, WRITE, READ, READDIR) as libcephfs
  * does for the rest: a named user's entry, the owning and a named group's
@@ -433,6 +465,7 @@ void acls_decide(void **state)
 	fh_free(&dir);
 	fh_free(&fh);
 	many_entries(c);
+	mask_and_plain(c);
 }
 
 /* A cluster that does not answer: create fails within the timeout. */
