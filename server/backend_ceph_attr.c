@@ -225,14 +225,15 @@ static int acl_parse(const unsigned char *a, size_t n, struct perm_acl_entry *e)
 	return 0;
 }
 
-/* Whether o's access ACL gives id all of want (1 or 0); -ENODATA if o has
- * none, else -errno (-EIO: malformed). */
-static int acl_allows(const struct ce_obj *o, const struct perm_ident *id, unsigned want)
+/* Whether o's access ACL gives id all of each want[i] (may[i] 1 or 0), the
+ * ACL read once: 0; -ENODATA if o has none, else -errno (-EIO: malformed). */
+static int acl_allows(const struct ce_obj *o, const struct perm_ident *id, const int *want,
+		      size_t n, int *may)
 {
 	unsigned char buf[4 + ACL_READ_FIRST * ACL_ENTRY_LEN], *a = buf;
 	struct perm_acl_entry ents[ACL_READ_FIRST], *e = ents;
 	int len = ceph_ll_getxattr(o->ce->cm, o->in, ACL_XATTR, buf, sizeof(buf), o->perm), r;
-	size_t n;
+	size_t count;
 
 	if (len == -ERANGE &&
 	    (len = ceph_ll_getxattr(o->ce->cm, o->in, ACL_XATTR, NULL, 0, o->perm)) > 0) {
@@ -240,15 +241,16 @@ static int acl_allows(const struct ce_obj *o, const struct perm_ident *id, unsig
 			return -ENOMEM;
 		len = ceph_ll_getxattr(o->ce->cm, o->in, ACL_XATTR, a, (size_t)len, o->perm);
 	}
-	n = len >= 4 ? (size_t)(len - 4) / ACL_ENTRY_LEN : 0;
+	count = len >= 4 ? (size_t)(len - 4) / ACL_ENTRY_LEN : 0;
 	if (len < 0)
 		r = len == -ERANGE ? -EAGAIN : len; /* it grew meanwhile: again */
-	else if (len < 4 || (size_t)len != 4 + n * ACL_ENTRY_LEN)
+	else if (len < 4 || (size_t)len != 4 + count * ACL_ENTRY_LEN)
 		r = -EIO;
-	else if (n > ACL_READ_FIRST && (e = calloc(n, sizeof(*e))) == NULL)
+	else if (count > ACL_READ_FIRST && (e = calloc(count, sizeof(*e))) == NULL)
 		r = -ENOMEM;
-	else if ((r = acl_parse(a, n, e)) == 0)
-		r = perm_acl_allows(e, n, &o->st, id, want);
+	else if ((r = acl_parse(a, count, e)) == 0)
+		for (size_t i = 0; i < n; i++)
+			may[i] = perm_acl_allows(e, count, &o->st, id, (unsigned)want[i]);
 	if (a != buf)
 		free(a);
 	if (e != ents)
@@ -256,22 +258,36 @@ static int acl_allows(const struct ce_obj *o, const struct perm_ident *id, unsig
 	return r;
 }
 
-/* See backend_ceph.h. As libcephfs decides (Client::inode_permission):
- * root may but execute a file with no x bit; anyone but the owner is
- * judged by the object's access ACL if it has one and its group bits (the
- * ACL's mask) are not all clear; else the mode bits decide. */
-int ce_may(const struct ce_obj *o, int want)
+/* Whether o's caller may all of each want[i] (may[i] 1 or 0), as libcephfs
+ * decides (Client::inode_permission): root may but execute a file with no
+ * x bit; anyone but the owner is judged by the object's access ACL if it
+ * has one and its group bits (the ACL's mask) are not all clear; else the
+ * mode bits decide. 0, or -errno where the cluster cannot give the ACL. */
+static int may_each(const struct ce_obj *o, const int *want, size_t n, int *may)
 {
 	struct perm_ident id = {o->uid, o->gid, o->ngids, o->gids};
 	mode_t m = o->st.st_mode;
+	unsigned bits;
 	int r;
 
-	if (o->uid == 0)
-		return !(want & X_OK) || S_ISDIR(m) || (m & 0111);
-	if (o->uid != o->st.st_uid && (m & 070) &&
-	    (r = acl_allows(o, &id, (unsigned)want)) != -ENODATA)
+	if (o->uid != 0 && o->uid != o->st.st_uid && (m & 070) &&
+	    (r = acl_allows(o, &id, want, n, may)) != -ENODATA)
 		return r;
-	return (perm_mode_rights(&o->st, &id) & (unsigned)want) == (unsigned)want;
+	bits = perm_mode_rights(&o->st, &id);
+	for (size_t i = 0; i < n; i++) {
+		unsigned w = (unsigned)want[i];
+
+		may[i] = o->uid == 0 ? !(w & X_OK) || S_ISDIR(m) || (m & 0111) : (bits & w) == w;
+	}
+	return 0;
+}
+
+/* See backend_ceph.h. */
+int ce_may(const struct ce_obj *o, int want)
+{
+	int may, r = may_each(o, &want, 1, &may);
+
+	return r < 0 ? r : may;
 }
 
 /* See backend_ceph.h. */
@@ -282,36 +298,32 @@ nfsstat3 ce_check(const struct ce_obj *o, int want)
 	return r == 1 ? NFS3_OK : r == 0 ? NFS3ERR_ACCES : ce_find_stat(r);
 }
 
-/* See backend_ceph.h. ACCESS: the asked rights the caller has (ce_may:
- * Pacific has no ll access call). */
+/* See backend_ceph.h. ACCESS: the asked rights the caller has, the ACL read
+ * once for all three (Pacific has no ll access call). */
 void ce_proc_access(struct nfs_req *req, void *argp, void *resp)
 {
-	static const struct {
-		int want;
-		uint32 file, dir;
-	} rights[] = {
-		{R_OK, ACCESS3_READ, ACCESS3_READ},
-		{W_OK, ACCESS3_MODIFY | ACCESS3_EXTEND,
-		 ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_DELETE},
-		{X_OK, ACCESS3_EXECUTE, ACCESS3_LOOKUP},
-	};
+	static const int want[] = {R_OK, W_OK, X_OK};
+	static const uint32 file[] = {ACCESS3_READ, ACCESS3_MODIFY | ACCESS3_EXTEND,
+				      ACCESS3_EXECUTE};
+	static const uint32 dir[] = {ACCESS3_READ, ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_DELETE,
+				     ACCESS3_LOOKUP};
 	ACCESS3args *a = argp;
 	ACCESS3res *r = resp;
+	int may[sizeof(want) / sizeof(want[0])], e;
 	struct ce_obj o;
 	uint32 got = 0;
-	int may = 0;
 
 	if ((r->status = ce_resolve(req, &a->object, 0, &o)) != NFS3_OK)
 		return;
-	for (size_t i = 0; i < sizeof(rights) / sizeof(rights[0]) && may >= 0; i++)
-		if ((may = ce_may(&o, rights[i].want)) == 1)
-			got |= S_ISDIR(o.st.st_mode) ? rights[i].dir : rights[i].file;
-	if (may < 0) { /* the cluster could not say */
-		r->status = ce_find_stat(may);
+	if ((e = may_each(&o, want, sizeof(want) / sizeof(want[0]), may)) < 0) {
+		r->status = ce_find_stat(e); /* the cluster could not say */
 		be_post_attr_st(o.exp, &o.st, &r->ACCESS3res_u.resfail.obj_attributes);
 		ce_release(&o);
 		return;
 	}
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (may[i])
+			got |= S_ISDIR(o.st.st_mode) ? dir[i] : file[i];
 	if (o.rule.ro)
 		got &= ~(uint32)(ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_DELETE);
 	r->ACCESS3res_u.resok.access = got & a->access;
