@@ -33,6 +33,19 @@ void *__wrap_malloc(size_t n);
 void *__wrap_calloc(size_t k, size_t n);
 void *__wrap_realloc(void *p, size_t n);
 
+/* Count from now; count_stop: how many since. */
+static void count_start(void)
+{
+	__atomic_store_n(&allocs, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&counting, 1, __ATOMIC_RELAXED);
+}
+
+static unsigned long count_stop(void)
+{
+	__atomic_store_n(&counting, 0, __ATOMIC_RELAXED);
+	return __atomic_load_n(&allocs, __ATOMIC_RELAXED);
+}
+
 static void count(void)
 {
 	if (__atomic_load_n(&counting, __ATOMIC_RELAXED))
@@ -103,54 +116,75 @@ static void *caller_run(void *arg)
 	return NULL;
 }
 
+/* A server of modes and reg (its calls on its loop if inline, else on its
+ * workers), and a client of mode and reg whose region holds the data. */
+struct rig {
+	char *region, *want;
+	struct rrt_server t;
+	struct rpc_clnt *c;
+};
+
+static void rig_start(struct rig *r, unsigned modes, enum rr_reg reg, int inline_calls,
+		      unsigned mode)
+{
+	struct rr_params p;
+
+	r->region = malloc(REGION);
+	r->want = malloc(LEN);
+	assert_non_null(r->region);
+	assert_non_null(r->want);
+	bulk_fill(r->want, LEN, 5);
+	rrt_params(&p, modes, reg);
+	assert_int_equal(inline_calls ? rrt_server_start_inline(&r->t, &p)
+				      : rrt_server_start_p(&r->t, &p, 0),
+			 0);
+	rrt_params(&p, mode, reg);
+	p.caller_polls = 1;
+	p.region = r->region;
+	p.region_len = REGION;
+	assert_int_equal(rrt_client_p(&r->t, &p, 0, &r->c), 0);
+}
+
+static void rig_stop(struct rig *r)
+{
+	rpc_clnt_destroy(r->c);
+	rrt_server_stop(&r->t);
+	free(r->region);
+	free(r->want);
+}
+
 /* ROUNDS rounds from each of n callers at once, each in its own part of
  * the region, on a server of modes and reg (its calls on its loop if
  * inline, else on its workers) and a client of mode and reg: allocations
  * counted in them. With fastreg in read-write every byte goes in place. */
 static void calls_on(unsigned modes, enum rr_reg reg, int inline_calls, unsigned mode, int n)
 {
-	char *region = malloc(REGION), *want = malloc(LEN);
 	struct caller k[CALLERS];
 	pthread_t th[CALLERS];
 	pthread_barrier_t go;
-	struct rrt_server t;
 	struct rr_stats st0, st;
-	struct rpc_clnt *c;
-	struct rr_params p;
 	unsigned long got;
+	struct rig r;
 
 	assert_true(n >= 1 && n <= CALLERS);
-	assert_non_null(region);
-	assert_non_null(want);
-	bulk_fill(want, LEN, 5);
-	rrt_params(&p, modes, reg);
-	assert_int_equal(
-		inline_calls ? rrt_server_start_inline(&t, &p) : rrt_server_start_p(&t, &p, 0), 0);
-	rrt_params(&p, mode, reg);
-	p.caller_polls = 1;
-	p.region = region;
-	p.region_len = REGION;
-	assert_int_equal(rrt_client_p(&t, &p, 0, &c), 0);
-	__atomic_store_n(&allocs, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&counting, 1, __ATOMIC_RELAXED); /* the control: the first */
-	assert_int_equal(round_trip(c, region, want), 0); /* round allocates */
-	__atomic_store_n(&counting, 0, __ATOMIC_RELAXED);
-	assert_true(__atomic_load_n(&allocs, __ATOMIC_RELAXED) > 0);
+	rig_start(&r, modes, reg, inline_calls, mode);
+	count_start(); /* the control: the first round allocates */
+	assert_int_equal(round_trip(r.c, r.region, r.want), 0);
+	assert_true(count_stop() > 0);
 	assert_int_equal(pthread_barrier_init(&go, NULL, (unsigned)n + 1), 0);
 	for (int i = 0; i < n; i++) {
-		k[i] = (struct caller){.c = c, .at = region + 2 * LEN * i, .want = want, .go = &go};
+		k[i] = (struct caller){
+			.c = r.c, .at = r.region + 2 * LEN * i, .want = r.want, .go = &go};
 		assert_int_equal(pthread_create(&th[i], NULL, caller_run, &k[i]), 0);
 	}
 	pthread_barrier_wait(&go);
-	rr_clnt_get_stats(c, &st0);
-	__atomic_store_n(&allocs, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&counting, 1, __ATOMIC_RELAXED);
+	rr_clnt_get_stats(r.c, &st0);
+	count_start();
 	pthread_barrier_wait(&go);
 	for (int i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
-	__atomic_store_n(&counting, 0, __ATOMIC_RELAXED);
-	got = __atomic_load_n(&allocs, __ATOMIC_RELAXED);
-	rr_clnt_get_stats(c, &st);
+	got = count_stop();
+	rr_clnt_get_stats(r.c, &st);
 	pthread_barrier_destroy(&go);
 	print_message("# %s, %s, calls %s, %d caller(s): %lu allocations in %d calls, %llu "
 		      "bytes in place\n",
@@ -163,10 +197,7 @@ static void calls_on(unsigned modes, enum rr_reg reg, int inline_calls, unsigned
 	if (mode == RR_MODE_READ_WRITE && reg == RR_REG_FASTREG)
 		assert_int_equal(st.bytes_in_place - st0.bytes_in_place,
 				 (uint64_t)2 * LEN * ROUNDS * (unsigned)n);
-	rpc_clnt_destroy(c);
-	rrt_server_stop(&t);
-	free(region);
-	free(want);
+	rig_stop(&r);
 }
 
 static void read_write_allocates_nothing(void **state)
@@ -195,44 +226,26 @@ static void concurrent_calls_allocate_nothing(void **state)
  * again, and one soon after it does not. */
 static void idle_connection_frees_kept(void **state)
 {
-	char *region = malloc(REGION), *want = malloc(LEN);
-	struct rrt_server t;
-	struct rpc_clnt *c;
-	struct rr_params p;
 	unsigned long after_idle, after_busy;
+	struct rig r;
 
-	assert_non_null(region);
-	assert_non_null(want);
-	bulk_fill(want, LEN, 5);
-	rrt_params(&p, RR_MODE_READ_WRITE, RR_REG_FASTREG);
-	assert_int_equal(rrt_server_start_inline(&t, &p), 0);
-	p.caller_polls = 1;
-	p.region = region;
-	p.region_len = REGION;
-	assert_int_equal(rrt_client_p(&t, &p, 0, &c), 0);
+	rig_start(&r, RR_MODE_READ_WRITE, RR_REG_FASTREG, 1, RR_MODE_READ_WRITE);
 	for (int i = 0; i < WARM_UP; i++)
-		assert_int_equal(round_trip(c, region, want), 0);
+		assert_int_equal(round_trip(r.c, r.region, r.want), 0);
 	usleep(3000 * 1000); /* two seconds, and the ticks (100 ms) that see it */
-	__atomic_store_n(&allocs, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&counting, 1, __ATOMIC_RELAXED);
-	assert_int_equal(round_trip(c, region, want), 0);
-	__atomic_store_n(&counting, 0, __ATOMIC_RELAXED);
-	after_idle = __atomic_load_n(&allocs, __ATOMIC_RELAXED);
-	__atomic_store_n(&allocs, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&counting, 1, __ATOMIC_RELAXED);
+	count_start();
+	assert_int_equal(round_trip(r.c, r.region, r.want), 0);
+	after_idle = count_stop();
+	count_start();
 	for (int i = 0; i < 10; i++)
-		assert_int_equal(round_trip(c, region, want), 0);
-	__atomic_store_n(&counting, 0, __ATOMIC_RELAXED);
-	after_busy = __atomic_load_n(&allocs, __ATOMIC_RELAXED);
+		assert_int_equal(round_trip(r.c, r.region, r.want), 0);
+	after_busy = count_stop();
 	print_message("# after 3 s idle: %lu allocations in the next 3 calls, %lu in the 30 "
 		      "after\n",
 		      after_idle, after_busy);
 	assert_true(after_idle > 0);
 	assert_int_equal(after_busy, 0);
-	rpc_clnt_destroy(c);
-	rrt_server_stop(&t);
-	free(region);
-	free(want);
+	rig_stop(&r);
 }
 
 int main(void)
