@@ -40,7 +40,8 @@ if HAVE_CMOCKA
 check_PROGRAMS += t/system/nlm_test
 TESTS += t/system/nlm_test
 t_system_nlm_test_SOURCES = t/system/nlm_test.c t/system/nlm_test.h t/system/nlm_test_cb.c \
-	t/system/nlm_test_locks.c t/system/nlm_test_hosts.c
+	t/system/nlm_test_locks.c t/system/nlm_test_hosts.c \
+	t/system/nlm_test_rights.c
 t_system_nlm_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 t_system_nlm_test_LDADD = $(LDADD) $(CMOCKA_LIBS) -lpthread
 endif

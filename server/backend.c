@@ -15,6 +15,7 @@
 
 #include "common/base/clock.h"
 #include "common/base/log.h"
+#include "common/rpc/rpc.h"
 #include "server/backend_int.h"
 #include "server/fh_index.h"
 
@@ -442,6 +443,16 @@ nfsstat3 be_export_check(const struct nfs_req *req, const struct export *e, unsi
 void be_req_rule(const struct nfs_req *req, const struct export *e, struct nfs_client_rule *r)
 {
 	export_rule(e, req->client, r);
+}
+
+/* See backend.h. */
+void nfs_cred_from_rpc(const struct rpc_cred *in, struct nfs_cred *out)
+{
+	out->flavor = in->flavor;
+	out->uid = in->uid;
+	out->gid = in->gid;
+	out->ngids = in->ngids < NFS_CRED_MAX_GIDS ? in->ngids : NFS_CRED_MAX_GIDS;
+	memcpy(out->gids, in->gids, out->ngids * sizeof(out->gids[0]));
 }
 
 /* See backend_int.h. */

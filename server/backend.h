@@ -28,6 +28,10 @@ struct nfs_cred {
 	uint32_t gids[NFS_CRED_MAX_GIDS];
 };
 
+/* The RPC layer's credential (common/rpc/rpc.h) as the backend takes it. */
+struct rpc_cred;
+void nfs_cred_from_rpc(const struct rpc_cred *in, struct nfs_cred *out);
+
 /* What serves an export's files. */
 enum nfs_backend_kind {
 	NFS_BACKEND_POSIX,  /* path is a local directory */
@@ -55,6 +59,8 @@ struct nfs_client_rule {
 	int all_squash;	 /* every caller -> anon_uid/anon_gid */
 	int secure;	 /* TCP and UDP calls from ports >= 1024 get NFS3ERR_PERM */
 	int async;	 /* WRITE and COMMIT reply without making data stable */
+	int no_auth_nlm; /* a lock owner's file opens for any caller (else: the
+			    owner, or a caller who may read it) */
 	uint32_t anon_uid, anon_gid;
 };
 

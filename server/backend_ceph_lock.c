@@ -117,10 +117,11 @@ int ce_open_locked(struct nfs_req *req, const nfs_fh3 *fh, struct nfs_lock_file 
 		free(k);
 		return be_lock_errno(st);
 	}
-	if (!S_ISREG(o.st.st_mode)) {
+	if (!S_ISREG(o.st.st_mode) ||
+	    (!o.rule.no_auth_nlm && o.uid != o.st.st_uid && (st = ce_check(&o, R_OK)) != NFS3_OK)) {
 		ce_release(&o);
 		free(k);
-		return -EINVAL;
+		return S_ISREG(o.st.st_mode) ? be_lock_errno(st) : -EINVAL;
 	}
 	ro = be_export_check(req, o.exp, BE_MODIFY) != NFS3_OK;
 	if (!ro)

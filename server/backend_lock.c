@@ -61,6 +61,24 @@ static const struct nfs_lock_ops posix_lock_ops = {
 	.close = posix_close,
 };
 
+/* Whether the caller of req may lock o (backend_lock.h): it owns o or may
+ * read it, judged with its identity taken on, as NFS calls are. */
+static nfsstat3 may_lock(struct nfs_req *req, struct be_obj *o)
+{
+	struct nfs_client_rule rule;
+	nfsstat3 st;
+	int r;
+
+	be_req_rule(req, o->exp, &rule);
+	if (rule.no_auth_nlm || be_req_uid(req, o->exp) == o->st.st_uid)
+		return NFS3_OK;
+	if ((st = be_cred_enter(req, o->exp)) != NFS3_OK)
+		return st;
+	r = be_access(o->fd, &o->st, PERM_R);
+	be_cred_leave(req);
+	return r < 0 ? nfs3_errno_to_stat(-r) : NFS3_OK;
+}
+
 /* See backend_int.h (be_posix_ops.open_locked): the platform handle opened
  * again, read-write where the export and the file allow. */
 int be_posix_open_locked(struct nfs_req *req, const nfs_fh3 *h, struct nfs_lock_file *out)
@@ -73,6 +91,8 @@ int be_posix_open_locked(struct nfs_req *req, const nfs_fh3 *h, struct nfs_lock_
 	st = be_resolve(req, h, OSDEP_OPEN_PATH, 0, &o);
 	if (st == NFS3_OK && !S_ISREG(o.st.st_mode))
 		st = NFS3ERR_INVAL;
+	if (st == NFS3_OK && (st = may_lock(req, &o)) != NFS3_OK)
+		be_release(req, &o);
 	if (st == NFS3_OK) {
 		ro = be_export_check(req, o.exp, BE_MODIFY) != NFS3_OK;
 		platform_fh(o.fh, &ofh);
@@ -100,12 +120,12 @@ int be_posix_open_locked(struct nfs_req *req, const nfs_fh3 *h, struct nfs_lock_
 /* See backend_lock.h: the export's backend opens it its own way. */
 int nfs_backend_open_locked(struct nfs_backend *be, const struct nfs_lock_call *c,
 			    const struct sockaddr *client, socklen_t client_len,
-			    struct nfs_lock_file *out)
+			    const struct rpc_cred *caller, struct nfs_lock_file *out)
 {
 	struct nfs_req req = {.be = be, .client = client, .client_len = client_len};
 	nfs_fh3 h = {.data = {.data_len = (u_int)c->fhlen, .data_val = (char *)c->fh}};
 
-	req.cred.flavor = NFS_AUTH_SYS; /* uid 0: the export's squashing decides nothing here */
+	nfs_cred_from_rpc(caller, &req.cred);
 	return c->exp == NULL		  ? -ESTALE
 	       : c->exp->ops->open_locked ? c->exp->ops->open_locked(&req, &h, out)
 					  : -EOPNOTSUPP;

@@ -47,6 +47,7 @@ static int client_rule(const void *acl, const struct sockaddr *sa, struct nfs_cl
 		.all_squash = a->opts.all_squash,
 		.secure = a->opts.secure,
 		.async = a->opts.async,
+		.no_auth_nlm = a->opts.no_auth_nlm,
 		.anon_uid = a->opts.anon_uid,
 		.anon_gid = a->opts.anon_gid,
 	};

@@ -26,11 +26,7 @@ static void to_nfs_req(struct rpc_req *r, struct nfs_req *n)
 	n->be = r->prog_ctx;
 	n->client = r->peer;
 	n->client_len = r->peer_len;
-	n->cred.flavor = r->cred.flavor;
-	n->cred.uid = r->cred.uid;
-	n->cred.gid = r->cred.gid;
-	n->cred.ngids = r->cred.ngids < NFS_CRED_MAX_GIDS ? r->cred.ngids : NFS_CRED_MAX_GIDS;
-	memcpy(n->cred.gids, r->cred.gids, n->cred.ngids * sizeof(n->cred.gids[0]));
+	nfs_cred_from_rpc(&r->cred, &n->cred);
 	n->integrity_ok = r->integrity_ok;
 	n->secure_transport = r->secure_transport;
 	n->get_buf = r->get_buf ? glue_get_buf : NULL;

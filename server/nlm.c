@@ -103,6 +103,8 @@ nlm4_stats nlm_open_stat(int rc)
 	switch (rc) {
 	case -ESTALE:
 		return NLM4_STALE_FH;
+	case -EACCES: /* as Linux's lockd answers a refused open */
+		return NLM4_DENIED;
 	case -EMFILE:
 	case -ENFILE:
 	case -ENOMEM:
@@ -115,7 +117,7 @@ nlm4_stats nlm_open_stat(int rc)
 /* The owner of l for host h in p, opened if new; *st says why not. */
 static struct nlm_owner *owner_get(struct nlm *n, struct nlm_part *p, struct nlm_host *h,
 				   const nlm4_lock *l, const struct nfs_lock_call *lc,
-				   nlm4_stats *st)
+				   const struct rpc_cred *cred, nlm4_stats *st)
 {
 	struct nlm_owner *o = owner_find(p, h, l);
 	struct sockaddr_storage addr;
@@ -145,7 +147,7 @@ static struct nlm_owner *owner_get(struct nlm *n, struct nlm_part *p, struct nlm
 	addr = h->addr;
 	addrlen = h->addrlen;
 	pthread_mutex_unlock(&n->lock); /* storage: see nlm_int.h */
-	rc = nfs_backend_open_locked(n->be, lc, (const struct sockaddr *)&addr, addrlen, &lf);
+	rc = nfs_backend_open_locked(n->be, lc, (const struct sockaddr *)&addr, addrlen, cred, &lf);
 	pthread_mutex_lock(&n->lock);
 	if (rc) {
 		n->nowners--;
@@ -272,7 +274,7 @@ static void find_holder(struct nlm *n, const struct nlm_owner *self, dev_t dev, 
 
 /* See nlm_int.h. */
 nlm4_stats nlm_do_test(struct nlm *n, const struct sockaddr *peer, socklen_t plen,
-		       const nlm4_testargs *a, nlm4_holder *holder)
+		       const struct rpc_cred *cred, const nlm4_testargs *a, nlm4_holder *holder)
 {
 	struct nfs_lock_call lc;
 	struct nfs_lock_file lf, *f;
@@ -295,7 +297,7 @@ nlm4_stats nlm_do_test(struct nlm *n, const struct sockaddr *peer, socklen_t ple
 
 	pthread_mutex_unlock(&n->lock); /* storage: see nlm_int.h (o stays, with the turn) */
 	f = o ? &o->lf : &lf;
-	if (o == NULL && (rc = nfs_backend_open_locked(n->be, &lc, peer, plen, &lf)) != 0) {
+	if (o == NULL && (rc = nfs_backend_open_locked(n->be, &lc, peer, plen, cred, &lf)) != 0) {
 		st = nlm_open_stat(rc);
 		f = NULL;
 	}
@@ -343,7 +345,8 @@ static nlm4_stats lock_owner(struct nlm *n, struct nlm_owner *o, const nlm4_lock
 
 /* See nlm_int.h. */
 nlm4_stats nlm_do_lock(struct nlm *n, const struct sockaddr *peer, socklen_t plen,
-		       const nlm4_lockargs *a, int via_msg, int monitor)
+		       const struct rpc_cred *cred, const nlm4_lockargs *a, int via_msg,
+		       int monitor)
 {
 	struct nfs_lock_call lc;
 	struct nlm_part *p;
@@ -369,7 +372,7 @@ nlm4_stats nlm_do_lock(struct nlm *n, const struct sockaddr *peer, socklen_t ple
 		st = NLM4_DENIED_NOLOCKS;
 	} else {
 		h->pins++; /* owner_get lets go of nlm->lock before h holds anything */
-		if ((o = owner_get(n, p, h, &a->alock, &lc, &st)) != NULL) {
+		if ((o = owner_get(n, p, h, &a->alock, &lc, cred, &st)) != NULL) {
 			st = lock_owner(n, o, a, start, end, via_msg);
 			/* a blocked request is granted later (GRANTED): monitored now,
 			 * as Linux's lockd monitors every monitored LOCK's client */

@@ -82,7 +82,7 @@ static nlm4_stats share_add(struct nlm *n, struct nlm_part *p, struct nlm_host *
 
 /* See nlm_int.h. */
 nlm4_stats nlm_do_share(struct nlm *n, const struct sockaddr *peer, socklen_t plen,
-			const nlm4_shareargs *a, int unshare)
+			const struct rpc_cred *cred, const nlm4_shareargs *a, int unshare)
 {
 	const nlm4_share *sh = &a->share;
 	struct nfs_lock_file lf;
@@ -106,7 +106,7 @@ nlm4_stats nlm_do_share(struct nlm *n, const struct sockaddr *peer, socklen_t pl
 		       : !unshare && a->reclaim ? NLM4_DENIED_NOLOCKS
 						: NLM4_DENIED_GRACE_PERIOD;
 	pthread_mutex_unlock(&n->lock); /* storage: see nlm_int.h */
-	rc = nfs_backend_open_locked(n->be, &lc, peer, plen, &lf);
+	rc = nfs_backend_open_locked(n->be, &lc, peer, plen, cred, &lf);
 	if (rc) {
 		nlm_leave(n, p, &lc);
 		return nlm_open_stat(rc);

@@ -94,6 +94,7 @@ struct cfg_client_opts {
 	bool all_squash;  /* map every caller to anon_uid/anon_gid */
 	bool secure;	  /* TCP and UDP calls must come from a port below 1024 */
 	bool async;	  /* writes reported stable without being made so */
+	bool no_auth_nlm; /* lock requests need no right to the file (nfs-utils' no_auth_nlm) */
 	unsigned anon_uid, anon_gid;
 };
 
@@ -135,6 +136,7 @@ struct cfg_export {
 	size_t n_allow;
 	enum cfg_access access;	 /* access..anon_gid: the libconfig export's, for every client */
 	bool root_squash;	 /* map uid/gid 0 to anon_uid/anon_gid */
+	bool auth_nlm;		 /* lock requests need the caller's right to the file */
 	unsigned anon_uid;	 /* uid for squashed and AUTH_NONE requests */
 	unsigned anon_gid;	 /* gid for squashed and AUTH_NONE requests */
 	bool integrity_required; /* refuse requests without a valid HMAC */

@@ -124,6 +124,7 @@ void config_finish_exports(struct load_ctx *c)
 			a->client = j;
 			a->opts = (struct cfg_client_opts){.access = exp->access,
 							   .root_squash = exp->root_squash,
+							   .no_auth_nlm = !exp->auth_nlm,
 							   .anon_uid = exp->anon_uid,
 							   .anon_gid = exp->anon_gid};
 			exp->n_allow++;

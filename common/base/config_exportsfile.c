@@ -96,6 +96,10 @@ static const struct flag_opt flag_opts[] = {
 	{"no_all_squash", OPT(all_squash), false},
 	{"secure", OPT(secure), true},
 	{"insecure", OPT(secure), false},
+	{"no_auth_nlm", OPT(no_auth_nlm), true},
+	{"insecure_locks", OPT(no_auth_nlm), true},
+	{"auth_nlm", OPT(no_auth_nlm), false},
+	{"secure_locks", OPT(no_auth_nlm), false},
 };
 #undef OPT
 
@@ -114,10 +118,6 @@ static const struct {
 	{"pnfs", "there is no pNFS"},
 	{"security_label", "NFSv4.2 only"},
 	{"no_acl", "ACLs are not served"},
-	{"insecure_locks", "there is no NLM"},
-	{"no_auth_nlm", "there is no NLM"},
-	{"secure_locks", "there is no NLM"},
-	{"auth_nlm", "there is no NLM"},
 	{"refer", "NFSv4 only"},
 	{"replicas", "NFSv4 only"},
 	{"xprtsec", "there is no RPC-with-TLS"},

@@ -410,6 +410,11 @@ const struct cfg_entry config_export_table[] = {
 	       "ro (read-only) or rw (read-write)."),
 	E_BOOL("root_squash", X, root_squash, true,
 	       "Treat requests from uid 0 as anon_uid/anon_gid."),
+	E_BOOL("auth_nlm", X, auth_nlm, true,
+	       "A lock request (NLM) needs its caller, after squashing, to own the file or "
+	       "have the right to read it, as on the Linux server; false: anyone the export "
+	       "admits may lock any of its files (for clients that send lock requests as "
+	       "AUTH_NULL or as a squashed root)."),
 	E_INT("anon_uid", X, anon_uid, 0, 4294967294LL, 65534,
 	      "User id for squashed and anonymous requests."),
 	E_INT("anon_gid", X, anon_gid, 0, 4294967294LL, 65534,

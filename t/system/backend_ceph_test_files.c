@@ -98,13 +98,16 @@ void open_files_kept(void **state)
 /* The identity the lock manager finds a CephFS file's locks by: the same
  * for every open of one file, another inode for another file, and a device
  * no local file system has (a POSIX export's files are never mistaken for
- * it; before, every CephFS file had device 0). */
+ * it; before, every CephFS file had device 0). Who may open one: its owner,
+ * whatever its mode, or a caller who may read it. */
 void lock_identity(void **state)
 {
 	struct cenv *c = *state;
 	struct tenv *t = &c->t;
-	struct nfs_lock_file a1, a2, b;
-	nfs_fh3 fa, fb;
+	struct nfs_lock_file a1, a2, b, p;
+	nfs_fh3 fa, fb, fp, fo;
+	SETATTR3args sa;
+	SETATTR3res sr;
 	struct stat st;
 
 	assert_int_equal(t_create(t, &c->dir, "la", 0644, &fa), NFS3_OK);
@@ -120,6 +123,26 @@ void lock_identity(void **state)
 	a1.ops->close(&a1);
 	a2.ops->close(&a2);
 	b.ops->close(&b);
+	assert_int_equal(t_create(t, &c->dir, "lp", 0600, &fp), NFS3_OK);
+	t->req.cred.uid = t->req.cred.gid = 1000;
+	assert_int_equal(ce_open_locked(&t->req, &fp, &p), -EACCES);
+	assert_int_equal(ce_open_locked(&t->req, &fa, &p), 0); /* 0644: may read */
+	p.ops->close(&p);
+	t->req.cred.uid = t->req.cred.gid = 0;
+	assert_int_equal(t_create(t, &c->dir, "lo", 0, &fo), NFS3_OK);
+	memset(&sa, 0, sizeof(sa));
+	sa.object = fo;
+	sa.new_attributes.uid.set_it = TRUE;
+	sa.new_attributes.uid.set_uid3_u.uid = 1000;
+	tcall(t, NFSPROC3_SETATTR, &sa, &sr);
+	assert_int_equal(sr.status, NFS3_OK);
+	tfree(NFSPROC3_SETATTR, &sr);
+	t->req.cred.uid = t->req.cred.gid = 1000;
+	assert_int_equal(ce_open_locked(&t->req, &fo, &p), 0); /* its own, mode 0 */
+	p.ops->close(&p);
+	t->req.cred.uid = t->req.cred.gid = 0;
 	fh_free(&fa);
 	fh_free(&fb);
+	fh_free(&fp);
+	fh_free(&fo);
 }

@@ -18,6 +18,7 @@
 
 #include "t/unit/nfs3_testlib.h"
 #include "server/backend_ceph.h"
+#include "server/backend_lock.h"
 #include "backend_ceph_test.h"
 
 /* Handles: still good after a restart (the inode found again with
@@ -404,6 +405,7 @@ void acls_decide(void **state)
 	const uint32 rw = ACCESS3_READ | ACCESS3_MODIFY | ACCESS3_EXTEND;
 	struct cenv *c = *state;
 	struct tenv *t = &c->t;
+	struct nfs_lock_file lf;
 	nfs_fh3 fh, dir;
 	fattr3 fa;
 	char buf[8];
@@ -418,10 +420,13 @@ void acls_decide(void **state)
 	t->req.cred.uid = t->req.cred.gid = 1000;
 	assert_int_equal(t_access(t, &fh), rw);
 	assert_int_equal(t_write(t, &fh, 0, "ACL", 3, FILE_SYNC), NFS3_OK);
+	assert_int_equal(ce_open_locked(&t->req, &fh, &lf), 0); /* may lock it too */
+	lf.ops->close(&lf);
 	/* a named user, given less than others have */
 	t->req.cred.uid = t->req.cred.gid = 1001;
 	assert_int_equal(t_access(t, &fh), 0);
 	assert_int_equal(t_read(t, &fh, 0, buf, sizeof(buf), &got), NFS3ERR_ACCES);
+	assert_int_equal(ce_open_locked(&t->req, &fh, &lf), -EACCES);
 	/* the owning group: its entry, not the mask that the mode shows */
 	t->req.cred.uid = 1002;
 	t->req.cred.gid = 0;

@@ -9,7 +9,7 @@
  *
  * This file starts and stops the server and has the clients' calls;
  * nlm_test_cb.c has the test's own services, the cases are in
- * nlm_test_locks.c and nlm_test_hosts.c, and nlm_test.h declares what they
+ * nlm_test_locks.c, nlm_test_rights.c and nlm_test_hosts.c, and nlm_test.h declares what they
  * share.
  */
 #include <errno.h>
@@ -87,7 +87,7 @@ static void write_conf(unsigned grace_s)
 		"  exports = ( { path = \"%s/export\"; clients = [\"127.0.0.1\", \"127.0.0.3\"];"
 		" access = \"rw\"; root_squash = false; },\n"
 		"    { path = \"%s/export2\"; clients = [\"127.0.0.1\"]; access = \"rw\";"
-		" root_squash = false; } );\n"
+		" root_squash = false; auth_nlm = false; } );\n"
 		"};\n",
 		rdma_port, tcp_port, T, T, grace_s, pmap_port, T, T, T);
 	fclose(f);
@@ -391,6 +391,7 @@ int main(void)
 		cmocka_unit_test(free_all_exports),
 		cmocka_unit_test(per_client_limits),
 		cmocka_unit_test(shares),
+		cmocka_unit_test(lock_needs_right),
 		cmocka_unit_test(msg_forms),
 		cmocka_unit_test(bad_input),
 		cmocka_unit_test(forged_from_elsewhere),

@@ -91,6 +91,8 @@ void free_all(void **state);
 void free_all_exports(void **state);
 void per_client_limits(void **state);
 void shares(void **state);
+/* ... nlm_test_rights.c ... */
+void lock_needs_right(void **state);
 /* ... and nlm_test_hosts.c. */
 void msg_forms(void **state);
 void bad_input(void **state);

@@ -247,18 +247,20 @@ void exports_file_is_stored(void **state)
 	struct nfsrdma_config cfg;
 	const struct cfg_export *a, *b, *c;
 
-	write_file("t.exports",
-		   "# comment\n"
-		   "/srv/a 192.0.2.7(rw,no_root_squash,insecure,async) \\\n"
-		   "   10.0.0.0/255.0.0.0(all_squash,anonuid=1000,anongid=1001,sync,secure,"
-		   "root_squash,no_all_squash,ro,no_subtree_check,no_wdelay,hide,sec=sys) # c\n"
-		   "\"/srv/b\" -rw,insecure fe80::/10 *(ro,fsid=77)\n"
-		   "/srv/b// 192.0.2.9(all_squash)\n"
-		   "/srv/c localhost(rw)\n",
-		   0644);
+	write_file(
+		"t.exports",
+		"# comment\n"
+		"/srv/a 192.0.2.7(rw,no_root_squash,insecure,async,insecure_locks) \\\n"
+		"   10.0.0.0/255.0.0.0(all_squash,anonuid=1000,anongid=1001,sync,secure,"
+		"root_squash,no_all_squash,ro,no_subtree_check,no_wdelay,hide,sec=sys,no_auth_nlm,"
+		"secure_locks) # c\n"
+		"\"/srv/b\" -rw,insecure fe80::/10 *(ro,fsid=77)\n"
+		"/srv/b// 192.0.2.9(all_squash)\n"
+		"/srv/c localhost(rw)\n",
+		0644);
 	load_ok("server = { exports_file = \"t.exports\";\n"
 		"  exports = ( { path = \"/srv/x\"; clients = [\"192.0.2.1\"]; access = \"rw\";"
-		" root_squash = false; fsid = 5; } );\n};\n",
+		" root_squash = false; fsid = 5; auth_nlm = false; } );\n};\n",
 		&cfg);
 	assert_int_equal(cfg.server.n_exports, 4);
 	assert_null(cfg.server.exports[0].file);
@@ -266,6 +268,7 @@ void exports_file_is_stored(void **state)
 	o = opts_for(&cfg.server.exports[0], "192.0.2.1");
 	assert_non_null(o);
 	assert_true(o->access == CFG_ACCESS_RW && !o->root_squash && !o->secure && !o->async);
+	assert_true(o->no_auth_nlm);
 	assert_string_equal(cfg.server.exports_file, tmp_path("t.exports"));
 
 	a = &cfg.server.exports[1];
@@ -280,11 +283,13 @@ void exports_file_is_stored(void **state)
 	assert_false(o->all_squash);
 	assert_false(o->secure);
 	assert_true(o->async);
+	assert_true(o->no_auth_nlm);
 	assert_int_equal(o->anon_uid, 65534);
 	o = opts_for(a, "10.9.8.7");
 	assert_non_null(o);
 	assert_int_equal(o->access, CFG_ACCESS_RO);
 	assert_true(o->root_squash && !o->all_squash && o->secure && !o->async);
+	assert_false(o->no_auth_nlm); /* the last of no_auth_nlm,secure_locks */
 	assert_int_equal(o->anon_uid, 1000);
 	assert_int_equal(o->anon_gid, 1001);
 	assert_null(opts_for(a, "192.0.2.8"));
@@ -297,6 +302,7 @@ void exports_file_is_stored(void **state)
 	o = opts_for(b, "fe80::1");
 	assert_non_null(o);
 	assert_true(o->access == CFG_ACCESS_RW && !o->secure && o->root_squash); /* -opts */
+	assert_false(o->no_auth_nlm);
 	o = opts_for(b, "192.0.2.9");
 	assert_non_null(o);
 	assert_true(o->access == CFG_ACCESS_RO && !o->all_squash); /* "*" comes first */

@@ -1,0 +1,120 @@
+/*
+ * nlm_test_rights.c: who may lock a file. As on the Linux server, a lock
+ * request that opens the file for a new lock owner (LOCK, TEST, SHARE) needs
+ * its caller, after the export's squashing, to own the file or to have the
+ * right to read it; the export option auth_nlm = false (nfs-utils'
+ * no_auth_nlm) lets anyone lock. Part of t/system/nlm_test (see nlm_test.c).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <rpc/rpc.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "common/nfs/nlm_prog.h"
+#include "common/nfs/nlm_prot.h"
+#include "nlm_test.h"
+
+#define OWNER 1000
+#define OTHER 2000
+
+/* A TCP client of the server's NLM whose calls carry AUTH_SYS uid/gid
+ * (AUTH_NONE when uid is -1). */
+static CLIENT *as_user(int uid)
+{
+	CLIENT *c = client(IPPROTO_TCP, NLM_PROGRAM, NLM_V4);
+
+	if (uid >= 0) {
+		auth_destroy(c->cl_auth);
+		c->cl_auth = authunix_create("nlmtest", uid, uid, 0, NULL);
+		assert_non_null(c->cl_auth);
+	}
+	return c;
+}
+
+/* Destroy c and its credential (clnt_destroy leaves that). */
+static void done_with(CLIENT *c)
+{
+	auth_destroy(c->cl_auth);
+	clnt_destroy(c);
+}
+
+/* The handle of file name in export (made if missing), owned by OWNER with mode. */
+static void private_file(const char *export, const char *name, mode_t mode, nfs_fh3 *fh)
+{
+	char path[512];
+
+	file_handle_in(export, name, fh);
+	snprintf(path, sizeof(path), "%s/%s/%s", T, export, name);
+	assert_int_equal(chown(path, OWNER, OWNER), 0);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+/* SHARE of fh for host by c (deny nothing, read access); its answer. */
+static nlm4_stats share(CLIENT *c, const nfs_fh3 *fh, const char *host)
+{
+	nlm4_shareargs a = {.cookie = COOKIE};
+	nlm4_shareres r;
+	nlm4_stats st;
+
+	a.share = (nlm4_share){.caller_name = (char *)host,
+			       .fh = {fh->data.data_len, fh->data.data_val},
+			       .oh = {2, "s1"},
+			       .mode = NLM4_FSM_DN,
+			       .access = NLM4_FSA_R};
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(clnt_call(c, NLM4_SHARE, (xdrproc_t)xdr_nlm4_shareargs, (char *)&a,
+				   (xdrproc_t)xdr_nlm4_shareres, (char *)&r, tmo),
+			 RPC_SUCCESS);
+	st = r.stat;
+	xdr_free((xdrproc_t)xdr_nlm4_shareres, (char *)&r);
+	return st;
+}
+
+/* The owner, and a caller who may read the file, may lock it; anyone else,
+ * an anonymous caller among them, is denied, unless the export says
+ * auth_nlm = false. */
+void lock_needs_right(void **state)
+{
+	CLIENT *owner = as_user(OWNER), *other = as_user(OTHER), *anon = as_user(-1);
+	nfs_fh3 fh, open_fh;
+	char path[512];
+
+	(void)state;
+	private_file("export", "private", 0600, &fh);
+	assert_int_equal(do_lock(other, alock("hostR", &fh, 1, 0, 10), 1, 0, 0), NLM4_DENIED);
+	assert_int_equal(do_lock(other, alock("hostR", &fh, 1, 0, 10), 0, 0, 0), NLM4_DENIED);
+	assert_int_equal(do_test(other, alock("hostR", &fh, 1, 0, 10), 1, NULL), NLM4_DENIED);
+	assert_int_equal(share(other, &fh, "hostR"), NLM4_DENIED);
+	assert_int_equal(do_lock(anon, alock("hostR", &fh, 2, 0, 10), 0, 0, 0), NLM4_DENIED);
+	/* the owner may, even where the mode lets it do nothing (0000) */
+	assert_int_equal(do_lock(owner, alock("hostR", &fh, 3, 0, 10), 1, 0, 0), NLM4_GRANTED);
+	assert_int_equal(do_unlock(owner, alock("hostR", &fh, 3, 0, 10)), NLM4_GRANTED);
+	snprintf(path, sizeof(path), "%s/export/private", T);
+	assert_int_equal(chmod(path, 0), 0);
+	assert_int_equal(do_lock(owner, alock("hostR", &fh, 4, 0, 10), 0, 0, 0), NLM4_GRANTED);
+	assert_int_equal(do_unlock(owner, alock("hostR", &fh, 4, 0, 10)), NLM4_GRANTED);
+	/* "other" may read: anyone may lock, a write lock too */
+	assert_int_equal(chmod(path, 0604), 0);
+	assert_int_equal(do_lock(other, alock("hostR", &fh, 5, 0, 10), 1, 0, 0), NLM4_GRANTED);
+	assert_int_equal(do_lock(anon, alock("hostR", &fh, 6, 20, 10), 0, 0, 0), NLM4_GRANTED);
+	assert_int_equal(share(other, &fh, "hostR"), NLM4_GRANTED);
+	do_free_all(owner, "hostR");
+	/* export2 says auth_nlm = false */
+	private_file("export2", "open", 0600, &open_fh);
+	assert_int_equal(do_lock(other, alock("hostR", &open_fh, 7, 0, 10), 1, 0, 0), NLM4_GRANTED);
+	assert_int_equal(do_lock(anon, alock("hostR", &open_fh, 8, 20, 10), 1, 0, 0), NLM4_GRANTED);
+	do_free_all(owner, "hostR");
+	free(fh.data.data_val);
+	free(open_fh.data.data_val);
+	done_with(owner);
+	done_with(other);
+	done_with(anon);
+}
