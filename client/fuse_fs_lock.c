@@ -43,23 +43,29 @@ static void waiting(void *arg, struct nlmc_wait *w)
 		fuse_req_interrupt_func(li->req, NULL, NULL);
 }
 
-/* The NLM lock a FUSE lock request names. */
-static struct nlmc_lock lock_of(struct nfsfs *fs, fuse_ino_t ino, const struct fuse_file_info *fi,
-				const struct flock *lock)
+/* The NLM lock a FUSE lock request names, made for the process asking
+ * (its credential into *cr): the server checks its right to the file, as
+ * Linux's client sends the file's opener's. */
+static struct nlmc_lock lock_of(fuse_req_t req, struct nfsfs *fs, fuse_ino_t ino,
+				const struct fuse_file_info *fi, const struct flock *lock,
+				struct rpc_cred *cr)
 {
+	nfsfs_cred(req, cr);
 	return (struct nlmc_lock){.fh = &nfsfs_node(fs, ino)->fh,
 				  .owner = fi->lock_owner,
 				  .svid = (uint32_t)lock->l_pid,
 				  .type = lock->l_type,
 				  .start = (uint64_t)lock->l_start,
-				  .len = (uint64_t)lock->l_len};
+				  .len = (uint64_t)lock->l_len,
+				  .cred = cr};
 }
 
 /* getlk: TEST. */
 static void op_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct flock *lock)
 {
 	struct nfsfs *fs = nfsfs_of(req);
-	struct nlmc_lock l = lock_of(fs, ino, fi, lock);
+	struct rpc_cred cr;
+	struct nlmc_lock l = lock_of(req, fs, ino, fi, lock, &cr);
 	struct flock out;
 	pid_t pid;
 	int rc = nlmc_test(fs->nlm, &l, &pid);
@@ -105,7 +111,8 @@ static void op_setlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
 		     int sleep)
 {
 	struct nfsfs *fs = nfsfs_of(req);
-	struct nlmc_lock l = lock_of(fs, ino, fi, lock);
+	struct rpc_cred cr;
+	struct nlmc_lock l = lock_of(req, fs, ino, fi, lock, &cr);
 
 	if (lock->l_start < 0 || lock->l_len < 0) {
 		fuse_reply_err(req, EINVAL);
@@ -119,12 +126,12 @@ static void op_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
 {
 	struct nfsfs *fs = nfsfs_of(req);
 	int how = op & ~LOCK_NB;
-	struct nlmc_lock l = {.fh = &nfsfs_node(fs, ino)->fh,
-			      .owner = fi->lock_owner,
-			      .svid = (uint32_t)fuse_req_ctx(req)->pid,
-			      .type = how == LOCK_SH   ? F_RDLCK
-				      : how == LOCK_EX ? F_WRLCK
-						       : F_UNLCK};
+	struct flock whole = {.l_type = how == LOCK_SH	 ? F_RDLCK
+					: how == LOCK_EX ? F_WRLCK
+							 : F_UNLCK,
+			      .l_pid = fuse_req_ctx(req)->pid};
+	struct rpc_cred cr;
+	struct nlmc_lock l = lock_of(req, fs, ino, fi, &whole, &cr);
 
 	if (how != LOCK_SH && how != LOCK_EX && how != LOCK_UN) {
 		fuse_reply_err(req, EINVAL);

@@ -225,11 +225,13 @@ static struct nlmc_conn *conn_get(struct nlmc *n)
 	return c;
 }
 
-/* One NLM call; 0, or -ENOLCK when the server's NLM cannot be reached. Calls
+/* One NLM call, for cred (NULL: this process); 0, or -ENOLCK when the
+ * server's NLM cannot be reached. Calls
  * of several threads go out at once on the one connection. A broken
  * connection is made again once; one that timed out is left to the calls
  * still on it, and the next call makes a new one. */
-int nlmc_call(struct nlmc *n, uint32_t proc, xdrproc_t xa, void *a, xdrproc_t xr, void *r)
+int nlmc_call(struct nlmc *n, const struct rpc_cred *cred, uint32_t proc, xdrproc_t xa, void *a,
+	      xdrproc_t xr, void *r)
 {
 	int rc = -ECONNRESET;
 
@@ -241,7 +243,8 @@ int nlmc_call(struct nlmc *n, uint32_t proc, xdrproc_t xa, void *a, xdrproc_t xr
 					.args = a,
 					.xdr_res = xr,
 					.res = r,
-					.timeout_ms = n->p.timeout_ms};
+					.timeout_ms = n->p.timeout_ms,
+					.cred = cred};
 		struct nlmc_conn *c = conn_get(n);
 		bool last;
 
@@ -334,7 +337,7 @@ int nlmc_test(struct nlmc *n, struct nlmc_lock *l, pid_t *pid)
 	nlmc_fill_alock(n, l, oh, &a.alock);
 	for (uint64_t t0 = now_ms();;) {
 		memset(&r, 0, sizeof(r));
-		if ((rc = nlmc_call(n, NLM4_TEST, (xdrproc_t)xdr_nlm4_testargs, &a,
+		if ((rc = nlmc_call(n, l->cred, NLM4_TEST, (xdrproc_t)xdr_nlm4_testargs, &a,
 				    (xdrproc_t)xdr_nlm4_testres, &r)) != 0)
 			return rc;
 		if (r.stat.stat != NLM4_DENIED_GRACE_PERIOD || now_ms() - t0 > GRACE_MAX_MS)
@@ -367,6 +370,8 @@ static int held_apply(struct nlmc *n, const struct nlmc_lock *l)
 
 	pthread_mutex_lock(&n->lock);
 	rc = nlmc_held_apply(&n->held, l->fh, l->owner, l->svid, l->type, l->start, l->len);
+	if (rc == 0 && l->type != F_UNLCK && l->cred)
+		nlmc_held_set_cred(&n->held, l->fh, l->owner, l->cred);
 	pthread_mutex_unlock(&n->lock);
 	return rc;
 }
@@ -442,16 +447,16 @@ void nlmc_interrupt(struct nlmc *n, struct nlmc_wait *w)
 	pthread_mutex_unlock(&n->lock);
 }
 
-/* CANCEL a blocked request. */
-static void cancel(struct nlmc *n, nlm4_lockargs *la)
+/* CANCEL a blocked request (for cred). */
+static void cancel(struct nlmc *n, const struct rpc_cred *cred, nlm4_lockargs *la)
 {
 	nlm4_cancargs a = {
 		.cookie = la->cookie, .block = 1, .exclusive = la->exclusive, .alock = la->alock};
 	nlm4_res r;
 
 	memset(&r, 0, sizeof(r));
-	if (nlmc_call(n, NLM4_CANCEL, (xdrproc_t)xdr_nlm4_cancargs, &a, (xdrproc_t)xdr_nlm4_res,
-		      &r) == 0)
+	if (nlmc_call(n, cred, NLM4_CANCEL, (xdrproc_t)xdr_nlm4_cancargs, &a,
+		      (xdrproc_t)xdr_nlm4_res, &r) == 0)
 		xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
 }
 
@@ -465,9 +470,10 @@ static void wait_calling(struct nlmc *n, struct nlmc_wait *w, int calling)
 	pthread_mutex_unlock(&n->lock);
 }
 
-/* LOCK, and while BLOCKED (or refused for the grace period) the waits.
- * *unsure: a LOCK got no answer (the server may yet grant it). */
-static int lock_loop(struct nlmc *n, nlm4_lockargs *a, struct nlmc_wait *w, int *unsure)
+/* LOCK for cred, and while BLOCKED (or refused for the grace period) the
+ * waits. *unsure: a LOCK got no answer (the server may yet grant it). */
+static int lock_loop(struct nlmc *n, const struct rpc_cred *cred, nlm4_lockargs *a,
+		     struct nlmc_wait *w, int *unsure)
 {
 	uint64_t t0 = now_ms();
 	nlm4_res r;
@@ -476,7 +482,7 @@ static int lock_loop(struct nlmc *n, nlm4_lockargs *a, struct nlmc_wait *w, int 
 	for (;;) {
 		memset(&r, 0, sizeof(r));
 		wait_calling(n, w, 1);
-		rc = nlmc_call(n, NLM4_LOCK, (xdrproc_t)xdr_nlm4_lockargs, a,
+		rc = nlmc_call(n, cred, NLM4_LOCK, (xdrproc_t)xdr_nlm4_lockargs, a,
 			       (xdrproc_t)xdr_nlm4_res, &r);
 		wait_calling(n, w, 0);
 		if (rc != 0) {
@@ -501,7 +507,7 @@ static int lock_loop(struct nlmc *n, nlm4_lockargs *a, struct nlmc_wait *w, int 
 		if (got == 1)
 			return 0;
 		if (got < 0) {
-			cancel(n, a);
+			cancel(n, cred, a);
 			return -EINTR;
 		}
 		/* no GRANTED yet: ask again, as Linux does */
@@ -528,7 +534,7 @@ int nlmc_lock(struct nlmc *n, const struct nlmc_lock *l, int wait,
 		if (waiting)
 			waiting(arg, w);
 	}
-	rc = lock_loop(n, &a, w, &unsure);
+	rc = lock_loop(n, l->cred, &a, w, &unsure);
 	/* Counted as held before the wait goes, so that the server's GRANTED
 	 * sent again finds the lock held (nlm_clnt_cb.c, granted). Also where
 	 * the server may grant it after we stopped waiting (its storage was
@@ -573,7 +579,7 @@ int nlmc_unlock(struct nlmc *n, const struct nlmc_lock *l)
 	nlmc_fill_alock(n, &ul, oh, &a.alock);
 	for (uint64_t t0 = now_ms();;) {
 		memset(&r, 0, sizeof(r));
-		if ((rc = nlmc_call(n, NLM4_UNLOCK, (xdrproc_t)xdr_nlm4_unlockargs, &a,
+		if ((rc = nlmc_call(n, l->cred, NLM4_UNLOCK, (xdrproc_t)xdr_nlm4_unlockargs, &a,
 				    (xdrproc_t)xdr_nlm4_res, &r)) != 0)
 			return rc;
 		xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
@@ -595,6 +601,7 @@ int nlmc_release_owner(struct nlmc *n, const struct nfs3c_fh *fh, uint64_t owner
 {
 	struct nlmc_lock l = {.fh = fh, .owner = owner, .type = F_UNLCK};
 	struct nlmc_held *h;
+	struct rpc_cred cred;
 
 	pthread_mutex_lock(&n->lock);
 	h = nlmc_held_take(&n->held, fh, owner);
@@ -602,6 +609,8 @@ int nlmc_release_owner(struct nlmc *n, const struct nfs3c_fh *fh, uint64_t owner
 	if (h == NULL)
 		return 0;
 	l.svid = h->svid;
+	cred = h->cred;
+	l.cred = cred.flavor ? &cred : NULL;
 	nlmc_held_free(h);
 	return nlmc_unlock(n, &l);
 }

@@ -132,6 +132,16 @@ int nlmc_held_covers(struct nlmc_heldset *s, const struct nfs3c_fh *fh, uint64_t
 }
 
 /* See nlm_clnt_held.h. */
+void nlmc_held_set_cred(struct nlmc_heldset *s, const struct nfs3c_fh *fh, uint64_t owner,
+			const struct rpc_cred *cred)
+{
+	struct nlmc_held *h = find(s, fh, owner, NULL);
+
+	if (h)
+		h->cred = *cred;
+}
+
+/* See nlm_clnt_held.h. */
 uint32_t nlmc_held_svid(struct nlmc_heldset *s, const struct nfs3c_fh *fh, uint64_t owner)
 {
 	struct nlmc_held *h = find(s, fh, owner, NULL);

@@ -82,7 +82,8 @@ struct nlmc {
 CLIENT *nlmc_tcp_client(const struct sockaddr_storage *sa, socklen_t salen, uint32_t prog,
 			uint32_t vers, int timeout_ms);
 /* One NLM call; 0, or -ENOLCK when the server's NLM cannot be reached. */
-int nlmc_call(struct nlmc *n, uint32_t proc, xdrproc_t xa, void *a, xdrproc_t xr, void *r);
+int nlmc_call(struct nlmc *n, const struct rpc_cred *cred, uint32_t proc, xdrproc_t xa, void *a,
+	      xdrproc_t xr, void *r);
 /* Let go of n's hold on the connection to the server's NLM, if any (under
  * call_lock, or at the end); the calls still on it keep it until they end. */
 void nlmc_disconnect(struct nlmc *n);

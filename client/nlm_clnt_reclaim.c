@@ -32,19 +32,23 @@ static unsigned reclaim_all(struct nlmc *n, unsigned *total)
 {
 	struct nlmc_lock *all = NULL;
 	struct nfs3c_fh *fhs = NULL;
+	struct rpc_cred *creds = NULL;
 	unsigned k = 0, lost = 0, cap = 0;
 
 	pthread_mutex_lock(&n->lock);
 	for (struct nlmc_held *h = n->held.head; h; h = h->next)
 		cap += h->nr;
 	if (cap && ((all = calloc(cap, sizeof(*all))) == NULL ||
-		    (fhs = calloc(cap, sizeof(*fhs))) == NULL))
+		    (fhs = calloc(cap, sizeof(*fhs))) == NULL ||
+		    (creds = calloc(cap, sizeof(*creds))) == NULL))
 		cap = 0;
 	for (struct nlmc_held *h = n->held.head; h && k < cap; h = h->next) {
 		for (unsigned i = 0; i < h->nr && k < cap; i++, k++) {
 			fhs[k] = h->fh;
+			creds[k] = h->cred;
 			all[k] = (struct nlmc_lock){
 				.fh = &fhs[k],
+				.cred = creds[k].flavor ? &creds[k] : NULL,
 				.owner = h->owner,
 				.svid = h->svid,
 				.type = h->r[i].excl ? F_WRLCK : F_RDLCK,
@@ -63,7 +67,7 @@ static unsigned reclaim_all(struct nlmc *n, unsigned *total)
 		nlmc_set_cookie(n, &ck, &a.cookie);
 		nlmc_fill_alock(n, &all[i], oh, &a.alock);
 		memset(&r, 0, sizeof(r));
-		if (nlmc_call(n, NLM4_LOCK, (xdrproc_t)xdr_nlm4_lockargs, &a,
+		if (nlmc_call(n, all[i].cred, NLM4_LOCK, (xdrproc_t)xdr_nlm4_lockargs, &a,
 			      (xdrproc_t)xdr_nlm4_res, &r) != 0) {
 			lost++;
 			continue;
@@ -74,6 +78,7 @@ static unsigned reclaim_all(struct nlmc *n, unsigned *total)
 	}
 	free(all);
 	free(fhs);
+	free(creds);
 	*total = k;
 	return lost;
 }
@@ -84,7 +89,8 @@ static int reconnected(struct nlmc *n)
 {
 	int again;
 
-	if (nlmc_call(n, NLM4_NULL, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_void, NULL) != 0)
+	if (nlmc_call(n, NULL, NLM4_NULL, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_void, NULL) !=
+	    0)
 		return 0;
 	pthread_mutex_lock(&n->call_lock);
 	again = n->reconnected;

@@ -10,7 +10,9 @@
 # NLM giving ENOLCK at once. The same over IPv6 (mounts of [::1]: NLM over
 # TCP/IPv6, the server asking for the callback port with rpcbind version 4
 # and calling back over UDP/IPv6, the forward between the two mounts) where
-# the host has IPv6 loopback. TAP output.
+# the host has IPv6 loopback. A lock goes out as the user who takes it, whose
+# right to the file the server checks (on an export that squashes root) and
+# whose reclaim after a server restart is made as that user. TAP output.
 . "$(dirname "$0")/client_lib.sh"
 
 S=$top_builddir/server/nfsrdma-server
@@ -24,8 +26,8 @@ T=$T_SCRATCH
 V6=""
 grep -q '^0\{31\}1 ' /proc/net/if_inet6 2>/dev/null && V6=', "::1"'
 PER_TR=19 # checks in each transport's round
-mkdir -p "$T/export" "$T/a" "$T/b" "$T/n" "$T/sm"
-chmod 777 "$T/export"
+mkdir -p "$T/export" "$T/squash" "$T/a" "$T/b" "$T/n" "$T/sm"
+chmod 777 "$T/export" "$T/squash"
 
 # srv_conf NAME NLM_ENABLE: a configuration whose clients' rpcbind is mount A's
 # callback port (mount A answers GETPORT there for its NLM service).
@@ -42,7 +44,8 @@ server = {
 	handle_key_file = "$T/handle.key";
 	nlm = { enable = $2; grace_s = ${3:-0}; client_rpcbind_port = $CBA; };
 	nsm = { state_dir = "$T/sm"; };
-	exports = ( { path = "$T/export"; clients = ["127.0.0.1"$V6]; access = "rw"; root_squash = false; } );
+	exports = ( { path = "$T/export"; clients = ["127.0.0.1"$V6]; access = "rw"; root_squash = false; },
+		{ path = "$T/squash"; clients = ["127.0.0.1"]; access = "rw"; } );
 };
 EOF
 }
@@ -54,6 +57,7 @@ start_real() {
 		RDMA=$(free_port)
 		CBA=$(free_port)
 		CBB=$(free_port)
+		CBN=$(free_port)
 		srv_conf "$1" "$2" "${3:-0}"
 		"$S" -f "$T/$1.conf" 2> "$T/$1.log" && return 0
 		grep -q "Address already in use" "$T/$1.log" || break
@@ -104,7 +108,7 @@ wait_line() {
 # out ARGS...: lockprog's lines on one line.
 out() { "$LP" "$@" 2>&1 | tr '\n' ' ' | sed 's/ $//'; }
 
-plan $((11 + 3 * PER_TR))
+plan $((15 + 3 * PER_TR))
 
 start_real srv true
 ok $? "nfsrdma-server starts with NLM"
@@ -220,9 +224,29 @@ for tr in tcp rdma tcp6; do
 	sleep 0.2
 done
 
+# a lock goes out as the process that takes it, whose right to the file the
+# server checks: on an export that squashes root, a user locks its own file
+# (as the mounting root it would be refused), and another user, who may
+# write the file but not read it, may not
+user() { setpriv --reuid="$1" --regid="$1" --clear-groups "${@:2}"; }
+HAVE_SETPRIV=$(command -v setpriv)
+if [ -n "$HAVE_SETPRIV" ]; then
+	do_mount "proto=tcp,port=$TCP,lockcbport=$CBA" "127.0.0.1:$T/squash" "$T/a" 2> "$T/mount-s.err"
+	ok $? "a mount of an export that squashes root"
+	user 1000 sh -c ": > '$T/a/own' && chmod 602 '$T/a/own'"
+	got=$(user 1000 "$LP" "$T/a/own" w 0 1 2>&1)
+	check "a user's F_SETLK on its own file (mode 0602) is granted ($got)" [ "$got" = ok ]
+	got=$(user 2000 "$LP" "$T/a/own" w 0 1 2>&1)
+	check "another user, who may write it but not read it, is refused ($got)" [ "$got" = busy ]
+	umount_all
+else
+	for i in 1 2 3; do skip "setpriv is missing (util-linux)"; done
+fi
+
 # the server restarts while A and B hold locks: A hears SM_NOTIFY (the server
 # asks at A's port), B sees its connection made again; both reclaim in the
-# grace period, so after it each still excludes the other
+# grace period, so after it each still excludes the other. So does a user's
+# lock on the export that squashes root, reclaimed as that user
 stop_real srv
 start_real gr true 6
 ok $? "nfsrdma-server starts with a grace period of 6 s"
@@ -231,6 +255,14 @@ do_mount "proto=tcp,port=$TCP,lockcbport=$CBA" "127.0.0.1:$T/export" "$T/a" 2> "
 ok $? "two mounts for the restart"
 bg A "$T/a/f" w 0 10 s 40000
 bg B "$T/b/f" w 20 10 s 40000
+if [ -n "$HAVE_SETPRIV" ] &&
+	do_mount "proto=tcp,port=$TCP,lockcbport=$CBN" "127.0.0.1:$T/squash" "$T/n" 2> "$T/mount-n.err"; then
+	# setpriv itself, not the function: $! is then the lock's process
+	setpriv --reuid=1000 --regid=1000 --clear-groups "$LP" "$T/n/own" w 0 10 s 40000 \
+		> "$T/U.out" 2>&1 &
+	U_PID=$!
+	wait_line "$T/U.out" 1
+fi
 wait_line "$T/A.out" 1
 wait_line "$T/B.out" 1
 check "A and B hold their locks (after the first grace period)" \
@@ -246,8 +278,15 @@ check "after the grace period ($ms ms) A's and B's locks are still held ($got)" 
 	[ "$got" = "busy busy" ] && [ $ms -ge 3000 ]
 check "the server took the reclaims" \
 	bash -c "'$S' -s -f '$T/gr.conf' | awk '\$1 == \"nlm.owners\" { exit !(\$2 >= 2) }'"
-kill "$A_PID" "$B_PID" 2>/dev/null
-wait "$A_PID" "$B_PID" 2>/dev/null
+if [ -n "$HAVE_SETPRIV" ]; then
+	got="$(cat "$T/U.out") $(user 1000 "$LP" "$T/n/own" w 5 1 2>&1)"
+	check "a user's lock on the export that squashes root is reclaimed as the user ($got)" \
+		[ "$got" = "ok busy" ]
+else
+	skip "setpriv is missing (util-linux)"
+fi
+kill "$A_PID" "$B_PID" ${U_PID:-} 2>/dev/null
+wait "$A_PID" "$B_PID" ${U_PID:-} 2>/dev/null
 check "and once they let go, the other mount locks" [ "$(out "$T/b/f" w 0 1)" = ok ]
 umount_all
 stop_real gr

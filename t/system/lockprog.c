@@ -10,7 +10,8 @@
  *   s MS              sleep MS milliseconds (no output)
  *   c                 close and open the file again: "ok"
  *   p N               read N bytes at 0 (pread): "data BYTES"
- * Exits 2 on bad arguments, else 0.
+ * The file is opened read-write, or write-only where the caller may not read
+ * it. Exits 2 on bad arguments, else 0.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +57,15 @@ static int do_flock(int fd, const char *mode)
 	return -1;
 }
 
+/* path opened read-write (made if missing), or write-only where that is all
+ * the caller may. */
+static int open_file(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT, 0666);
+
+	return fd < 0 && errno == EACCES ? open(path, O_WRONLY) : fd;
+}
+
 int main(int argc, char **argv)
 {
 	const char *path;
@@ -65,7 +75,7 @@ int main(int argc, char **argv)
 	if (argc < 3)
 		return usage();
 	path = argv[1];
-	if ((fd = open(path, O_RDWR | O_CREAT, 0666)) < 0) {
+	if ((fd = open_file(path)) < 0) {
 		perror(path);
 		return 1;
 	}
@@ -110,7 +120,7 @@ int main(int argc, char **argv)
 			fflush(stdout);
 		} else if (c == 'c' && cmd[1] == '\0') {
 			close(fd);
-			if ((fd = open(path, O_RDWR)) < 0) {
+			if ((fd = open_file(path)) < 0) {
 				perror(path);
 				return 1;
 			}
