@@ -43,14 +43,20 @@ static void waiting(void *arg, struct nlmc_wait *w)
 		fuse_req_interrupt_func(li->req, NULL, NULL);
 }
 
-/* The NLM lock a FUSE lock request names, made for the process asking
- * (its credential into *cr): the server checks its right to the file, as
- * Linux's client sends the file's opener's. */
+/* The NLM lock a FUSE lock request names, made for the file's opener (its
+ * credential into *cr), as Linux's client sends it: the server checks its
+ * right to the file. FUSE asks only for regular files, whose fi->fh is
+ * their open file; without one, the process asking. */
 static struct nlmc_lock lock_of(fuse_req_t req, struct nfsfs *fs, fuse_ino_t ino,
 				const struct fuse_file_info *fi, const struct flock *lock,
 				struct rpc_cred *cr)
 {
-	nfsfs_cred(req, cr);
+	const struct nfsfs_open *of = (const struct nfsfs_open *)(uintptr_t)fi->fh;
+
+	if (of)
+		*cr = of->cred;
+	else
+		nfsfs_cred(req, cr);
 	return (struct nlmc_lock){.fh = &nfsfs_node(fs, ino)->fh,
 				  .owner = fi->lock_owner,
 				  .svid = (uint32_t)lock->l_pid,

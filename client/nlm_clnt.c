@@ -601,7 +601,7 @@ int nlmc_release_owner(struct nlmc *n, const struct nfs3c_fh *fh, uint64_t owner
 {
 	struct nlmc_lock l = {.fh = fh, .owner = owner, .type = F_UNLCK};
 	struct nlmc_held *h;
-	struct rpc_cred cred;
+	int rc;
 
 	pthread_mutex_lock(&n->lock);
 	h = nlmc_held_take(&n->held, fh, owner);
@@ -609,8 +609,8 @@ int nlmc_release_owner(struct nlmc *n, const struct nfs3c_fh *fh, uint64_t owner
 	if (h == NULL)
 		return 0;
 	l.svid = h->svid;
-	cred = h->cred;
-	l.cred = cred.flavor ? &cred : NULL;
+	l.cred = nlmc_held_cred(h);
+	rc = nlmc_unlock(n, &l);
 	nlmc_held_free(h);
-	return nlmc_unlock(n, &l);
+	return rc;
 }

@@ -36,7 +36,7 @@ void nlmc_stop(struct nlmc *n);
 /* One lock request as struct flock has it: start and len (0: to the end of
  * the file), type F_RDLCK, F_WRLCK or F_UNLCK, owner the kernel's lock owner
  * (one per process for fcntl locks, one per open file for flock), cred the
- * process asking, whose right to the file the server checks (NULL: this
+ * file's opener, whose right to the file the server checks (NULL: this
  * process's own); a granted lock's is kept for its reclaim. */
 struct nlmc_lock {
 	const struct nfs3c_fh *fh;

@@ -142,6 +142,12 @@ void nlmc_held_set_cred(struct nlmc_heldset *s, const struct nfs3c_fh *fh, uint6
 }
 
 /* See nlm_clnt_held.h. */
+const struct rpc_cred *nlmc_held_cred(const struct nlmc_held *h)
+{
+	return h->cred.flavor ? &h->cred : NULL;
+}
+
+/* See nlm_clnt_held.h. */
 uint32_t nlmc_held_svid(struct nlmc_heldset *s, const struct nfs3c_fh *fh, uint64_t owner)
 {
 	struct nlmc_held *h = find(s, fh, owner, NULL);

@@ -24,7 +24,7 @@ struct nlmc_held {
 	struct nfs3c_fh fh;
 	uint64_t owner;
 	uint32_t svid;
-	struct rpc_cred cred; /* who locked last (flavor 0: none said) */
+	struct rpc_cred cred; /* for whom it locked last (flavor 0: none said) */
 	struct nlmc_range *r;
 	unsigned nr;
 };
@@ -46,10 +46,12 @@ void nlmc_held_free(struct nlmc_held *h);
  * the end), all of it exclusive (excl) or all of it shared (!excl). */
 int nlmc_held_covers(struct nlmc_heldset *s, const struct nfs3c_fh *fh, uint64_t owner,
 		     uint64_t start, uint64_t len, int excl);
-/* Keep cred as the pair (fh, owner)'s: who asked for its last lock, whom
- * its reclaim is made for. Nothing if the pair holds nothing. */
+/* Keep cred as the pair (fh, owner)'s: whom its last lock was asked for,
+ * whom its reclaim is made for. Nothing if the pair holds nothing. */
 void nlmc_held_set_cred(struct nlmc_heldset *s, const struct nfs3c_fh *fh, uint64_t owner,
 			const struct rpc_cred *cred);
+/* The credential h keeps, or NULL (none said: this process's). */
+const struct rpc_cred *nlmc_held_cred(const struct nlmc_held *h);
 /* The svid the pair (fh, owner) locked with, or 0. */
 uint32_t nlmc_held_svid(struct nlmc_heldset *s, const struct nfs3c_fh *fh, uint64_t owner);
 void nlmc_held_clear(struct nlmc_heldset *s);

@@ -27,28 +27,32 @@ void nlmc_reclaim_want(struct nlmc *n)
 	pthread_mutex_unlock(&n->lock);
 }
 
-/* LOCK with reclaim for every range held; the number lost. */
+/* One range to reclaim, with copies of what its pair keeps. */
+struct reclaim {
+	struct nlmc_lock l;
+	struct nfs3c_fh fh;
+	struct rpc_cred cred;
+};
+
+/* LOCK with reclaim for every range held, each for whom it was taken; the
+ * number lost. */
 static unsigned reclaim_all(struct nlmc *n, unsigned *total)
 {
-	struct nlmc_lock *all = NULL;
-	struct nfs3c_fh *fhs = NULL;
-	struct rpc_cred *creds = NULL;
+	struct reclaim *all = NULL;
 	unsigned k = 0, lost = 0, cap = 0;
 
 	pthread_mutex_lock(&n->lock);
 	for (struct nlmc_held *h = n->held.head; h; h = h->next)
 		cap += h->nr;
-	if (cap && ((all = calloc(cap, sizeof(*all))) == NULL ||
-		    (fhs = calloc(cap, sizeof(*fhs))) == NULL ||
-		    (creds = calloc(cap, sizeof(*creds))) == NULL))
+	if (cap && (all = calloc(cap, sizeof(*all))) == NULL)
 		cap = 0;
 	for (struct nlmc_held *h = n->held.head; h && k < cap; h = h->next) {
 		for (unsigned i = 0; i < h->nr && k < cap; i++, k++) {
-			fhs[k] = h->fh;
-			creds[k] = h->cred;
-			all[k] = (struct nlmc_lock){
-				.fh = &fhs[k],
-				.cred = creds[k].flavor ? &creds[k] : NULL,
+			all[k].fh = h->fh;
+			all[k].cred = h->cred;
+			all[k].l = (struct nlmc_lock){
+				.fh = &all[k].fh,
+				.cred = nlmc_held_cred(h) ? &all[k].cred : NULL,
 				.owner = h->owner,
 				.svid = h->svid,
 				.type = h->r[i].excl ? F_WRLCK : F_RDLCK,
@@ -59,15 +63,15 @@ static unsigned reclaim_all(struct nlmc *n, unsigned *total)
 	pthread_mutex_unlock(&n->lock);
 	for (unsigned i = 0; i < k; i++) {
 		nlm4_lockargs a = {
-			.exclusive = all[i].type == F_WRLCK, .reclaim = 1, .state = n->state};
+			.exclusive = all[i].l.type == F_WRLCK, .reclaim = 1, .state = n->state};
 		nlm4_res r;
 		char oh[OH_LEN];
 		uint32_t ck;
 
 		nlmc_set_cookie(n, &ck, &a.cookie);
-		nlmc_fill_alock(n, &all[i], oh, &a.alock);
+		nlmc_fill_alock(n, &all[i].l, oh, &a.alock);
 		memset(&r, 0, sizeof(r));
-		if (nlmc_call(n, all[i].cred, NLM4_LOCK, (xdrproc_t)xdr_nlm4_lockargs, &a,
+		if (nlmc_call(n, all[i].l.cred, NLM4_LOCK, (xdrproc_t)xdr_nlm4_lockargs, &a,
 			      (xdrproc_t)xdr_nlm4_res, &r) != 0) {
 			lost++;
 			continue;
@@ -77,8 +81,6 @@ static unsigned reclaim_all(struct nlmc *n, unsigned *total)
 		xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
 	}
 	free(all);
-	free(fhs);
-	free(creds);
 	*total = k;
 	return lost;
 }

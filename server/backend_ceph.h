@@ -82,7 +82,7 @@ int ce_snap_link(struct ce_obj *d);
 /* Lock files (backend_ceph_lock.c): open one for a lock owner
  * (be_ceph_ops.open_locked); count them on their export, whose mount the
  * last one unmounts if the export was closed meanwhile. */
-int ce_open_locked(struct nfs_req *req, const nfs_fh3 *fh, struct nfs_lock_file *out);
+int ce_open_locked(struct nfs_req *req, const nfs_fh3 *fh, int rights, struct nfs_lock_file *out);
 void ce_lock_files_get(struct ceph_export *ce);
 void ce_lock_files_put(struct ceph_export *ce);
 

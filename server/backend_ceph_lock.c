@@ -104,7 +104,7 @@ static dev_t lock_dev(const struct ceph_export *ce, uint64_t snap)
 }
 
 /* See export.h (be_ceph_ops.open_locked). */
-int ce_open_locked(struct nfs_req *req, const nfs_fh3 *fh, struct nfs_lock_file *out)
+int ce_open_locked(struct nfs_req *req, const nfs_fh3 *fh, int rights, struct nfs_lock_file *out)
 {
 	struct ce_lock *k = calloc(1, sizeof(*k));
 	struct ce_obj o;
@@ -117,11 +117,14 @@ int ce_open_locked(struct nfs_req *req, const nfs_fh3 *fh, struct nfs_lock_file 
 		free(k);
 		return be_lock_errno(st);
 	}
-	if (!S_ISREG(o.st.st_mode) ||
-	    (!o.rule.no_auth_nlm && o.uid != o.st.st_uid && (st = ce_check(&o, R_OK)) != NFS3_OK)) {
+	st = !S_ISREG(o.st.st_mode) ? NFS3ERR_INVAL
+	     : rights && !o.rule.no_auth_nlm && o.uid != o.st.st_uid
+		     ? ce_check(&o, R_OK) /* as may_lock */
+		     : NFS3_OK;
+	if (st != NFS3_OK) {
 		ce_release(&o);
 		free(k);
-		return S_ISREG(o.st.st_mode) ? be_lock_errno(st) : -EINVAL;
+		return be_lock_errno(st);
 	}
 	ro = be_export_check(req, o.exp, BE_MODIFY) != NFS3_OK;
 	if (!ro)

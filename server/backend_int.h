@@ -104,7 +104,8 @@ struct export *be_export_of_fh(struct nfs_backend *be, const nfs_fh3 *fh);
 /* The errno backend_lock.h says for an NFS status of a lock file's open. */
 int be_lock_errno(nfsstat3 st);
 /* be_posix_ops.open_locked (backend_lock.c): kernel locks on a local file. */
-int be_posix_open_locked(struct nfs_req *req, const nfs_fh3 *fh, struct nfs_lock_file *out);
+int be_posix_open_locked(struct nfs_req *req, const nfs_fh3 *fh, int rights,
+			 struct nfs_lock_file *out);
 /* Check a handle's header and MAC and split it into export id and the
  * backend's part (ofh). NFS3_OK, BADHANDLE, STALE (a wrong MAC) or JUKEBOX. */
 nfsstat3 be_fh_parse(const struct integrity_key *k, const nfs_fh3 *fh, uint32_t *id,

@@ -33,6 +33,9 @@ int be_lock_errno(nfsstat3 st)
 		return -EINVAL;
 	case NFS3ERR_JUKEBOX:
 		return -EMFILE;
+	case NFS3ERR_IO:
+	case NFS3ERR_SERVERFAULT:
+		return -EIO;
 	default:
 		return -ESTALE;
 	}
@@ -66,11 +69,15 @@ static const struct nfs_lock_ops posix_lock_ops = {
 static nfsstat3 may_lock(struct nfs_req *req, struct be_obj *o)
 {
 	struct nfs_client_rule rule;
+	gid_t gid, gids[NFS_CRED_MAX_GIDS];
+	size_t ngids;
+	uid_t uid;
 	nfsstat3 st;
 	int r;
 
 	be_req_rule(req, o->exp, &rule);
-	if (rule.no_auth_nlm || be_req_uid(req, o->exp) == o->st.st_uid)
+	export_map_cred(&rule, &req->cred, &uid, &gid, &ngids, gids);
+	if (rule.no_auth_nlm || uid == o->st.st_uid)
 		return NFS3_OK;
 	if ((st = be_cred_enter(req, o->exp)) != NFS3_OK)
 		return st;
@@ -81,7 +88,8 @@ static nfsstat3 may_lock(struct nfs_req *req, struct be_obj *o)
 
 /* See backend_int.h (be_posix_ops.open_locked): the platform handle opened
  * again, read-write where the export and the file allow. */
-int be_posix_open_locked(struct nfs_req *req, const nfs_fh3 *h, struct nfs_lock_file *out)
+int be_posix_open_locked(struct nfs_req *req, const nfs_fh3 *h, int rights,
+			 struct nfs_lock_file *out)
 {
 	struct osdep_fh ofh;
 	struct be_obj o;
@@ -91,7 +99,7 @@ int be_posix_open_locked(struct nfs_req *req, const nfs_fh3 *h, struct nfs_lock_
 	st = be_resolve(req, h, OSDEP_OPEN_PATH, 0, &o);
 	if (st == NFS3_OK && !S_ISREG(o.st.st_mode))
 		st = NFS3ERR_INVAL;
-	if (st == NFS3_OK && (st = may_lock(req, &o)) != NFS3_OK)
+	if (st == NFS3_OK && rights && (st = may_lock(req, &o)) != NFS3_OK)
 		be_release(req, &o);
 	if (st == NFS3_OK) {
 		ro = be_export_check(req, o.exp, BE_MODIFY) != NFS3_OK;
@@ -125,9 +133,10 @@ int nfs_backend_open_locked(struct nfs_backend *be, const struct nfs_lock_call *
 	struct nfs_req req = {.be = be, .client = client, .client_len = client_len};
 	nfs_fh3 h = {.data = {.data_len = (u_int)c->fhlen, .data_val = (char *)c->fh}};
 
-	nfs_cred_from_rpc(caller, &req.cred);
+	if (caller)
+		nfs_cred_from_rpc(caller, &req.cred);
 	return c->exp == NULL		  ? -ESTALE
-	       : c->exp->ops->open_locked ? c->exp->ops->open_locked(&req, &h, out)
+	       : c->exp->ops->open_locked ? c->exp->ops->open_locked(&req, &h, caller != NULL, out)
 					  : -EOPNOTSUPP;
 }
 

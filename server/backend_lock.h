@@ -46,13 +46,14 @@ struct nfs_lock_file {
  * apply as for an NFS call (client list; read-write if the export and file
  * allow, else read-only), and caller, after the export's squashing, must own
  * the file or have the right to read it, as on the Linux server, unless the
- * export's rule for client says no_auth_nlm. The file is opened as the
- * server, not as caller: the lock owner's later calls reuse it. On a CephFS
+ * export's rule for client says no_auth_nlm (caller NULL: no right is
+ * checked, for what only drops what the client holds). The file is opened
+ * as the server, not as caller: the lock owner's later calls reuse it. On a CephFS
  * export the locks are the cluster's, so that the clients of every head
  * exporting it exclude each other.
  * 0, or -ESTALE (unknown, forged or vanished handle), -EACCES (client or
- * caller not allowed), -EINVAL (not a regular file), -EMFILE/-ENFILE, other
- * -errno.
+ * caller not allowed), -EINVAL (not a regular file), -EMFILE/-ENFILE, -EIO
+ * (the check or the storage failed), other -errno.
  * Blocks (CephFS: on the cluster): never called on an event loop; c is
  * between nfs_backend_lock_enter and nfs_backend_lock_leave.
  */

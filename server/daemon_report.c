@@ -94,6 +94,8 @@ static void print_client(FILE *f, const struct cfg_export *x, const struct cfg_c
 		o->secure ? "secure" : "insecure",
 		o->root_squash ? "root_squash" : "no_root_squash",
 		o->all_squash ? "all_squash" : "no_all_squash", o->anon_uid, o->anon_gid);
+	if (o->no_auth_nlm)
+		fprintf(f, ",insecure_locks"); /* as exportfs -v shows it */
 	if (x->fsid != 0)
 		fprintf(f, ",fsid=%u", x->fsid);
 	if (x->integrity_required)

@@ -41,9 +41,11 @@ struct be_ops {
 	int never_inline;
 	/* The NFSv3 procedures by number; NFSPROC3_NULL is never called. */
 	void (*nfs3[NFS3_NPROCS])(struct nfs_req *req, void *args, void *res);
-	/* Open a regular file for a lock owner, with the backend's own locks
+	/* Open a regular file for a lock owner, with the backend's own locks,
+	 * checking the caller's right to lock it where rights
 	 * (server/backend_lock.h); NULL: the backend has no locks. */
-	int (*open_locked)(struct nfs_req *req, const nfs_fh3 *fh, struct nfs_lock_file *out);
+	int (*open_locked)(struct nfs_req *req, const nfs_fh3 *fh, int rights,
+			   struct nfs_lock_file *out);
 };
 
 extern const struct be_ops be_posix_ops;

@@ -103,8 +103,6 @@ nlm4_stats nlm_open_stat(int rc)
 	switch (rc) {
 	case -ESTALE:
 		return NLM4_STALE_FH;
-	case -EACCES: /* as Linux's lockd answers a refused open */
-		return NLM4_DENIED;
 	case -EMFILE:
 	case -ENFILE:
 	case -ENOMEM:

@@ -106,7 +106,9 @@ nlm4_stats nlm_do_share(struct nlm *n, const struct sockaddr *peer, socklen_t pl
 		       : !unshare && a->reclaim ? NLM4_DENIED_NOLOCKS
 						: NLM4_DENIED_GRACE_PERIOD;
 	pthread_mutex_unlock(&n->lock); /* storage: see nlm_int.h */
-	rc = nfs_backend_open_locked(n->be, &lc, peer, plen, cred, &lf);
+	/* UNSHARE only drops what the client holds: no right is checked (Linux's
+	 * lockd finds the file that the share keeps open) */
+	rc = nfs_backend_open_locked(n->be, &lc, peer, plen, unshare ? NULL : cred, &lf);
 	if (rc) {
 		nlm_leave(n, p, &lc);
 		return nlm_open_stat(rc);

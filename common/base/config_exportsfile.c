@@ -244,6 +244,7 @@ static struct cfg_export *export_for(struct xf *x, unsigned line, const char *pa
 	e->line = line;
 	e->access = default_opts.access;
 	e->root_squash = default_opts.root_squash;
+	e->auth_nlm = !default_opts.no_auth_nlm;
 	e->anon_uid = default_opts.anon_uid;
 	e->anon_gid = default_opts.anon_gid;
 	cfg->server.n_exports++;
@@ -547,6 +548,7 @@ static void set_export_fields(struct xf *x)
 			continue;
 		e->access = e->allow[0].opts.access;
 		e->root_squash = e->allow[0].opts.root_squash;
+		e->auth_nlm = !e->allow[0].opts.no_auth_nlm;
 		e->anon_uid = e->allow[0].opts.anon_uid;
 		e->anon_gid = e->allow[0].opts.anon_gid;
 	}

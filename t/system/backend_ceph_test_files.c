@@ -112,9 +112,9 @@ void lock_identity(void **state)
 
 	assert_int_equal(t_create(t, &c->dir, "la", 0644, &fa), NFS3_OK);
 	assert_int_equal(t_create(t, &c->dir, "lb", 0644, &fb), NFS3_OK);
-	assert_int_equal(ce_open_locked(&t->req, &fa, &a1), 0);
-	assert_int_equal(ce_open_locked(&t->req, &fa, &a2), 0);
-	assert_int_equal(ce_open_locked(&t->req, &fb, &b), 0);
+	assert_int_equal(ce_open_locked(&t->req, &fa, 1, &a1), 0);
+	assert_int_equal(ce_open_locked(&t->req, &fa, 1, &a2), 0);
+	assert_int_equal(ce_open_locked(&t->req, &fb, 1, &b), 0);
 	assert_true(a1.dev == a2.dev && a1.ino == a2.ino);
 	assert_true(b.dev == a1.dev && b.ino != a1.ino);
 	assert_int_equal(stat("/", &st), 0);
@@ -125,8 +125,8 @@ void lock_identity(void **state)
 	b.ops->close(&b);
 	assert_int_equal(t_create(t, &c->dir, "lp", 0600, &fp), NFS3_OK);
 	t->req.cred.uid = t->req.cred.gid = 1000;
-	assert_int_equal(ce_open_locked(&t->req, &fp, &p), -EACCES);
-	assert_int_equal(ce_open_locked(&t->req, &fa, &p), 0); /* 0644: may read */
+	assert_int_equal(ce_open_locked(&t->req, &fp, 1, &p), -EACCES);
+	assert_int_equal(ce_open_locked(&t->req, &fa, 1, &p), 0); /* 0644: may read */
 	p.ops->close(&p);
 	t->req.cred.uid = t->req.cred.gid = 0;
 	assert_int_equal(t_create(t, &c->dir, "lo", 0, &fo), NFS3_OK);
@@ -138,7 +138,7 @@ void lock_identity(void **state)
 	assert_int_equal(sr.status, NFS3_OK);
 	tfree(NFSPROC3_SETATTR, &sr);
 	t->req.cred.uid = t->req.cred.gid = 1000;
-	assert_int_equal(ce_open_locked(&t->req, &fo, &p), 0); /* its own, mode 0 */
+	assert_int_equal(ce_open_locked(&t->req, &fo, 1, &p), 0); /* its own, mode 0 */
 	p.ops->close(&p);
 	t->req.cred.uid = t->req.cred.gid = 0;
 	fh_free(&fa);

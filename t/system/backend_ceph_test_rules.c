@@ -420,13 +420,13 @@ void acls_decide(void **state)
 	t->req.cred.uid = t->req.cred.gid = 1000;
 	assert_int_equal(t_access(t, &fh), rw);
 	assert_int_equal(t_write(t, &fh, 0, "ACL", 3, FILE_SYNC), NFS3_OK);
-	assert_int_equal(ce_open_locked(&t->req, &fh, &lf), 0); /* may lock it too */
+	assert_int_equal(ce_open_locked(&t->req, &fh, 1, &lf), 0); /* may lock it too */
 	lf.ops->close(&lf);
 	/* a named user, given less than others have */
 	t->req.cred.uid = t->req.cred.gid = 1001;
 	assert_int_equal(t_access(t, &fh), 0);
 	assert_int_equal(t_read(t, &fh, 0, buf, sizeof(buf), &got), NFS3ERR_ACCES);
-	assert_int_equal(ce_open_locked(&t->req, &fh, &lf), -EACCES);
+	assert_int_equal(ce_open_locked(&t->req, &fh, 1, &lf), -EACCES);
 	/* the owning group: its entry, not the mask that the mode shows */
 	t->req.cred.uid = 1002;
 	t->req.cred.gid = 0;

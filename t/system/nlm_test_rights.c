@@ -57,8 +57,10 @@ static void private_file(const char *export, const char *name, mode_t mode, nfs_
 	assert_int_equal(chmod(path, mode), 0);
 }
 
-/* SHARE of fh for host by c (deny nothing, read access); its answer. */
-static nlm4_stats share(CLIENT *c, const nfs_fh3 *fh, const char *host)
+/* SHARE or UNSHARE (proc) of fh for host's owner "s1" by c, denying mode to
+ * others for access; its answer. */
+static nlm4_stats share(CLIENT *c, uint32_t proc, const nfs_fh3 *fh, const char *host, int mode,
+			int access)
 {
 	nlm4_shareargs a = {.cookie = COOKIE};
 	nlm4_shareres r;
@@ -67,10 +69,10 @@ static nlm4_stats share(CLIENT *c, const nfs_fh3 *fh, const char *host)
 	a.share = (nlm4_share){.caller_name = (char *)host,
 			       .fh = {fh->data.data_len, fh->data.data_val},
 			       .oh = {2, "s1"},
-			       .mode = NLM4_FSM_DN,
-			       .access = NLM4_FSA_R};
+			       .mode = (nlm4_fsh_mode)mode,
+			       .access = (nlm4_fsh_access)access};
 	memset(&r, 0, sizeof(r));
-	assert_int_equal(clnt_call(c, NLM4_SHARE, (xdrproc_t)xdr_nlm4_shareargs, (char *)&a,
+	assert_int_equal(clnt_call(c, proc, (xdrproc_t)xdr_nlm4_shareargs, (char *)&a,
 				   (xdrproc_t)xdr_nlm4_shareres, (char *)&r, tmo),
 			 RPC_SUCCESS);
 	st = r.stat;
@@ -89,11 +91,14 @@ void lock_needs_right(void **state)
 
 	(void)state;
 	private_file("export", "private", 0600, &fh);
-	assert_int_equal(do_lock(other, alock("hostR", &fh, 1, 0, 10), 1, 0, 0), NLM4_DENIED);
-	assert_int_equal(do_lock(other, alock("hostR", &fh, 1, 0, 10), 0, 0, 0), NLM4_DENIED);
-	assert_int_equal(do_test(other, alock("hostR", &fh, 1, 0, 10), 1, NULL), NLM4_DENIED);
-	assert_int_equal(share(other, &fh, "hostR"), NLM4_DENIED);
-	assert_int_equal(do_lock(anon, alock("hostR", &fh, 2, 0, 10), 0, 0, 0), NLM4_DENIED);
+	/* refused as Linux's lockd refuses an open: FAILED (DENIED would name a
+	 * conflicting lock) */
+	assert_int_equal(do_lock(other, alock("hostR", &fh, 1, 0, 10), 1, 0, 0), NLM4_FAILED);
+	assert_int_equal(do_lock(other, alock("hostR", &fh, 1, 0, 10), 0, 1, 0), NLM4_FAILED);
+	assert_int_equal(do_test(other, alock("hostR", &fh, 1, 0, 10), 1, NULL), NLM4_FAILED);
+	assert_int_equal(share(other, NLM4_SHARE, &fh, "hostR", NLM4_FSM_DN, NLM4_FSA_R),
+			 NLM4_FAILED);
+	assert_int_equal(do_lock(anon, alock("hostR", &fh, 2, 0, 10), 0, 0, 0), NLM4_FAILED);
 	/* the owner may, even where the mode lets it do nothing (0000) */
 	assert_int_equal(do_lock(owner, alock("hostR", &fh, 3, 0, 10), 1, 0, 0), NLM4_GRANTED);
 	assert_int_equal(do_unlock(owner, alock("hostR", &fh, 3, 0, 10)), NLM4_GRANTED);
@@ -105,8 +110,17 @@ void lock_needs_right(void **state)
 	assert_int_equal(chmod(path, 0604), 0);
 	assert_int_equal(do_lock(other, alock("hostR", &fh, 5, 0, 10), 1, 0, 0), NLM4_GRANTED);
 	assert_int_equal(do_lock(anon, alock("hostR", &fh, 6, 20, 10), 0, 0, 0), NLM4_GRANTED);
-	assert_int_equal(share(other, &fh, "hostR"), NLM4_GRANTED);
 	do_free_all(owner, "hostR");
+	/* a share taken while it may read is given back after it may not (the
+	 * UNSHARE checks no right): the owner may then write */
+	assert_int_equal(share(other, NLM4_SHARE, &fh, "hostS", NLM4_FSM_DW, NLM4_FSA_R),
+			 NLM4_GRANTED);
+	assert_int_equal(chmod(path, 0600), 0);
+	assert_int_equal(share(other, NLM4_UNSHARE, &fh, "hostS", NLM4_FSM_DW, NLM4_FSA_R),
+			 NLM4_GRANTED);
+	assert_int_equal(share(owner, NLM4_SHARE, &fh, "hostT", NLM4_FSM_DN, NLM4_FSA_W),
+			 NLM4_GRANTED);
+	do_free_all(owner, "hostT");
 	/* export2 says auth_nlm = false */
 	private_file("export2", "open", 0600, &open_fh);
 	assert_int_equal(do_lock(other, alock("hostR", &open_fh, 7, 0, 10), 1, 0, 0), NLM4_GRANTED);
