@@ -226,10 +226,10 @@ static struct nlmc_conn *conn_get(struct nlmc *n)
 }
 
 /* One NLM call, for cred (NULL: this process); 0, or -ENOLCK when the
- * server's NLM cannot be reached. Calls
- * of several threads go out at once on the one connection. A broken
- * connection is made again once; one that timed out is left to the calls
- * still on it, and the next call makes a new one. */
+ * server's NLM cannot be reached. Calls of several threads go out at once
+ * on the one connection. A broken connection is made again once; one that
+ * timed out is left to the calls still on it, and the next call makes a new
+ * one. */
 int nlmc_call(struct nlmc *n, const struct rpc_cred *cred, uint32_t proc, xdrproc_t xa, void *a,
 	      xdrproc_t xr, void *r)
 {

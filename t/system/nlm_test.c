@@ -196,7 +196,7 @@ void file_handle(const char *name, nfs_fh3 *out)
 	file_handle_in("export", name, out);
 }
 
-/* The handle of file name in export dir (under T), made if missing. */
+/* The handle of file name in export dir (under T), made if missing, mode 0666. */
 void file_handle_in(const char *export, const char *name, nfs_fh3 *out)
 {
 	char path[512], *dir = path;
@@ -209,6 +209,8 @@ void file_handle_in(const char *export, const char *name, nfs_fh3 *out)
 	snprintf(path, sizeof(path), "%s/%s/%s", T, export, name);
 	fd = open(path, O_RDWR | O_CREAT, 0666);
 	assert_true(fd >= 0);
+	/* whatever the umask: the cases' anonymous callers may read it (and so lock it) */
+	assert_int_equal(fchmod(fd, 0666), 0);
 	close(fd);
 	snprintf(path, sizeof(path), "%s/%s", T, export);
 	memset(&mr, 0, sizeof(mr));

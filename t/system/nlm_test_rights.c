@@ -81,7 +81,7 @@ static nlm4_stats share(CLIENT *c, uint32_t proc, const nfs_fh3 *fh, const char 
 }
 
 /* The owner, and a caller who may read the file, may lock it; anyone else,
- * an anonymous caller among them, is denied, unless the export says
+ * an anonymous caller among them, is refused, unless the export says
  * auth_nlm = false. */
 void lock_needs_right(void **state)
 {
