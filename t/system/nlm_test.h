@@ -47,6 +47,10 @@ nlm4_stats do_unlock(CLIENT *c, nlm4_lock l);
 nlm4_stats do_cancel(CLIENT *c, nlm4_lock l, int exclusive);
 nlm4_stats do_test(CLIENT *c, nlm4_lock l, int exclusive, nlm4_holder *h);
 void do_free_all(CLIENT *c, const char *host);
+/* SHARE or UNSHARE (proc) of host's share (mode, access) of a (its handle and
+ * owner set); its answer. */
+nlm4_stats do_share(CLIENT *c, uint32_t proc, nlm4_shareargs *a, const char *host, int mode,
+		    int access);
 /* Whether the server's status monitor has host recorded (its file in the
  * state directory): it will be told of the server's restart. */
 int monitored(const char *host);

@@ -305,9 +305,8 @@ void per_client_limits(void **state)
 }
 
 /* SHARE/UNSHARE: deny modes against access. */
-/* SHARE or UNSHARE (proc) of host's share (mode, access) of a; its answer. */
-static nlm4_stats do_share(CLIENT *c, uint32_t proc, nlm4_shareargs *a, const char *host, int mode,
-			   int access)
+nlm4_stats do_share(CLIENT *c, uint32_t proc, nlm4_shareargs *a, const char *host, int mode,
+		    int access)
 {
 	nlm4_shareres r;
 	nlm4_stats st;

@@ -57,27 +57,15 @@ static void private_file(const char *export, const char *name, mode_t mode, nfs_
 	assert_int_equal(chmod(path, mode), 0);
 }
 
-/* SHARE or UNSHARE (proc) of fh for host's owner "s1" by c, denying mode to
+/* SHARE or UNSHARE (proc) of fh by c for host's owner "s1", denying mode to
  * others for access; its answer. */
 static nlm4_stats share(CLIENT *c, uint32_t proc, const nfs_fh3 *fh, const char *host, int mode,
 			int access)
 {
 	nlm4_shareargs a = {.cookie = COOKIE};
-	nlm4_shareres r;
-	nlm4_stats st;
 
-	a.share = (nlm4_share){.caller_name = (char *)host,
-			       .fh = {fh->data.data_len, fh->data.data_val},
-			       .oh = {2, "s1"},
-			       .mode = (nlm4_fsh_mode)mode,
-			       .access = (nlm4_fsh_access)access};
-	memset(&r, 0, sizeof(r));
-	assert_int_equal(clnt_call(c, proc, (xdrproc_t)xdr_nlm4_shareargs, (char *)&a,
-				   (xdrproc_t)xdr_nlm4_shareres, (char *)&r, tmo),
-			 RPC_SUCCESS);
-	st = r.stat;
-	xdr_free((xdrproc_t)xdr_nlm4_shareres, (char *)&r);
-	return st;
+	a.share = (nlm4_share){.fh = {fh->data.data_len, fh->data.data_val}, .oh = {2, "s1"}};
+	return do_share(c, proc, &a, host, mode, access);
 }
 
 /* The owner, and a caller who may read the file, may lock it; anyone else,
