@@ -64,26 +64,22 @@ static const struct nfs_lock_ops posix_lock_ops = {
 	.close = posix_close,
 };
 
-/* Whether the caller of req may lock o (backend_lock.h): it owns o or may
- * read it, judged with its identity taken on, as NFS calls are. */
+/* Whether the caller of req may lock o (backend_lock.h): what it may READ
+ * (be_io_allowed: the owner, or a caller who may read or execute o, as
+ * Linux's nfsd_permission allows a lock), with its identity taken on. */
 static nfsstat3 may_lock(struct nfs_req *req, struct be_obj *o)
 {
 	struct nfs_client_rule rule;
-	gid_t gid, gids[NFS_CRED_MAX_GIDS];
-	size_t ngids;
-	uid_t uid;
 	nfsstat3 st;
-	int r;
 
 	be_req_rule(req, o->exp, &rule);
-	export_map_cred(&rule, &req->cred, &uid, &gid, &ngids, gids);
-	if (rule.no_auth_nlm || uid == o->st.st_uid)
+	if (rule.no_auth_nlm)
 		return NFS3_OK;
 	if ((st = be_cred_enter(req, o->exp)) != NFS3_OK)
 		return st;
-	r = be_access(o->fd, &o->st, PERM_R);
+	st = be_io_allowed(o, be_req_uid(req, o->exp), 0);
 	be_cred_leave(req);
-	return r < 0 ? nfs3_errno_to_stat(-r) : NFS3_OK;
+	return st;
 }
 
 /* See backend_int.h (be_posix_ops.open_locked): the platform handle opened
