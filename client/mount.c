@@ -185,6 +185,7 @@ static int start_locks(struct mount_job *j, struct nfsfs *fs)
 	if (p.port == 0 && j->o.nfs.proto == NFS3C_PROTO_TCP)
 		p.port = j->o.port ? (unsigned)atoi(j->o.port) : 2049;
 	p.cbport = j->o.lockcbport;
+	p.key = j->o.nfs.key;
 	if (nlmc_start(&p, &fs->nlm, err, sizeof(err)) != 0) {
 		report(j, 1, "cannot start locking (mount with nolock for local locks): %s", err);
 		return -1;

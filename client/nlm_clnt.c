@@ -113,7 +113,8 @@ static unsigned nlm_port(struct nlmc *n, int family, const char *host)
  * (a name may give IPv6 and IPv4, and the server listen on one), as the NFS
  * connection is made. NULL with *why set if none answers. Its calls carry
  * this process's AUTH_SYS credentials, as libtirpc's authunix_create_default
- * would. */
+ * would (each call may name other ones), signed with the mount's key if it
+ * has one. */
 static struct rpc_clnt *nlm_connect(struct nlmc *n, const char **why)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
@@ -137,6 +138,7 @@ static struct rpc_clnt *nlm_connect(struct nlmc *n, const char **why)
 	if (c) {
 		c->cred.uid = (uint32_t)geteuid();
 		c->cred.gid = (uint32_t)getegid();
+		c->key = n->p.key;
 	}
 	return c;
 }

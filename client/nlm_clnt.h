@@ -26,6 +26,8 @@ struct nlmc_params {
 	unsigned max_owners;  /* (file, owner) pairs holding locks */
 	int no_rpcbind;	      /* 1: cbport is not registered with this host's rpcbind
 			       * (the tests and t/fuzz: they must not take the slot) */
+	/* non-NULL: sign every call, as the mount's NFS calls (AUTH_NFSRDMA_HMAC) */
+	const struct integrity_key *key;
 };
 
 void nlmc_params_defaults(struct nlmc_params *p);

@@ -445,14 +445,23 @@ void be_req_rule(const struct nfs_req *req, const struct export *e, struct nfs_c
 	export_rule(e, req->client, r);
 }
 
-/* See backend.h. */
-void nfs_cred_from_rpc(const struct rpc_cred *in, struct nfs_cred *out)
+/* See nfs3.h. */
+void nfs_req_from_rpc(struct nfs_backend *be, const struct rpc_req *in, struct nfs_req *out)
 {
-	out->flavor = in->flavor;
-	out->uid = in->uid;
-	out->gid = in->gid;
-	out->ngids = in->ngids < NFS_CRED_MAX_GIDS ? in->ngids : NFS_CRED_MAX_GIDS;
-	memcpy(out->gids, in->gids, out->ngids * sizeof(out->gids[0]));
+	const struct rpc_cred *c = &in->cred;
+
+	memset(out, 0, sizeof(*out));
+	out->be = be;
+	out->client = in->peer;
+	out->client_len = in->peer_len;
+	out->cred.flavor = c->flavor;
+	out->cred.uid = c->uid;
+	out->cred.gid = c->gid;
+	out->cred.ngids = c->ngids < NFS_CRED_MAX_GIDS ? c->ngids : NFS_CRED_MAX_GIDS;
+	memcpy(out->cred.gids, c->gids, out->cred.ngids * sizeof(c->gids[0]));
+	out->integrity_ok = in->integrity_ok;
+	out->secure_transport = in->secure_transport;
+	out->nowait = in->nowait;
 }
 
 /* See backend_int.h. */

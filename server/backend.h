@@ -28,10 +28,6 @@ struct nfs_cred {
 	uint32_t gids[NFS_CRED_MAX_GIDS];
 };
 
-/* The RPC layer's credential (common/rpc/rpc.h) as the backend takes it. */
-struct rpc_cred;
-void nfs_cred_from_rpc(const struct rpc_cred *in, struct nfs_cred *out);
-
 /* What serves an export's files. */
 enum nfs_backend_kind {
 	NFS_BACKEND_POSIX,  /* path is a local directory */

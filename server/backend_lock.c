@@ -123,16 +123,14 @@ int be_posix_open_locked(struct nfs_req *req, const nfs_fh3 *h, int rights,
 
 /* See backend_lock.h: the export's backend opens it its own way. */
 int nfs_backend_open_locked(struct nfs_backend *be, const struct nfs_lock_call *c,
-			    const struct sockaddr *client, socklen_t client_len,
-			    const struct rpc_cred *caller, struct nfs_lock_file *out)
+			    const struct rpc_req *call, int rights, struct nfs_lock_file *out)
 {
-	struct nfs_req req = {.be = be, .client = client, .client_len = client_len};
 	nfs_fh3 h = {.data = {.data_len = (u_int)c->fhlen, .data_val = (char *)c->fh}};
+	struct nfs_req req;
 
-	if (caller)
-		nfs_cred_from_rpc(caller, &req.cred);
+	nfs_req_from_rpc(be, call, &req);
 	return c->exp == NULL		  ? -ESTALE
-	       : c->exp->ops->open_locked ? c->exp->ops->open_locked(&req, &h, caller != NULL, out)
+	       : c->exp->ops->open_locked ? c->exp->ops->open_locked(&req, &h, rights, out)
 					  : -EOPNOTSUPP;
 }
 

@@ -19,7 +19,7 @@ struct export;
 struct nfs_lock_call;
 struct nfs_backend;
 struct nfs_lock_file;
-struct rpc_cred;
+struct rpc_req;
 
 /* How locks are taken on a lock file: the kernel's (POSIX exports) or the
  * cluster's (CephFS). */
@@ -42,13 +42,14 @@ struct nfs_lock_file {
 /*
  * Open the regular file that the NFS handle of call c names for a lock owner, as an
  * open file of its own (never a cached or shared one: each owner's locks
- * belong to it, and go when it is closed). The export's rules for client
- * apply as for an NFS call (client list; read-write if the export and file
- * allow, else read-only), and caller, after the export's squashing, must own
- * the file or have the right to read it, as on the Linux server, unless the
- * export's rule for client says no_auth_nlm (caller NULL: no right is
- * checked, for what only drops what the client holds). The file is opened
- * as the server, not as caller: the lock owner's later calls reuse it. On a CephFS
+ * belong to it, and go when it is closed). The export's rules for the
+ * lock manager's RPC call apply as for an NFS call (client list, secure
+ * port, integrity; read-write if the export and file allow, else
+ * read-only), and with rights its caller, after the export's squashing, must
+ * own the file or have the right to read it, as on the Linux server, unless
+ * the export's rule for it says no_auth_nlm (rights 0: no right is checked,
+ * for what only drops what the client holds). The file is opened as the
+ * server, not as the caller: the lock owner's later calls reuse it. On a CephFS
  * export the locks are the cluster's, so that the clients of every head
  * exporting it exclude each other.
  * 0, or -ESTALE (unknown, forged or vanished handle), -EACCES (client or
@@ -58,8 +59,7 @@ struct nfs_lock_file {
  * between nfs_backend_lock_enter and nfs_backend_lock_leave.
  */
 int nfs_backend_open_locked(struct nfs_backend *be, const struct nfs_lock_call *c,
-			    const struct sockaddr *client, socklen_t client_len,
-			    const struct rpc_cred *caller, struct nfs_lock_file *out);
+			    const struct rpc_req *call, int rights, struct nfs_lock_file *out);
 
 /* A lock manager's call inside the backend (nfs_backend_lock_enter). */
 struct nfs_lock_call {

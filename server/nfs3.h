@@ -37,6 +37,11 @@ struct nfs_req {
 	int nowait, would_block;
 };
 
+/* The call req of the RPC layer (common/rpc/rpc.h) as backend be sees it:
+ * its caller, credential, integrity and transport (no get_buf). */
+struct rpc_req;
+void nfs_req_from_rpc(struct nfs_backend *be, const struct rpc_req *req, struct nfs_req *out);
+
 /* How the server runs each procedure, by procedure number; how its arguments
  * and results are coded is in its wire description (common/nfs/nfs3_xdr.h). */
 struct nfs_proc {

@@ -22,16 +22,9 @@ static void *glue_get_buf(void *opaque, size_t len)
 
 static void to_nfs_req(struct rpc_req *r, struct nfs_req *n)
 {
-	memset(n, 0, sizeof(*n));
-	n->be = r->prog_ctx;
-	n->client = r->peer;
-	n->client_len = r->peer_len;
-	nfs_cred_from_rpc(&r->cred, &n->cred);
-	n->integrity_ok = r->integrity_ok;
-	n->secure_transport = r->secure_transport;
+	nfs_req_from_rpc(r->prog_ctx, r, n);
 	n->get_buf = r->get_buf ? glue_get_buf : NULL;
 	n->buf_opaque = r;
-	n->nowait = r->nowait;
 }
 
 /* The backend's procedure for a call of either program. */

@@ -115,12 +115,10 @@ nlm4_stats nlm_open_stat(int rc)
 /* The owner of l for host h in p, opened if new; *st says why not. */
 static struct nlm_owner *owner_get(struct nlm *n, struct nlm_part *p, struct nlm_host *h,
 				   const nlm4_lock *l, const struct nfs_lock_call *lc,
-				   const struct rpc_cred *cred, nlm4_stats *st)
+				   const struct rpc_req *call, nlm4_stats *st)
 {
 	struct nlm_owner *o = owner_find(p, h, l);
-	struct sockaddr_storage addr;
 	struct nfs_lock_file lf;
-	socklen_t addrlen;
 	int rc;
 
 	if (o)
@@ -142,10 +140,8 @@ static struct nlm_owner *owner_get(struct nlm *n, struct nlm_part *p, struct nlm
 	/* counted now: another export's turn checks the same bounds meanwhile */
 	n->nowners++;
 	h->nowners++;
-	addr = h->addr;
-	addrlen = h->addrlen;
 	pthread_mutex_unlock(&n->lock); /* storage: see nlm_int.h */
-	rc = nfs_backend_open_locked(n->be, lc, (const struct sockaddr *)&addr, addrlen, cred, &lf);
+	rc = nfs_backend_open_locked(n->be, lc, call, 1, &lf);
 	pthread_mutex_lock(&n->lock);
 	if (rc) {
 		n->nowners--;
@@ -271,8 +267,8 @@ static void find_holder(struct nlm *n, const struct nlm_owner *self, dev_t dev, 
 }
 
 /* See nlm_int.h. */
-nlm4_stats nlm_do_test(struct nlm *n, const struct sockaddr *peer, socklen_t plen,
-		       const struct rpc_cred *cred, const nlm4_testargs *a, nlm4_holder *holder)
+nlm4_stats nlm_do_test(struct nlm *n, const struct rpc_req *call, const nlm4_testargs *a,
+		       nlm4_holder *holder)
 {
 	struct nfs_lock_call lc;
 	struct nfs_lock_file lf, *f;
@@ -290,12 +286,12 @@ nlm4_stats nlm_do_test(struct nlm *n, const struct sockaddr *peer, socklen_t ple
 	}
 	if ((rc = nlm_enter(n, &a->alock.fh, &p, &lc)) != 0)
 		return rc != -ETIMEDOUT ? nlm_open_stat(rc) : NLM4_DENIED_GRACE_PERIOD;
-	struct nlm_host *h = nlm_host_find(n, a->alock.caller_name, peer);
+	struct nlm_host *h = nlm_host_find(n, a->alock.caller_name, call->peer);
 	struct nlm_owner *o = h ? owner_find(p, h, &a->alock) : NULL;
 
 	pthread_mutex_unlock(&n->lock); /* storage: see nlm_int.h (o stays, with the turn) */
 	f = o ? &o->lf : &lf;
-	if (o == NULL && (rc = nfs_backend_open_locked(n->be, &lc, peer, plen, cred, &lf)) != 0) {
+	if (o == NULL && (rc = nfs_backend_open_locked(n->be, &lc, call, 1, &lf)) != 0) {
 		st = nlm_open_stat(rc);
 		f = NULL;
 	}
@@ -342,9 +338,8 @@ static nlm4_stats lock_owner(struct nlm *n, struct nlm_owner *o, const nlm4_lock
 }
 
 /* See nlm_int.h. */
-nlm4_stats nlm_do_lock(struct nlm *n, const struct sockaddr *peer, socklen_t plen,
-		       const struct rpc_cred *cred, const nlm4_lockargs *a, int via_msg,
-		       int monitor)
+nlm4_stats nlm_do_lock(struct nlm *n, const struct rpc_req *call, const nlm4_lockargs *a,
+		       int via_msg, int monitor)
 {
 	struct nfs_lock_call lc;
 	struct nlm_part *p;
@@ -365,12 +360,12 @@ nlm4_stats nlm_do_lock(struct nlm *n, const struct sockaddr *peer, socklen_t ple
 		return rc != -ETIMEDOUT ? nlm_open_stat(rc)
 		       : a->reclaim	? NLM4_DENIED_NOLOCKS
 					: NLM4_DENIED_GRACE_PERIOD;
-	if ((h = nlm_host_get(n, a->alock.caller_name, peer, plen)) == NULL) {
+	if ((h = nlm_host_get(n, a->alock.caller_name, call->peer, call->peer_len)) == NULL) {
 		n->nolocks++;
 		st = NLM4_DENIED_NOLOCKS;
 	} else {
 		h->pins++; /* owner_get lets go of nlm->lock before h holds anything */
-		if ((o = owner_get(n, p, h, &a->alock, &lc, cred, &st)) != NULL) {
+		if ((o = owner_get(n, p, h, &a->alock, &lc, call, &st)) != NULL) {
 			st = lock_owner(n, o, a, start, end, via_msg);
 			/* a blocked request is granted later (GRANTED): monitored now,
 			 * as Linux's lockd monitors every monitored LOCK's client */

@@ -264,17 +264,17 @@ extern const struct rpc_proc_desc nlm4_rpc_procs[NLM4_NPROCS];
 extern const struct rpc_proc_desc nsm_rpc_procs[NSM_NPROCS];
 
 /* The lock operations the procedures run (nlm.c, SHARE nlm_share.c); each
- * returns an nlm4_stats. cred is the caller's, which must have a right to a
- * file that a new lock owner opens (nfs_backend_open_locked). */
-nlm4_stats nlm_do_test(struct nlm *n, const struct sockaddr *peer, socklen_t plen,
-		       const struct rpc_cred *cred, const nlm4_testargs *a, nlm4_holder *holder);
-nlm4_stats nlm_do_lock(struct nlm *n, const struct sockaddr *peer, socklen_t plen,
-		       const struct rpc_cred *cred, const nlm4_lockargs *a, int via_msg,
-		       int monitor);
+ * returns an nlm4_stats. call is the RPC call asking (its peer; its
+ * credential, which must have a right to a file that a new lock owner opens,
+ * and its integrity: see nfs_backend_open_locked). */
+nlm4_stats nlm_do_test(struct nlm *n, const struct rpc_req *call, const nlm4_testargs *a,
+		       nlm4_holder *holder);
+nlm4_stats nlm_do_lock(struct nlm *n, const struct rpc_req *call, const nlm4_lockargs *a,
+		       int via_msg, int monitor);
 nlm4_stats nlm_do_cancel(struct nlm *n, const struct sockaddr *peer, const nlm4_cancargs *a);
 nlm4_stats nlm_do_unlock(struct nlm *n, const struct sockaddr *peer, const nlm4_unlockargs *a);
-nlm4_stats nlm_do_share(struct nlm *n, const struct sockaddr *peer, socklen_t plen,
-			const struct rpc_cred *cred, const nlm4_shareargs *a, int unshare);
+nlm4_stats nlm_do_share(struct nlm *n, const struct rpc_req *call, const nlm4_shareargs *a,
+			int unshare);
 void nlm_do_free_all(struct nlm *n, const struct sockaddr *peer, const char *name);
 /* The answer to a GRANTED_MSG (GRANTED_RES) with cookie (nlm_block.c). */
 void nlm_granted_res(struct nlm *n, const nlm4_netobj *cookie, nlm4_stats st);

@@ -40,8 +40,7 @@ static void proc_null(struct rpc_req *req, void *args, void *res)
 static void test_into(struct rpc_req *req, const nlm4_testargs *a, nlm4_testres *r)
 {
 	copy_cookie(&a->cookie, &r->cookie);
-	r->stat.stat = nlm_do_test(req->prog_ctx, req->peer, req->peer_len, &req->cred, a,
-				   &r->stat.nlm4_testrply_u.holder);
+	r->stat.stat = nlm_do_test(req->prog_ctx, req, a, &r->stat.nlm4_testrply_u.holder);
 }
 
 static void proc_test(struct rpc_req *req, void *args, void *res)
@@ -53,8 +52,7 @@ static void lock_into(struct rpc_req *req, const nlm4_lockargs *a, nlm4_res *r, 
 		      int monitor)
 {
 	copy_cookie(&a->cookie, &r->cookie);
-	r->stat = nlm_do_lock(req->prog_ctx, req->peer, req->peer_len, &req->cred, a, via_msg,
-			      monitor);
+	r->stat = nlm_do_lock(req->prog_ctx, req, a, via_msg, monitor);
 }
 
 static void proc_lock(struct rpc_req *req, void *args, void *res)
@@ -102,7 +100,7 @@ static void share_into(struct rpc_req *req, void *args, void *res, int unshare)
 	nlm4_shareres *r = res;
 
 	copy_cookie(&a->cookie, &r->cookie);
-	r->stat = nlm_do_share(req->prog_ctx, req->peer, req->peer_len, &req->cred, a, unshare);
+	r->stat = nlm_do_share(req->prog_ctx, req, a, unshare);
 	r->sequence = 0;
 }
 

@@ -81,8 +81,8 @@ static nlm4_stats share_add(struct nlm *n, struct nlm_part *p, struct nlm_host *
 }
 
 /* See nlm_int.h. */
-nlm4_stats nlm_do_share(struct nlm *n, const struct sockaddr *peer, socklen_t plen,
-			const struct rpc_cred *cred, const nlm4_shareargs *a, int unshare)
+nlm4_stats nlm_do_share(struct nlm *n, const struct rpc_req *call, const nlm4_shareargs *a,
+			int unshare)
 {
 	const nlm4_share *sh = &a->share;
 	struct nfs_lock_file lf;
@@ -108,7 +108,7 @@ nlm4_stats nlm_do_share(struct nlm *n, const struct sockaddr *peer, socklen_t pl
 	pthread_mutex_unlock(&n->lock); /* storage: see nlm_int.h */
 	/* UNSHARE only drops what the client holds: no right is checked (Linux's
 	 * lockd finds the file that the share keeps open) */
-	rc = nfs_backend_open_locked(n->be, &lc, peer, plen, unshare ? NULL : cred, &lf);
+	rc = nfs_backend_open_locked(n->be, &lc, call, !unshare, &lf);
 	if (rc) {
 		nlm_leave(n, p, &lc);
 		return nlm_open_stat(rc);
@@ -116,11 +116,11 @@ nlm4_stats nlm_do_share(struct nlm *n, const struct sockaddr *peer, socklen_t pl
 	nfs_lock_close(&lf);
 	pthread_mutex_lock(&n->lock);
 	if (unshare) {
-		if ((h = nlm_host_find(n, sh->caller_name, peer)) != NULL) {
+		if ((h = nlm_host_find(n, sh->caller_name, call->peer)) != NULL) {
 			share_drop(n, h, &sh->oh, lf.dev, lf.ino);
 			nlm_host_touch(h);
 		}
-	} else if ((h = nlm_host_get(n, sh->caller_name, peer, plen)) == NULL) {
+	} else if ((h = nlm_host_get(n, sh->caller_name, call->peer, call->peer_len)) == NULL) {
 		n->nolocks++;
 		st = NLM4_DENIED_NOLOCKS;
 	} else {

@@ -12,7 +12,8 @@
 # and calling back over UDP/IPv6, the forward between the two mounts) where
 # the host has IPv6 loopback. A lock goes out as the user who takes it, whose
 # right to the file the server checks (on an export that squashes root) and
-# whose reclaim after a server restart is made as that user. TAP output.
+# whose reclaim after a server restart is made as that user. Locks on an
+# export that requires integrity, from a mount that signs its calls. TAP output.
 . "$(dirname "$0")/client_lib.sh"
 
 S=$top_builddir/server/nfsrdma-server
@@ -26,8 +27,10 @@ T=$T_SCRATCH
 V6=""
 grep -q '^0\{31\}1 ' /proc/net/if_inet6 2>/dev/null && V6=', "::1"'
 PER_TR=19 # checks in each transport's round
-mkdir -p "$T/export" "$T/squash" "$T/a" "$T/b" "$T/n" "$T/sm"
+mkdir -p "$T/export" "$T/squash" "$T/signed" "$T/a" "$T/b" "$T/n" "$T/sm"
 chmod 777 "$T/export" "$T/squash"
+head -c 32 /dev/urandom > "$T/hmac.key"
+chmod 600 "$T/hmac.key"
 
 # srv_conf NAME NLM_ENABLE: a configuration whose clients' rpcbind is mount A's
 # callback port (mount A answers GETPORT there for its NLM service).
@@ -44,8 +47,11 @@ server = {
 	handle_key_file = "$T/handle.key";
 	nlm = { enable = $2; grace_s = ${3:-0}; client_rpcbind_port = $CBA; };
 	nsm = { state_dir = "$T/sm"; };
+	integrity = { mode = "hmac-sha256"; key_file = "$T/hmac.key"; };
 	exports = ( { path = "$T/export"; clients = ["127.0.0.1"$V6]; access = "rw"; root_squash = false; },
-		{ path = "$T/squash"; clients = ["127.0.0.1"]; access = "rw"; } );
+		{ path = "$T/squash"; clients = ["127.0.0.1"]; access = "rw"; },
+		{ path = "$T/signed"; clients = ["127.0.0.1"]; access = "rw"; root_squash = false;
+		  integrity_required = true; } );
 };
 EOF
 }
@@ -108,7 +114,7 @@ wait_line() {
 # out ARGS...: lockprog's lines on one line.
 out() { "$LP" "$@" 2>&1 | tr '\n' ' ' | sed 's/ $//'; }
 
-plan $((15 + 3 * PER_TR))
+plan $((18 + 3 * PER_TR))
 
 start_real srv true
 ok $? "nfsrdma-server starts with NLM"
@@ -243,6 +249,19 @@ if [ -n "$HAVE_SETPRIV" ]; then
 else
 	for i in 1 2 3; do skip "setpriv is missing (util-linux)"; done
 fi
+
+# an export that requires integrity: the lock manager's calls are signed
+# with the mount's key, as its NFS calls, and the server takes them
+do_mount "proto=tcp,port=$TCP,lockcbport=$CBA,integrity=hmac-sha256,keyfile=$T/hmac.key" \
+	"127.0.0.1:$T/signed" "$T/a" 2> "$T/mount-i.err"
+ok $? "a signed mount of an export that requires integrity"
+bg I "$T/a/f" w 0 10 s 2000
+wait_line "$T/I.out" 1
+check "a F_SETLK there is granted ($(cat "$T/I.out"))" [ "$(cat "$T/I.out")" = ok ]
+got=$(out "$T/a/f" w 5 1)
+check "and held on the server: another process's is refused ($got)" [ "$got" = busy ]
+wait "$I_PID"
+umount_all
 
 # the server restarts while A and B hold locks: A hears SM_NOTIFY (the server
 # asks at A's port), B sees its connection made again; both reclaim in the
