@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "common/base/log.h"
 #include "server/backend_int.h"
 #include "server/backend_lock.h"
 
@@ -129,6 +130,7 @@ int nfs_backend_open_locked(struct nfs_backend *be, const struct nfs_lock_call *
 	struct nfs_req req;
 
 	nfs_req_from_rpc(be, call, &req);
+	req.nowait = 0; /* never on an event loop (see backend_lock.h) */
 	return c->exp == NULL		  ? -ESTALE
 	       : c->exp->ops->open_locked ? c->exp->ops->open_locked(&req, &h, rights, out)
 					  : -EOPNOTSUPP;
@@ -136,7 +138,7 @@ int nfs_backend_open_locked(struct nfs_backend *be, const struct nfs_lock_call *
 
 /* See backend_lock.h. */
 int nfs_backend_lock_enter(struct nfs_backend *be, struct call_gate *turn, const void *fh,
-			   size_t fhlen, struct nfs_lock_call *c)
+			   size_t fhlen, const struct rpc_req *call, struct nfs_lock_call *c)
 {
 	nfs_fh3 h = {.data = {.data_len = (u_int)fhlen, .data_val = (char *)fh}};
 	int rc;
@@ -150,7 +152,14 @@ int nfs_backend_lock_enter(struct nfs_backend *be, struct call_gate *turn, const
 	}
 	*c = (struct nfs_lock_call){.fh = fh, .fhlen = fhlen};
 	c->exp = fhlen && fhlen <= NFS3_FHSIZE ? be_export_of_fh(be, &h) : NULL;
-	if (c->exp && (rc = be_gate_in(be, &c->exp->gate, 0)) != 0) {
+	if (c->exp && call && c->exp->conf.integrity_required && !call->integrity_ok) {
+		log_debug("export '%s': lock call without integrity protection refused",
+			  c->exp->path);
+		rc = -EACCES;
+	} else if (c->exp) {
+		rc = be_gate_in(be, &c->exp->gate, 0);
+	}
+	if (rc != 0) {
 		call_gate_out(turn, 0);
 		nfs_backend_leave(be);
 	}

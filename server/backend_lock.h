@@ -72,18 +72,21 @@ struct nfs_lock_call {
  * Around each call of the lock manager that may go into the storage (opening
  * a lock file with nfs_backend_open_locked, which only runs inside, and taking,
  * testing or releasing locks), for the export that the file handle fh names
- * (fhlen bytes; fh NULL: none, the lock manager's own work): through turn,
+ * (fhlen bytes; fh NULL: none, the lock manager's own work), made by RPC
+ * call call (NULL: the lock manager's own work): through turn,
  * the gate of the lock manager's calls for that export (at most one such
  * call at once), and counting in the export's share of the workers as its
  * NFS calls do (server/call_gate.c); exports are not reloaded meanwhile.
- * 0 (then nfs_backend_lock_leave after), or -ETIMEDOUT when another call
+ * 0 (then nfs_backend_lock_leave after), -EACCES when the export requires
+ * integrity and call carried no valid MIC (every lock call on its files
+ * must, not only those that open one), or -ETIMEDOUT when another call
  * through turn or the export's share kept it waiting a second, or when the
  * storage has stalled (no call through turn has finished for
  * server.storage_timeout_s: a CephFS cluster that hangs): the call is
  * answered NLM4_DENIED_GRACE_PERIOD, and the client tries again.
  */
 int nfs_backend_lock_enter(struct nfs_backend *be, struct call_gate *turn, const void *fh,
-			   size_t fhlen, struct nfs_lock_call *c);
+			   size_t fhlen, const struct rpc_req *call, struct nfs_lock_call *c);
 void nfs_backend_lock_leave(struct nfs_backend *be, struct call_gate *turn,
 			    struct nfs_lock_call *c);
 

@@ -284,7 +284,7 @@ nlm4_stats nlm_do_test(struct nlm *n, const struct rpc_req *call, const nlm4_tes
 		n->grace_refused++;
 		return NLM4_DENIED_GRACE_PERIOD;
 	}
-	if ((rc = nlm_enter(n, &a->alock.fh, &p, &lc)) != 0)
+	if ((rc = nlm_enter(n, &a->alock.fh, call, &p, &lc)) != 0)
 		return rc != -ETIMEDOUT ? nlm_open_stat(rc) : NLM4_DENIED_GRACE_PERIOD;
 	struct nlm_host *h = nlm_host_find(n, a->alock.caller_name, call->peer);
 	struct nlm_owner *o = h ? owner_find(p, h, &a->alock) : NULL;
@@ -356,7 +356,7 @@ nlm4_stats nlm_do_lock(struct nlm *n, const struct rpc_req *call, const nlm4_loc
 		return NLM4_DENIED_GRACE_PERIOD;
 	}
 	/* a reclaim refused for the grace period would count as never lost */
-	if ((rc = nlm_enter(n, &a->alock.fh, &p, &lc)) != 0)
+	if ((rc = nlm_enter(n, &a->alock.fh, call, &p, &lc)) != 0)
 		return rc != -ETIMEDOUT ? nlm_open_stat(rc)
 		       : a->reclaim	? NLM4_DENIED_NOLOCKS
 					: NLM4_DENIED_GRACE_PERIOD;
@@ -381,8 +381,17 @@ nlm4_stats nlm_do_lock(struct nlm *n, const struct rpc_req *call, const nlm4_loc
 	return st;
 }
 
+/* What CANCEL and UNLOCK answer when rc kept them from the partition: as
+ * on Linux, nothing to release (no such export) is no error. */
+static nlm4_stats release_stat(int rc)
+{
+	return rc == -ETIMEDOUT ? NLM4_DENIED_GRACE_PERIOD
+	       : rc == -EACCES	? NLM4_FAILED
+				: NLM4_GRANTED;
+}
+
 /* See nlm_int.h. */
-nlm4_stats nlm_do_cancel(struct nlm *n, const struct sockaddr *peer, const nlm4_cancargs *a)
+nlm4_stats nlm_do_cancel(struct nlm *n, const struct rpc_req *call, const nlm4_cancargs *a)
 {
 	struct nfs_lock_call lc;
 	struct nlm_part *p;
@@ -399,9 +408,9 @@ nlm4_stats nlm_do_cancel(struct nlm *n, const struct sockaddr *peer, const nlm4_
 		n->grace_refused++;
 		return NLM4_DENIED_GRACE_PERIOD;
 	}
-	if ((rc = nlm_enter(n, &a->alock.fh, &p, &lc)) != 0)
-		return rc != -ETIMEDOUT ? NLM4_GRANTED : NLM4_DENIED_GRACE_PERIOD;
-	if ((h = nlm_host_find(n, a->alock.caller_name, peer)) != NULL &&
+	if ((rc = nlm_enter(n, &a->alock.fh, call, &p, &lc)) != 0)
+		return release_stat(rc);
+	if ((h = nlm_host_find(n, a->alock.caller_name, call->peer)) != NULL &&
 	    (o = owner_find(p, h, &a->alock)) != NULL &&
 	    (b = nlm_block_find(o, start, end, a->exclusive)) != NULL)
 		nlm_block_free(n, b);
@@ -411,7 +420,7 @@ nlm4_stats nlm_do_cancel(struct nlm *n, const struct sockaddr *peer, const nlm4_
 }
 
 /* See nlm_int.h. */
-nlm4_stats nlm_do_unlock(struct nlm *n, const struct sockaddr *peer, const nlm4_unlockargs *a)
+nlm4_stats nlm_do_unlock(struct nlm *n, const struct rpc_req *call, const nlm4_unlockargs *a)
 {
 	struct nfs_lock_call lc;
 	struct nlm_part *p;
@@ -429,9 +438,9 @@ nlm4_stats nlm_do_unlock(struct nlm *n, const struct sockaddr *peer, const nlm4_
 		n->grace_refused++;
 		return NLM4_DENIED_GRACE_PERIOD;
 	}
-	if ((rc = nlm_enter(n, &a->alock.fh, &p, &lc)) != 0)
-		return rc != -ETIMEDOUT ? NLM4_GRANTED : NLM4_DENIED_GRACE_PERIOD;
-	if ((h = nlm_host_find(n, a->alock.caller_name, peer)) != NULL &&
+	if ((rc = nlm_enter(n, &a->alock.fh, call, &p, &lc)) != 0)
+		return release_stat(rc);
+	if ((h = nlm_host_find(n, a->alock.caller_name, call->peer)) != NULL &&
 	    (o = owner_find(p, h, &a->alock)) != NULL) {
 		dev = o->lf.dev;
 		ino = o->lf.ino;

@@ -182,12 +182,14 @@ uint64_t nlm_now_ms(void);
  * for one, retry blocked requests, expire them; forget idle hosts and empty
  * partitions (nlm_turn.c). */
 void nlm_tick(struct nlm *n);
-/* A call's turn in the partition of the export that handle fh names: 0 with
+/* RPC call's turn in the partition of the export that handle fh names: 0 with
  * the turn and nlm->lock held, after what waited for the turn (nlm_turn_lock);
  * -ESTALE when no export has that handle and no lock state is left of one
- * that had; -ENOMEM; -ETIMEDOUT when the turn did not come (another call of the export
+ * that had; -EACCES when the export requires integrity and call has none;
+ * -ENOMEM; -ETIMEDOUT when the turn did not come (another call of the export
  * held it a second, or its storage has stalled). Then nlm_leave. */
-int nlm_enter(struct nlm *n, const nlm4_netobj *fh, struct nlm_part **p, struct nfs_lock_call *lc);
+int nlm_enter(struct nlm *n, const nlm4_netobj *fh, const struct rpc_req *call, struct nlm_part **p,
+	      struct nfs_lock_call *lc);
 /* Let go of the turn (nlm->lock let go of first). */
 void nlm_leave(struct nlm *n, struct nlm_part *p, struct nfs_lock_call *lc);
 /* With p's turn: take nlm->lock, and first do what waits for a turn (drop
@@ -271,8 +273,8 @@ nlm4_stats nlm_do_test(struct nlm *n, const struct rpc_req *call, const nlm4_tes
 		       nlm4_holder *holder);
 nlm4_stats nlm_do_lock(struct nlm *n, const struct rpc_req *call, const nlm4_lockargs *a,
 		       int via_msg, int monitor);
-nlm4_stats nlm_do_cancel(struct nlm *n, const struct sockaddr *peer, const nlm4_cancargs *a);
-nlm4_stats nlm_do_unlock(struct nlm *n, const struct sockaddr *peer, const nlm4_unlockargs *a);
+nlm4_stats nlm_do_cancel(struct nlm *n, const struct rpc_req *call, const nlm4_cancargs *a);
+nlm4_stats nlm_do_unlock(struct nlm *n, const struct rpc_req *call, const nlm4_unlockargs *a);
 nlm4_stats nlm_do_share(struct nlm *n, const struct rpc_req *call, const nlm4_shareargs *a,
 			int unshare);
 void nlm_do_free_all(struct nlm *n, const struct sockaddr *peer, const char *name);

@@ -71,7 +71,7 @@ static void proc_cancel(struct rpc_req *req, void *args, void *res)
 	nlm4_res *r = res;
 
 	copy_cookie(&a->cookie, &r->cookie);
-	r->stat = nlm_do_cancel(req->prog_ctx, req->peer, a);
+	r->stat = nlm_do_cancel(req->prog_ctx, req, a);
 }
 
 static void proc_unlock(struct rpc_req *req, void *args, void *res)
@@ -80,7 +80,7 @@ static void proc_unlock(struct rpc_req *req, void *args, void *res)
 	nlm4_res *r = res;
 
 	copy_cookie(&a->cookie, &r->cookie);
-	r->stat = nlm_do_unlock(req->prog_ctx, req->peer, a);
+	r->stat = nlm_do_unlock(req->prog_ctx, req, a);
 }
 
 /* GRANTED to the server: it waits for no lock of its own. */

@@ -101,7 +101,7 @@ nlm4_stats nlm_do_share(struct nlm *n, const struct rpc_req *call, const nlm4_sh
 		n->grace_refused++;
 		return NLM4_DENIED_GRACE_PERIOD;
 	}
-	if ((rc = nlm_enter(n, &sh->fh, &p, &lc)) != 0)
+	if ((rc = nlm_enter(n, &sh->fh, call, &p, &lc)) != 0)
 		return rc != -ETIMEDOUT		? nlm_open_stat(rc)
 		       : !unshare && a->reclaim ? NLM4_DENIED_NOLOCKS
 						: NLM4_DENIED_GRACE_PERIOD;

@@ -90,12 +90,12 @@ static void parts_gc(struct nlm *n)
 	}
 }
 
-/* p's turn (fh NULL: the lock manager's own work), then nlm_turn_lock: 0
+/* p's turn for call (fh and call NULL: the lock manager's own work), then nlm_turn_lock: 0
  * with nlm->lock held, or -ETIMEDOUT. p is held. */
 static int part_enter(struct nlm *n, struct nlm_part *p, const void *fh, size_t fhlen,
-		      struct nfs_lock_call *lc)
+		      const struct rpc_req *call, struct nfs_lock_call *lc)
 {
-	int rc = nfs_backend_lock_enter(n->be, &p->turn, fh, fhlen, lc);
+	int rc = nfs_backend_lock_enter(n->be, &p->turn, fh, fhlen, call, lc);
 
 	if (rc == 0)
 		nlm_turn_lock(n, p);
@@ -103,7 +103,8 @@ static int part_enter(struct nlm *n, struct nlm_part *p, const void *fh, size_t 
 }
 
 /* See nlm_int.h. */
-int nlm_enter(struct nlm *n, const nlm4_netobj *fh, struct nlm_part **out, struct nfs_lock_call *lc)
+int nlm_enter(struct nlm *n, const nlm4_netobj *fh, const struct rpc_req *call,
+	      struct nlm_part **out, struct nfs_lock_call *lc)
 {
 	struct nlm_part *p;
 	int rc;
@@ -111,7 +112,7 @@ int nlm_enter(struct nlm *n, const nlm4_netobj *fh, struct nlm_part **out, struc
 	rc = part_get(n, nfs_backend_fh_export(fh->nlm4_netobj_val, fh->nlm4_netobj_len), &p);
 	if (rc != 0)
 		return rc;
-	if ((rc = part_enter(n, p, fh->nlm4_netobj_val, fh->nlm4_netobj_len, lc)) != 0) {
+	if ((rc = part_enter(n, p, fh->nlm4_netobj_val, fh->nlm4_netobj_len, call, lc)) != 0) {
 		pthread_mutex_lock(&n->lock);
 		part_put(p);
 		pthread_mutex_unlock(&n->lock);
@@ -166,7 +167,7 @@ static void each_part(struct nlm *n)
 	for (p = n->parts; p; p = next) {
 		p->users++;
 		pthread_mutex_unlock(&n->lock);
-		if (part_enter(n, p, NULL, 0, &lc) == 0) {
+		if (part_enter(n, p, NULL, 0, NULL, &lc) == 0) {
 			nlm_blocked_retry(n, p, 1, 0, 0);
 			pthread_mutex_unlock(&n->lock);
 			nfs_backend_lock_leave(n->be, &p->turn, &lc);

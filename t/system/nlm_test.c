@@ -40,6 +40,9 @@
 #include "common/nfs/nlm_prog.h"
 #include "common/nfs/nlm_prot.h"
 #include "common/nfs/nsm_prot.h"
+#include "common/rpc/integrity.h"
+#include "common/rpc/rpc.h"
+#include "common/rpc/rpc_tcp.h"
 #include "nlm_test.h"
 
 char T[256]; /* scratch directory */
@@ -47,6 +50,8 @@ unsigned short tcp_port;
 static unsigned short rdma_port;
 static pid_t server_pid;
 uint64_t started_ms;
+/* the integrity key of the server (its file hmac.key) and of SIGNED calls */
+static const char key_bytes[] = "nlm_test's integrity key, 32 by";
 
 /* ---- the server */
 
@@ -80,6 +85,7 @@ static void write_conf(unsigned grace_s)
 		"  rdma_port = %u;\n  tcp_port = %u;\n"
 		"  control_socket = \"%s/ctl.sock\";\n"
 		"  handle_key_file = \"%s/handle.key\";\n"
+		"  integrity = { mode = \"hmac-sha256\"; key_file = \"%s/hmac.key\"; };\n"
 		"  nlm = { grace_s = %u; owners_per_client = 4; locks_per_client = 8;\n"
 		"          blocked_per_client = 2; callback_retries = 3;\n"
 		"          client_rpcbind_port = %u; };\n"
@@ -87,9 +93,17 @@ static void write_conf(unsigned grace_s)
 		"  exports = ( { path = \"%s/export\"; clients = [\"127.0.0.1\", \"127.0.0.3\"];"
 		" access = \"rw\"; root_squash = false; },\n"
 		"    { path = \"%s/export2\"; clients = [\"127.0.0.1\"]; access = \"rw\";"
-		" root_squash = false; auth_nlm = false; } );\n"
+		" root_squash = false; auth_nlm = false; },\n"
+		"    { path = \"%s/signed\"; clients = [\"127.0.0.1\"]; access = \"rw\";"
+		" root_squash = false; integrity_required = true; } );\n"
 		"};\n",
-		rdma_port, tcp_port, T, T, grace_s, pmap_port, T, T, T);
+		rdma_port, tcp_port, T, T, T, grace_s, pmap_port, T, T, T, T);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/hmac.key", T);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(key_bytes, 1, sizeof(key_bytes) - 1, f), sizeof(key_bytes) - 1);
+	assert_int_equal(fchmod(fileno(f), 0600), 0);
 	fclose(f);
 }
 
@@ -190,17 +204,71 @@ static void wait_udp_ready(void)
 	assert_int_equal(st, RPC_SUCCESS);
 }
 
+/* A call of proc of prog v vers, signed with the server's key
+ * (AUTH_NFSRDMA_HMAC, uid 0) on a connection of its own: RPC_SUCCESS with
+ * its result in *r (for xdr_free), or RPC_CANTRECV. */
+static enum clnt_stat signed_call(uint32_t prog, uint32_t vers, uint32_t proc, xdrproc_t xa,
+				  void *a, xdrproc_t xr, void *r)
+{
+	struct rpc_call call = {.prog = prog,
+				.vers = vers,
+				.proc = proc,
+				.xdr_args = xa,
+				.args = a,
+				.xdr_res = xr,
+				.res = r,
+				.timeout_ms = 10000};
+	struct integrity_key key;
+	struct rpc_clnt *c;
+	char port[16];
+	int rc;
+
+	snprintf(port, sizeof(port), "%u", tcp_port);
+	assert_int_equal(integrity_key_set(&key, key_bytes, sizeof(key_bytes) - 1, 0), 0);
+	assert_int_equal(rpc_tcp_clnt_create("127.0.0.1", port, 10000, 1 << 20, &c), 0);
+	c->key = &key;
+	if ((rc = rpc_clnt_call(c, &call)) == 0) {
+		call.xdr_res = (xdrproc_t)xdr_void; /* the result stays in r */
+		rpc_clnt_free_res(c, &call);
+	}
+	rpc_clnt_destroy(c);
+	integrity_key_clear(&key);
+	return rc == 0 ? RPC_SUCCESS : RPC_CANTRECV;
+}
+
+enum clnt_stat nlm_call(CLIENT *c, uint32_t proc, xdrproc_t xa, void *a, xdrproc_t xr, void *r)
+{
+	if (c == SIGNED)
+		return signed_call(NLM_PROGRAM, NLM_V4, proc, xa, a, xr, r);
+	return clnt_call(c, proc, xa, (char *)a, xr, (char *)r, tmo);
+}
+
+/* A call of prog's proc over TCP, signed or not. */
+static enum clnt_stat call_prog(int sign, uint32_t prog, uint32_t vers, uint32_t proc, xdrproc_t xa,
+				void *a, xdrproc_t xr, void *r)
+{
+	CLIENT *c;
+	enum clnt_stat st;
+
+	if (sign)
+		return signed_call(prog, vers, proc, xa, a, xr, r);
+	c = client(IPPROTO_TCP, prog, vers);
+	st = clnt_call(c, proc, xa, (char *)a, xr, (char *)r, tmo);
+	clnt_destroy(c);
+	return st;
+}
+
 /* The handle of file name in the export, made if missing. */
 void file_handle(const char *name, nfs_fh3 *out)
 {
 	file_handle_in("export", name, out);
 }
 
-/* The handle of file name in export dir (under T), made if missing, mode 0666. */
-void file_handle_in(const char *export, const char *name, nfs_fh3 *out)
+/* The handle of file name in export dir (under T), made if missing, mode
+ * 0666, asked for with signed calls if sign. */
+static void handle_of(const char *export, const char *name, int sign, nfs_fh3 *out)
 {
 	char path[512], *dir = path;
-	CLIENT *m = client(IPPROTO_TCP, MOUNT_PROGRAM, MOUNT_V3), *n;
 	mountres3 mr;
 	LOOKUP3args la;
 	LOOKUP3res lr;
@@ -214,18 +282,17 @@ void file_handle_in(const char *export, const char *name, nfs_fh3 *out)
 	close(fd);
 	snprintf(path, sizeof(path), "%s/%s", T, export);
 	memset(&mr, 0, sizeof(mr));
-	assert_int_equal(clnt_call(m, 1, (xdrproc_t)xdr_dirpath, (char *)&dir,
-				   (xdrproc_t)xdr_mountres3, (char *)&mr, tmo),
+	assert_int_equal(call_prog(sign, MOUNT_PROGRAM, MOUNT_V3, 1, (xdrproc_t)xdr_dirpath, &dir,
+				   (xdrproc_t)xdr_mountres3, &mr),
 			 RPC_SUCCESS);
 	assert_int_equal(mr.fhs_status, MNT3_OK);
-	n = client(IPPROTO_TCP, NFS_PROGRAM, NFS_V3);
 	memset(&la, 0, sizeof(la));
 	memset(&lr, 0, sizeof(lr));
 	la.what.dir.data.data_len = mr.mountres3_u.mountinfo.fhandle.fhandle3_len;
 	la.what.dir.data.data_val = mr.mountres3_u.mountinfo.fhandle.fhandle3_val;
 	la.what.name = (char *)name;
-	assert_int_equal(clnt_call(n, 3, (xdrproc_t)xdr_LOOKUP3args, (char *)&la,
-				   (xdrproc_t)xdr_LOOKUP3res, (char *)&lr, tmo),
+	assert_int_equal(call_prog(sign, NFS_PROGRAM, NFS_V3, 3, (xdrproc_t)xdr_LOOKUP3args, &la,
+				   (xdrproc_t)xdr_LOOKUP3res, &lr),
 			 RPC_SUCCESS);
 	assert_int_equal(lr.status, NFS3_OK);
 	out->data.data_len = lr.LOOKUP3res_u.resok.object.data.data_len;
@@ -233,8 +300,16 @@ void file_handle_in(const char *export, const char *name, nfs_fh3 *out)
 	memcpy(out->data.data_val, lr.LOOKUP3res_u.resok.object.data.data_val, out->data.data_len);
 	xdr_free((xdrproc_t)xdr_LOOKUP3res, (char *)&lr);
 	xdr_free((xdrproc_t)xdr_mountres3, (char *)&mr);
-	clnt_destroy(n);
-	clnt_destroy(m);
+}
+
+void file_handle_in(const char *export, const char *name, nfs_fh3 *out)
+{
+	handle_of(export, name, 0, out);
+}
+
+void file_handle_signed(const char *export, const char *name, nfs_fh3 *out)
+{
+	handle_of(export, name, 1, out);
 }
 
 /* A lock of host's owner svid on fh. */
@@ -266,8 +341,8 @@ nlm4_stats do_lock(CLIENT *c, nlm4_lock l, int exclusive, int block, int reclaim
 	nlm4_res r;
 
 	memset(&r, 0, sizeof(r));
-	assert_int_equal(clnt_call(c, NLM4_LOCK, (xdrproc_t)xdr_nlm4_lockargs, (char *)&a,
-				   (xdrproc_t)xdr_nlm4_res, (char *)&r, tmo),
+	assert_int_equal(nlm_call(c, NLM4_LOCK, (xdrproc_t)xdr_nlm4_lockargs, &a,
+				  (xdrproc_t)xdr_nlm4_res, &r),
 			 RPC_SUCCESS);
 	assert_int_equal(r.cookie.nlm4_netobj_len, sizeof(cookie_bytes) - 1);
 	xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
@@ -280,8 +355,8 @@ nlm4_stats do_unlock(CLIENT *c, nlm4_lock l)
 	nlm4_res r;
 
 	memset(&r, 0, sizeof(r));
-	assert_int_equal(clnt_call(c, NLM4_UNLOCK, (xdrproc_t)xdr_nlm4_unlockargs, (char *)&a,
-				   (xdrproc_t)xdr_nlm4_res, (char *)&r, tmo),
+	assert_int_equal(nlm_call(c, NLM4_UNLOCK, (xdrproc_t)xdr_nlm4_unlockargs, &a,
+				  (xdrproc_t)xdr_nlm4_res, &r),
 			 RPC_SUCCESS);
 	xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
 	return r.stat;
@@ -293,8 +368,8 @@ nlm4_stats do_cancel(CLIENT *c, nlm4_lock l, int exclusive)
 	nlm4_res r;
 
 	memset(&r, 0, sizeof(r));
-	assert_int_equal(clnt_call(c, NLM4_CANCEL, (xdrproc_t)xdr_nlm4_cancargs, (char *)&a,
-				   (xdrproc_t)xdr_nlm4_res, (char *)&r, tmo),
+	assert_int_equal(nlm_call(c, NLM4_CANCEL, (xdrproc_t)xdr_nlm4_cancargs, &a,
+				  (xdrproc_t)xdr_nlm4_res, &r),
 			 RPC_SUCCESS);
 	xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
 	return r.stat;
@@ -308,8 +383,8 @@ nlm4_stats do_test(CLIENT *c, nlm4_lock l, int exclusive, nlm4_holder *h)
 	nlm4_stats st;
 
 	memset(&r, 0, sizeof(r));
-	assert_int_equal(clnt_call(c, NLM4_TEST, (xdrproc_t)xdr_nlm4_testargs, (char *)&a,
-				   (xdrproc_t)xdr_nlm4_testres, (char *)&r, tmo),
+	assert_int_equal(nlm_call(c, NLM4_TEST, (xdrproc_t)xdr_nlm4_testargs, &a,
+				  (xdrproc_t)xdr_nlm4_testres, &r),
 			 RPC_SUCCESS);
 	st = r.stat.stat;
 	if (st == NLM4_DENIED && h) {
@@ -324,8 +399,8 @@ void do_free_all(CLIENT *c, const char *host)
 {
 	nlm4_notify a = {.name = (char *)host, .state = 7};
 
-	assert_int_equal(clnt_call(c, NLM4_FREE_ALL, (xdrproc_t)xdr_nlm4_notify, (char *)&a,
-				   (xdrproc_t)xdr_void, NULL, tmo),
+	assert_int_equal(nlm_call(c, NLM4_FREE_ALL, (xdrproc_t)xdr_nlm4_notify, &a,
+				  (xdrproc_t)xdr_void, NULL),
 			 RPC_SUCCESS);
 }
 
@@ -346,14 +421,15 @@ CLIENT *tcp, *udp;
 
 static int setup(void **state)
 {
-	char cmd[1200];
+	char cmd[1600];
 
 	(void)state;
 	snprintf(T, sizeof(T), "%s/nlm_test.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (mkdtemp(T) == NULL)
 		return -1;
 	snprintf(cmd, sizeof(cmd),
-		 "mkdir -p %s/export %s/export2 && chmod 777 %s/export %s/export2", T, T, T, T);
+		 "mkdir -p %s/export %s/export2 %s/signed && chmod 777 %s/export %s/export2", T, T,
+		 T, T, T);
 	if (system(cmd) != 0)
 		return -1;
 	start_services();
@@ -394,6 +470,7 @@ int main(void)
 		cmocka_unit_test(per_client_limits),
 		cmocka_unit_test(shares),
 		cmocka_unit_test(lock_needs_right),
+		cmocka_unit_test(lock_needs_integrity),
 		cmocka_unit_test(msg_forms),
 		cmocka_unit_test(bad_input),
 		cmocka_unit_test(forged_from_elsewhere),

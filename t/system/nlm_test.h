@@ -29,10 +29,18 @@ void start_server(unsigned grace_s);
 void stop_server(void);
 /* A TCP or UDP client of prog on the server. */
 CLIENT *client(int proto, uint32_t prog, uint32_t vers);
+/* Where a client goes, SIGNED: NLM calls signed with the server's integrity
+ * key (AUTH_NFSRDMA_HMAC, uid 0), each on a connection of its own. */
+#define SIGNED ((CLIENT *)NULL)
+/* A call of proc of c's program (NLM v4 for SIGNED), its result in *r (for
+ * xdr_free): RPC_SUCCESS or the failure. */
+enum clnt_stat nlm_call(CLIENT *c, uint32_t proc, xdrproc_t xa, void *a, xdrproc_t xr, void *r);
 /* The handle of file name in the export, made if missing. */
 void file_handle(const char *name, nfs_fh3 *out);
 /* The handle of file name in export dir "export" or "export2", made if missing. */
 void file_handle_in(const char *export, const char *name, nfs_fh3 *out);
+/* The same in "signed", the export that requires integrity, asked for signed. */
+void file_handle_signed(const char *export, const char *name, nfs_fh3 *out);
 /* A lock of host's owner svid on fh. */
 nlm4_lock alock(const char *host, const nfs_fh3 *fh, int32_t svid, uint64_t off, uint64_t len);
 /* The cookie every call carries. */
@@ -41,7 +49,7 @@ extern char cookie_bytes[sizeof("cookie")];
 	{                                                                                          \
 		sizeof(cookie_bytes) - 1, cookie_bytes                                             \
 	}
-/* LOCK, UNLOCK, CANCEL, TEST (a holder goes to *h) and FREE_ALL calls. */
+/* LOCK, UNLOCK, CANCEL, TEST (a holder goes to *h) and FREE_ALL calls (of c or SIGNED). */
 nlm4_stats do_lock(CLIENT *c, nlm4_lock l, int exclusive, int block, int reclaim);
 nlm4_stats do_unlock(CLIENT *c, nlm4_lock l);
 nlm4_stats do_cancel(CLIENT *c, nlm4_lock l, int exclusive);
@@ -97,6 +105,7 @@ void per_client_limits(void **state);
 void shares(void **state);
 /* ... nlm_test_rights.c ... */
 void lock_needs_right(void **state);
+void lock_needs_integrity(void **state);
 /* ... and nlm_test_hosts.c. */
 void msg_forms(void **state);
 void bad_input(void **state);

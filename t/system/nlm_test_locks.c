@@ -315,8 +315,8 @@ nlm4_stats do_share(CLIENT *c, uint32_t proc, nlm4_shareargs *a, const char *hos
 	a->share.mode = (nlm4_fsh_mode)mode;
 	a->share.access = (nlm4_fsh_access)access;
 	memset(&r, 0, sizeof(r));
-	assert_int_equal(clnt_call(c, proc, (xdrproc_t)xdr_nlm4_shareargs, (char *)a,
-				   (xdrproc_t)xdr_nlm4_shareres, (char *)&r, tmo),
+	assert_int_equal(nlm_call(c, proc, (xdrproc_t)xdr_nlm4_shareargs, a,
+				  (xdrproc_t)xdr_nlm4_shareres, &r),
 			 RPC_SUCCESS);
 	st = r.stat;
 	xdr_free((xdrproc_t)xdr_nlm4_shareres, (char *)&r);

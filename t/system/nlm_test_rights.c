@@ -3,7 +3,8 @@
  * request that opens the file for a new lock owner (LOCK, TEST, SHARE) needs
  * its caller, after the export's squashing, to own the file or to have the
  * right to read it; the export option auth_nlm = false (nfs-utils'
- * no_auth_nlm) lets anyone lock. Part of t/system/nlm_test (see nlm_test.c).
+ * no_auth_nlm) lets anyone lock. On an export that requires integrity, every
+ * lock call must be signed. Part of t/system/nlm_test (see nlm_test.c).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -119,4 +120,40 @@ void lock_needs_right(void **state)
 	done_with(owner);
 	done_with(other);
 	done_with(anon);
+}
+
+/* On an export that requires integrity every lock call naming one of its
+ * files must carry a valid MIC, as its NFS calls must: unsigned ones are
+ * refused (FAILED), those that would release a signed caller's lock too. */
+void lock_needs_integrity(void **state)
+{
+	nfs_fh3 fh;
+
+	(void)state;
+	file_handle_signed("signed", "f", &fh);
+	assert_int_equal(do_lock(tcp, alock("hostI", &fh, 1, 0, 10), 1, 0, 0), NLM4_FAILED);
+	assert_int_equal(do_test(tcp, alock("hostI", &fh, 1, 0, 10), 1, NULL), NLM4_FAILED);
+	assert_int_equal(share(tcp, NLM4_SHARE, &fh, "hostI", NLM4_FSM_DN, NLM4_FSA_R),
+			 NLM4_FAILED);
+	/* signed: granted, and held against another host */
+	assert_int_equal(do_lock(SIGNED, alock("hostI", &fh, 1, 0, 10), 1, 0, 0), NLM4_GRANTED);
+	assert_int_equal(do_test(SIGNED, alock("hostJ", &fh, 2, 0, 10), 1, NULL), NLM4_DENIED);
+	/* unsigned calls of the owner that now exists: refused, the lock stays */
+	assert_int_equal(do_unlock(tcp, alock("hostI", &fh, 1, 0, 10)), NLM4_FAILED);
+	assert_int_equal(do_cancel(tcp, alock("hostI", &fh, 1, 0, 10), 1), NLM4_FAILED);
+	assert_int_equal(do_lock(tcp, alock("hostI", &fh, 1, 20, 10), 1, 0, 0), NLM4_FAILED);
+	assert_int_equal(do_test(tcp, alock("hostI", &fh, 1, 0, 10), 1, NULL), NLM4_FAILED);
+	assert_int_equal(do_test(SIGNED, alock("hostJ", &fh, 2, 0, 10), 1, NULL), NLM4_DENIED);
+	assert_int_equal(do_test(SIGNED, alock("hostJ", &fh, 2, 20, 10), 1, NULL), NLM4_GRANTED);
+	/* signed: released */
+	assert_int_equal(do_unlock(SIGNED, alock("hostI", &fh, 1, 0, 10)), NLM4_GRANTED);
+	assert_int_equal(do_test(SIGNED, alock("hostJ", &fh, 2, 0, 10), 1, NULL), NLM4_GRANTED);
+	assert_int_equal(share(SIGNED, NLM4_SHARE, &fh, "hostI", NLM4_FSM_DN, NLM4_FSA_R),
+			 NLM4_GRANTED);
+	assert_int_equal(share(tcp, NLM4_UNSHARE, &fh, "hostI", NLM4_FSM_DN, NLM4_FSA_R),
+			 NLM4_FAILED);
+	assert_int_equal(share(SIGNED, NLM4_UNSHARE, &fh, "hostI", NLM4_FSM_DN, NLM4_FSA_R),
+			 NLM4_GRANTED);
+	do_free_all(SIGNED, "hostI");
+	free(fh.data.data_val);
 }
