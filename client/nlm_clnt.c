@@ -506,13 +506,17 @@ static int lock_loop(struct nlmc *n, const struct rpc_cred *cred, nlm4_lockargs 
 		if (w == NULL)
 			return -ENOLCK; /* blocked without asking to block */
 		got = wait_for(n, w, n->p.repoll_s * 1000);
-		if (got == 1)
+		/* a signed mount takes no unsigned GRANTED at its word: anyone who
+		 * saw the owner handle could send one; the LOCK sent again is
+		 * answered GRANTED by a server that granted (the owner holds the
+		 * range), else BLOCKED */
+		if (got == 1 && !n->p.key)
 			return 0;
 		if (got < 0) {
 			cancel(n, cred, a);
 			return -EINTR;
 		}
-		/* no GRANTED yet: ask again, as Linux does */
+		/* no GRANTED yet (or one to check): ask again, as Linux does */
 	}
 }
 

@@ -114,7 +114,7 @@ wait_line() {
 # out ARGS...: lockprog's lines on one line.
 out() { "$LP" "$@" 2>&1 | tr '\n' ' ' | sed 's/ $//'; }
 
-plan $((18 + 3 * PER_TR))
+plan $((19 + 3 * PER_TR))
 
 start_real srv true
 ok $? "nfsrdma-server starts with NLM"
@@ -260,7 +260,13 @@ wait_line "$T/I.out" 1
 check "a F_SETLK there is granted ($(cat "$T/I.out"))" [ "$(cat "$T/I.out")" = ok ]
 got=$(out "$T/a/f" w 5 1)
 check "and held on the server: another process's is refused ($got)" [ "$got" = busy ]
+t0=$(date +%s%N)
+got=$(out "$T/a/f" W 5 1)
+ms=$((($(date +%s%N) - t0) / 1000000))
 wait "$I_PID"
+# the GRANTED callback is not signed: the request asks the server again
+check "its F_SETLKW is granted once the first lets go ($got after $ms ms)" \
+	[ "$got" = ok ] && [ $ms -ge 1000 ] && [ $ms -lt 15000 ]
 umount_all
 
 # the server restarts while A and B hold locks: A hears SM_NOTIFY (the server

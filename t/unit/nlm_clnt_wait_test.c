@@ -17,7 +17,10 @@
  * - a call is not held up by another's slow answer (the CANCEL held): calls
  *   of several threads go out at once on the one connection;
  * - calls that need a connection to a server that takes none share one
- *   connect's wait, rather than waiting in turn.
+ *   connect's wait, rather than waiting in turn;
+ * - a mount that signs its calls (the fake server signs its answers) takes
+ *   a GRANTED, which is never signed, as a reason to ask the server again,
+ *   not as the lock: one the server did not send leaves the request waiting.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,7 +47,15 @@
 #include "common/base/net.h"
 #include "common/nfs/nlm_prog.h"
 #include "common/nfs/nlm_prot.h"
+#include "common/rpc/integrity.h"
+#include "common/rpc/rpc.h"
+#include "common/rpc/rpc_auth.h"
 #include "t/unit/udp_rpc_call.h"
+
+/* The key of the signed cases (setup_signed): the fake server signs its
+ * answers with it. NULL: the others. */
+static struct integrity_key signing_key;
+static const struct integrity_key *reply_key;
 
 /* The fake server: what it saw, and the CANCEL it holds. */
 struct fake {
@@ -54,8 +65,9 @@ struct fake {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int locks, cancels, unlocks, tests, go;
-	uint32_t hold;	   /* the procedure whose answer waits for go (NLM4_CANCEL) */
-	uint32_t held_xid; /* the call not answered yet, or 0 */
+	nlm4_stats lock_answer; /* what LOCK is answered (NLM4_BLOCKED) */
+	uint32_t hold;		/* the procedure whose answer waits for go (NLM4_CANCEL) */
+	uint32_t held_xid;	/* the call not answered yet, or 0 */
 	/* the last LOCK's lock, for a GRANTED that names it */
 	char oh[64], fh[NFS3_FHSIZE];
 	u_int ohlen, fhlen;
@@ -78,10 +90,14 @@ static ssize_t read_record(int fd, char *buf, size_t cap)
 }
 
 /* Answer call xid on fd with nlm4_res stat (for TEST, an nlm4_testres
- * without a holder: the same bytes). Under f->lock: the fake's thread and
- * the test's both answer. */
+ * without a holder: the same bytes), signed with reply_key if set. Under
+ * f->lock: the fake's thread and the test's both answer. */
 static int answer(int fd, uint32_t xid, nlm4_stats stat)
 {
+	/* signed: the verifier's body (the MIC) is the 32 bytes before the
+	 * accept_stat word, which the MIC covers from */
+	enum { MIC_AT = 5 * 4, RES_AT = MIC_AT + INTEGRITY_MIC_LEN };
+	uint8_t mic[INTEGRITY_MIC_LEN] = {0};
 	nlm4_res r = {.stat = stat};
 	struct rpc_msg m = {.rm_xid = xid, .rm_direction = REPLY};
 	char buf[512];
@@ -90,12 +106,21 @@ static int answer(int fd, uint32_t xid, nlm4_stats stat)
 
 	m.rm_reply.rp_stat = MSG_ACCEPTED;
 	m.acpted_rply.ar_verf = _null_auth;
+	if (reply_key)
+		m.acpted_rply.ar_verf =
+			(struct opaque_auth){AUTH_NFSRDMA_HMAC, (caddr_t)mic, INTEGRITY_MIC_LEN};
 	m.acpted_rply.ar_stat = SUCCESS;
 	m.acpted_rply.ar_results.where = (caddr_t)&r;
 	m.acpted_rply.ar_results.proc = (xdrproc_t)xdr_nlm4_res;
 	xdrmem_create(&x, buf + 4, sizeof(buf) - 4, XDR_ENCODE);
 	if (!xdr_replymsg(&x, &m))
 		return -1;
+	if (reply_key) {
+		if (rpc_reply_mic(reply_key, xid, (uint8_t *)buf + 4, RES_AT, xdr_getpos(&x), NULL,
+				  mic) != 0)
+			return -1;
+		memcpy(buf + 4 + MIC_AT, mic, sizeof(mic));
+	}
 	mark = htonl(0x80000000u | xdr_getpos(&x));
 	memcpy(buf, &mark, 4);
 	return write(fd, buf, 4 + xdr_getpos(&x)) == (ssize_t)(4 + xdr_getpos(&x)) ? 0 : -1;
@@ -146,7 +171,9 @@ static void *fake_main(void *arg)
 			break;
 		if (m.rm_call.cb_proc == NLM4_LOCK) {
 			saw_lock(f, &x);
-			st = NLM4_BLOCKED;
+			pthread_mutex_lock(&f->lock);
+			st = f->lock_answer;
+			pthread_mutex_unlock(&f->lock);
 		}
 		xdr_destroy(&x);
 		pthread_mutex_lock(&f->lock);
@@ -249,6 +276,7 @@ static int setup(void **state)
 	memset(&t, 0, sizeof(t));
 	t.f.fd = -1;
 	t.f.hold = NLM4_CANCEL;
+	t.f.lock_answer = NLM4_BLOCKED;
 	log_set_level(LOG_LVL_ERR);
 	pthread_mutex_init(&t.f.lock, NULL);
 	pthread_cond_init(&t.f.cond, NULL);
@@ -260,6 +288,7 @@ static int setup(void **state)
 	p.port = (unsigned)net_local_port(t.f.lfd);
 	p.no_rpcbind = 1;
 	p.repoll_s = 1; /* a blocked request asks again every second */
+	p.key = reply_key;
 	if (nlmc_start(&p, &t.n, err, sizeof(err)) != 0) {
 		fprintf(stderr, "nlmc_start: %s\n", err);
 		return -1;
@@ -538,6 +567,52 @@ static void one_connect_for_all(void **state)
 	assert_true(ms < 2500);
 }
 
+/* The signed cases: the client signs its calls with signing_key, and the
+ * fake server its answers. */
+static int setup_signed(void **state)
+{
+	static const char bytes[] = "nlm_clnt_wait_test's signing key";
+
+	if (integrity_key_set(&signing_key, bytes, sizeof(bytes) - 1, 0) != 0)
+		return -1;
+	reply_key = &signing_key;
+	return setup(state);
+}
+
+static int teardown_signed(void **state)
+{
+	int rc = teardown(state);
+
+	reply_key = NULL;
+	integrity_key_clear(&signing_key);
+	return rc;
+}
+
+/* A signed mount's blocked request woken by a GRANTED asks the server again
+ * before it takes the lock: one the server did not send (it still answers
+ * BLOCKED) leaves it waiting; once the server answers GRANTED, it has the
+ * lock. */
+static void signed_granted_asks_again(void **state)
+{
+	struct fx *t = *state;
+	int locks, asked, waits;
+
+	pthread_mutex_lock(&t->f.lock);
+	locks = t->f.locks;
+	pthread_mutex_unlock(&t->f.lock);
+	assert_int_equal(grant(t), NLM4_GRANTED); /* it woke the wait */
+	usleep(1500 * 1000);			  /* LOCK again, BLOCKED, and the wait again */
+	pthread_mutex_lock(&t->f.lock);
+	asked = t->f.locks - locks;
+	waits = t->w != NULL; /* nlmc_lock has not returned */
+	t->f.lock_answer = NLM4_GRANTED;
+	pthread_mutex_unlock(&t->f.lock);
+	assert_true(waits);
+	assert_true(asked > 0);
+	finish(t); /* the next LOCK (a second at most) is granted */
+	assert_int_equal(t->rc, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -547,6 +622,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(granted_again_after_taken, setup, teardown),
 		cmocka_unit_test_setup_teardown(calls_go_out_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(one_connect_for_all, setup_dead, teardown_dead),
+		cmocka_unit_test_setup_teardown(signed_granted_asks_again, setup_signed,
+						teardown_signed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
