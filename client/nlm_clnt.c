@@ -473,13 +473,14 @@ static void wait_calling(struct nlmc *n, struct nlmc_wait *w, int calling)
 }
 
 /* LOCK for cred, and while BLOCKED (or refused for the grace period) the
- * waits. *unsure: a LOCK got no answer (the server may yet grant it). */
+ * waits. *unsure: a LOCK got no answer, or a GRANTED came that the LOCK sent
+ * again did not confirm (the server may hold, or yet grant, the lock). */
 static int lock_loop(struct nlmc *n, const struct rpc_cred *cred, nlm4_lockargs *a,
 		     struct nlmc_wait *w, int *unsure)
 {
 	uint64_t t0 = now_ms();
 	nlm4_res r;
-	int rc, got;
+	int rc, got, woke = 0;
 
 	for (;;) {
 		memset(&r, 0, sizeof(r));
@@ -492,6 +493,9 @@ static int lock_loop(struct nlmc *n, const struct rpc_cred *cred, nlm4_lockargs 
 			return rc;
 		}
 		xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
+		*unsure = woke;
+		if (r.stat != NLM4_DENIED_GRACE_PERIOD)
+			t0 = now_ms(); /* GRACE_MAX_MS counts refusals in a row */
 		if (r.stat == NLM4_DENIED_GRACE_PERIOD && now_ms() - t0 < GRACE_MAX_MS) {
 			if (!a->reclaim)
 				nlmc_reclaim_want(n); /* a restart we were not told of */
@@ -512,6 +516,7 @@ static int lock_loop(struct nlmc *n, const struct rpc_cred *cred, nlm4_lockargs 
 		 * range), else BLOCKED */
 		if (got == 1 && !n->p.key)
 			return 0;
+		woke |= got == 1;
 		if (got < 0) {
 			cancel(n, cred, a);
 			return -EINTR;

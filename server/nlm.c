@@ -382,12 +382,20 @@ nlm4_stats nlm_do_lock(struct nlm *n, const struct rpc_req *call, const nlm4_loc
 }
 
 /* What CANCEL and UNLOCK answer when rc kept them from the partition: as
- * on Linux, nothing to release (no such export) is no error. */
+ * on Linux, nothing to release (no such export) is no error; anything else
+ * is, so that the client does not forget a lock the server still holds. */
 static nlm4_stats release_stat(int rc)
 {
-	return rc == -ETIMEDOUT ? NLM4_DENIED_GRACE_PERIOD
-	       : rc == -EACCES	? NLM4_FAILED
-				: NLM4_GRANTED;
+	switch (rc) {
+	case -ESTALE:
+		return NLM4_GRANTED;
+	case -ETIMEDOUT:
+		return NLM4_DENIED_GRACE_PERIOD;
+	case -ENOMEM:
+		return NLM4_DENIED_NOLOCKS;
+	default:
+		return NLM4_FAILED;
+	}
 }
 
 /* See nlm_int.h. */

@@ -266,9 +266,10 @@ extern const struct rpc_proc_desc nlm4_rpc_procs[NLM4_NPROCS];
 extern const struct rpc_proc_desc nsm_rpc_procs[NSM_NPROCS];
 
 /* The lock operations the procedures run (nlm.c, SHARE nlm_share.c); each
- * returns an nlm4_stats. call is the RPC call asking (its peer; its
- * credential, which must have a right to a file that a new lock owner opens,
- * and its integrity: see nfs_backend_open_locked). */
+ * returns an nlm4_stats. call is the RPC call asking: its peer; its
+ * integrity, which an export that requires it checks on every call
+ * (nfs_backend_lock_enter); its credential, which must have a right to a
+ * file that a new lock owner opens (nfs_backend_open_locked). */
 nlm4_stats nlm_do_test(struct nlm *n, const struct rpc_req *call, const nlm4_testargs *a,
 		       nlm4_holder *holder);
 nlm4_stats nlm_do_lock(struct nlm *n, const struct rpc_req *call, const nlm4_lockargs *a,

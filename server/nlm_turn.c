@@ -90,8 +90,9 @@ static void parts_gc(struct nlm *n)
 	}
 }
 
-/* p's turn for call (fh and call NULL: the lock manager's own work), then nlm_turn_lock: 0
- * with nlm->lock held, or -ETIMEDOUT. p is held. */
+/* p's turn for call (fh and call NULL: the lock manager's own work), then
+ * nlm_turn_lock: 0 with nlm->lock held, or -errno of nfs_backend_lock_enter
+ * (-ETIMEDOUT, -EACCES). p is held. */
 static int part_enter(struct nlm *n, struct nlm_part *p, const void *fh, size_t fhlen,
 		      const struct rpc_req *call, struct nfs_lock_call *lc)
 {

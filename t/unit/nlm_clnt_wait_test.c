@@ -287,7 +287,9 @@ static int setup(void **state)
 	p.host = "127.0.0.1";
 	p.port = (unsigned)net_local_port(t.f.lfd);
 	p.no_rpcbind = 1;
-	p.repoll_s = 1; /* a blocked request asks again every second */
+	/* a blocked request asks again every second; a signed one not before
+	 * the case is over, so that a LOCK it sends comes of a GRANTED */
+	p.repoll_s = reply_key ? 60 : 1;
 	p.key = reply_key;
 	if (nlmc_start(&p, &t.n, err, sizeof(err)) != 0) {
 		fprintf(stderr, "nlmc_start: %s\n", err);
@@ -588,28 +590,45 @@ static int teardown_signed(void **state)
 	return rc;
 }
 
+/* Whether f has seen more than n LOCKs within 5 s. */
+static int locks_pass(struct fake *f, int n)
+{
+	int seen = 0;
+
+	for (int i = 0; i < 100 && !seen; i++) {
+		pthread_mutex_lock(&f->lock);
+		seen = f->locks > n;
+		pthread_mutex_unlock(&f->lock);
+		if (!seen)
+			usleep(50 * 1000);
+	}
+	return seen;
+}
+
 /* A signed mount's blocked request woken by a GRANTED asks the server again
  * before it takes the lock: one the server did not send (it still answers
- * BLOCKED) leaves it waiting; once the server answers GRANTED, it has the
- * lock. */
+ * BLOCKED) leaves it waiting; once the server answers GRANTED, the next
+ * GRANTED gives it the lock. */
 static void signed_granted_asks_again(void **state)
 {
 	struct fx *t = *state;
-	int locks, asked, waits;
+	int locks, waits;
 
 	pthread_mutex_lock(&t->f.lock);
 	locks = t->f.locks;
 	pthread_mutex_unlock(&t->f.lock);
 	assert_int_equal(grant(t), NLM4_GRANTED); /* it woke the wait */
-	usleep(1500 * 1000);			  /* LOCK again, BLOCKED, and the wait again */
+	assert_true(locks_pass(&t->f, locks));	  /* and the LOCK went again */
+	usleep(300 * 1000);			  /* BLOCKED, and the wait again */
 	pthread_mutex_lock(&t->f.lock);
-	asked = t->f.locks - locks;
 	waits = t->w != NULL; /* nlmc_lock has not returned */
 	t->f.lock_answer = NLM4_GRANTED;
+	locks = t->f.locks;
 	pthread_mutex_unlock(&t->f.lock);
 	assert_true(waits);
-	assert_true(asked > 0);
-	finish(t); /* the next LOCK (a second at most) is granted */
+	assert_int_equal(grant(t), NLM4_GRANTED);
+	assert_true(locks_pass(&t->f, locks));
+	finish(t);
 	assert_int_equal(t->rc, 0);
 }
 
