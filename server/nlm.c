@@ -386,16 +386,9 @@ nlm4_stats nlm_do_lock(struct nlm *n, const struct rpc_req *call, const nlm4_loc
  * is, so that the client does not forget a lock the server still holds. */
 static nlm4_stats release_stat(int rc)
 {
-	switch (rc) {
-	case -ESTALE:
-		return NLM4_GRANTED;
-	case -ETIMEDOUT:
-		return NLM4_DENIED_GRACE_PERIOD;
-	case -ENOMEM:
-		return NLM4_DENIED_NOLOCKS;
-	default:
-		return NLM4_FAILED;
-	}
+	return rc == -ESTALE	  ? NLM4_GRANTED
+	       : rc == -ETIMEDOUT ? NLM4_DENIED_GRACE_PERIOD
+				  : nlm_open_stat(rc);
 }
 
 /* See nlm_int.h. */
