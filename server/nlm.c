@@ -311,8 +311,8 @@ nlm4_stats nlm_do_test(struct nlm *n, const struct rpc_req *call, const nlm4_tes
 }
 
 /* LOCK for an owner in hand. */
-static nlm4_stats lock_owner(struct nlm *n, struct nlm_owner *o, const nlm4_lockargs *a,
-			     uint64_t start, uint64_t end, int via_msg)
+static nlm4_stats lock_owner(struct nlm *n, struct nlm_owner *o, const struct rpc_req *call,
+			     const nlm4_lockargs *a, uint64_t start, uint64_t end, int via_msg)
 {
 	int rc;
 
@@ -332,7 +332,7 @@ static nlm4_stats lock_owner(struct nlm *n, struct nlm_owner *o, const nlm4_lock
 	if (rc != -EAGAIN)
 		return NLM4_FAILED;
 	if (a->block)
-		return nlm_block_queue(n, o, start, end, a->exclusive, via_msg);
+		return nlm_block_queue(n, o, start, end, a->exclusive, via_msg, call);
 	n->denied++;
 	return NLM4_DENIED;
 }
@@ -366,7 +366,7 @@ nlm4_stats nlm_do_lock(struct nlm *n, const struct rpc_req *call, const nlm4_loc
 	} else {
 		h->pins++; /* owner_get lets go of nlm->lock before h holds anything */
 		if ((o = owner_get(n, p, h, &a->alock, &lc, call, &st)) != NULL) {
-			st = lock_owner(n, o, a, start, end, via_msg);
+			st = lock_owner(n, o, call, a, start, end, via_msg);
 			/* a blocked request is granted later (GRANTED): monitored now,
 			 * as Linux's lockd monitors every monitored LOCK's client */
 			if ((st == NLM4_GRANTED || st == NLM4_BLOCKED) && monitor)

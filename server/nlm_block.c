@@ -12,8 +12,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "common/base/log.h"
+#include "common/base/net.h"
 #include "server/nlm_int.h"
 
 /* See nlm_int.h. */
@@ -53,7 +55,7 @@ void nlm_block_free(struct nlm *n, struct nlm_block *b)
 
 /* See nlm_int.h. */
 nlm4_stats nlm_block_queue(struct nlm *n, struct nlm_owner *o, uint64_t start, uint64_t end,
-			   int exclusive, int via_msg)
+			   int exclusive, int via_msg, const struct rpc_req *call)
 {
 	struct nlm_block *b = nlm_block_find(o, start, end, exclusive);
 
@@ -78,6 +80,7 @@ nlm4_stats nlm_block_queue(struct nlm *n, struct nlm_owner *o, uint64_t start, u
 		o->host->nblocked++;
 		nlm_host_touch(o->host);
 	}
+	b->signed_req |= call->integrity_ok; /* an unsigned copy does not unsign it */
 	b->deadline_ms = nlm_now_ms() + (uint64_t)n->p.blocked_timeout_s * 1000;
 	n->blocked_n++;
 	return NLM4_BLOCKED;
@@ -109,17 +112,35 @@ static void grant_undo(struct nlm *n, struct nlm_owner *o, uint64_t start, uint6
 	nlm_owner_maybe_free(n, o);
 }
 
+static struct nlm_grant **grant_find(struct nlm *n, uint64_t id)
+{
+	struct nlm_grant **p = &n->grants;
+
+	while (*p && (*p)->id != id)
+		p = &(*p)->next;
+	return p;
+}
+
 static struct nlm_grant *grant_take(struct nlm *n, uint64_t id)
 {
-	for (struct nlm_grant **p = &n->grants; *p; p = &(*p)->next) {
-		struct nlm_grant *g = *p;
+	struct nlm_grant **p = grant_find(n, id), *g = *p;
 
-		if (g->id == id) {
-			*p = g->next;
-			return g;
+	if (g)
+		*p = g->next;
+	return g;
+}
+
+/* A cookie for a GRANTED call that no other grant has and nobody can guess
+ * (a GRANTED_RES that says no gives the lock back), or -EIO. */
+static int grant_cookie(struct nlm *n, uint64_t *id)
+{
+	do {
+		if (getrandom(id, sizeof(*id), 0) != (ssize_t)sizeof(*id)) {
+			log_err("NLM: no random cookie for a GRANTED call: %s", strerror(errno));
+			return -EIO;
 		}
-	}
-	return NULL;
+	} while (*grant_find(n, *id) != NULL);
+	return 0;
 }
 
 /* See nlm_int.h. New entries come in at the head of n->undo meanwhile. */
@@ -188,17 +209,36 @@ static void granted_done(struct nlm *n, void *arg, int ok, void *res)
 	free(g);
 }
 
+/* Why call may not answer for g (NULL: it may): it must come from where
+ * the GRANTED_MSG went, signed if the request was. */
+static const char *res_refused(const struct nlm_grant *g, const struct rpc_req *call)
+{
+	if (call->peer == NULL || !net_same_ip(call->peer, (const struct sockaddr *)&g->addr))
+		return "from another address";
+	if (g->signed_req && !call->integrity_ok)
+		return "unsigned";
+	return NULL;
+}
+
 /* See nlm_int.h. */
-void nlm_granted_res(struct nlm *n, const nlm4_netobj *cookie, nlm4_stats st)
+void nlm_granted_res(struct nlm *n, const struct rpc_req *call, const nlm4_netobj *cookie,
+		     nlm4_stats st)
 {
 	struct nlm_grant *g;
+	const char *why;
 	uint64_t id;
 
 	if (cookie->nlm4_netobj_len != sizeof(id))
 		return;
 	memcpy(&id, cookie->nlm4_netobj_val, sizeof(id));
 	pthread_mutex_lock(&n->lock);
-	g = grant_take(n, id);
+	g = *grant_find(n, id);
+	if (g && (why = res_refused(g, call)) != NULL) {
+		log_warn("NLM: a GRANTED_RES for a lock of '%s' came %s: ignored",
+			 g->owner ? g->owner->host->name : "?", why);
+		g = NULL;
+	}
+	g = g ? grant_take(n, id) : NULL;
 	if (g && st != NLM4_GRANTED) {
 		grant_refused(n, g);
 		g = NULL;
@@ -216,8 +256,8 @@ static void block_granted(struct nlm *n, struct nlm_block *b)
 	uint64_t start = b->start, end = b->end;
 	nlm4_testargs a = {.exclusive = b->exclusive};
 	struct nlm_grant *g = calloc(1, sizeof(*g));
-	uint64_t id = ++n->next_cookie;
-	int via_msg = b->via_msg, rc = -ENOMEM;
+	uint64_t id = 0;
+	int via_msg = b->via_msg, signed_req = b->signed_req, rc = -ENOMEM;
 
 	n->granted++;
 	nlm_block_unlink(b);
@@ -225,11 +265,17 @@ static void block_granted(struct nlm *n, struct nlm_block *b)
 	a.cookie.nlm4_netobj_val = (char *)&id;
 	a.cookie.nlm4_netobj_len = sizeof(id);
 	fill_alock(o, start, end, &a.alock);
+	if (g && (rc = grant_cookie(n, &id)) != 0) {
+		free(g);
+		g = NULL;
+	}
 	if (g) {
 		*g = (struct nlm_grant){.id = id,
 					.owner = o,
 					.start = start,
 					.end = end,
+					.addr = h->addr,
+					.signed_req = signed_req,
 					.deadline_ms = nlm_now_ms() + NLM_GRANT_WAIT_MS};
 		g->next = n->grants;
 		n->grants = g;

@@ -131,15 +131,20 @@ struct nlm_block {
 	uint64_t start, end;
 	int exclusive;
 	int via_msg; /* came as LOCK_MSG: granted by GRANTED_MSG */
+	/* its last LOCK carried a MIC: so must the GRANTED_RES */
+	int signed_req;
 	uint64_t deadline_ms;
 };
 
 /* A granted blocked lock whose GRANTED call is under way. */
 struct nlm_grant {
 	struct nlm_grant *next;
-	uint64_t id; /* the cookie of the GRANTED call */
+	uint64_t id; /* the cookie of the GRANTED call: random, not guessed */
 	struct nlm_owner *owner;
 	uint64_t start, end;
+	/* where the GRANTED_MSG went: its GRANTED_RES comes from there */
+	struct sockaddr_storage addr;
+	int signed_req;	      /* the request was signed: so must the GRANTED_RES be */
 	uint64_t deadline_ms; /* a GRANTED_RES not heard of by then: forgotten */
 };
 
@@ -165,7 +170,6 @@ struct nlm {
 					 the process's descriptor limit */
 	uint64_t grace_end_ms;
 	int32_t nsm_state; /* odd while we run */
-	uint64_t next_cookie;
 	struct nlm_cb *cb;
 	struct workq *tickq; /* nlm-tick: the tick's storage work */
 	struct work tick_work;
@@ -239,9 +243,10 @@ void nlm_owner_maybe_free(struct nlm *n, struct nlm_owner *o);
 
 /* ---- blocked requests (nlm_block.c), for the lock operations; under nlm->lock */
 
-/* Queue o's blocked request (or find it queued: a client asks again): NLM4_BLOCKED or why not. */
+/* Queue o's blocked request (or find it queued: a client asks again),
+ * asked by call: NLM4_BLOCKED or why not. */
 nlm4_stats nlm_block_queue(struct nlm *n, struct nlm_owner *o, uint64_t start, uint64_t end,
-			   int exclusive, int via_msg);
+			   int exclusive, int via_msg, const struct rpc_req *call);
 /* o's blocked request for exactly [start, end) of that kind, or NULL. */
 struct nlm_block *nlm_block_find(const struct nlm_owner *o, uint64_t start, uint64_t end,
 				 int exclusive);
@@ -279,8 +284,11 @@ nlm4_stats nlm_do_unlock(struct nlm *n, const struct rpc_req *call, const nlm4_u
 nlm4_stats nlm_do_share(struct nlm *n, const struct rpc_req *call, const nlm4_shareargs *a,
 			int unshare);
 void nlm_do_free_all(struct nlm *n, const struct sockaddr *peer, const char *name);
-/* The answer to a GRANTED_MSG (GRANTED_RES) with cookie (nlm_block.c). */
-void nlm_granted_res(struct nlm *n, const nlm4_netobj *cookie, nlm4_stats st);
+/* The answer to a GRANTED_MSG (GRANTED_RES) with cookie, sent by call
+ * (nlm_block.c): heard only from the address the GRANTED_MSG went to, and
+ * signed if the blocked request was. */
+void nlm_granted_res(struct nlm *n, const struct rpc_req *call, const nlm4_netobj *cookie,
+		     nlm4_stats st);
 
 /* ---- calls back to clients (nlm_cb.c): one thread, one queue */
 

@@ -192,7 +192,7 @@ static void proc_granted_res(struct rpc_req *req, void *args, void *res)
 	const nlm4_res *a = args;
 
 	(void)res;
-	nlm_granted_res(req->prog_ctx, &a->cookie, a->stat);
+	nlm_granted_res(req->prog_ctx, req, &a->cookie, a->stat);
 }
 
 #define P(name, fn, xa, ta, xr, tr)                                                                \

@@ -471,6 +471,7 @@ int main(void)
 		cmocka_unit_test(shares),
 		cmocka_unit_test(lock_needs_right),
 		cmocka_unit_test(lock_needs_integrity),
+		cmocka_unit_test(granted_res_needs_integrity),
 		cmocka_unit_test(msg_forms),
 		cmocka_unit_test(bad_input),
 		cmocka_unit_test(forged_from_elsewhere),

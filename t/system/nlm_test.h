@@ -106,6 +106,7 @@ void shares(void **state);
 /* ... nlm_test_rights.c ... */
 void lock_needs_right(void **state);
 void lock_needs_integrity(void **state);
+void granted_res_needs_integrity(void **state);
 /* ... and nlm_test_hosts.c. */
 void msg_forms(void **state);
 void bad_input(void **state);

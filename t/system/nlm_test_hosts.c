@@ -27,8 +27,27 @@
 #include "common/nfs/nsm_prot.h"
 #include "nlm_test.h"
 
+/* A UDP client of prog on the server from another loopback address. */
+static CLIENT *client_from(const char *src, uint32_t prog, uint32_t vers)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET}, me = {.sin_family = AF_INET};
+	struct timeval wait = {1, 0};
+	int sock = socket(AF_INET, SOCK_DGRAM, 0);
+	CLIENT *c;
+
+	assert_true(sock >= 0);
+	inet_pton(AF_INET, src, &me.sin_addr);
+	assert_int_equal(bind(sock, (struct sockaddr *)&me, sizeof(me)), 0);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_port = htons(tcp_port);
+	c = clntudp_create(&sin, prog, vers, wait, &sock);
+	assert_non_null(c);
+	return c;
+}
+
 /* The asynchronous forms: answers come back as _RES calls; a blocked
- * LOCK_MSG is granted with GRANTED_MSG, answered with GRANTED_RES. */
+ * LOCK_MSG is granted with GRANTED_MSG, answered with GRANTED_RES, which is
+ * heard only from the client's address. */
 void msg_forms(void **state)
 {
 	uint32_t lock_res = NLM4_LOCK_RES, test_res = NLM4_TEST_RES, unlock_res = NLM4_UNLOCK_RES;
@@ -70,9 +89,17 @@ void msg_forms(void **state)
 	assert_int_equal(e.stat, NLM4_GRANTED);
 	assert_true(wait_event(match_granted_svid, &svid, 5000, &e));
 	assert_int_equal(e.kind, EV_GRANTED_MSG);
-	/* the client turns it down: the server gives the lock back */
+	/* another machine says no for the client: not heard, hostY keeps it */
 	nlm4_res gr = {.cookie = {e.cookie_len, e.cookie}, .stat = NLM4_DENIED};
+	CLIENT *other = client_from("127.0.0.2", NLM_PROGRAM, NLM_V4);
 
+	assert_int_equal(clnt_call(other, NLM4_GRANTED_RES, (xdrproc_t)xdr_nlm4_res, (char *)&gr,
+				   (xdrproc_t)xdr_void, NULL, tmo),
+			 RPC_SUCCESS);
+	clnt_destroy(other);
+	usleep(200000);
+	assert_int_equal(do_lock(tcp, alock("hostX", &fh, 901, 0, 10), 1, 0, 0), NLM4_DENIED);
+	/* the client turns it down: the server gives the lock back */
 	assert_int_equal(clnt_call(udp, NLM4_GRANTED_RES, (xdrproc_t)xdr_nlm4_res, (char *)&gr,
 				   (xdrproc_t)xdr_void, NULL, tmo),
 			 RPC_SUCCESS);
@@ -160,24 +187,6 @@ void bad_input(void **state)
 				"procedure=\"LOCK\"}"));
 	do_free_all(tcp, "hostA");
 	free(fh.data.data_val);
-}
-
-/* A UDP client of prog on the server from another loopback address. */
-static CLIENT *client_from(const char *src, uint32_t prog, uint32_t vers)
-{
-	struct sockaddr_in sin = {.sin_family = AF_INET}, me = {.sin_family = AF_INET};
-	struct timeval wait = {1, 0};
-	int sock = socket(AF_INET, SOCK_DGRAM, 0);
-	CLIENT *c;
-
-	assert_true(sock >= 0);
-	inet_pton(AF_INET, src, &me.sin_addr);
-	assert_int_equal(bind(sock, (struct sockaddr *)&me, sizeof(me)), 0);
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sin.sin_port = htons(tcp_port);
-	c = clntudp_create(&sin, prog, vers, wait, &sock);
-	assert_non_null(c);
-	return c;
 }
 
 /* Another machine cannot act on a client's locks by giving its name: not

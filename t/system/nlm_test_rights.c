@@ -157,3 +157,44 @@ void lock_needs_integrity(void **state)
 	do_free_all(SIGNED, "hostI");
 	free(fh.data.data_val);
 }
+
+/* A blocked request that was signed is granted (GRANTED_MSG) and its
+ * GRANTED_RES must be signed too: an unsigned "no" from the client's own
+ * address (anyone who saw the cookie) does not give the lock back. */
+void granted_res_needs_integrity(void **state)
+{
+	uint32_t lock_res = NLM4_LOCK_RES;
+	int32_t svid = 3;
+	nlm4_lockargs la = {.cookie = COOKIE, .exclusive = 1, .block = 1};
+	nlm4_res gr = {.stat = NLM4_DENIED};
+	struct event e;
+	nfs_fh3 fh;
+
+	(void)state;
+	file_handle_signed("signed", "g", &fh);
+	assert_int_equal(do_lock(SIGNED, alock("hostI", &fh, 1, 0, 10), 1, 0, 0), NLM4_GRANTED);
+	la.alock = alock("hostK", &fh, svid, 0, 10);
+	assert_int_equal(nlm_call(SIGNED, NLM4_LOCK_MSG, (xdrproc_t)xdr_nlm4_lockargs, &la,
+				  (xdrproc_t)xdr_void, NULL),
+			 RPC_SUCCESS);
+	assert_true(wait_event(match_res_proc, &lock_res, 5000, &e));
+	assert_int_equal(e.stat, NLM4_BLOCKED);
+	assert_int_equal(do_unlock(SIGNED, alock("hostI", &fh, 1, 0, 10)), NLM4_GRANTED);
+	assert_true(wait_event(match_granted_svid, &svid, 5000, &e));
+	assert_int_equal(e.kind, EV_GRANTED_MSG);
+	gr.cookie = (nlm4_netobj){e.cookie_len, e.cookie};
+	assert_int_equal(nlm_call(udp, NLM4_GRANTED_RES, (xdrproc_t)xdr_nlm4_res, &gr,
+				  (xdrproc_t)xdr_void, NULL),
+			 RPC_SUCCESS);
+	usleep(200000);
+	assert_int_equal(do_test(SIGNED, alock("hostJ", &fh, 2, 0, 10), 1, NULL), NLM4_DENIED);
+	/* signed, it is heard: the lock goes back */
+	assert_int_equal(nlm_call(SIGNED, NLM4_GRANTED_RES, (xdrproc_t)xdr_nlm4_res, &gr,
+				  (xdrproc_t)xdr_void, NULL),
+			 RPC_SUCCESS);
+	usleep(200000);
+	assert_int_equal(do_test(SIGNED, alock("hostJ", &fh, 2, 0, 10), 1, NULL), NLM4_GRANTED);
+	do_free_all(SIGNED, "hostK");
+	do_free_all(SIGNED, "hostI");
+	free(fh.data.data_val);
+}
