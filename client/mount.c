@@ -182,8 +182,8 @@ static int start_locks(struct mount_job *j, struct nfsfs *fs)
 	nlmc_params_defaults(&p);
 	p.host = j->o.host;
 	p.port = j->o.lockport;
-	if (p.port == 0 && j->o.nfs.proto == NFS3C_PROTO_TCP)
-		p.port = j->o.port ? (unsigned)atoi(j->o.port) : 2049;
+	if (j->o.nfs.proto == NFS3C_PROTO_TCP && j->o.port)
+		p.nfs_port = (unsigned)atoi(j->o.port);
 	p.cbport = j->o.lockcbport;
 	p.key = j->o.nfs.key;
 	if (nlmc_start(&p, &fs->nlm, err, sizeof(err)) != 0) {

@@ -98,7 +98,9 @@ CLIENT *nlmc_tcp_client(const struct sockaddr_storage *sa, socklen_t salen, uint
 }
 
 /* The port of the server's NLM over TCP at host (numeric, of family):
- * port=, else what its rpcbind says there (rpcb_getport), else 2049. */
+ * lockport=, else what its rpcbind says there (rpcb_getport; a Linux
+ * server's lockd has a port of its own), else its NFS TCP port (nfsrdma-server
+ * serves NLM there), else 2049. */
 static unsigned nlm_port(struct nlmc *n, int family, const char *host)
 {
 	unsigned port;
@@ -106,7 +108,7 @@ static unsigned nlm_port(struct nlmc *n, int family, const char *host)
 	if (n->p.port)
 		return n->p.port;
 	port = rpcb_getport(host, family, NLM_PROGRAM, NLM_V4, IPPROTO_TCP, n->p.timeout_ms);
-	return port ? port : 2049;
+	return port ? port : n->p.nfs_port ? n->p.nfs_port : 2049;
 }
 
 /* A connection to the server's NLM: each of the host's addresses in turn

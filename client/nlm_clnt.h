@@ -18,7 +18,8 @@ struct nlmc;
 
 struct nlmc_params {
 	const char *host;     /* the server */
-	unsigned port;	      /* its NLM over TCP; 0: rpcbind's answer, else 2049 */
+	unsigned port;	      /* its NLM over TCP; 0: rpcbind's answer, else nfs_port */
+	unsigned nfs_port;    /* its NFS over TCP, where nfsrdma-server has NLM; 0: 2049 */
 	unsigned cbport;      /* our callback UDP port; 0: any */
 	int timeout_ms;	      /* one call */
 	unsigned repoll_s;    /* a blocked request is asked again this often */

@@ -1,7 +1,8 @@
 /*
  * nlm_clnt_cb.c: the UDP service of the client's lock manager, started and
  * stopped with it (nlmc_start, nlmc_stop). It receives the server's GRANTED
- * callbacks and wakes the blocked request each names, forwards a GRANTED whose
+ * and GRANTED_MSG callbacks and wakes the blocked request each names (a
+ * GRANTED_MSG is answered by the reclaimer's thread with GRANTED_RES), forwards a GRANTED whose
  * owner handle names another nfsrdma-client of this host to that client's
  * port, hands SM_NOTIFY to the reclaimer, answers PMAP GETPORT and RPCB
  * GETADDR for itself, and registers its port with this host's rpcbind (unless
@@ -161,7 +162,7 @@ static void serve_nlm(struct nlmc *n, uint32_t xid, uint32_t proc, XDR *x,
 		reply(n, xid, from, NULL, NULL, SUCCESS);
 		return;
 	}
-	if (proc != NLM4_GRANTED_PROC) {
+	if (proc != NLM4_GRANTED_PROC && proc != NLM4_GRANTED_MSG) {
 		reply(n, xid, from, NULL, NULL, PROC_UNAVAIL);
 		return;
 	}
@@ -171,7 +172,12 @@ static void serve_nlm(struct nlmc *n, uint32_t xid, uint32_t proc, XDR *x,
 	} else if (forwarded || !forward(n, &a, from, msg, len)) {
 		r.cookie = a.cookie;
 		r.stat = granted(n, &a);
-		reply(n, xid, from, (xdrproc_t)xdr_nlm4_res, &r, SUCCESS);
+		if (proc == NLM4_GRANTED_MSG) { /* answered by a call: GRANTED_RES */
+			reply(n, xid, from, NULL, NULL, SUCCESS);
+			nlmc_res_queue(n, &r);
+		} else {
+			reply(n, xid, from, (xdrproc_t)xdr_nlm4_res, &r, SUCCESS);
+		}
 	}
 	xdr_free((xdrproc_t)xdr_nlm4_testargs, (char *)&a);
 }

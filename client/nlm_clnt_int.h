@@ -18,7 +18,16 @@
 #include "common/base/net.h"
 #include "common/nfs/nlm_prot.h"
 
-#define OH_LEN 18 /* cookie (8), lock owner (8), callback port (2) */
+#define OH_LEN	       18 /* cookie (8), lock owner (8), callback port (2) */
+#define RES_MAX	       16 /* GRANTED_RES answers waiting to go */
+#define RES_COOKIE_MAX 32 /* a GRANTED_MSG's cookie we answer (Linux: 4) */
+
+/* The answer to a server's GRANTED_MSG, sent as a GRANTED_RES call. */
+struct nlmc_res {
+	char cookie[RES_COOKIE_MAX];
+	u_int len;
+	nlm4_stats stat;
+};
 
 struct nlmc_wait {
 	struct nlmc_wait *next;
@@ -61,6 +70,9 @@ struct nlmc {
 	struct nlmc_heldset held;
 	int ever_connected, reconnected; /* under call_lock */
 	int reclaim_wanted;		 /* SM_NOTIFY or a grace period seen */
+	/* GRANTED_RES to send (by the reclaimer's thread) */
+	struct nlmc_res res[RES_MAX];
+	unsigned nres;
 	pthread_cond_t reclaim_cond;
 	pthread_t reclaimer;
 	int reclaimer_started;
@@ -102,7 +114,12 @@ void nlmc_serve_datagram(struct nlmc *n, char *buf, size_t len, const struct net
 /* Reclaim after the server restarts (nlm_clnt_reclaim.c). */
 /* The server is in its grace period, or told us it restarted: reclaim. */
 void nlmc_reclaim_want(struct nlmc *n);
-/* The reclaimer thread (arg: the struct nlmc), until nlmc.stop. */
+/* Have the reclaimer's thread answer a GRANTED_MSG with GRANTED_RES r
+ * (dropped when RES_MAX wait, or its cookie is longer than RES_COOKIE_MAX:
+ * the server takes no answer as the client having the lock). */
+void nlmc_res_queue(struct nlmc *n, const nlm4_res *r);
+/* The reclaimer thread (arg: the struct nlmc), until nlmc.stop; it also
+ * sends the GRANTED_RES answers. */
 void *nlmc_reclaim_main(void *arg);
 
 #endif

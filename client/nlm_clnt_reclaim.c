@@ -2,7 +2,10 @@
  * nlm_clnt_reclaim.c: reclaim after the server restarts. A thread takes every
  * lock held back (LOCK with reclaim) when SM_NOTIFY says the server restarted,
  * when a request is refused for the grace period, or when the connection to
- * the server's NLM had to be made again while locks are held.
+ * the server's NLM had to be made again while locks are held. The same
+ * thread answers the server's GRANTED_MSG calls (Linux's lockd grants blocked
+ * locks so) with GRANTED_RES, which the callback service, whose thread must
+ * not wait on the server, leaves to it.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -25,6 +28,40 @@ void nlmc_reclaim_want(struct nlmc *n)
 	n->reclaim_wanted = 1;
 	pthread_cond_signal(&n->reclaim_cond);
 	pthread_mutex_unlock(&n->lock);
+}
+
+/* See nlm_clnt_int.h. */
+void nlmc_res_queue(struct nlmc *n, const nlm4_res *r)
+{
+	pthread_mutex_lock(&n->lock);
+	if (n->nres < RES_MAX && r->cookie.nlm4_netobj_len <= RES_COOKIE_MAX) {
+		struct nlmc_res *q = &n->res[n->nres++];
+
+		memcpy(q->cookie, r->cookie.nlm4_netobj_val, r->cookie.nlm4_netobj_len);
+		q->len = r->cookie.nlm4_netobj_len;
+		q->stat = r->stat;
+		pthread_cond_signal(&n->reclaim_cond);
+	}
+	pthread_mutex_unlock(&n->lock);
+}
+
+/* Send the GRANTED_RES answers queued (under n->lock, let go of meanwhile). */
+static void send_res(struct nlmc *n)
+{
+	struct nlmc_res q[RES_MAX];
+	unsigned k = n->nres;
+
+	memcpy(q, n->res, k * sizeof(q[0]));
+	n->nres = 0;
+	pthread_mutex_unlock(&n->lock);
+	for (unsigned i = 0; i < k; i++) {
+		nlm4_res r = {.cookie = {q[i].len, q[i].cookie}, .stat = q[i].stat};
+
+		if (nlmc_call(n, NULL, NLM4_GRANTED_RES, (xdrproc_t)xdr_nlm4_res, &r,
+			      (xdrproc_t)xdr_void, NULL) != 0)
+			log_debug("locks: a GRANTED_RES did not reach the server");
+	}
+	pthread_mutex_lock(&n->lock);
 }
 
 /* One range to reclaim, with copies of what its pair keeps. */
@@ -102,7 +139,8 @@ static int reconnected(struct nlmc *n)
 }
 
 /* The reclaimer: on SM_NOTIFY, a grace period seen, or a new connection
- * while locks are held (checked every RECLAIM_CHECK_MS), reclaim them all. */
+ * while locks are held (checked every RECLAIM_CHECK_MS), reclaim them all;
+ * and send the GRANTED_RES answers queued. */
 void *nlmc_reclaim_main(void *arg)
 {
 	struct nlmc *n = arg;
@@ -114,10 +152,11 @@ void *nlmc_reclaim_main(void *arg)
 	while (!n->stop) {
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_sec += RECLAIM_CHECK_MS / 1000;
-		if (!n->reclaim_wanted)
+		if (!n->reclaim_wanted && n->nres == 0)
 			pthread_cond_timedwait(&n->reclaim_cond, &n->lock, &ts);
 		if (n->stop)
 			break;
+		send_res(n);
 		want = n->reclaim_wanted;
 		n->reclaim_wanted = 0;
 		held = n->held.n > 0;

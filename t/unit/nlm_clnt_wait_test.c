@@ -18,6 +18,8 @@
  *   of several threads go out at once on the one connection;
  * - calls that need a connection to a server that takes none share one
  *   connect's wait, rather than waiting in turn;
+ * - a GRANTED_MSG (Linux's lockd grants so) wakes the request as a GRANTED
+ *   does, and is answered with a GRANTED_RES call that carries its cookie;
  * - a mount that signs its calls (the fake server signs its answers) takes
  *   a GRANTED, which is never signed, as a reason to ask the server again,
  *   not as the lock: one the server did not send leaves the request waiting.
@@ -73,6 +75,11 @@ struct fake {
 	u_int ohlen, fhlen;
 	uint64_t off, len;
 	int excl;
+	/* the GRANTED_RES calls seen, the last one's cookie and status */
+	int granted_res;
+	char res_cookie[32];
+	u_int res_cookie_len;
+	nlm4_stats res_stat;
 };
 
 /* One record-marked call from fd into buf; its length, or -1. */
@@ -89,16 +96,14 @@ static ssize_t read_record(int fd, char *buf, size_t cap)
 	return (ssize_t)len;
 }
 
-/* Answer call xid on fd with nlm4_res stat (for TEST, an nlm4_testres
- * without a holder: the same bytes), signed with reply_key if set. Under
- * f->lock: the fake's thread and the test's both answer. */
-static int answer(int fd, uint32_t xid, nlm4_stats stat)
+/* Answer call xid on fd with results res (by xr), signed with reply_key
+ * if set. Under f->lock: the fake's thread and the test's both answer. */
+static int answer_with(int fd, uint32_t xid, xdrproc_t xr, void *res)
 {
 	/* signed: the verifier's body (the MIC) is the 32 bytes before the
 	 * accept_stat word, which the MIC covers from */
 	enum { MIC_AT = 5 * 4, RES_AT = MIC_AT + INTEGRITY_MIC_LEN };
 	uint8_t mic[INTEGRITY_MIC_LEN] = {0};
-	nlm4_res r = {.stat = stat};
 	struct rpc_msg m = {.rm_xid = xid, .rm_direction = REPLY};
 	char buf[512];
 	uint32_t mark;
@@ -110,8 +115,8 @@ static int answer(int fd, uint32_t xid, nlm4_stats stat)
 		m.acpted_rply.ar_verf =
 			(struct opaque_auth){AUTH_NFSRDMA_HMAC, (caddr_t)mic, INTEGRITY_MIC_LEN};
 	m.acpted_rply.ar_stat = SUCCESS;
-	m.acpted_rply.ar_results.where = (caddr_t)&r;
-	m.acpted_rply.ar_results.proc = (xdrproc_t)xdr_nlm4_res;
+	m.acpted_rply.ar_results.where = res;
+	m.acpted_rply.ar_results.proc = xr;
 	xdrmem_create(&x, buf + 4, sizeof(buf) - 4, XDR_ENCODE);
 	if (!xdr_replymsg(&x, &m))
 		return -1;
@@ -124,6 +129,32 @@ static int answer(int fd, uint32_t xid, nlm4_stats stat)
 	mark = htonl(0x80000000u | xdr_getpos(&x));
 	memcpy(buf, &mark, 4);
 	return write(fd, buf, 4 + xdr_getpos(&x)) == (ssize_t)(4 + xdr_getpos(&x)) ? 0 : -1;
+}
+
+/* answer_with() nlm4_res stat (for TEST, an nlm4_testres without a
+ * holder: the same bytes). */
+static int answer(int fd, uint32_t xid, nlm4_stats stat)
+{
+	nlm4_res r = {.stat = stat};
+
+	return answer_with(fd, xid, (xdrproc_t)xdr_nlm4_res, &r);
+}
+
+/* Keep the cookie and status of a GRANTED_RES call (its arguments at x). */
+static void saw_res(struct fake *f, XDR *x)
+{
+	nlm4_res r;
+
+	memset(&r, 0, sizeof(r));
+	if (!xdr_nlm4_res(x, &r))
+		return;
+	pthread_mutex_lock(&f->lock);
+	f->res_cookie_len =
+		r.cookie.nlm4_netobj_len <= sizeof(f->res_cookie) ? r.cookie.nlm4_netobj_len : 0;
+	memcpy(f->res_cookie, r.cookie.nlm4_netobj_val, f->res_cookie_len);
+	f->res_stat = r.stat;
+	pthread_mutex_unlock(&f->lock);
+	xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
 }
 
 /* Keep the lock of a LOCK call (its arguments at x). */
@@ -175,6 +206,8 @@ static void *fake_main(void *arg)
 			st = f->lock_answer;
 			pthread_mutex_unlock(&f->lock);
 		}
+		if (m.rm_call.cb_proc == NLM4_GRANTED_RES)
+			saw_res(f, &x);
 		xdr_destroy(&x);
 		pthread_mutex_lock(&f->lock);
 		f->unlocks += m.rm_call.cb_proc == NLM4_UNLOCK;
@@ -183,9 +216,12 @@ static void *fake_main(void *arg)
 		 * that sees the count sees the decision made */
 		f->locks += m.rm_call.cb_proc == NLM4_LOCK;
 		f->cancels += m.rm_call.cb_proc == NLM4_CANCEL;
+		f->granted_res += m.rm_call.cb_proc == NLM4_GRANTED_RES;
 		if (m.rm_call.cb_proc == f->hold && !f->go && !f->held_xid) {
 			f->held_xid = m.rm_xid; /* answered GRANTED when the test says go */
-		} else if (answer(fd, m.rm_xid, st) != 0) {
+		} else if (m.rm_call.cb_proc == NLM4_GRANTED_RES
+				   ? answer_with(fd, m.rm_xid, (xdrproc_t)xdr_void, NULL) != 0
+				   : answer(fd, m.rm_xid, st) != 0) {
 			pthread_mutex_unlock(&f->lock);
 			break;
 		}
@@ -200,21 +236,30 @@ static void *fake_main(void *arg)
 	return NULL;
 }
 
-/* One wait on f->cond (under f->lock), of at most 10 s; -1 when that ran out. */
-static int fake_wait(struct fake *f)
+/* 10 s from now: how long a case waits for the fake server in all (each
+ * call of the client, even one that changes nothing, wakes a wait). */
+static struct timespec fake_deadline(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += 10;
-	return pthread_cond_timedwait(&f->cond, &f->lock, &ts) == ETIMEDOUT ? -1 : 0;
+	return ts;
 }
 
-/* Wait (under f->lock, at most 10 s a change) until *count passes n; 0, or -1. */
+/* One wait on f->cond (under f->lock) until end; -1 when that came. */
+static int fake_wait(struct fake *f, const struct timespec *end)
+{
+	return pthread_cond_timedwait(&f->cond, &f->lock, end) == ETIMEDOUT ? -1 : 0;
+}
+
+/* Wait (under f->lock, at most 10 s) until *count passes n; 0, or -1. */
 static int fake_until(struct fake *f, const int *count, int n)
 {
+	struct timespec end = fake_deadline();
+
 	while (*count <= n)
-		if (fake_wait(f) != 0)
+		if (fake_wait(f, &end) != 0)
 			return -1;
 	return 0;
 }
@@ -270,6 +315,7 @@ static int setup(void **state)
 {
 	static struct fx t;
 	struct nlmc_params p;
+	struct timespec end;
 	const char *why;
 	char err[256];
 
@@ -300,9 +346,10 @@ static int setup(void **state)
 	if (pthread_create(&t.locker, NULL, locker_main, &t) != 0)
 		return -1;
 	/* until the request is blocked on the server and waits here */
+	end = fake_deadline();
 	pthread_mutex_lock(&t.f.lock);
 	while (t.f.locks == 0 || t.w == NULL)
-		if (fake_wait(&t.f) != 0)
+		if (fake_wait(&t.f, &end) != 0)
 			break;
 	pthread_mutex_unlock(&t.f.lock);
 	*state = &t;
@@ -321,15 +368,17 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* The server's GRANTED of the blocked lock, over UDP to the callback
- * service; its answer. */
-static nlm4_stats grant(struct fx *t)
+/* The server's GRANTED (proc NLM4_GRANTED_PROC, answered with an nlm4_res
+ * whose status is returned) or GRANTED_MSG (answered with nothing: 0) of the
+ * blocked lock with cookie "grant", over UDP to the callback service. */
+static nlm4_stats grant_by(struct fx *t, uint32_t proc)
 {
 	struct sockaddr_in to = {.sin_family = AF_INET,
 				 .sin_port = htons((uint16_t)nlmc_cbport(t->n)),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	struct timeval tv = {.tv_sec = 5, .tv_usec = 0};
-	nlm4_testargs a = {.exclusive = t->f.excl,
+	nlm4_testargs a = {.cookie = {5, "grant"},
+			   .exclusive = t->f.excl,
 			   .alock = {.caller_name = "server",
 				     .fh = {t->f.fhlen, t->f.fh},
 				     .oh = {t->f.ohlen, t->f.oh},
@@ -343,12 +392,49 @@ static nlm4_stats grant(struct fx *t)
 	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
 	memset(&r, 0, sizeof(r));
 	assert_int_equal(udp_rpc_call(fd, (struct sockaddr *)&to, sizeof(to), NLM_PROGRAM, NLM_V4,
-				      NLM4_GRANTED_PROC, (xdrproc_t)xdr_nlm4_testargs, &a, 0,
-				      (xdrproc_t)xdr_nlm4_res, &r),
+				      proc, (xdrproc_t)xdr_nlm4_testargs, &a, 0,
+				      proc == NLM4_GRANTED_PROC ? (xdrproc_t)xdr_nlm4_res
+								: (xdrproc_t)xdr_void,
+				      &r),
 			 SUCCESS);
 	close(fd);
+	if (proc != NLM4_GRANTED_PROC)
+		return 0;
 	xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
 	return r.stat;
+}
+
+/* grant_by() GRANTED: its answer. */
+static nlm4_stats grant(struct fx *t)
+{
+	return grant_by(t, NLM4_GRANTED_PROC);
+}
+
+/* A GRANTED_MSG wakes the request, which takes the lock; the server is
+ * answered with a GRANTED_RES call that carries the cookie and says
+ * GRANTED. */
+static void granted_msg_answered_by_res(void **state)
+{
+	struct fx *t = *state;
+	char cookie[sizeof(t->f.res_cookie)];
+	u_int cookie_len;
+	nlm4_stats st;
+	int rc;
+
+	assert_int_equal(grant_by(t, NLM4_GRANTED_MSG), 0);
+	finish(t);
+	assert_int_equal(t->rc, 0);
+	pthread_mutex_lock(&t->f.lock);
+	rc = fake_until(&t->f, &t->f.granted_res, 0);
+	cookie_len = t->f.res_cookie_len;
+	memcpy(cookie, t->f.res_cookie, sizeof(cookie));
+	st = t->f.res_stat;
+	pthread_mutex_unlock(&t->f.lock);
+	assert_int_equal(rc, 0);
+	assert_int_equal(cookie_len, 5);
+	assert_memory_equal(cookie, "grant", 5);
+	assert_int_equal(st, NLM4_GRANTED);
+	assert_int_equal(nlmc_release_owner(t->n, &t->fh, 42), 0);
 }
 
 /* Interrupted, the request sends CANCEL; a GRANTED before its answer is
@@ -590,19 +676,15 @@ static int teardown_signed(void **state)
 	return rc;
 }
 
-/* Whether f has seen more than n LOCKs within 5 s. */
+/* Whether f has seen more than n LOCKs within 10 s. */
 static int locks_pass(struct fake *f, int n)
 {
-	int seen = 0;
+	int rc;
 
-	for (int i = 0; i < 100 && !seen; i++) {
-		pthread_mutex_lock(&f->lock);
-		seen = f->locks > n;
-		pthread_mutex_unlock(&f->lock);
-		if (!seen)
-			usleep(50 * 1000);
-	}
-	return seen;
+	pthread_mutex_lock(&f->lock);
+	rc = fake_until(f, &f->locks, n);
+	pthread_mutex_unlock(&f->lock);
+	return rc == 0;
 }
 
 /* A signed mount's blocked request woken by a GRANTED asks the server again
@@ -639,6 +721,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(granted_before_interrupt_wins, setup, teardown),
 		cmocka_unit_test_setup_teardown(granted_while_lock_on_its_way, setup, teardown),
 		cmocka_unit_test_setup_teardown(granted_again_after_taken, setup, teardown),
+		cmocka_unit_test_setup_teardown(granted_msg_answered_by_res, setup, teardown),
 		cmocka_unit_test_setup_teardown(calls_go_out_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(one_connect_for_all, setup_dead, teardown_dead),
 		cmocka_unit_test_setup_teardown(signed_granted_asks_again, setup_signed,
