@@ -1,20 +1,25 @@
 /*
- * nlm_clnt_cb.c: the UDP service of the client's lock manager, started and
- * stopped with it (nlmc_start, nlmc_stop). It receives the server's GRANTED
- * and GRANTED_MSG callbacks and wakes the blocked request each names (a
- * GRANTED_MSG is answered by the reclaimer's thread with GRANTED_RES), forwards a GRANTED whose
- * owner handle names another nfsrdma-client of this host to that client's
- * port, hands SM_NOTIFY to the reclaimer, answers PMAP GETPORT and RPCB
- * GETADDR for itself, and registers its port with this host's rpcbind (unless
- * nlmc_params.no_rpcbind). Its socket takes IPv6 and IPv4 (as IPv4-mapped
+ * nlm_clnt_cb.c: the callback service of the client's lock manager, started
+ * and stopped with it (nlmc_start, nlmc_stop), on one port over UDP and TCP
+ * (a server calls back by the transport our calls came by: Linux's lockd
+ * over TCP; one call at a time on each of at most CB_CONNS connections). It
+ * receives the server's GRANTED and GRANTED_MSG callbacks and wakes the
+ * blocked request each names (a GRANTED_MSG is answered by the reclaimer's
+ * thread with GRANTED_RES), forwards a GRANTED whose owner handle names
+ * another nfsrdma-client of this host to that client's UDP port, hands
+ * SM_NOTIFY to the reclaimer, answers PMAP GETPORT and RPCB GETADDR for
+ * itself, and registers its port with this host's rpcbind (unless
+ * nlmc_params.no_rpcbind). Its sockets take IPv6 and IPv4 (as IPv4-mapped
  * addresses), or IPv4 only on a host without IPv6.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <netinet/in.h>
 #include <sys/random.h>
@@ -35,15 +40,16 @@
  * address the call came to (the answer goes out from it), then the call. */
 #define FWD_MAGIC "NLMG"
 #define FWD_HDR	  44
-#define MSG_MAX	  4096
 
-/* Send the accepted answer (results res by xr) of xid to sa; a
- * PROG_MISMATCH names versions low to high. */
+/* Send the accepted answer (results res by xr) of xid to sa (on the TCP
+ * connection n->reply_fd, if one); a PROG_MISMATCH names versions low to
+ * high. */
 static void answer(struct nlmc *n, uint32_t xid, const struct net_dgram_peer *sa, xdrproc_t xr,
 		   void *res, enum accept_stat ast, uint32_t low, uint32_t high)
 {
 	struct rpc_msg m;
-	char buf[MSG_MAX];
+	char buf[4 + CB_MSG_MAX]; /* a record mark first over TCP */
+	uint32_t mark;
 	XDR x;
 
 	memset(&m, 0, sizeof(m));
@@ -58,9 +64,17 @@ static void answer(struct nlmc *n, uint32_t xid, const struct net_dgram_peer *sa
 		m.acpted_rply.ar_vers.low = low;
 		m.acpted_rply.ar_vers.high = high;
 	}
-	xdrmem_create(&x, buf, sizeof(buf), XDR_ENCODE);
-	if (xdr_replymsg(&x, &m))
-		(void)net_send_dgram(n->cbfd, buf, xdr_getpos(&x), sa);
+	xdrmem_create(&x, buf + 4, CB_MSG_MAX, XDR_ENCODE);
+	if (!xdr_replymsg(&x, &m)) {
+		log_debug("locks: an answer of the callback service does not fit");
+	} else if (n->reply_fd < 0) {
+		(void)net_send_dgram(n->cbfd, buf + 4, xdr_getpos(&x), sa);
+	} else {
+		/* a short answer to an idle connection: the socket takes it whole */
+		mark = htonl(0x80000000u | xdr_getpos(&x));
+		memcpy(buf, &mark, 4);
+		(void)send(n->reply_fd, buf, 4 + xdr_getpos(&x), MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
 	xdr_destroy(&x);
 }
 
@@ -123,11 +137,11 @@ static int forward(struct nlmc *n, const nlm4_testargs *a, const struct net_dgra
 	struct net_dgram_peer to = {.len = 0};
 	struct sockaddr_storage v6, at6;
 	const struct sockaddr_in6 *f6 = (const void *)&v6, *t6 = (const void *)&at6;
-	char buf[FWD_HDR + MSG_MAX];
+	char buf[FWD_HDR + CB_MSG_MAX];
 	uint32_t scope;
 	uint16_t port;
 
-	if (a->alock.oh.nlm4_netobj_len != OH_LEN || len > MSG_MAX)
+	if (a->alock.oh.nlm4_netobj_len != OH_LEN || len > CB_MSG_MAX)
 		return 0;
 	memcpy(&port, a->alock.oh.nlm4_netobj_val + 16, 2);
 	if (ntohs(port) == n->cbport || port == 0)
@@ -169,7 +183,10 @@ static void serve_nlm(struct nlmc *n, uint32_t xid, uint32_t proc, XDR *x,
 	memset(&a, 0, sizeof(a));
 	if (!xdr_nlm4_testargs(x, &a)) {
 		reply(n, xid, from, NULL, NULL, GARBAGE_ARGS);
-	} else if (forwarded || !forward(n, &a, from, msg, len)) {
+	} else if (forwarded || (n->reply_fd >= 0 && proc != NLM4_GRANTED_MSG) ||
+		   !forward(n, &a, from, msg, len)) {
+		/* over TCP only a GRANTED_MSG is forwarded: the other mount
+		 * cannot answer on our connection, but its answer is a call */
 		r.cookie = a.cookie;
 		r.stat = granted(n, &a);
 		if (proc == NLM4_GRANTED_MSG) { /* answered by a call: GRANTED_RES */
@@ -178,6 +195,8 @@ static void serve_nlm(struct nlmc *n, uint32_t xid, uint32_t proc, XDR *x,
 		} else {
 			reply(n, xid, from, (xdrproc_t)xdr_nlm4_res, &r, SUCCESS);
 		}
+	} else if (n->reply_fd >= 0) {
+		reply(n, xid, from, NULL, NULL, SUCCESS);
 	}
 	xdr_free((xdrproc_t)xdr_nlm4_testargs, (char *)&a);
 }
@@ -202,8 +221,19 @@ static void nsm_notify(struct nlmc *n, XDR *x, const struct net_dgram_peer *from
 	nlmc_reclaim_want(n);
 }
 
+/* The family of netid udp, udp6 (tcp, tcp6 while we listen there), or 0. */
+static int netid_family(const struct nlmc *n, const char *netid)
+{
+	if (netid == NULL || (n->cbtcp < 0 && netid[0] == 't'))
+		return 0;
+	return strcmp(netid, "udp6") == 0 || strcmp(netid, "tcp6") == 0 ? AF_INET6
+	       : strcmp(netid, "udp") == 0 || strcmp(netid, "tcp") == 0 ? AF_INET
+									: 0;
+}
+
 /* PMAP GETPORT (version 2) or RPCB GETADDR (3, 4) from a server told to ask
- * here: NLM v4 and NSM over UDP are our port. Answers 0 or "" otherwise. */
+ * here: NLM v4 and NSM over UDP, and over TCP while we listen there, are our
+ * port. Answers 0 or "" otherwise. */
 static void serve_rpcb(struct nlmc *n, uint32_t xid, uint32_t vers, uint32_t proc, XDR *x,
 		       const struct net_dgram_peer *from)
 {
@@ -231,14 +261,13 @@ static void serve_rpcb(struct nlmc *n, uint32_t xid, uint32_t vers, uint32_t pro
 	if (vers == PMAPVERS) {
 		ours = ((q.pm.pm_prog == NLM_PROGRAM && q.pm.pm_vers == NLM_V4) ||
 			(q.pm.pm_prog == NSM_PROGRAM && q.pm.pm_vers == NSM_V1)) &&
-		       q.pm.pm_prot == IPPROTO_UDP;
+		       (q.pm.pm_prot == IPPROTO_UDP ||
+			(q.pm.pm_prot == IPPROTO_TCP && n->cbtcp >= 0));
 		port = ours ? n->cbport : 0;
 		reply(n, xid, from, (xdrproc_t)xdr_u_int, &port, SUCCESS);
 		return;
 	}
-	family = q.rb.r_netid && strcmp(q.rb.r_netid, "udp6") == 0  ? AF_INET6
-		 : q.rb.r_netid && strcmp(q.rb.r_netid, "udp") == 0 ? AF_INET
-								    : 0;
+	family = netid_family(n, q.rb.r_netid);
 	if (((q.rb.r_prog == NLM_PROGRAM && q.rb.r_vers == NLM_V4) ||
 	     (q.rb.r_prog == NSM_PROGRAM && q.rb.r_vers == NSM_V1)) &&
 	    (family == AF_INET || (family == AF_INET6 && n->cbfamily == AF_INET6)))
@@ -258,7 +287,8 @@ void nlmc_serve_datagram(struct nlmc *n, char *buf, size_t len, const struct net
 
 	/* a forward comes from this host: to a loopback address, which the
 	 * kernel never takes from the wire (a source address can be forged) */
-	if (len >= FWD_HDR && memcmp(buf, FWD_MAGIC, 4) == 0 && net_dgram_local(sender)) {
+	if (len >= FWD_HDR && memcmp(buf, FWD_MAGIC, 4) == 0 && n->reply_fd < 0 &&
+	    net_dgram_local(sender)) {
 		struct sockaddr_in6 s6 = {.sin6_family = AF_INET6}, d6 = {.sin6_family = AF_INET6};
 		struct sockaddr_storage ss;
 
@@ -306,30 +336,133 @@ void nlmc_serve_datagram(struct nlmc *n, char *buf, size_t len, const struct net
 	xdr_destroy(&x);
 }
 
+static uint64_t cb_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void conn_close(struct nlmc_cbconn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	c->have = 0;
+}
+
+/* A new connection to the TCP port: in a free slot, else the idlest's. */
+static void conn_accept(struct nlmc *n, uint64_t now)
+{
+	int fd = accept4(n->cbtcp, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	struct nlmc_cbconn *c = &n->conns[0];
+
+	if (fd < 0)
+		return;
+	for (unsigned i = 0; i < CB_CONNS && c->fd >= 0; i++)
+		if (n->conns[i].fd < 0 || n->conns[i].last_ms < c->last_ms)
+			c = &n->conns[i];
+	conn_close(c);
+	c->fd = fd;
+	c->last_ms = now;
+}
+
+/* One call whole in c (len bytes after its record mark): served, its
+ * answers on c. */
+static void conn_serve(struct nlmc *n, struct nlmc_cbconn *c, size_t len)
+{
+	struct net_dgram_peer from;
+	socklen_t tolen = sizeof(from.to);
+
+	memset(&from, 0, sizeof(from));
+	from.len = sizeof(from.sa);
+	if (getpeername(c->fd, (struct sockaddr *)&from.sa, &from.len) != 0) {
+		conn_close(c);
+		return;
+	}
+	if (getsockname(c->fd, (struct sockaddr *)&from.to, &tolen) != 0)
+		memset(&from.to, 0, sizeof(from.to));
+	n->reply_fd = c->fd;
+	nlmc_serve_datagram(n, c->buf + 4, len, &from);
+	n->reply_fd = -1;
+}
+
+/* Read what came on c and serve each whole call: one fragment each, of at
+ * most CB_MSG_MAX (a callback is small); anything else closes it. */
+static void conn_read(struct nlmc *n, struct nlmc_cbconn *c, uint64_t now)
+{
+	ssize_t got = recv(c->fd, c->buf + c->have, sizeof(c->buf) - c->have, MSG_DONTWAIT);
+	uint32_t mark;
+	size_t len;
+
+	if (got <= 0) {
+		if (got == 0 || (errno != EAGAIN && errno != EINTR))
+			conn_close(c);
+		return;
+	}
+	c->have += (size_t)got;
+	c->last_ms = now;
+	while (c->have >= 4) {
+		memcpy(&mark, c->buf, 4);
+		len = ntohl(mark) & 0x7fffffffu;
+		if (!(ntohl(mark) & 0x80000000u) || len > CB_MSG_MAX) {
+			conn_close(c);
+			return;
+		}
+		if (c->have < 4 + len)
+			return;
+		conn_serve(n, c, len);
+		if (c->fd < 0)
+			return;
+		c->have -= 4 + len;
+		memmove(c->buf, c->buf + 4 + len, c->have);
+	}
+}
+
 static void *cb_main(void *arg)
 {
 	struct nlmc *n = arg;
-	struct pollfd pfd = {.fd = n->cbfd, .events = POLLIN};
-	char buf[FWD_HDR + MSG_MAX];
+	struct pollfd pfd[2 + CB_CONNS];
+	char buf[FWD_HDR + CB_MSG_MAX];
 	struct net_dgram_peer from;
+	uint64_t now;
 	ssize_t got;
 
 	while (!__atomic_load_n(&n->stop, __ATOMIC_ACQUIRE)) {
-		if (poll(&pfd, 1, 200) <= 0)
+		pfd[0] = (struct pollfd){.fd = n->cbfd, .events = POLLIN};
+		pfd[1] = (struct pollfd){.fd = n->cbtcp, .events = POLLIN}; /* -1: none */
+		for (unsigned i = 0; i < CB_CONNS; i++)
+			pfd[2 + i] = (struct pollfd){.fd = n->conns[i].fd, .events = POLLIN};
+		if (poll(pfd, 2 + CB_CONNS, 200) < 0)
 			continue;
-		got = net_recv_dgram(n->cbfd, buf, sizeof(buf), MSG_DONTWAIT, &from);
-		if (got > 0 && from.sa.ss_family == n->cbfamily && from.len <= sizeof(from.sa))
-			nlmc_serve_datagram(n, buf, (size_t)got, &from);
+		now = cb_now_ms();
+		if (pfd[0].revents & POLLIN) {
+			got = net_recv_dgram(n->cbfd, buf, sizeof(buf), MSG_DONTWAIT, &from);
+			if (got > 0 && from.sa.ss_family == n->cbfamily &&
+			    from.len <= sizeof(from.sa))
+				nlmc_serve_datagram(n, buf, (size_t)got, &from);
+		}
+		for (unsigned i = 0; i < CB_CONNS; i++) {
+			struct nlmc_cbconn *c = &n->conns[i];
+
+			if (c->fd >= 0 && pfd[2 + i].revents)
+				conn_read(n, c, now);
+			else if (c->fd >= 0 && now - c->last_ms > CB_CONN_IDLE_MS)
+				conn_close(c);
+		}
+		if (pfd[1].revents & POLLIN)
+			conn_accept(n, now);
 	}
 	return NULL;
 }
 
 /* Register or unregister (set 0) our callback port for family's netid
- * (udp, udp6) with this host's rpcbind, over TCP so that a host without one
+ * over proto (udp, udp6, tcp, tcp6) with this host's rpcbind, over TCP so that a host without one
  * answers at once. 1 if done: another client of this host may hold the slot
  * (it forwards our GRANTED), or no rpcbind runs (then blocked requests are
  * asked again every repoll_s). */
-static int rpcb_call_local(struct nlmc *n, int set, int family)
+static int rpcb_call_local(struct nlmc *n, int set, int family, int proto)
 {
 	struct timeval tv = {.tv_sec = 2, .tv_usec = 0};
 	struct sockaddr_storage sa;
@@ -337,13 +470,34 @@ static int rpcb_call_local(struct nlmc *n, int set, int family)
 	socklen_t salen = net_addr_loopback4(AF_INET, PMAPPORT, &sa);
 	CLIENT *c;
 
-	rpcb_set_call(&q, set, family, NLM_PROGRAM, NLM_V4, IPPROTO_UDP, n->cbport);
+	rpcb_set_call(&q, set, family, NLM_PROGRAM, NLM_V4, proto, n->cbport);
 	if ((c = nlmc_tcp_client(&sa, salen, PMAPPROG, q.vers, 2000)) == NULL)
 		return 0;
 	if (clnt_call(c, q.proc, q.xdr_args, q.args, q.xdr_res, q.res, tv) != RPC_SUCCESS)
 		q.ok = FALSE;
 	clnt_destroy(c);
 	return q.ok == TRUE;
+}
+
+/* Listen on the callback port over TCP too (the family of the UDP socket):
+ * a server calls back over the transport our calls came by, which is TCP.
+ * Without it (the port taken over TCP), callbacks come over UDP only. */
+static void listen_tcp(struct nlmc *n)
+{
+	const char *why = "";
+	char port[16];
+	int fd;
+
+	snprintf(port, sizeof(port), "%u", n->cbport);
+	fd = net_listen_tcp(n->cbfamily == AF_INET6 ? "::" : "0.0.0.0", port, CB_CONNS, &why);
+	if (fd < 0 || fcntl(fd, F_SETFL, O_NONBLOCK) != 0) {
+		log_info("locks: no NLM callbacks over TCP on port %u: %s", n->cbport,
+			 fd < 0 ? why : strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	n->cbtcp = fd;
 }
 
 /* See nlm_clnt.h. */
@@ -357,6 +511,9 @@ int nlmc_start(const struct nlmc_params *p, struct nlmc **out, char *err, size_t
 		return -ENOMEM;
 	}
 	n->p = *p;
+	n->cbtcp = n->reply_fd = -1;
+	for (unsigned i = 0; i < CB_CONNS; i++)
+		n->conns[i].fd = -1;
 	snprintf(n->host, sizeof(n->host), "%s", p->host);
 	if (gethostname(n->caller, sizeof(n->caller) - 1) != 0 || n->caller[0] == '\0')
 		snprintf(n->caller, sizeof(n->caller), "localhost");
@@ -380,6 +537,7 @@ int nlmc_start(const struct nlmc_params *p, struct nlmc **out, char *err, size_t
 		return -EADDRINUSE;
 	}
 	n->cbport = (unsigned short)port;
+	listen_tcp(n);
 	if ((port = net_udp_pktinfo(n->cbfd, n->cbfamily)) != 0)
 		log_warn("locks: the callback port cannot tell its address (%s): GRANTED forwarded "
 			 "by another mount of this host is not taken",
@@ -397,12 +555,17 @@ int nlmc_start(const struct nlmc_params *p, struct nlmc **out, char *err, size_t
 	}
 	n->reclaimer_started = 1;
 	if (!p->no_rpcbind) {
-		n->registered = rpcb_call_local(n, 1, AF_INET) ? REG_IPV4 : 0;
-		if (n->cbfamily == AF_INET6 && rpcb_call_local(n, 1, AF_INET6))
+		n->registered = rpcb_call_local(n, 1, AF_INET, IPPROTO_UDP) ? REG_IPV4 : 0;
+		if (n->cbfamily == AF_INET6 && rpcb_call_local(n, 1, AF_INET6, IPPROTO_UDP))
 			n->registered |= REG_IPV6;
+		if (n->cbtcp >= 0 && rpcb_call_local(n, 1, AF_INET, IPPROTO_TCP))
+			n->registered |= REG_TCP4;
+		if (n->cbtcp >= 0 && n->cbfamily == AF_INET6 &&
+		    rpcb_call_local(n, 1, AF_INET6, IPPROTO_TCP))
+			n->registered |= REG_TCP6;
 	}
 	if (!n->registered && !p->no_rpcbind)
-		log_info("locks: NLM callbacks on UDP port %u are not registered with rpcbind",
+		log_info("locks: NLM callbacks on port %u are not registered with rpcbind",
 			 n->cbport);
 	*out = n;
 	return 0;
@@ -414,9 +577,13 @@ void nlmc_stop(struct nlmc *n)
 	if (n == NULL)
 		return;
 	if (n->registered & REG_IPV4)
-		(void)rpcb_call_local(n, 0, AF_INET);
+		(void)rpcb_call_local(n, 0, AF_INET, IPPROTO_UDP);
 	if (n->registered & REG_IPV6)
-		(void)rpcb_call_local(n, 0, AF_INET6);
+		(void)rpcb_call_local(n, 0, AF_INET6, IPPROTO_UDP);
+	if (n->registered & REG_TCP4)
+		(void)rpcb_call_local(n, 0, AF_INET, IPPROTO_TCP);
+	if (n->registered & REG_TCP6)
+		(void)rpcb_call_local(n, 0, AF_INET6, IPPROTO_TCP);
 	pthread_mutex_lock(&n->lock);
 	__atomic_store_n(&n->stop, 1, __ATOMIC_RELEASE);
 	pthread_cond_signal(&n->reclaim_cond);
@@ -427,6 +594,10 @@ void nlmc_stop(struct nlmc *n)
 		pthread_join(n->reclaimer, NULL);
 	if (n->cbfd >= 0)
 		close(n->cbfd);
+	if (n->cbtcp >= 0)
+		close(n->cbtcp);
+	for (unsigned i = 0; i < CB_CONNS; i++)
+		conn_close(&n->conns[i]);
 	nlmc_disconnect(n);
 	nlmc_held_clear(&n->held);
 	pthread_cond_destroy(&n->reclaim_cond);

@@ -39,6 +39,19 @@ struct nlmc_wait {
 	pthread_cond_t cond;
 };
 
+#define CB_MSG_MAX	4096  /* a call to the callback service */
+#define CB_CONNS	8     /* TCP connections to it at once: the oldest goes */
+#define CB_CONN_IDLE_MS 60000 /* one without a call that long is closed */
+
+/* A TCP connection to the callback service: one record-marked call at a
+ * time is gathered in buf. */
+struct nlmc_cbconn {
+	int fd; /* -1: free */
+	size_t have;
+	uint64_t last_ms;
+	char buf[4 + CB_MSG_MAX];
+};
+
 /* The connection to the server's NLM: calls on it go out at once (one slow
  * call does not hold the others up); it lives while a call or nlmc->conn
  * holds it. */
@@ -79,6 +92,12 @@ struct nlmc {
 
 	int cbfd, cbfamily; /* the callback socket: AF_INET6 (taking IPv4 too) or AF_INET */
 	unsigned short cbport;
+	/* the same port over TCP (Linux's lockd calls back over the transport
+	 * our calls came by): listening (-1: none), its connections, and the one
+	 * whose call is being answered (-1: answers go by UDP) */
+	int cbtcp;
+	struct nlmc_cbconn conns[CB_CONNS];
+	int reply_fd;
 	pthread_t thread;
 	int thread_started;
 	int stop;
@@ -87,6 +106,8 @@ struct nlmc {
 
 #define REG_IPV4 1
 #define REG_IPV6 2
+#define REG_TCP4 4
+#define REG_TCP6 8
 
 /* Calls to the server (nlm_clnt.c). */
 /* An RPC client for prog/vers at sa (IPv4 or IPv6) over TCP within

@@ -12,7 +12,7 @@ DEV=${RDMALAB_RXE_DEV:-rxe0}
 . "$top_srcdir/t/test-lib.sh" # ok, skip
 mounted() { grep -q " $1 fuse.nfsrdma " /proc/mounts; }
 
-echo "1..46"
+echo "1..50"
 modprobe fuse 2> /dev/null
 lab-knfsd -d /export -s 256m -p 20049 > /tmp/knfsd.log 2>&1
 ok $? "the kernel's nfsd runs (TCP 2049, RDMA 20049)"
@@ -97,6 +97,59 @@ else
 	sed 's/^/# /' /tmp/kordma.txt
 	ok 1 "knfsd RDMA: -o ordma reads right with READ alone"
 fi
+
+# Locks against the kernel's lockd, which grants a blocked lock with
+# GRANTED_MSG and waits for GRANTED_RES. The kernel's lockd owns program
+# 100021 in this namespace's rpcbind and asks the client's rpcbind for its
+# callback port, so the client mounts from network, mount and UTS namespaces
+# of its own (10.9.3.1 "nclient" on a veth pair, its own rpcbind), over TCP:
+# rxe in Linux 6.1 carries RoCE only in the first network namespace, and NLM
+# goes over TCP from an RDMA mount too. lockd calls back over TCP, as the
+# client's calls came.
+LP=$top_builddir/t/system/lockprog
+modprobe veth
+echo "10.9.3.1 nclient" >> /etc/hosts # statd monitors only a name it can resolve
+pidof rpc.statd > /dev/null || rpc.statd --no-notify # lockd monitors each client
+ip netns add kn && ip link add hn type veth peer name cn && ip link set cn netns kn &&
+	ip addr add 10.9.3.2/24 dev hn && ip link set hn up &&
+	ip netns exec kn ip addr add 10.9.3.1/24 dev cn && ip netns exec kn ip link set cn up &&
+	ip netns exec kn ip link set lo up
+cat > /tmp/kn-setup.sh << KN
+mount -t tmpfs none /run && mkdir -p /run/rpcbind
+hostname nclient
+rpcbind -w
+mkdir -p /mnt/n
+"$CLIENT" mount -o proto=tcp,port=2049,mountproto=tcp 10.9.3.2:/export /mnt/n > /tmp/kn-mount.log 2>&1 &&
+	echo "\$\$" > /tmp/kn-mounted
+exec sleep 100000
+KN
+ip netns exec kn unshare -m -u --propagation private bash /tmp/kn-setup.sh > /tmp/kn-setup.log 2>&1 &
+for i in $(seq 150); do [ -f /tmp/kn-mounted ] && break; sleep 0.2; done
+check "locks: nfsrdma-client mounts the kernel's nfsd from a namespace of its own, without nolock" \
+	test -f /tmp/kn-mounted
+[ -f /tmp/kn-mounted ] || sed 's/^/# /' /tmp/kn-setup.log /tmp/kn-mount.log
+kn() { nsenter -t "$(cat /tmp/kn-mounted 2> /dev/null)" -n -m -u "$@"; }
+echo data > /export/lk && chmod 666 /export/lk
+# the first lock waits for the end of nfsd's grace period (90 s from its start)
+check "locks: a lock on the mount is granted by the kernel's lockd" \
+	test "$(kn timeout 150 "$LP" /mnt/n/lk w 200 1 2>&1)" = ok
+# a local process holds bytes 0..99 for 3 s; the client's F_SETLKW waits for it
+"$LP" /export/lk w 0 100 s 3000 u 0 100 > /tmp/holder.out 2>&1 &
+holder=$!
+for i in $(seq 50); do [ -s /tmp/holder.out ] && break; sleep 0.1; done
+t0=$(date +%s%N)
+kn "$LP" /mnt/n/lk W 10 10 s 3000 > /tmp/waiter.out 2>&1 &
+waiter=$!
+for i in $(seq 600); do [ -s /tmp/waiter.out ] && break; sleep 0.1; done
+ms=$((($(date +%s%N) - t0) / 1000000))
+got=$(head -n 1 /tmp/waiter.out)
+# without GRANTED_MSG the client would learn of it only when it asks again (30 s)
+check "locks: the client's blocked F_SETLKW is granted through lockd's GRANTED_MSG ($got after $ms ms)" \
+	test "$got" = ok -a "$ms" -ge 1500 -a "$ms" -lt 15000
+check "locks: lockd holds it for the client (a local F_SETLK is refused)" \
+	test "$("$LP" /export/lk w 10 10)" = busy
+wait "$holder" "$waiter"
+dmesg | grep -i lockd | tail -n 5 | sed 's/^/# dmesg: /'
 
 mkdir -p /nexp
 mount -t tmpfs -o size=256m nexp /nexp # the overlay root has no persistent file handles

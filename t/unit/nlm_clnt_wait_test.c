@@ -18,8 +18,9 @@
  *   of several threads go out at once on the one connection;
  * - calls that need a connection to a server that takes none share one
  *   connect's wait, rather than waiting in turn;
- * - a GRANTED_MSG (Linux's lockd grants so) wakes the request as a GRANTED
- *   does, and is answered with a GRANTED_RES call that carries its cookie;
+ * - a GRANTED_MSG (Linux's lockd grants so), over UDP or TCP, wakes the
+ *   request as a GRANTED does, and is answered with a GRANTED_RES call that
+ *   carries its cookie;
  * - a mount that signs its calls (the fake server signs its answers) takes
  *   a GRANTED, which is never signed, as a reason to ask the server again,
  *   not as the lock: one the server did not send leaves the request waiting.
@@ -404,16 +405,68 @@ static nlm4_stats grant_by(struct fx *t, uint32_t proc)
 	return r.stat;
 }
 
+/* The same GRANTED_MSG over TCP (Linux's lockd calls back by the transport
+ * the client's calls came by): 0 when it was answered, accepted. */
+static int grant_msg_tcp(struct fx *t)
+{
+	struct timeval tv = {.tv_sec = 5, .tv_usec = 0};
+	struct sockaddr_in to = {.sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)nlmc_cbport(t->n)),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	nlm4_testargs a = {.cookie = {5, "grant"},
+			   .exclusive = t->f.excl,
+			   .alock = {.caller_name = "server",
+				     .fh = {t->f.fhlen, t->f.fh},
+				     .oh = {t->f.ohlen, t->f.oh},
+				     .svid = 7,
+				     .l_offset = t->f.off,
+				     .l_len = t->f.len}};
+	struct rpc_msg m = {.rm_xid = 77, .rm_direction = CALL}, r;
+	char buf[4096];
+	uint32_t mark;
+	ssize_t len;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ok;
+	XDR x;
+
+	m.rm_call.cb_rpcvers = RPC_MSG_VERSION;
+	m.rm_call.cb_prog = NLM_PROGRAM;
+	m.rm_call.cb_vers = NLM_V4;
+	m.rm_call.cb_proc = NLM4_GRANTED_MSG;
+	m.rm_call.cb_cred = m.rm_call.cb_verf = _null_auth;
+	xdrmem_create(&x, buf + 4, sizeof(buf) - 4, XDR_ENCODE);
+	ok = xdr_callmsg(&x, &m) && xdr_nlm4_testargs(&x, &a);
+	mark = htonl(0x80000000u | xdr_getpos(&x));
+	memcpy(buf, &mark, 4);
+	len = 4 + xdr_getpos(&x);
+	xdr_destroy(&x);
+	if (!ok || fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
+	    connect(fd, (struct sockaddr *)&to, sizeof(to)) != 0 ||
+	    write(fd, buf, (size_t)len) != len || (len = read_record(fd, buf, sizeof(buf))) <= 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	memset(&r, 0, sizeof(r));
+	r.acpted_rply.ar_results.where = NULL;
+	r.acpted_rply.ar_results.proc = (xdrproc_t)xdr_void;
+	xdrmem_create(&x, buf, (u_int)len, XDR_DECODE);
+	ok = xdr_replymsg(&x, &r) && r.rm_xid == 77 && r.rm_reply.rp_stat == MSG_ACCEPTED &&
+	     r.acpted_rply.ar_stat == SUCCESS;
+	xdr_destroy(&x);
+	return ok ? 0 : -1;
+}
+
 /* grant_by() GRANTED: its answer. */
 static nlm4_stats grant(struct fx *t)
 {
 	return grant_by(t, NLM4_GRANTED_PROC);
 }
 
-/* A GRANTED_MSG wakes the request, which takes the lock; the server is
- * answered with a GRANTED_RES call that carries the cookie and says
- * GRANTED. */
-static void granted_msg_answered_by_res(void **state)
+/* A GRANTED_MSG (over TCP if tcp) wakes the request, which takes the lock;
+ * the server is answered with a GRANTED_RES call that carries the cookie and
+ * says GRANTED. */
+static void granted_msg(void **state, int tcp)
 {
 	struct fx *t = *state;
 	char cookie[sizeof(t->f.res_cookie)];
@@ -421,7 +474,10 @@ static void granted_msg_answered_by_res(void **state)
 	nlm4_stats st;
 	int rc;
 
-	assert_int_equal(grant_by(t, NLM4_GRANTED_MSG), 0);
+	if (tcp)
+		assert_int_equal(grant_msg_tcp(t), 0);
+	else
+		assert_int_equal(grant_by(t, NLM4_GRANTED_MSG), 0);
 	finish(t);
 	assert_int_equal(t->rc, 0);
 	pthread_mutex_lock(&t->f.lock);
@@ -435,6 +491,16 @@ static void granted_msg_answered_by_res(void **state)
 	assert_memory_equal(cookie, "grant", 5);
 	assert_int_equal(st, NLM4_GRANTED);
 	assert_int_equal(nlmc_release_owner(t->n, &t->fh, 42), 0);
+}
+
+static void granted_msg_answered_by_res(void **state)
+{
+	granted_msg(state, 0);
+}
+
+static void granted_msg_over_tcp(void **state)
+{
+	granted_msg(state, 1);
 }
 
 /* Interrupted, the request sends CANCEL; a GRANTED before its answer is
@@ -722,6 +788,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(granted_while_lock_on_its_way, setup, teardown),
 		cmocka_unit_test_setup_teardown(granted_again_after_taken, setup, teardown),
 		cmocka_unit_test_setup_teardown(granted_msg_answered_by_res, setup, teardown),
+		cmocka_unit_test_setup_teardown(granted_msg_over_tcp, setup, teardown),
 		cmocka_unit_test_setup_teardown(calls_go_out_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(one_connect_for_all, setup_dead, teardown_dead),
 		cmocka_unit_test_setup_teardown(signed_granted_asks_again, setup_signed,
