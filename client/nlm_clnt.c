@@ -111,6 +111,16 @@ static unsigned nlm_port(struct nlmc *n, int family, const char *host)
 	return port ? port : n->p.nfs_port ? n->p.nfs_port : 2049;
 }
 
+/* An RPC client of the NLM at host:port over TCP, or NULL. */
+static struct rpc_clnt *nlm_try(struct nlmc *n, const char *host, unsigned port)
+{
+	struct rpc_clnt *c;
+	char ps[16];
+
+	snprintf(ps, sizeof(ps), "%u", port);
+	return rpc_tcp_clnt_create(host, ps, n->p.timeout_ms, NLM_MAX_RECORD, &c) == 0 ? c : NULL;
+}
+
 /* A connection to the server's NLM: each of the host's addresses in turn
  * (a name may give IPv6 and IPv4, and the server listen on one), as the NFS
  * connection is made. NULL with *why set if none answers. Its calls carry
@@ -121,7 +131,8 @@ static struct rpc_clnt *nlm_connect(struct nlmc *n, const char **why)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
 	struct rpc_clnt *c = NULL;
-	char host[NET_HOST_STRLEN], port[16];
+	char host[NET_HOST_STRLEN];
+	unsigned p, q;
 
 	if (getaddrinfo(n->host, NULL, &hints, &res) != 0) {
 		*why = "cannot resolve the host";
@@ -132,16 +143,26 @@ static struct rpc_clnt *nlm_connect(struct nlmc *n, const char **why)
 		if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
 			continue;
 		net_host_str(ai->ai_addr, host, sizeof(host));
-		snprintf(port, sizeof(port), "%u", nlm_port(n, ai->ai_family, host));
-		if (rpc_tcp_clnt_create(host, port, n->p.timeout_ms, NLM_MAX_RECORD, &c) != 0)
-			c = NULL;
+		/* the port found last time, asked for again if it does not
+		 * answer (a restarted lockd may have another) */
+		p = n->port_known ? n->port_known : nlm_port(n, ai->ai_family, host);
+		c = nlm_try(n, host, p);
+		if (c == NULL && n->port_known && (q = nlm_port(n, ai->ai_family, host)) != p)
+			c = nlm_try(n, host, p = q);
+		n->port_known = c ? p : 0;
 	}
-	freeaddrinfo(res);
 	if (c) {
 		c->cred.uid = (uint32_t)geteuid();
 		c->cred.gid = (uint32_t)getegid();
 		c->key = n->p.key;
+		pthread_mutex_lock(&n->lock);
+		n->nsrv = 0;
+		for (ai = res; ai && n->nsrv < SRV_ADDRS; ai = ai->ai_next)
+			if (ai->ai_addrlen <= sizeof(n->srv[0]))
+				memcpy(&n->srv[n->nsrv++], ai->ai_addr, ai->ai_addrlen);
+		pthread_mutex_unlock(&n->lock);
 	}
+	freeaddrinfo(res);
 	return c;
 }
 

@@ -70,10 +70,13 @@ static void answer(struct nlmc *n, uint32_t xid, const struct net_dgram_peer *sa
 	} else if (n->reply_fd < 0) {
 		(void)net_send_dgram(n->cbfd, buf + 4, xdr_getpos(&x), sa);
 	} else {
-		/* a short answer to an idle connection: the socket takes it whole */
+		/* a short answer: the socket takes it whole, but from a peer
+		 * that sends calls without reading the answers */
 		mark = htonl(0x80000000u | xdr_getpos(&x));
 		memcpy(buf, &mark, 4);
-		(void)send(n->reply_fd, buf, 4 + xdr_getpos(&x), MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (send(n->reply_fd, buf, 4 + xdr_getpos(&x), MSG_NOSIGNAL | MSG_DONTWAIT) !=
+		    (ssize_t)(4 + xdr_getpos(&x)))
+			shutdown(n->reply_fd, SHUT_RDWR); /* a torn record: the connection goes */
 	}
 	xdr_destroy(&x);
 }
@@ -165,6 +168,27 @@ static int forward(struct nlmc *n, const nlm4_testargs *a, const struct net_dgra
 	return 1;
 }
 
+/* Whether a GRANTED_MSG is to be answered with GRANTED_RES, which goes to
+ * the server on our own (perhaps signed) connection: only one from the
+ * server's address that names an owner of ours (our random cookie, known
+ * only to the server and us). Anyone could otherwise have us tell the server
+ * no to a lock it granted under a cookie they guessed (Linux's are a
+ * counter). */
+static int res_due(struct nlmc *n, const nlm4_testargs *a, const struct net_dgram_peer *from)
+{
+	const nlm4_netobj *oh = &a->alock.oh;
+	int due = 0;
+
+	if (oh->nlm4_netobj_len != OH_LEN || memcmp(oh->nlm4_netobj_val, n->cookie, 8) != 0)
+		return 0;
+	pthread_mutex_lock(&n->lock);
+	for (unsigned i = 0; i < n->nsrv && !due; i++)
+		due = net_same_ip((const struct sockaddr *)&from->sa,
+				  (const struct sockaddr *)&n->srv[i]);
+	pthread_mutex_unlock(&n->lock);
+	return due;
+}
+
 /* One NLM call to us. */
 static void serve_nlm(struct nlmc *n, uint32_t xid, uint32_t proc, XDR *x,
 		      const struct net_dgram_peer *from, int forwarded, const char *msg, size_t len)
@@ -191,7 +215,8 @@ static void serve_nlm(struct nlmc *n, uint32_t xid, uint32_t proc, XDR *x,
 		r.stat = granted(n, &a);
 		if (proc == NLM4_GRANTED_MSG) { /* answered by a call: GRANTED_RES */
 			reply(n, xid, from, NULL, NULL, SUCCESS);
-			nlmc_res_queue(n, &r);
+			if (res_due(n, &a, from))
+				nlmc_res_queue(n, &r);
 		} else {
 			reply(n, xid, from, (xdrproc_t)xdr_nlm4_res, &r, SUCCESS);
 		}
@@ -352,19 +377,49 @@ static void conn_close(struct nlmc_cbconn *c)
 	c->have = 0;
 }
 
-/* A new connection to the TCP port: in a free slot, else the idlest's. */
+/* The connection to give up for a new one: a free slot, else the idlest of
+ * the peer that holds the most (a peer that opens many pushes out its own,
+ * not the server's). */
+static struct nlmc_cbconn *conn_victim(struct nlmc *n)
+{
+	struct nlmc_cbconn *v = NULL;
+	unsigned most = 0;
+
+	for (unsigned i = 0; i < CB_CONNS; i++) {
+		struct nlmc_cbconn *c = &n->conns[i];
+		unsigned same = 0;
+
+		if (c->fd < 0)
+			return c;
+		for (unsigned j = 0; j < CB_CONNS; j++)
+			same += net_same_ip((const struct sockaddr *)&c->peer,
+					    (const struct sockaddr *)&n->conns[j].peer);
+		if (same > most || (same == most && c->last_ms < v->last_ms)) {
+			v = c;
+			most = same;
+		}
+	}
+	return v;
+}
+
+/* A new connection to the TCP port. Out of descriptors, the port is left
+ * alone a second (the connection waiting would wake every poll). */
 static void conn_accept(struct nlmc *n, uint64_t now)
 {
-	int fd = accept4(n->cbtcp, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	struct nlmc_cbconn *c = &n->conns[0];
+	struct sockaddr_storage peer;
+	socklen_t plen = sizeof(peer);
+	int fd = accept4(n->cbtcp, (struct sockaddr *)&peer, &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	struct nlmc_cbconn *c;
 
-	if (fd < 0)
+	if (fd < 0) {
+		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+			n->accept_pause_until = now + 1000;
 		return;
-	for (unsigned i = 0; i < CB_CONNS && c->fd >= 0; i++)
-		if (n->conns[i].fd < 0 || n->conns[i].last_ms < c->last_ms)
-			c = &n->conns[i];
+	}
+	c = conn_victim(n);
 	conn_close(c);
 	c->fd = fd;
+	c->peer = peer;
 	c->last_ms = now;
 }
 
@@ -431,7 +486,9 @@ static void *cb_main(void *arg)
 
 	while (!__atomic_load_n(&n->stop, __ATOMIC_ACQUIRE)) {
 		pfd[0] = (struct pollfd){.fd = n->cbfd, .events = POLLIN};
-		pfd[1] = (struct pollfd){.fd = n->cbtcp, .events = POLLIN}; /* -1: none */
+		/* fd -1: not polled (none, or paused) */
+		pfd[1] = (struct pollfd){.fd = cb_now_ms() < n->accept_pause_until ? -1 : n->cbtcp,
+					 .events = POLLIN};
 		for (unsigned i = 0; i < CB_CONNS; i++)
 			pfd[2 + i] = (struct pollfd){.fd = n->conns[i].fd, .events = POLLIN};
 		if (poll(pfd, 2 + CB_CONNS, 200) < 0)

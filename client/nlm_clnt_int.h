@@ -20,6 +20,7 @@
 
 #define OH_LEN	       18 /* cookie (8), lock owner (8), callback port (2) */
 #define RES_MAX	       16 /* GRANTED_RES answers waiting to go */
+#define SRV_ADDRS      4  /* the server's addresses kept */
 #define RES_COOKIE_MAX 32 /* a GRANTED_MSG's cookie we answer (Linux: 4) */
 
 /* The answer to a server's GRANTED_MSG, sent as a GRANTED_RES call. */
@@ -47,6 +48,7 @@ struct nlmc_wait {
  * time is gathered in buf. */
 struct nlmc_cbconn {
 	int fd; /* -1: free */
+	struct sockaddr_storage peer;
 	size_t have;
 	uint64_t last_ms;
 	char buf[4 + CB_MSG_MAX];
@@ -76,6 +78,7 @@ struct nlmc {
 	pthread_cond_t connect_end;
 	int no_nlm_logged;
 	uint32_t next_cookie;
+	unsigned port_known; /* the NLM port last connected to (by the connecting thread) */
 
 	pthread_mutex_t lock; /* waiters, held, reclaim */
 	struct nlmc_wait *waiters;
@@ -83,6 +86,10 @@ struct nlmc {
 	struct nlmc_heldset held;
 	int ever_connected, reconnected; /* under call_lock */
 	int reclaim_wanted;		 /* SM_NOTIFY or a grace period seen */
+	/* the server's addresses, as last connected (its GRANTED_MSG come
+	 * from one of them) */
+	struct sockaddr_storage srv[SRV_ADDRS];
+	unsigned nsrv;
 	/* GRANTED_RES to send (by the reclaimer's thread) */
 	struct nlmc_res res[RES_MAX];
 	unsigned nres;
@@ -96,6 +103,7 @@ struct nlmc {
 	 * our calls came by): listening (-1: none), its connections, and the one
 	 * whose call is being answered (-1: answers go by UDP) */
 	int cbtcp;
+	uint64_t accept_pause_until; /* out of descriptors: accept nothing till then */
 	struct nlmc_cbconn conns[CB_CONNS];
 	int reply_fd;
 	pthread_t thread;

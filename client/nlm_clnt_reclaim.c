@@ -37,7 +37,8 @@ void nlmc_res_queue(struct nlmc *n, const nlm4_res *r)
 	if (n->nres < RES_MAX && r->cookie.nlm4_netobj_len <= RES_COOKIE_MAX) {
 		struct nlmc_res *q = &n->res[n->nres++];
 
-		memcpy(q->cookie, r->cookie.nlm4_netobj_val, r->cookie.nlm4_netobj_len);
+		if (r->cookie.nlm4_netobj_len) /* else its pointer may be NULL */
+			memcpy(q->cookie, r->cookie.nlm4_netobj_val, r->cookie.nlm4_netobj_len);
 		q->len = r->cookie.nlm4_netobj_len;
 		q->stat = r->stat;
 		pthread_cond_signal(&n->reclaim_cond);
@@ -54,7 +55,7 @@ static void send_res(struct nlmc *n)
 	memcpy(q, n->res, k * sizeof(q[0]));
 	n->nres = 0;
 	pthread_mutex_unlock(&n->lock);
-	for (unsigned i = 0; i < k; i++) {
+	for (unsigned i = 0; i < k && !__atomic_load_n(&n->stop, __ATOMIC_ACQUIRE); i++) {
 		nlm4_res r = {.cookie = {q[i].len, q[i].cookie}, .stat = q[i].stat};
 
 		if (nlmc_call(n, NULL, NLM4_GRANTED_RES, (xdrproc_t)xdr_nlm4_res, &r,

@@ -17,10 +17,14 @@
  * lock held or a request blocked, so two held locks and one blocked request
  * are put in place through nlm_clnt_int.h, under a fixed cookie that the seeds
  * in t/fuzz/corpus/nlm_cb name (owner in host byte order; port 0: this
- * client). The service's socket is then replaced by an unbound AF_UNIX one:
- * answers and forwards are encoded but sent nowhere, since a forwarded
- * datagram names where its answer goes and a GRANTED's owner handle the local
- * port to forward it to. Built by `make fuzz`, run by `make fuzz-run`.
+ * client). The service's sockets (UDP, and the TCP port it listens on) are
+ * then replaced by an unbound AF_UNIX one: answers and forwards are encoded
+ * but sent nowhere, since a forwarded datagram names where its answer goes
+ * and a GRANTED's owner handle the local port to forward it to, and no
+ * connection reaches the service. A GRANTED_MSG of ours from 127.0.0.1 (the
+ * server) has the reclaimer send GRANTED_RES to the refusing port. The
+ * record-marked TCP path (conn_read) is not fuzzed. Built by `make fuzz`, run
+ * by `make fuzz-run`.
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -71,7 +75,9 @@ static void mute(struct nlmc *n)
 {
 	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
-	if (fd < 0 || dup3(fd, n->cbfd, O_CLOEXEC) != n->cbfd)
+	/* the TCP port too: no connection from outside reaches the service */
+	if (fd < 0 || dup3(fd, n->cbfd, O_CLOEXEC) != n->cbfd ||
+	    (n->cbtcp >= 0 && dup3(fd, n->cbtcp, O_CLOEXEC) != n->cbtcp))
 		abort();
 	close(fd);
 	if (sendto(n->cbfd, "x", 1, 0, (struct sockaddr *)&from.sa, from.len) >= 0)

@@ -1,15 +1,16 @@
 /*
  * nlm_clnt_cb_test.c: the client's lock callback service (client/nlm_clnt_cb.c)
- * over loopback UDP, as a server reaches it: PMAP GETPORT and RPCB GETADDR
- * (versions 3 and 4, netids udp and udp6) name its own port, over IPv4 and
- * over IPv6 where the host has it, a GRANTED for no request of ours is denied
- * with its cookie, so is one of ours with an empty file handle, one for a
- * range an owner holds is granted in the mode it holds it only, and an
- * SM_NOTIFY cut short after the host's name is answered and leaves nothing
- * behind (under the sanitizers, as CI runs the tests, LeakSanitizer fails that
- * case if the name decoded before the cut is not freed). No server and no
- * rpcbind: the client holds no locks, so it calls no one, and it does not
- * register its port.
+ * over loopback UDP and TCP, as a server reaches it: PMAP GETPORT and RPCB
+ * GETADDR (versions 3 and 4, netids udp, udp6, tcp, tcp6) name its own port,
+ * over IPv4 and over IPv6 where the host has it, a GRANTED for no request of
+ * ours is denied with its cookie, so is one of ours with an empty file
+ * handle, one for a range an owner holds is granted in the mode it holds it
+ * only, and an SM_NOTIFY cut short after the host's name is answered and
+ * leaves nothing behind (under the sanitizers, as CI runs the tests,
+ * LeakSanitizer fails that case if the name decoded before the cut is not
+ * freed); over TCP, calls are answered on their connection, and a record
+ * mark that no callback has closes it. No server and no rpcbind: the client
+ * holds no locks, so it calls no one, and it does not register its port.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -109,7 +110,8 @@ static enum accept_stat call(struct fx *f, uint32_t prog, uint32_t vers, uint32_
 			    cut, xr, r);
 }
 
-/* GETPORT for NLM v4 over UDP is the service's port; over TCP, none. */
+/* GETPORT for NLM v4 over UDP and over TCP (it listens there too) is the
+ * service's port; for NLM v3, none. */
 static void getport_names_itself(void **state)
 {
 	struct fx *f = *state;
@@ -122,6 +124,11 @@ static void getport_names_itself(void **state)
 			 SUCCESS);
 	assert_int_equal(port, nlmc_cbport(f->n));
 	pm.pm_prot = IPPROTO_TCP;
+	assert_int_equal(call(f, PMAPPROG, PMAPVERS, PMAPPROC_GETPORT, (xdrproc_t)xdr_pmap, &pm, 0,
+			      (xdrproc_t)xdr_u_int, &port),
+			 SUCCESS);
+	assert_int_equal(port, nlmc_cbport(f->n));
+	pm.pm_vers = 3;
 	assert_int_equal(call(f, PMAPPROG, PMAPVERS, PMAPPROC_GETPORT, (xdrproc_t)xdr_pmap, &pm, 0,
 			      (xdrproc_t)xdr_u_int, &port),
 			 SUCCESS);
@@ -144,8 +151,9 @@ static char *getaddr(struct fx *f, uint32_t v, const char *netid)
 	return uaddr;
 }
 
-/* GETADDR (versions 3 and 4) for NLM v4 over udp and udp6 is the service's
- * port, over tcp6 none (""); asked over IPv6 too, where the host has it. */
+/* GETADDR (versions 3 and 4) for NLM v4 over udp, udp6, tcp and tcp6 is
+ * the service's port, over rdma none (""); asked over IPv6 too, where the
+ * host has it. */
 static void getaddr_names_itself(void **state)
 {
 	struct fx *f = *state, f6 = *f;
@@ -170,7 +178,13 @@ static void getaddr_names_itself(void **state)
 		assert_string_equal(u, want6);
 		assert_int_equal(rpcb_uaddr_port(u), family == AF_INET6 ? nlmc_cbport(f->n) : 0);
 		xdr_free((xdrproc_t)xdr_wrapstring, (char *)&u);
+		u = getaddr(f, v, "tcp");
+		assert_string_equal(u, want4);
+		xdr_free((xdrproc_t)xdr_wrapstring, (char *)&u);
 		u = getaddr(f, v, "tcp6");
+		assert_string_equal(u, want6);
+		xdr_free((xdrproc_t)xdr_wrapstring, (char *)&u);
+		u = getaddr(f, v, "rdma");
 		assert_string_equal(u, "");
 		xdr_free((xdrproc_t)xdr_wrapstring, (char *)&u);
 	}
@@ -308,6 +322,77 @@ static void sm_notify_cut_short(void **state)
 			 SUCCESS);
 }
 
+/* A TCP connection to the service (its port over TCP), reads timing out
+ * after 5 s; the fd, or -1. */
+static int tcp_to(struct fx *f)
+{
+	struct sockaddr_in to = {.sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)nlmc_cbport(f->n)),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct timeval tv = {.tv_sec = 5, .tv_usec = 0};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd >= 0 && (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
+			connect(fd, (struct sockaddr *)&to, sizeof(to)) != 0)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Over TCP a record-marked NULL call is answered on the connection, twice
+ * (one call after another); a record longer than a callback can be, or
+ * one that is not the last fragment, closes the connection. */
+static void tcp_records(void **state)
+{
+	struct fx *f = *state;
+	const uint32_t bad[] = {htonl(0x80000000u | (CB_MSG_MAX + 1)), htonl(100)};
+	struct rpc_msg m = {.rm_xid = 9, .rm_direction = CALL};
+	char buf[512], c;
+	uint32_t mark;
+	size_t len;
+	int fd;
+	XDR x;
+
+	m.rm_call.cb_rpcvers = RPC_MSG_VERSION;
+	m.rm_call.cb_prog = NLM_PROGRAM;
+	m.rm_call.cb_vers = NLM_V4;
+	m.rm_call.cb_proc = NLM4_NULL;
+	m.rm_call.cb_cred = m.rm_call.cb_verf = _null_auth;
+	xdrmem_create(&x, buf + 4, sizeof(buf) - 4, XDR_ENCODE);
+	assert_true(xdr_callmsg(&x, &m));
+	len = xdr_getpos(&x);
+	xdr_destroy(&x);
+	mark = htonl(0x80000000u | (uint32_t)len);
+	memcpy(buf, &mark, 4);
+	fd = tcp_to(f);
+	assert_true(fd >= 0);
+	for (int i = 0; i < 2; i++) {
+		char ans[512];
+		struct rpc_msg r;
+		ssize_t got;
+
+		assert_int_equal(write(fd, buf, 4 + len), (ssize_t)(4 + len));
+		got = recv(fd, ans, sizeof(ans), 0);
+		assert_true(got > 4);
+		memset(&r, 0, sizeof(r));
+		r.acpted_rply.ar_results.proc = (xdrproc_t)xdr_void;
+		xdrmem_create(&x, ans + 4, (u_int)got - 4, XDR_DECODE);
+		assert_true(xdr_replymsg(&x, &r));
+		xdr_destroy(&x);
+		assert_int_equal(r.rm_xid, 9);
+		assert_int_equal(r.acpted_rply.ar_stat, SUCCESS);
+	}
+	close(fd);
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		fd = tcp_to(f);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, &bad[i], 4), 4);
+		assert_int_equal(recv(fd, &c, 1, 0), 0); /* closed by the service */
+		close(fd);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -318,6 +403,7 @@ int main(void)
 		cmocka_unit_test(granted_empty_fh_denied),
 		cmocka_unit_test(granted_again_in_held_mode),
 		cmocka_unit_test(sm_notify_cut_short),
+		cmocka_unit_test(tcp_records),
 	};
 
 	return cmocka_run_group_tests_name("nlm_clnt_cb", tests, setup, teardown);

@@ -20,7 +20,7 @@
  *   connect's wait, rather than waiting in turn;
  * - a GRANTED_MSG (Linux's lockd grants so), over UDP or TCP, wakes the
  *   request as a GRANTED does, and is answered with a GRANTED_RES call that
- *   carries its cookie;
+ *   carries its cookie, only when it came from the server;
  * - a mount that signs its calls (the fake server signs its answers) takes
  *   a GRANTED, which is never signed, as a reason to ask the server again,
  *   not as the lock: one the server did not send leaves the request waiting.
@@ -371,14 +371,16 @@ static int teardown(void **state)
 
 /* The server's GRANTED (proc NLM4_GRANTED_PROC, answered with an nlm4_res
  * whose status is returned) or GRANTED_MSG (answered with nothing: 0) of the
- * blocked lock with cookie "grant", over UDP to the callback service. */
-static nlm4_stats grant_by(struct fx *t, uint32_t proc)
+ * blocked lock with cookie (5 bytes), over UDP to the callback service from
+ * loopback address src. */
+static nlm4_stats grant_from(struct fx *t, uint32_t proc, const char *src, char *cookie)
 {
+	struct sockaddr_in me = {.sin_family = AF_INET};
 	struct sockaddr_in to = {.sin_family = AF_INET,
 				 .sin_port = htons((uint16_t)nlmc_cbport(t->n)),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	struct timeval tv = {.tv_sec = 5, .tv_usec = 0};
-	nlm4_testargs a = {.cookie = {5, "grant"},
+	nlm4_testargs a = {.cookie = {5, cookie},
 			   .exclusive = t->f.excl,
 			   .alock = {.caller_name = "server",
 				     .fh = {t->f.fhlen, t->f.fh},
@@ -390,6 +392,8 @@ static nlm4_stats grant_by(struct fx *t, uint32_t proc)
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
 	assert_true(fd >= 0);
+	assert_int_equal(inet_pton(AF_INET, src, &me.sin_addr), 1);
+	assert_int_equal(bind(fd, (struct sockaddr *)&me, sizeof(me)), 0);
 	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
 	memset(&r, 0, sizeof(r));
 	assert_int_equal(udp_rpc_call(fd, (struct sockaddr *)&to, sizeof(to), NLM_PROGRAM, NLM_V4,
@@ -457,6 +461,12 @@ static int grant_msg_tcp(struct fx *t)
 	return ok ? 0 : -1;
 }
 
+/* grant_from() the server (127.0.0.1), cookie "grant". */
+static nlm4_stats grant_by(struct fx *t, uint32_t proc)
+{
+	return grant_from(t, proc, "127.0.0.1", "grant");
+}
+
 /* grant_by() GRANTED: its answer. */
 static nlm4_stats grant(struct fx *t)
 {
@@ -501,6 +511,34 @@ static void granted_msg_answered_by_res(void **state)
 static void granted_msg_over_tcp(void **state)
 {
 	granted_msg(state, 1);
+}
+
+/* A GRANTED_MSG from another address wakes the request (as a GRANTED
+ * would), but is not answered with a GRANTED_RES: that goes to the server
+ * on our connection, and would let anyone say no for us. The server's own,
+ * sent next, is answered, and is the first GRANTED_RES the server sees. */
+static void granted_res_only_to_server(void **state)
+{
+	struct fx *t = *state;
+	char cookie[sizeof(t->f.res_cookie)];
+	u_int cookie_len;
+	int rc, n;
+
+	assert_int_equal(grant_from(t, NLM4_GRANTED_MSG, "127.0.0.2", "forge"), 0);
+	finish(t);
+	assert_int_equal(t->rc, 0);
+	assert_int_equal(grant_by(t, NLM4_GRANTED_MSG), 0);
+	pthread_mutex_lock(&t->f.lock);
+	rc = fake_until(&t->f, &t->f.granted_res, 0);
+	n = t->f.granted_res;
+	cookie_len = t->f.res_cookie_len;
+	memcpy(cookie, t->f.res_cookie, sizeof(cookie));
+	pthread_mutex_unlock(&t->f.lock);
+	assert_int_equal(rc, 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(cookie_len, 5);
+	assert_memory_equal(cookie, "grant", 5);
+	assert_int_equal(nlmc_release_owner(t->n, &t->fh, 42), 0);
 }
 
 /* Interrupted, the request sends CANCEL; a GRANTED before its answer is
@@ -789,6 +827,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(granted_again_after_taken, setup, teardown),
 		cmocka_unit_test_setup_teardown(granted_msg_answered_by_res, setup, teardown),
 		cmocka_unit_test_setup_teardown(granted_msg_over_tcp, setup, teardown),
+		cmocka_unit_test_setup_teardown(granted_res_only_to_server, setup, teardown),
 		cmocka_unit_test_setup_teardown(calls_go_out_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(one_connect_for_all, setup_dead, teardown_dead),
 		cmocka_unit_test_setup_teardown(signed_granted_asks_again, setup_signed,
