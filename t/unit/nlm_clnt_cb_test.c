@@ -347,24 +347,12 @@ static void tcp_records(void **state)
 {
 	struct fx *f = *state;
 	const uint32_t bad[] = {htonl(0x80000000u | (CB_MSG_MAX + 1)), htonl(100)};
-	struct rpc_msg m = {.rm_xid = 9, .rm_direction = CALL};
 	char buf[512], c;
-	uint32_t mark;
-	size_t len;
+	size_t len = rpc_call_record(buf, sizeof(buf), 9, NLM_PROGRAM, NLM_V4, NLM4_NULL,
+				     (xdrproc_t)xdr_void, NULL);
 	int fd;
 	XDR x;
 
-	m.rm_call.cb_rpcvers = RPC_MSG_VERSION;
-	m.rm_call.cb_prog = NLM_PROGRAM;
-	m.rm_call.cb_vers = NLM_V4;
-	m.rm_call.cb_proc = NLM4_NULL;
-	m.rm_call.cb_cred = m.rm_call.cb_verf = _null_auth;
-	xdrmem_create(&x, buf + 4, sizeof(buf) - 4, XDR_ENCODE);
-	assert_true(xdr_callmsg(&x, &m));
-	len = xdr_getpos(&x);
-	xdr_destroy(&x);
-	mark = htonl(0x80000000u | (uint32_t)len);
-	memcpy(buf, &mark, 4);
 	fd = tcp_to(f);
 	assert_true(fd >= 0);
 	for (int i = 0; i < 2; i++) {

@@ -369,6 +369,20 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* The server's GRANTED (or GRANTED_MSG) of the blocked lock with cookie (5
+ * bytes). */
+static nlm4_testargs grant_args(struct fx *t, char *cookie)
+{
+	return (nlm4_testargs){.cookie = {5, cookie},
+			       .exclusive = t->f.excl,
+			       .alock = {.caller_name = "server",
+					 .fh = {t->f.fhlen, t->f.fh},
+					 .oh = {t->f.ohlen, t->f.oh},
+					 .svid = 7,
+					 .l_offset = t->f.off,
+					 .l_len = t->f.len}};
+}
+
 /* The server's GRANTED (proc NLM4_GRANTED_PROC, answered with an nlm4_res
  * whose status is returned) or GRANTED_MSG (answered with nothing: 0) of the
  * blocked lock with cookie (5 bytes), over UDP to the callback service from
@@ -380,14 +394,7 @@ static nlm4_stats grant_from(struct fx *t, uint32_t proc, const char *src, char 
 				 .sin_port = htons((uint16_t)nlmc_cbport(t->n)),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	struct timeval tv = {.tv_sec = 5, .tv_usec = 0};
-	nlm4_testargs a = {.cookie = {5, cookie},
-			   .exclusive = t->f.excl,
-			   .alock = {.caller_name = "server",
-				     .fh = {t->f.fhlen, t->f.fh},
-				     .oh = {t->f.ohlen, t->f.oh},
-				     .svid = 7,
-				     .l_offset = t->f.off,
-				     .l_len = t->f.len}};
+	nlm4_testargs a = grant_args(t, cookie);
 	nlm4_res r;
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
@@ -417,33 +424,15 @@ static int grant_msg_tcp(struct fx *t)
 	struct sockaddr_in to = {.sin_family = AF_INET,
 				 .sin_port = htons((uint16_t)nlmc_cbport(t->n)),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	nlm4_testargs a = {.cookie = {5, "grant"},
-			   .exclusive = t->f.excl,
-			   .alock = {.caller_name = "server",
-				     .fh = {t->f.fhlen, t->f.fh},
-				     .oh = {t->f.ohlen, t->f.oh},
-				     .svid = 7,
-				     .l_offset = t->f.off,
-				     .l_len = t->f.len}};
-	struct rpc_msg m = {.rm_xid = 77, .rm_direction = CALL}, r;
+	nlm4_testargs a = grant_args(t, "grant");
+	struct rpc_msg r;
 	char buf[4096];
-	uint32_t mark;
-	ssize_t len;
+	ssize_t len = 4 + rpc_call_record(buf, sizeof(buf), 77, NLM_PROGRAM, NLM_V4,
+					  NLM4_GRANTED_MSG, (xdrproc_t)xdr_nlm4_testargs, &a);
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ok;
 	XDR x;
 
-	m.rm_call.cb_rpcvers = RPC_MSG_VERSION;
-	m.rm_call.cb_prog = NLM_PROGRAM;
-	m.rm_call.cb_vers = NLM_V4;
-	m.rm_call.cb_proc = NLM4_GRANTED_MSG;
-	m.rm_call.cb_cred = m.rm_call.cb_verf = _null_auth;
-	xdrmem_create(&x, buf + 4, sizeof(buf) - 4, XDR_ENCODE);
-	ok = xdr_callmsg(&x, &m) && xdr_nlm4_testargs(&x, &a);
-	mark = htonl(0x80000000u | xdr_getpos(&x));
-	memcpy(buf, &mark, 4);
-	len = 4 + xdr_getpos(&x);
-	xdr_destroy(&x);
-	if (!ok || fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
 	    connect(fd, (struct sockaddr *)&to, sizeof(to)) != 0 ||
 	    write(fd, buf, (size_t)len) != len || (len = read_record(fd, buf, sizeof(buf))) <= 0) {
 		if (fd >= 0)
