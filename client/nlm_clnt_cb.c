@@ -19,7 +19,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <netinet/in.h>
 #include <sys/random.h>
@@ -28,6 +27,7 @@
 #include <rpc/pmap_prot.h>
 
 #include "client/nlm_clnt_int.h"
+#include "common/base/clock.h"
 #include "common/base/log.h"
 #include "common/base/net.h"
 #include "common/nfs/nlm_prog.h"
@@ -361,14 +361,6 @@ void nlmc_serve_datagram(struct nlmc *n, char *buf, size_t len, const struct net
 	xdr_destroy(&x);
 }
 
-static uint64_t cb_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void conn_close(struct nlmc_cbconn *c)
 {
 	if (c->fd >= 0)
@@ -487,13 +479,14 @@ static void *cb_main(void *arg)
 	while (!__atomic_load_n(&n->stop, __ATOMIC_ACQUIRE)) {
 		pfd[0] = (struct pollfd){.fd = n->cbfd, .events = POLLIN};
 		/* fd -1: not polled (none, or paused) */
-		pfd[1] = (struct pollfd){.fd = cb_now_ms() < n->accept_pause_until ? -1 : n->cbtcp,
-					 .events = POLLIN};
+		pfd[1] = (struct pollfd){
+			.fd = clock_now_ns() / 1000000 < n->accept_pause_until ? -1 : n->cbtcp,
+			.events = POLLIN};
 		for (unsigned i = 0; i < CB_CONNS; i++)
 			pfd[2 + i] = (struct pollfd){.fd = n->conns[i].fd, .events = POLLIN};
 		if (poll(pfd, 2 + CB_CONNS, 200) < 0)
 			continue;
-		now = cb_now_ms();
+		now = clock_now_ns() / 1000000;
 		if (pfd[0].revents & POLLIN) {
 			got = net_recv_dgram(n->cbfd, buf, sizeof(buf), MSG_DONTWAIT, &from);
 			if (got > 0 && from.sa.ss_family == n->cbfamily &&

@@ -224,7 +224,7 @@ static const char *res_refused(const struct nlm_grant *g, const struct rpc_req *
 void nlm_granted_res(struct nlm *n, const struct rpc_req *call, const nlm4_netobj *cookie,
 		     nlm4_stats st)
 {
-	struct nlm_grant *g;
+	struct nlm_grant **p, *g;
 	const char *why;
 	uint64_t id;
 
@@ -232,13 +232,14 @@ void nlm_granted_res(struct nlm *n, const struct rpc_req *call, const nlm4_netob
 		return;
 	memcpy(&id, cookie->nlm4_netobj_val, sizeof(id));
 	pthread_mutex_lock(&n->lock);
-	g = *grant_find(n, id);
-	if (g && (why = res_refused(g, call)) != NULL) {
+	p = grant_find(n, id);
+	if ((g = *p) != NULL && (why = res_refused(g, call)) != NULL) {
 		log_warn("NLM: a GRANTED_RES for a lock of '%s' came %s: ignored",
 			 g->owner ? g->owner->host->name : "?", why);
 		g = NULL;
+	} else if (g) {
+		*p = g->next;
 	}
-	g = g ? grant_take(n, id) : NULL;
 	if (g && st != NLM4_GRANTED) {
 		grant_refused(n, g);
 		g = NULL;

@@ -131,7 +131,7 @@ struct nlm_block {
 	uint64_t start, end;
 	int exclusive;
 	int via_msg; /* came as LOCK_MSG: granted by GRANTED_MSG */
-	/* its last LOCK carried a MIC: so must the GRANTED_RES */
+	/* a LOCK of it carried a MIC: so must the GRANTED_RES */
 	int signed_req;
 	uint64_t deadline_ms;
 };

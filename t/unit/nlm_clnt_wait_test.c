@@ -46,6 +46,7 @@
 #include <cmocka.h>
 
 #include "client/nlm_clnt.h"
+#include "common/base/clock.h"
 #include "common/base/log.h"
 #include "common/base/net.h"
 #include "common/nfs/nlm_prog.h"
@@ -237,16 +238,9 @@ static void *fake_main(void *arg)
 	return NULL;
 }
 
-/* 10 s from now: how long a case waits for the fake server in all (each
- * call of the client, even one that changes nothing, wakes a wait). */
-static struct timespec fake_deadline(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += 10;
-	return ts;
-}
+/* How long a case waits for the fake server in all (each call of the
+ * client, even one that changes nothing, wakes a wait). */
+#define FAKE_WAIT_MS 10000
 
 /* One wait on f->cond (under f->lock) until end; -1 when that came. */
 static int fake_wait(struct fake *f, const struct timespec *end)
@@ -257,7 +251,7 @@ static int fake_wait(struct fake *f, const struct timespec *end)
 /* Wait (under f->lock, at most 10 s) until *count passes n; 0, or -1. */
 static int fake_until(struct fake *f, const int *count, int n)
 {
-	struct timespec end = fake_deadline();
+	struct timespec end = clock_deadline(CLOCK_REALTIME, FAKE_WAIT_MS);
 
 	while (*count <= n)
 		if (fake_wait(f, &end) != 0)
@@ -347,7 +341,7 @@ static int setup(void **state)
 	if (pthread_create(&t.locker, NULL, locker_main, &t) != 0)
 		return -1;
 	/* until the request is blocked on the server and waits here */
-	end = fake_deadline();
+	end = clock_deadline(CLOCK_REALTIME, FAKE_WAIT_MS);
 	pthread_mutex_lock(&t.f.lock);
 	while (t.f.locks == 0 || t.w == NULL)
 		if (fake_wait(&t.f, &end) != 0)
