@@ -519,9 +519,9 @@ static int lock_loop(struct nlmc *n, const struct rpc_cred *cred, nlm4_lockargs 
 		*unsure = woke;
 		if (r.stat != NLM4_DENIED_GRACE_PERIOD)
 			t0 = now_ms(); /* GRACE_MAX_MS counts refusals in a row */
+		/* not a restart in itself (a server whose storage stalls refuses so
+		 * too): one is heard of by SM_NOTIFY or the connection made again */
 		if (r.stat == NLM4_DENIED_GRACE_PERIOD && now_ms() - t0 < GRACE_MAX_MS) {
-			if (!a->reclaim)
-				nlmc_reclaim_want(n); /* a restart we were not told of */
 			if (w && wait_for(n, w, GRACE_WAIT_MS) < 0)
 				return -EINTR;
 			if (w == NULL)

@@ -85,7 +85,7 @@ struct nlmc {
 	unsigned nwaiters;
 	struct nlmc_heldset held;
 	int ever_connected, reconnected; /* under call_lock */
-	int reclaim_wanted;		 /* SM_NOTIFY or a grace period seen */
+	int reclaim_wanted;		 /* SM_NOTIFY came */
 	/* the server's addresses, as last connected (its GRANTED_MSG come
 	 * from one of them) */
 	struct sockaddr_storage srv[SRV_ADDRS];
@@ -141,7 +141,7 @@ void nlmc_fill_alock(struct nlmc *n, const struct nlmc_lock *l, char *oh, nlm4_l
 void nlmc_serve_datagram(struct nlmc *n, char *buf, size_t len, const struct net_dgram_peer *from);
 
 /* Reclaim after the server restarts (nlm_clnt_reclaim.c). */
-/* The server is in its grace period, or told us it restarted: reclaim. */
+/* The server told us it restarted (SM_NOTIFY): reclaim. */
 void nlmc_reclaim_want(struct nlmc *n);
 /* Have the reclaimer's thread answer a GRANTED_MSG with GRANTED_RES r
  * (dropped when RES_MAX wait, or its cookie is longer than RES_COOKIE_MAX:

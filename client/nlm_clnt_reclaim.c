@@ -1,8 +1,10 @@
 /*
  * nlm_clnt_reclaim.c: reclaim after the server restarts. A thread takes every
- * lock held back (LOCK with reclaim) when SM_NOTIFY says the server restarted,
- * when a request is refused for the grace period, or when the connection to
- * the server's NLM had to be made again while locks are held. The same
+ * lock held back (LOCK with reclaim) when SM_NOTIFY says the server restarted
+ * or when the connection to the server's NLM had to be made again while
+ * locks are held; not for a request refused for the grace period, which a
+ * server whose storage stalls answers too (Linux's client does not either).
+ * The same
  * thread answers the server's GRANTED_MSG calls (Linux's lockd grants blocked
  * locks so) with GRANTED_RES, which the callback service, whose thread must
  * not wait on the server, leaves to it.
@@ -21,7 +23,7 @@
 
 #define RECLAIM_CHECK_MS 2000 /* while locks are held: has the server restarted? */
 
-/* The server is in its grace period, or told us it restarted: reclaim. */
+/* The server told us it restarted (SM_NOTIFY): reclaim. */
 void nlmc_reclaim_want(struct nlmc *n)
 {
 	pthread_mutex_lock(&n->lock);
@@ -139,9 +141,9 @@ static int reconnected(struct nlmc *n)
 	return again;
 }
 
-/* The reclaimer: on SM_NOTIFY, a grace period seen, or a new connection
- * while locks are held (checked every RECLAIM_CHECK_MS), reclaim them all;
- * and send the GRANTED_RES answers queued. */
+/* The reclaimer: on SM_NOTIFY or a new connection while locks are held
+ * (checked every RECLAIM_CHECK_MS), reclaim them all; and send the
+ * GRANTED_RES answers queued. */
 void *nlmc_reclaim_main(void *arg)
 {
 	struct nlmc *n = arg;

@@ -21,6 +21,9 @@
  * - a GRANTED_MSG (Linux's lockd grants so), over UDP or TCP, wakes the
  *   request as a GRANTED does, and is answered with a GRANTED_RES call that
  *   carries its cookie, only when it came from the server;
+ * - a request refused for the grace period is sent again, and is not taken
+ *   as the server's restart: the locks held are not reclaimed (a server
+ *   whose storage stalls refuses so too);
  * - a mount that signs its calls (the fake server signs its answers) takes
  *   a GRANTED, which is never signed, as a reason to ask the server again,
  *   not as the lock: one the server did not send leaves the request waiting.
@@ -68,7 +71,7 @@ struct fake {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	int locks, cancels, unlocks, tests, go;
+	int locks, reclaims, cancels, unlocks, tests, go;
 	nlm4_stats lock_answer; /* what LOCK is answered (NLM4_BLOCKED) */
 	uint32_t hold;		/* the procedure whose answer waits for go (NLM4_CANCEL) */
 	uint32_t held_xid;	/* the call not answered yet, or 0 */
@@ -175,6 +178,7 @@ static void saw_lock(struct fake *f, XDR *x)
 	f->off = a.alock.l_offset;
 	f->len = a.alock.l_len;
 	f->excl = a.exclusive;
+	f->reclaims += a.reclaim;
 	pthread_mutex_unlock(&f->lock);
 	xdr_free((xdrproc_t)xdr_nlm4_lockargs, (char *)&a);
 }
@@ -581,6 +585,53 @@ static void granted_again_after_taken(void **state)
 	pthread_mutex_unlock(&t->f.lock);
 }
 
+struct second {
+	struct fx *t;
+	int rc;
+};
+
+static void *second_main(void *arg)
+{
+	struct second *q = arg;
+	struct nlmc_lock l = {
+		.fh = &q->t->fh, .owner = 43, .svid = 8, .type = F_WRLCK, .start = 200, .len = 100};
+
+	q->rc = nlmc_lock(q->t->n, &l, 0, NULL, NULL);
+	return NULL;
+}
+
+/* With a lock held, another request refused for the grace period (sent
+ * again every second) until the server grants it: no LOCK with reclaim set
+ * goes meanwhile (before, the first refusal had the reclaimer send the held
+ * lock again at once). */
+static void grace_refusal_is_no_restart(void **state)
+{
+	struct fx *t = *state;
+	struct second q = {.t = t};
+	pthread_t th;
+	int locks, rc, reclaims;
+
+	assert_int_equal(grant(t), NLM4_GRANTED);
+	finish(t);
+	assert_int_equal(t->rc, 0);
+	pthread_mutex_lock(&t->f.lock);
+	t->f.lock_answer = NLM4_DENIED_GRACE_PERIOD;
+	locks = t->f.locks;
+	pthread_mutex_unlock(&t->f.lock);
+	assert_int_equal(pthread_create(&th, NULL, second_main, &q), 0);
+	pthread_mutex_lock(&t->f.lock);
+	rc = fake_until(&t->f, &t->f.locks, locks + 1); /* refused twice */
+	t->f.lock_answer = NLM4_GRANTED;
+	reclaims = t->f.reclaims;
+	pthread_mutex_unlock(&t->f.lock);
+	pthread_join(th, NULL);
+	assert_int_equal(rc, 0);
+	assert_int_equal(q.rc, 0);
+	assert_int_equal(reclaims, 0);
+	assert_int_equal(nlmc_release_owner(t->n, &t->fh, 42), 0);
+	assert_int_equal(nlmc_release_owner(t->n, &t->fh, 43), 0);
+}
+
 struct tester {
 	struct fx *t;
 	pthread_mutex_t lock;
@@ -811,6 +862,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(granted_msg_answered_by_res, setup, teardown),
 		cmocka_unit_test_setup_teardown(granted_msg_over_tcp, setup, teardown),
 		cmocka_unit_test_setup_teardown(granted_res_only_to_server, setup, teardown),
+		cmocka_unit_test_setup_teardown(grace_refusal_is_no_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(calls_go_out_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(one_connect_for_all, setup_dead, teardown_dead),
 		cmocka_unit_test_setup_teardown(signed_granted_asks_again, setup_signed,
