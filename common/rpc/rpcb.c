@@ -82,16 +82,12 @@ void rpcb_getport_call(struct rpcb_call *c, int family, uint32_t prog, uint32_t 
 void rpcb_set_call(struct rpcb_call *c, int set, int family, uint32_t prog, uint32_t vers,
 		   int proto, unsigned port)
 {
-	rpcb_getport_call(c, family, prog, vers, proto);
-	c->xdr_res = (xdrproc_t)xdr_bool;
-	c->res = &c->ok;
-	if (family != AF_INET6) {
-		c->proc = set ? PMAPPROC_SET : PMAPPROC_UNSET;
-		c->pm.pm_port = port;
-		return;
-	}
+	rpcb_getport_call(c, AF_INET6, prog, vers, proto); /* RPCB's arguments */
+	snprintf(c->netid, sizeof(c->netid), "%s", rpcb_netid(family, proto));
 	c->vers = RPCBVERS;
 	c->proc = set ? RPCBPROC_SET : RPCBPROC_UNSET;
+	c->xdr_res = (xdrproc_t)xdr_bool;
+	c->res = &c->ok;
 	if (set)
 		rpcb_uaddr(family, port, c->uaddr);
 	/* owner: rpcbind puts its own name of the caller there */

@@ -45,8 +45,9 @@ unsigned rpcb_uaddr_port(const char *uaddr);
  * PMAP GETPORT for AF_INET, RPCB GETADDR (version 4) for AF_INET6. */
 void rpcb_getport_call(struct rpcb_call *c, int family, uint32_t prog, uint32_t vers, int proto);
 /* A call registering (set != 0) or unregistering prog/vers at port over
- * proto and family with the local rpcbind: PMAP SET/UNSET for AF_INET, RPCB
- * SET/UNSET (version 3) for AF_INET6. Its answer is a bool_t. */
+ * proto and family with the local rpcbind: RPCB SET/UNSET (version 3) of
+ * that netid alone (PMAP's UNSET would take out udp and tcp both, another
+ * program's half too). Its answer is a bool_t. */
 void rpcb_set_call(struct rpcb_call *c, int set, int family, uint32_t prog, uint32_t vers,
 		   int proto, unsigned port);
 /* The port a decoded GETPORT or GETADDR answer of c names (0: none), and

@@ -1,0 +1,70 @@
+#!/bin/bash
+# client_lock_rpcb.sh: the lock callback port of each mount in this host's
+# rpcbind (a private one, in network and mount namespaces of the test's own).
+# The first mount holds the NLM entries it could register; a second one
+# registers what is left; each takes out only its own entries when it ends.
+# Mount A cannot listen on TCP (its port is taken), so it holds udp and udp6;
+# mount B gets tcp and tcp6. When B ends, A's udp entry stays (PMAP's UNSET,
+# which B once used, takes out udp and tcp at once, so servers could no
+# longer call A back). TAP output.
+. "$(dirname "$0")/client_lib.sh"
+
+need_fuse
+command -v rpcbind > /dev/null || skip_all "rpcbind is not installed"
+command -v rpcinfo > /dev/null || skip_all "rpcinfo is not installed (Debian: rpcbind)"
+command -v python3 > /dev/null || skip_all "python3 is missing (it holds a TCP port)"
+if [ -z "${NFSRDMA_RPCB_NS:-}" ]; then
+	command -v unshare > /dev/null || skip_all "no unshare(1) for private namespaces"
+	unshare --net --mount --propagation private true 2> /dev/null ||
+		skip_all "cannot make private network and mount namespaces here"
+	NFSRDMA_RPCB_NS=1 exec unshare --net --mount --propagation private bash "$0" "$@"
+fi
+
+# Inside the namespaces from here on.
+ip link set lo up
+mount -t tmpfs tmpfs /run && mkdir -p /run/rpcbind
+scratch
+E=$T_SCRATCH/export
+mkdir -p "$E" "$T_SCRATCH/a" "$T_SCRATCH/b"
+rpcbind -f &
+T_PIDS="$T_PIDS $!"
+for _ in $(seq 50); do rpcinfo -p 127.0.0.1 > /dev/null 2>&1 && break; sleep 0.1; done
+rpcinfo -p 127.0.0.1 > /dev/null 2>&1 || skip_all "rpcbind did not start"
+start_server S -d "$E" || skip_all "the test server did not start"
+
+# nlm_entries: this host's NLM version 4 entries, "netid:port" sorted
+nlm_entries() {
+	rpcinfo 127.0.0.1 2> /dev/null | awk '$1 == 100021 && $2 == 4 {
+		n = split($4, a, "."); print $3 ":" a[n - 1] * 256 + a[n] }' | sort | tr '\n' ' '
+}
+
+plan 5
+CBA=$(free_port)
+CBB=$(free_port)
+# a listener on A's port over TCP, so that A takes callbacks over UDP only
+python3 -c "
+import socket, sys, time
+s = socket.socket(socket.AF_INET6)
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+s.bind(('::', $CBA)); s.listen(1); print('ready', flush=True); time.sleep(120)" \
+	> "$T_SCRATCH/hold.out" 2> "$T_SCRATCH/hold.err" &
+T_PIDS="$T_PIDS $!"
+for _ in $(seq 50); do grep -q ready "$T_SCRATCH/hold.out" && break; sleep 0.1; done
+
+do_mount "proto=tcp,port=$S_TCP,lockcbport=$CBA" "127.0.0.1:$E" "$T_SCRATCH/a" 2> "$T_SCRATCH/a.err"
+got=$(nlm_entries)
+check "mount A holds NLM over udp and udp6 at its port ($got)" \
+	[ "$got" = "udp6:$CBA udp:$CBA " ]
+do_mount "proto=tcp,port=$S_TCP,lockcbport=$CBB" "127.0.0.1:$E" "$T_SCRATCH/b" 2> "$T_SCRATCH/b.err"
+got=$(nlm_entries)
+check "mount B adds tcp and tcp6 at its own port ($got)" \
+	[ "$got" = "tcp6:$CBB tcp:$CBB udp6:$CBA udp:$CBA " ]
+"$CLIENT" umount "$T_SCRATCH/b"
+ok $? "mount B unmounted"
+for _ in $(seq 100); do [ "$(nlm_entries)" = "udp6:$CBA udp:$CBA " ] && break; sleep 0.1; done
+got=$(nlm_entries)
+check "B took out its own entries, A's stay ($got)" [ "$got" = "udp6:$CBA udp:$CBA " ]
+"$CLIENT" umount "$T_SCRATCH/a"
+for _ in $(seq 100); do [ -z "$(nlm_entries)" ] && break; sleep 0.1; done
+got=$(nlm_entries)
+check "and A took out its own when it ended ($got)" [ -z "$got" ]
