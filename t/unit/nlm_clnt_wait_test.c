@@ -26,7 +26,9 @@
  *   whose storage stalls refuses so too);
  * - a mount that signs its calls (the fake server signs its answers) takes
  *   a GRANTED, which is never signed, as a reason to ask the server again,
- *   not as the lock: one the server did not send leaves the request waiting.
+ *   not as the lock: one the server did not send leaves the request waiting;
+ *   woken so, then interrupted, it counts the range as held (the server may
+ *   have granted it), so that the owner's release unlocks it there.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -852,6 +854,34 @@ static void signed_granted_asks_again(void **state)
 	assert_int_equal(t->rc, 0);
 }
 
+/* A signed mount's request woken by a GRANTED asks again, is refused for
+ * the grace period, and is interrupted while it waits to ask again: the
+ * caller gets EINTR, but the server may hold the lock it granted, so the
+ * range counts as held and the owner's release sends an UNLOCK. */
+static void woken_then_interrupted_releases(void **state)
+{
+	struct fx *t = *state;
+	int locks, unlocks;
+
+	pthread_mutex_lock(&t->f.lock);
+	t->f.lock_answer = NLM4_DENIED_GRACE_PERIOD;
+	locks = t->f.locks;
+	pthread_mutex_unlock(&t->f.lock);
+	assert_int_equal(grant(t), NLM4_GRANTED);
+	assert_true(locks_pass(&t->f, locks)); /* asked again: refused */
+	pthread_mutex_lock(&t->f.lock);
+	if (t->w)
+		nlmc_interrupt(t->n, t->w);
+	pthread_mutex_unlock(&t->f.lock);
+	finish(t);
+	assert_int_equal(t->rc, -EINTR);
+	assert_int_equal(nlmc_release_owner(t->n, &t->fh, 42), 0);
+	pthread_mutex_lock(&t->f.lock);
+	unlocks = t->f.unlocks;
+	pthread_mutex_unlock(&t->f.lock);
+	assert_int_equal(unlocks, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -866,6 +896,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(calls_go_out_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(one_connect_for_all, setup_dead, teardown_dead),
 		cmocka_unit_test_setup_teardown(signed_granted_asks_again, setup_signed,
+						teardown_signed),
+		cmocka_unit_test_setup_teardown(woken_then_interrupted_releases, setup_signed,
 						teardown_signed),
 	};
 
