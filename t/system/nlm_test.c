@@ -152,6 +152,22 @@ void start_server(unsigned grace_s)
 	wait_udp_ready();
 }
 
+/* See nlm_test.h. */
+int server_log_count(const char *text)
+{
+	char path[512], line[2048];
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/server.log", T);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, text) != NULL;
+	fclose(f);
+	return n;
+}
+
 void stop_server(void)
 {
 	int st;

@@ -59,6 +59,9 @@ void do_free_all(CLIENT *c, const char *host);
  * owner set); its answer. */
 nlm4_stats do_share(CLIENT *c, uint32_t proc, nlm4_shareargs *a, const char *host, int mode,
 		    int access);
+/* How many lines of the server's log hold text so far (a line is written
+ * before the call that made it is answered). */
+int server_log_count(const char *text);
 /* Whether the server's status monitor has host recorded (its file in the
  * state directory): it will be told of the server's restart. */
 int monitored(const char *host);
