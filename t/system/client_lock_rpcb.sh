@@ -6,7 +6,9 @@
 # Mount A cannot listen on TCP (its port is taken), so it holds udp and udp6;
 # mount B gets tcp and tcp6. When B ends, A's udp entry stays (PMAP's UNSET,
 # which B once used, takes out udp and tcp at once, so servers could no
-# longer call A back). TAP output.
+# longer call A back). The server, nfsrdma-server with NLM but not
+# registered with rpcbind, is found on its NFS port: the server's rpcbind
+# names no NLM over TCP. TAP output.
 . "$(dirname "$0")/client_lib.sh"
 
 need_fuse
@@ -30,7 +32,30 @@ rpcbind -f &
 T_PIDS="$T_PIDS $!"
 for _ in $(seq 50); do rpcinfo -p 127.0.0.1 > /dev/null 2>&1 && break; sleep 0.1; done
 rpcinfo -p 127.0.0.1 > /dev/null 2>&1 || skip_all "rpcbind did not start"
-start_server S -d "$E" || skip_all "the test server did not start"
+S=$top_builddir/server/nfsrdma-server
+LP=$top_builddir/t/system/lockprog
+[ -x "$S" ] && [ -x "$LP" ] || skip_all "nfsrdma-server or t/system/lockprog is not built"
+TCP=$(free_port)
+mkdir -p "$T_SCRATCH/sm"
+cat > "$T_SCRATCH/srv.conf" << EOF
+log = { level = "info"; };
+rdma = { provider = "soft"; };
+server = {
+	listen = ["127.0.0.1"];
+	rdma_port = $(free_port);
+	tcp_port = $TCP;
+	rpcbind = false;
+	pidfile = "$T_SCRATCH/srv.pid";
+	control_socket = "$T_SCRATCH/srv.sock";
+	handle_key_file = "$T_SCRATCH/handle.key";
+	nlm = { enable = true; grace_s = 0; };
+	nsm = { state_dir = "$T_SCRATCH/sm"; };
+	exports = ( { path = "$E"; clients = ["127.0.0.1"]; access = "rw"; root_squash = false; } );
+};
+EOF
+"$S" -f "$T_SCRATCH/srv.conf" 2> "$T_SCRATCH/srv.log" ||
+	skip_all "nfsrdma-server did not start: $(cat "$T_SCRATCH/srv.log")"
+T_PIDS="$T_PIDS $(cat "$T_SCRATCH/srv.pid")"
 
 # nlm_entries: this host's NLM version 4 entries, "netid:port" sorted
 nlm_entries() {
@@ -38,7 +63,7 @@ nlm_entries() {
 		n = split($4, a, "."); print $3 ":" a[n - 1] * 256 + a[n] }' | sort | tr '\n' ' '
 }
 
-plan 5
+plan 6
 CBA=$(free_port)
 CBB=$(free_port)
 # a listener on A's port over TCP, so that A takes callbacks over UDP only
@@ -51,11 +76,13 @@ s.bind(('::', $CBA)); s.listen(1); print('ready', flush=True); time.sleep(120)" 
 T_PIDS="$T_PIDS $!"
 for _ in $(seq 50); do grep -q ready "$T_SCRATCH/hold.out" && break; sleep 0.1; done
 
-do_mount "proto=tcp,port=$S_TCP,lockcbport=$CBA" "127.0.0.1:$E" "$T_SCRATCH/a" 2> "$T_SCRATCH/a.err"
+do_mount "proto=tcp,port=$TCP,lockcbport=$CBA" "127.0.0.1:$E" "$T_SCRATCH/a" 2> "$T_SCRATCH/a.err"
 got=$(nlm_entries)
 check "mount A holds NLM over udp and udp6 at its port ($got)" \
 	[ "$got" = "udp6:$CBA udp:$CBA " ]
-do_mount "proto=tcp,port=$S_TCP,lockcbport=$CBB" "127.0.0.1:$E" "$T_SCRATCH/b" 2> "$T_SCRATCH/b.err"
+got=$("$LP" "$T_SCRATCH/a/f" w 0 1 2>&1)
+check "a lock through A is granted: NLM found on the NFS port ($got)" [ "$got" = ok ]
+do_mount "proto=tcp,port=$TCP,lockcbport=$CBB" "127.0.0.1:$E" "$T_SCRATCH/b" 2> "$T_SCRATCH/b.err"
 got=$(nlm_entries)
 check "mount B adds tcp and tcp6 at its own port ($got)" \
 	[ "$got" = "tcp6:$CBB tcp:$CBB udp6:$CBA udp:$CBA " ]
