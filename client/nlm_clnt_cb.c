@@ -435,9 +435,8 @@ static void conn_serve(struct nlmc *n, struct nlmc_cbconn *c, size_t len)
 	n->reply_fd = -1;
 }
 
-/* Read what came on c and serve each whole call: one fragment each, of at
- * most CB_MSG_MAX (a callback is small); anything else closes it. */
-static void conn_read(struct nlmc *n, struct nlmc_cbconn *c, uint64_t now)
+/* See nlm_clnt_int.h. */
+void nlmc_conn_read(struct nlmc *n, struct nlmc_cbconn *c, uint64_t now)
 {
 	ssize_t got = recv(c->fd, c->buf + c->have, sizeof(c->buf) - c->have, MSG_DONTWAIT);
 	uint32_t mark;
@@ -497,7 +496,7 @@ static void *cb_main(void *arg)
 			struct nlmc_cbconn *c = &n->conns[i];
 
 			if (c->fd >= 0 && pfd[2 + i].revents)
-				conn_read(n, c, now);
+				nlmc_conn_read(n, c, now);
 			else if (c->fd >= 0 && now - c->last_ms > CB_CONN_IDLE_MS)
 				conn_close(c);
 		}

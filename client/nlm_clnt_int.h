@@ -139,6 +139,10 @@ void nlmc_fill_alock(struct nlmc *n, const struct nlmc_lock *l, char *oh, nlm4_l
  * Answered, forwarded or dropped. The service's thread calls it for each
  * datagram; t/fuzz/fuzz_nlm_cb.c for each input. */
 void nlmc_serve_datagram(struct nlmc *n, char *buf, size_t len, const struct net_dgram_peer *from);
+/* Read what came on the callback connection c and serve each whole call:
+ * one fragment each, of at most CB_MSG_MAX (a callback is small); anything
+ * else closes it. The service's thread (and the fuzz target). */
+void nlmc_conn_read(struct nlmc *n, struct nlmc_cbconn *c, uint64_t now);
 
 /* Reclaim after the server restarts (nlm_clnt_reclaim.c). */
 /* The server told us it restarted (SM_NOTIFY): reclaim. */

@@ -13,10 +13,11 @@
 #   nlm          the server's NLM v4 and NSM calls, through the real lock manager
 #   soft_wire    the soft provider's wire format from a hostile peer, on a real connection
 #   nlm_cb       the client's NLM callback service: GRANTED, SM_NOTIFY, forwards, GETPORT
+#   nlm_cbtcp    the same service's TCP connections: record marking and the calls
 #   rpc_tcp      RPC over TCP from a hostile client: record marking and the calls, on loopback
 FUZZ_RUNS = 1000000
 FUZZ_SECONDS = 100
-FUZZ_NAMES = rpcrdma_hdr rpc_call rpc_reply nlm soft_wire nlm_cb rpc_tcp
+FUZZ_NAMES = rpcrdma_hdr rpc_call rpc_reply nlm soft_wire nlm_cb nlm_cbtcp rpc_tcp
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer
 FUZZ_CC = $(CLANG) $(FUZZ_CFLAGS) $(WARN_CFLAGS) -Wno-format-nonliteral -I$(top_builddir) \
@@ -95,6 +96,11 @@ t/fuzz/fuzz_soft_wire: $(srcdir)/t/fuzz/fuzz_soft_wire.c t/fuzz/obj/libserver.a 
 
 t/fuzz/fuzz_nlm_cb: $(srcdir)/t/fuzz/fuzz_nlm_cb.c t/fuzz/obj/libserver.a | fuzz-check-clang
 	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) -o $@ $(srcdir)/t/fuzz/fuzz_nlm_cb.c \
+		t/fuzz/obj/libserver.a $(FUZZ_LIB_LIBS) -lpthread
+
+t/fuzz/fuzz_nlm_cbtcp: $(srcdir)/t/fuzz/fuzz_nlm_cbtcp.c $(srcdir)/t/fuzz/fuzz_nlm_cb.c \
+		t/fuzz/obj/libserver.a | fuzz-check-clang
+	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) -o $@ $(srcdir)/t/fuzz/fuzz_nlm_cbtcp.c \
 		t/fuzz/obj/libserver.a $(FUZZ_LIB_LIBS) -lpthread
 
 t/fuzz/fuzz_rpc_tcp: $(srcdir)/t/fuzz/fuzz_rpc_tcp.c t/fuzz/obj/libserver.a | fuzz-check-clang

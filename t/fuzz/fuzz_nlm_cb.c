@@ -22,18 +22,28 @@
  * but sent nowhere, since a forwarded datagram names where its answer goes
  * and a GRANTED's owner handle the local port to forward it to, and no
  * connection reaches the service. A GRANTED_MSG of ours from 127.0.0.1 (the
- * server) has the reclaimer send GRANTED_RES to the refusing port. The
- * record-marked TCP path (conn_read) is not fuzzed. Built by `make fuzz`, run
- * by `make fuzz-run`.
+ * server) has the reclaimer send GRANTED_RES to the refusing port.
+ *
+ * Built with FUZZ_CB_TCP (fuzz_nlm_cbtcp.c, seeds in t/fuzz/corpus/nlm_cbtcp)
+ * it fuzzes the TCP side instead: each input is one connection from
+ * 127.0.0.1 to the service's reader (nlmc_conn_read), its record-marked calls
+ * (fragments, lengths, records cut anywhere) served as above with the answers
+ * on the connection, which the harness reads and drops. The input's first two
+ * bytes are how many bytes go per write (1 to a record's most), the reader
+ * running after each; the rest is the stream. The connection is the harness's
+ * own (loopback, never listened for by the service's thread). Built by `make
+ * fuzz`, run by `make fuzz-run`.
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "client/nlm_clnt_int.h"
@@ -120,6 +130,15 @@ static void setup(void)
 	pthread_mutex_unlock(&nlmc->lock);
 }
 
+/* The blocked request waits again, as wait_for leaves it after a wake. */
+static void rewait(void)
+{
+	pthread_mutex_lock(&nlmc->lock);
+	blocked.granted = 0;
+	pthread_mutex_unlock(&nlmc->lock);
+}
+
+#ifndef FUZZ_CB_TCP
 /* One datagram, in a buffer of exactly its size (a read past it is caught). */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -132,8 +151,82 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(buf, data, size);
 	nlmc_serve_datagram(nlmc, buf, size, &from);
 	free(buf);
-	pthread_mutex_lock(&nlmc->lock);
-	blocked.granted = 0; /* still blocked, as wait_for leaves it after a wake */
-	pthread_mutex_unlock(&nlmc->lock);
+	rewait();
 	return 0;
 }
+#else
+/* A connection on loopback: *ours, the harness's end (non-blocking), and
+ * c->fd, the service's (as conn_accept makes it). */
+static void connect_pair(struct nlmc_cbconn *c, int *ours)
+{
+	static int lfd = -1;
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(sa);
+
+	if (lfd < 0 && ((lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+			bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(lfd, 1) != 0))
+		abort();
+	if (getsockname(lfd, (struct sockaddr *)&sa, &len) != 0 ||
+	    (*ours = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+	    connect(*ours, (struct sockaddr *)&sa, len) != 0 ||
+	    (c->fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) < 0 ||
+	    fcntl(*ours, F_SETFL, O_NONBLOCK) != 0)
+		abort();
+	c->have = 0;
+	c->last_ms = 0;
+	len = sizeof(c->peer);
+	if (getpeername(c->fd, (struct sockaddr *)&c->peer, &len) != 0)
+		abort();
+}
+
+/* Bytes waiting on fd. */
+static int waiting(int fd)
+{
+	int k = 0;
+
+	return ioctl(fd, FIONREAD, &k) == 0 ? k : 0;
+}
+
+/* One connection: the stream written chunk bytes at a time, the service's
+ * reader run after each until it has read what came (or closed); answers
+ * read and dropped. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct nlmc_cbconn c;
+	char sink[4096];
+	size_t chunk;
+	int ours;
+
+	if (!nlmc)
+		setup();
+	if (size < 2)
+		return 0;
+	chunk = 1 + ((size_t)data[0] << 8 | data[1]) % sizeof(c.buf);
+	data += 2;
+	size -= 2;
+	connect_pair(&c, &ours);
+	for (size_t off = 0; off < size && c.fd >= 0; off += chunk) {
+		size_t k = size - off < chunk ? size - off : chunk;
+
+		if (write(ours, data + off, k) != (ssize_t)k)
+			abort(); /* at most a record's room: the socket takes it */
+		/* on loopback the bytes are there when write returns */
+		while (c.fd >= 0 && waiting(c.fd) > 0)
+			nlmc_conn_read(nlmc, &c, 0);
+		while (read(ours, sink, sizeof(sink)) > 0)
+			;
+	}
+	if (c.fd >= 0) { /* the peer goes: the reader closes at its EOF */
+		struct pollfd p = {.fd = c.fd, .events = POLLIN};
+
+		shutdown(ours, SHUT_WR);
+		while (c.fd >= 0 && poll(&p, 1, 5000) == 1)
+			nlmc_conn_read(nlmc, &c, 0);
+		if (c.fd >= 0)
+			abort(); /* EOF did not close it */
+	}
+	close(ours);
+	rewait();
+	return 0;
+}
+#endif
