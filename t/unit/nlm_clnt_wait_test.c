@@ -361,6 +361,12 @@ static int teardown(void **state)
 {
 	struct fx *t = *state;
 
+	/* a case that failed before its request ended: it would wait for ever
+	 * (BLOCKED, asked again every second) */
+	pthread_mutex_lock(&t->f.lock);
+	if (!t->joined && t->w)
+		nlmc_interrupt(t->n, t->w);
+	pthread_mutex_unlock(&t->f.lock);
 	finish(t);
 	nlmc_stop(t->n); /* closes the connection: the fake server's thread ends */
 	shutdown(t->f.lfd, SHUT_RDWR);
