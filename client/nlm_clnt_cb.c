@@ -530,37 +530,68 @@ static int rpcb_call_local(struct nlmc *n, int set, int family, int proto)
 
 /* Listen on the callback port over TCP too (the family of the UDP socket):
  * a server calls back over the transport our calls came by, which is TCP.
- * Without it (the port taken over TCP), callbacks come over UDP only. */
-static void listen_tcp(struct nlmc *n)
+ * 0, or -errno with *why (the port taken over TCP: callbacks come over UDP
+ * only). */
+static int listen_tcp(struct nlmc *n, const char **why)
 {
-	const char *why = "";
 	char port[16];
 	int fd;
 
 	snprintf(port, sizeof(port), "%u", n->cbport);
-	fd = net_listen_tcp(n->cbfamily == AF_INET6 ? "::" : "0.0.0.0", port, CB_CONNS, &why);
-	if (fd < 0 || fcntl(fd, F_SETFL, O_NONBLOCK) != 0) {
-		log_info("locks: no NLM callbacks over TCP on port %u: %s", n->cbport,
-			 fd < 0 ? why : strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return;
+	fd = net_listen_tcp(n->cbfamily == AF_INET6 ? "::" : "0.0.0.0", port, CB_CONNS, why);
+	if (fd >= 0 && fcntl(fd, F_SETFL, O_NONBLOCK) != 0) {
+		*why = strerror(errno);
+		close(fd);
+		fd = -errno;
 	}
+	if (fd < 0)
+		return fd;
 	n->cbtcp = fd;
+	return 0;
+}
+
+/* The callback port: UDP at p->cbport, and TCP on the same number. Left to
+ * the kernel (0), a UDP port whose number is taken over TCP (by a listener,
+ * or by a connection this host made, in TIME_WAIT too) is given back and
+ * another taken, up to CB_PORT_TRIES times; after those, or at a port asked
+ * for, callbacks come over UDP only. 0, or -errno of UDP (said in err). */
+static int bind_port(struct nlmc *n, char *err, size_t errlen)
+{
+	const char *why = "";
+	int rc = -EADDRINUSE, port = 0;
+
+	for (unsigned tries = 0; rc != 0 && tries < CB_PORT_TRIES; tries++) {
+		if (n->cbfd >= 0)
+			close(n->cbfd);
+		if ((n->cbfd = net_udp_socket(n->p.cbport, 0, &n->cbfamily)) < 0 ||
+		    (port = net_local_port(n->cbfd)) < 0) {
+			rc = n->cbfd < 0 ? n->cbfd : port;
+			snprintf(err, errlen, "lock callbacks: cannot bind UDP port %u: %s",
+				 n->p.cbport, strerror(-rc));
+			return rc;
+		}
+		n->cbport = (unsigned short)port;
+		rc = listen_tcp(n, &why);
+		if (n->p.cbport != 0)
+			break;
+	}
+	if (rc != 0)
+		log_info("locks: no NLM callbacks over TCP on port %u: %s", n->cbport, why);
+	return 0;
 }
 
 /* See nlm_clnt.h. */
 int nlmc_start(const struct nlmc_params *p, struct nlmc **out, char *err, size_t errlen)
 {
 	struct nlmc *n = calloc(1, sizeof(*n));
-	int port = -EBADF;
+	int rc;
 
 	if (n == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	n->p = *p;
-	n->cbtcp = n->reply_fd = -1;
+	n->cbfd = n->cbtcp = n->reply_fd = -1;
 	for (unsigned i = 0; i < CB_CONNS; i++)
 		n->conns[i].fd = -1;
 	snprintf(n->host, sizeof(n->host), "%s", p->host);
@@ -578,19 +609,14 @@ int nlmc_start(const struct nlmc_params *p, struct nlmc **out, char *err, size_t
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->reclaim_cond, NULL);
 	n->held.max_owners = p->max_owners;
-	if ((n->cbfd = net_udp_socket(p->cbport, 0, &n->cbfamily)) < 0 ||
-	    (port = net_local_port(n->cbfd)) < 0) {
-		snprintf(err, errlen, "lock callbacks: cannot bind UDP port %u: %s", p->cbport,
-			 strerror(n->cbfd < 0 ? -n->cbfd : -port));
+	if (bind_port(n, err, errlen) != 0) {
 		nlmc_stop(n);
 		return -EADDRINUSE;
 	}
-	n->cbport = (unsigned short)port;
-	listen_tcp(n);
-	if ((port = net_udp_pktinfo(n->cbfd, n->cbfamily)) != 0)
+	if ((rc = net_udp_pktinfo(n->cbfd, n->cbfamily)) != 0)
 		log_warn("locks: the callback port cannot tell its address (%s): GRANTED forwarded "
 			 "by another mount of this host is not taken",
-			 strerror(-port));
+			 strerror(-rc));
 	if (pthread_create(&n->thread, NULL, cb_main, n) != 0) {
 		snprintf(err, errlen, "cannot start a thread");
 		nlmc_stop(n);

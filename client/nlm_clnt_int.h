@@ -43,6 +43,7 @@ struct nlmc_wait {
 #define CB_MSG_MAX	4096  /* a call to the callback service */
 #define CB_CONNS	8     /* TCP connections to it at once: the oldest goes */
 #define CB_CONN_IDLE_MS 60000 /* one without a call that long is closed */
+#define CB_PORT_TRIES	32    /* UDP ports tried for one free over TCP too */
 
 /* A TCP connection to the callback service: one record-marked call at a
  * time is gathered in buf. */

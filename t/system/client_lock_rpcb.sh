@@ -63,7 +63,7 @@ nlm_entries() {
 		n = split($4, a, "."); print $3 ":" a[n - 1] * 256 + a[n] }' | sort | tr '\n' ' '
 }
 
-plan 6
+plan 7
 CBA=$(free_port)
 CBB=$(free_port)
 # a listener on A's port over TCP, so that A takes callbacks over UDP only
@@ -95,3 +95,31 @@ check "B took out its own entries, A's stay ($got)" [ "$got" = "udp6:$CBA udp:$C
 for _ in $(seq 100); do [ -z "$(nlm_entries)" ] && break; sleep 0.1; done
 got=$(nlm_entries)
 check "and A took out its own when it ended ($got)" [ -z "$got" ]
+
+# The port left to the kernel: one whose number is taken over TCP is given
+# back for another, so that every mount takes callbacks over TCP too. Here
+# half of the ports the kernel hands out are held over TCP; before, a mount
+# kept the first UDP port it was given, and half of them had no TCP listener.
+echo "40000 40255" > /proc/sys/net/ipv4/ip_local_port_range
+python3 -c "
+import socket, time
+held = []
+for p in range(40000, 40256, 2):
+    s = socket.socket(socket.AF_INET6)
+    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    s.bind(('::', p)); s.listen(1); held.append(s)
+print('ready', flush=True); time.sleep(120)" > "$T_SCRATCH/half.out" 2> "$T_SCRATCH/half.err" &
+T_PIDS="$T_PIDS $!"
+for _ in $(seq 50); do grep -q ready "$T_SCRATCH/half.out" && break; sleep 0.1; done
+bad=""
+for k in 1 2 3 4 5 6; do
+	do_mount "proto=tcp,port=$TCP" "127.0.0.1:$E" "$T_SCRATCH/a" 2> "$T_SCRATCH/c.err"
+	got=$(nlm_entries)
+	ports=$(echo "$got" | tr ' ' '\n' | cut -s -d: -f2 | sort -u | tr '\n' ' ')
+	set -- $got
+	[ $# -eq 4 ] && [ "$ports" = "${1#*:} " ] || bad="$bad [$got]"
+	"$CLIENT" umount "$T_SCRATCH/a"
+	for _ in $(seq 100); do [ -z "$(nlm_entries)" ] && break; sleep 0.1; done
+done
+check "6 mounts with ports the kernel chose take callbacks over UDP and TCP on one port${bad:+:$bad}" \
+	[ -z "$bad" ]
