@@ -39,7 +39,7 @@ $(FUZZ_TARGETS): $(srcdir)/t/fuzz/fuzz_common.h
 
 EXTRA_DIST += $(FUZZ_NAMES:%=t/fuzz/fuzz_%.c) t/fuzz/fuzz_common.h t/fuzz/corpus
 PHONY_TARGETS += fuzz fuzz-run clean-fuzz
-EXTRA_TARGETS += fuzz-run:900
+EXTRA_TARGETS += fuzz-run:1000
 
 fuzz: $(FUZZ_TARGETS)
 

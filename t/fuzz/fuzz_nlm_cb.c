@@ -31,8 +31,8 @@
  * on the connection, which the harness reads and drops. The input's first two
  * bytes are how many bytes go per write (1 to a record's most), the reader
  * running after each; the rest is the stream. The connection is the harness's
- * own (loopback, never listened for by the service's thread). Built by `make
- * fuzz`, run by `make fuzz-run`.
+ * own (loopback, never listened for by the service's thread), reset at the
+ * end of the input. Built by `make fuzz`, run by `make fuzz-run`.
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -216,16 +216,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		while (read(ours, sink, sizeof(sink)) > 0)
 			;
 	}
-	if (c.fd >= 0) { /* the peer goes: the reader closes at its EOF */
+	/* the peer goes, with a reset (no TIME_WAIT: a run makes a connection
+	 * per input, and the host's other sockets need its ports); the reader
+	 * closes its end at the error */
+	if (setsockopt(ours, SOL_SOCKET, SO_LINGER, &(struct linger){1, 0},
+		       sizeof(struct linger)) != 0)
+		abort();
+	close(ours);
+	if (c.fd >= 0) {
 		struct pollfd p = {.fd = c.fd, .events = POLLIN};
 
-		shutdown(ours, SHUT_WR);
 		while (c.fd >= 0 && poll(&p, 1, 5000) == 1)
 			nlmc_conn_read(nlmc, &c, 0);
 		if (c.fd >= 0)
-			abort(); /* EOF did not close it */
+			abort(); /* the reset did not close it */
 	}
-	close(ours);
 	rewait();
 	return 0;
 }
