@@ -42,7 +42,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
@@ -170,8 +172,9 @@ static void connect_pair(struct nlmc_cbconn *c, int *ours)
 	    (*ours = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
 	    connect(*ours, (struct sockaddr *)&sa, len) != 0 ||
 	    (c->fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) < 0 ||
-	    fcntl(*ours, F_SETFL, O_NONBLOCK) != 0)
-		abort();
+	    fcntl(*ours, F_SETFL, O_NONBLOCK) != 0 ||
+	    setsockopt(*ours, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int)) != 0)
+		abort(); /* no delay: each write goes at once, none held back by Nagle */
 	c->have = 0;
 	c->last_ms = 0;
 	len = sizeof(c->peer);
@@ -179,12 +182,33 @@ static void connect_pair(struct nlmc_cbconn *c, int *ours)
 		abort();
 }
 
-/* Bytes waiting on fd. */
-static int waiting(int fd)
+/* Bytes waiting on fd to be read (FIONREAD), or to be sent (SIOCOUTQ). */
+static int waiting(int fd, unsigned long what)
 {
 	int k = 0;
 
-	return ioctl(fd, FIONREAD, &k) == 0 ? k : 0;
+	return ioctl(fd, what, &k) == 0 ? k : 0;
+}
+
+/* Until all the harness wrote has reached the service's end and been read
+ * (or the reader closed it), the answers read and dropped; at most 5 s. */
+static void settle(struct nlmc_cbconn *c, int ours)
+{
+	struct pollfd p = {.fd = c->fd, .events = POLLIN};
+	char sink[4096];
+
+	for (int i = 0; c->fd >= 0 && i < 500; i++) {
+		while (read(ours, sink, sizeof(sink)) > 0)
+			;
+		if (waiting(c->fd, FIONREAD) > 0)
+			nlmc_conn_read(nlmc, c, 0);
+		else if (waiting(ours, SIOCOUTQ) == 0)
+			return;
+		else
+			(void)poll(&p, 1, 10);
+	}
+	if (c->fd >= 0)
+		abort(); /* the bytes never came */
 }
 
 /* One connection: the stream written chunk bytes at a time, the service's
@@ -193,7 +217,6 @@ static int waiting(int fd)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct nlmc_cbconn c;
-	char sink[4096];
 	size_t chunk;
 	int ours;
 
@@ -210,11 +233,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (write(ours, data + off, k) != (ssize_t)k)
 			abort(); /* at most a record's room: the socket takes it */
-		/* on loopback the bytes are there when write returns */
-		while (c.fd >= 0 && waiting(c.fd) > 0)
-			nlmc_conn_read(nlmc, &c, 0);
-		while (read(ours, sink, sizeof(sink)) > 0)
-			;
+		settle(&c, ours);
 	}
 	/* the peer goes, with a reset (no TIME_WAIT: a run makes a connection
 	 * per input, and the host's other sockets need its ports); the reader
