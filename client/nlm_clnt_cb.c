@@ -535,14 +535,16 @@ static int rpcb_call_local(struct nlmc *n, int set, int family, int proto)
 static int listen_tcp(struct nlmc *n, const char **why)
 {
 	char port[16];
-	int fd;
+	int fd, e;
 
 	snprintf(port, sizeof(port), "%u", n->cbport);
+	*why = "cannot listen";
 	fd = net_listen_tcp(n->cbfamily == AF_INET6 ? "::" : "0.0.0.0", port, CB_CONNS, why);
 	if (fd >= 0 && fcntl(fd, F_SETFL, O_NONBLOCK) != 0) {
-		*why = strerror(errno);
+		e = errno;
+		*why = strerror(e);
 		close(fd);
-		fd = -errno;
+		fd = -e;
 	}
 	if (fd < 0)
 		return fd;
@@ -552,32 +554,38 @@ static int listen_tcp(struct nlmc *n, const char **why)
 
 /* The callback port: UDP at p->cbport, and TCP on the same number. Left to
  * the kernel (0), a UDP port whose number is taken over TCP (by a listener,
- * or by a connection this host made, in TIME_WAIT too) is given back and
- * another taken, up to CB_PORT_TRIES times; after those, or at a port asked
- * for, callbacks come over UDP only. 0, or -errno of UDP (said in err). */
+ * or by a connection this host made, in TIME_WAIT too) is kept aside while
+ * another is taken (so that it does not come again), up to CB_PORT_TRIES;
+ * after those, at a port asked for, or on another error of TCP, callbacks
+ * come over UDP only. 0, or -errno of UDP (said in err). */
 static int bind_port(struct nlmc *n, char *err, size_t errlen)
 {
+	int aside[CB_PORT_TRIES], naside = 0, rc = 0, port = 0;
 	const char *why = "";
-	int rc = -EADDRINUSE, port = 0;
 
-	for (unsigned tries = 0; rc != 0 && tries < CB_PORT_TRIES; tries++) {
-		if (n->cbfd >= 0)
-			close(n->cbfd);
+	for (;;) {
 		if ((n->cbfd = net_udp_socket(n->p.cbport, 0, &n->cbfamily)) < 0 ||
 		    (port = net_local_port(n->cbfd)) < 0) {
 			rc = n->cbfd < 0 ? n->cbfd : port;
 			snprintf(err, errlen, "lock callbacks: cannot bind UDP port %u: %s",
 				 n->p.cbport, strerror(-rc));
-			return rc;
+			break;
 		}
 		n->cbport = (unsigned short)port;
 		rc = listen_tcp(n, &why);
-		if (n->p.cbport != 0)
+		if (rc == 0 || rc != -EADDRINUSE || n->p.cbport != 0 ||
+		    naside + 1 == CB_PORT_TRIES) {
+			if (rc != 0)
+				log_info("locks: no NLM callbacks over TCP on port %u: %s",
+					 n->cbport, why);
+			rc = 0;
 			break;
+		}
+		aside[naside++] = n->cbfd;
 	}
-	if (rc != 0)
-		log_info("locks: no NLM callbacks over TCP on port %u: %s", n->cbport, why);
-	return 0;
+	while (naside > 0)
+		close(aside[--naside]);
+	return rc;
 }
 
 /* See nlm_clnt.h. */
@@ -609,9 +617,9 @@ int nlmc_start(const struct nlmc_params *p, struct nlmc **out, char *err, size_t
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->reclaim_cond, NULL);
 	n->held.max_owners = p->max_owners;
-	if (bind_port(n, err, errlen) != 0) {
+	if ((rc = bind_port(n, err, errlen)) != 0) {
 		nlmc_stop(n);
-		return -EADDRINUSE;
+		return rc;
 	}
 	if ((rc = net_udp_pktinfo(n->cbfd, n->cbfamily)) != 0)
 		log_warn("locks: the callback port cannot tell its address (%s): GRANTED forwarded "

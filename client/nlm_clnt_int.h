@@ -110,7 +110,7 @@ struct nlmc {
 	pthread_t thread;
 	int thread_started;
 	int stop;
-	int registered; /* with this host's rpcbind: REG_IPV4, REG_IPV6 */
+	int registered; /* with this host's rpcbind: REG_IPV4, REG_IPV6, REG_TCP4, REG_TCP6 */
 };
 
 #define REG_IPV4 1

@@ -15,16 +15,8 @@ command -v ganesha.nfsd > /dev/null ||
 	skip_all "nfs-ganesha-vfs is not installed"
 command -v rpcbind > /dev/null || skip_all "rpcbind is not installed"
 
-if [ -z "${NFSRDMA_GANESHA_NS:-}" ]; then
-	command -v unshare > /dev/null || skip_all "no unshare(1) for private namespaces"
-	unshare --net --mount --propagation private true 2> /dev/null ||
-		skip_all "cannot make private network and mount namespaces here"
-	NFSRDMA_GANESHA_NS=1 exec unshare --net --mount --propagation private bash "$0" "$@"
-fi
-
+enter_private_ns "$@"
 # Inside the namespaces from here on.
-ip link set lo up
-mount -t tmpfs tmpfs /run && mkdir -p /run/rpcbind
 scratch
 E=$T_SCRATCH/export M=$T_SCRATCH/mnt
 mkdir -p "$E" "$M"

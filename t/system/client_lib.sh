@@ -127,11 +127,42 @@ same_tree() {
 		  "$(cd "$2" && find . -printf '%p %y %m %l\n' | sort)" ]
 }
 
+# enter_private_ns ARGS...: run this test again (with ARGS) in network and
+# mount namespaces of its own, or skip it; once there, bring up loopback
+# and put a private /run (rpcbind's) in place. The test's first namespace
+# goes with it (NFSRDMA_NS_FROM), so that an inherited variable never has a
+# test change the host's /run or its sysctls.
+enter_private_ns() {
+	local here
+	here=$(readlink /proc/self/ns/net)
+	if [ -z "${NFSRDMA_NS_FROM:-}" ] || [ "$here" = "$NFSRDMA_NS_FROM" ]; then
+		command -v unshare > /dev/null || skip_all "no unshare(1) for private namespaces"
+		command -v ip > /dev/null || skip_all "ip(8) is missing (Debian: iproute2)"
+		unshare --net --mount --propagation private true 2> /dev/null ||
+			skip_all "cannot make private network and mount namespaces here"
+		NFSRDMA_NS_FROM=$here exec unshare --net --mount --propagation private bash "$0" "$@"
+	fi
+	ip link set lo up
+	mount -t tmpfs tmpfs /run && mkdir -p /run/rpcbind
+}
+
+# start_rpcbind: rpcbind in the private namespaces (enter_private_ns), in
+# T_PIDS; 1 if it does not answer within 5 s.
+start_rpcbind() {
+	local i
+	rpcbind -f &
+	T_PIDS="$T_PIDS $!"
+	for i in $(seq 50); do
+		rpcinfo -p 127.0.0.1 > /dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # start_ganesha EXPORT NFS_PORT MNT_PORT: nfs-ganesha (VFS FSAL, NFSv3 over
 # TCP, no NLM) exporting EXPORT read-write without root squash, and the
 # rpcbind it needs, both in T_PIDS; waits for MOUNT to be registered. Run in
-# private network and mount namespaces with a private /run (rpcbind's), as
-# client_ganesha.sh does. 1, the reason in ganesha_why, if it did not start.
+# private namespaces (enter_private_ns), as client_ganesha.sh does. 1, the reason in ganesha_why, if it did not start.
 start_ganesha() {
 	mkdir -p "$T_SCRATCH/rec"
 	cat > "$T_SCRATCH/ganesha.conf" << CONF
@@ -158,9 +189,10 @@ EXPORT {
 	FSAL { Name = VFS; }
 }
 CONF
-	rpcbind -f &
-	T_PIDS="$T_PIDS $!"
-	sleep 0.3
+	start_rpcbind || {
+		ganesha_why="rpcbind did not start"
+		return 1
+	}
 	ganesha.nfsd -F -f "$T_SCRATCH/ganesha.conf" -L "$T_SCRATCH/ganesha.log" \
 		-p "$T_SCRATCH/ganesha.pid" -N NIV_EVENT &
 	T_PIDS="$T_PIDS $!"

@@ -628,7 +628,7 @@ static void grace_refusal_is_no_restart(void **state)
 	pthread_mutex_unlock(&t->f.lock);
 	assert_int_equal(pthread_create(&th, NULL, second_main, &q), 0);
 	pthread_mutex_lock(&t->f.lock);
-	rc = fake_until(&t->f, &t->f.locks, locks + 1); /* refused twice */
+	rc = fake_until(&t->f, &t->f.locks, locks + 3); /* refused 4 times: 3 s */
 	t->f.lock_answer = NLM4_GRANTED;
 	reclaims = t->f.reclaims;
 	pthread_mutex_unlock(&t->f.lock);
