@@ -25,27 +25,18 @@ start_rpcbind || skip_all "rpcbind did not start"
 S=$top_builddir/server/nfsrdma-server
 LP=$top_builddir/t/system/lockprog
 [ -x "$S" ] && [ -x "$LP" ] || skip_all "nfsrdma-server or t/system/lockprog is not built"
-TCP=$(free_port)
+TCP=$(free_port) RDMA=$(free_port)
 mkdir -p "$T_SCRATCH/sm"
-cat > "$T_SCRATCH/srv.conf" << EOF
-log = { level = "info"; };
-rdma = { provider = "soft"; };
-server = {
-	listen = ["127.0.0.1"];
-	rdma_port = $(free_port);
-	tcp_port = $TCP;
+daemon_conf "$T_SCRATCH/srv.conf" "$T_SCRATCH" "
 	rpcbind = false;
-	pidfile = "$T_SCRATCH/srv.pid";
-	control_socket = "$T_SCRATCH/srv.sock";
-	handle_key_file = "$T_SCRATCH/handle.key";
 	nlm = { enable = true; grace_s = 0; };
-	nsm = { state_dir = "$T_SCRATCH/sm"; };
-	exports = ( { path = "$E"; clients = ["127.0.0.1"]; access = "rw"; root_squash = false; } );
-};
-EOF
-"$S" -f "$T_SCRATCH/srv.conf" 2> "$T_SCRATCH/srv.log" ||
-	skip_all "nfsrdma-server did not start: $(cat "$T_SCRATCH/srv.log")"
-T_PIDS="$T_PIDS $(cat "$T_SCRATCH/srv.pid")"
+	nsm = { state_dir = \"$T_SCRATCH/sm\"; };
+	exports = ( { path = \"$E\"; clients = [\"127.0.0.1\"]; access = \"rw\"; root_squash = false; } );"
+if ! "$S" -f "$T_SCRATCH/srv.conf" 2> "$T_SCRATCH/srv.log"; then
+	echo "Bail out! nfsrdma-server did not start: $(tr '\n' ' ' < "$T_SCRATCH/srv.log")"
+	exit 1
+fi
+T_PIDS="$T_PIDS $(cat "$T_SCRATCH/server.pid")"
 
 # nlm_entries: this host's NLM version 4 entries, "netid:port" sorted
 nlm_entries() {
