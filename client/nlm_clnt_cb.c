@@ -573,8 +573,7 @@ static int bind_port(struct nlmc *n, char *err, size_t errlen)
 		}
 		n->cbport = (unsigned short)port;
 		rc = listen_tcp(n, &why);
-		if (rc == 0 || rc != -EADDRINUSE || n->p.cbport != 0 ||
-		    naside + 1 == CB_PORT_TRIES) {
+		if (rc != -EADDRINUSE || n->p.cbport != 0 || naside + 1 == CB_PORT_TRIES) {
 			if (rc != 0)
 				log_info("locks: no NLM callbacks over TCP on port %u: %s",
 					 n->cbport, why);

@@ -4,10 +4,9 @@
  * or when the connection to the server's NLM had to be made again while
  * locks are held; not for a request refused for the grace period, which a
  * server whose storage stalls answers too (Linux's client does not either).
- * The same
- * thread answers the server's GRANTED_MSG calls (Linux's lockd grants blocked
- * locks so) with GRANTED_RES, which the callback service, whose thread must
- * not wait on the server, leaves to it.
+ * The same thread answers the server's GRANTED_MSG calls (Linux's lockd
+ * grants blocked locks so) with GRANTED_RES, which the callback service,
+ * whose thread must not wait on the server, leaves to it.
  */
 #include <fcntl.h>
 #include <pthread.h>
