@@ -182,7 +182,8 @@ static void connect_pair(struct nlmc_cbconn *c, int *ours)
 		abort();
 }
 
-/* Bytes waiting on fd to be read (FIONREAD), or to be sent (SIOCOUTQ). */
+/* Bytes waiting on fd to be read (FIONREAD), or to be sent (SIOCOUTQNSD:
+ * not yet sent; sent and not acknowledged, they have arrived on loopback). */
 static int waiting(int fd, unsigned long what)
 {
 	int k = 0;
@@ -202,7 +203,7 @@ static void settle(struct nlmc_cbconn *c, int ours)
 			;
 		if (waiting(c->fd, FIONREAD) > 0)
 			nlmc_conn_read(nlmc, c, 0);
-		else if (waiting(ours, SIOCOUTQ) == 0)
+		else if (waiting(ours, SIOCOUTQNSD) == 0)
 			return;
 		else
 			(void)poll(&p, 1, 10);
