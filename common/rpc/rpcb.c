@@ -50,6 +50,20 @@ unsigned rpcb_uaddr_port(const char *uaddr)
 	return (unsigned)(p1 << 8 | p2);
 }
 
+/* c's arguments as rpcbind versions 3 and 4 take them: prog/vers over
+ * family's netid for proto, its universal address in c->uaddr (empty). */
+static void rpcb_args(struct rpcb_call *c, int family, uint32_t prog, uint32_t vers, int proto)
+{
+	snprintf(c->netid, sizeof(c->netid), "%s", rpcb_netid(family, proto));
+	c->rb = (rpcb){.r_prog = prog,
+		       .r_vers = vers,
+		       .r_netid = c->netid,
+		       .r_addr = c->uaddr,
+		       .r_owner = c->uaddr};
+	c->xdr_args = (xdrproc_t)xdr_rpcb;
+	c->args = &c->rb;
+}
+
 /* See rpcb.h. */
 void rpcb_getport_call(struct rpcb_call *c, int family, uint32_t prog, uint32_t vers, int proto)
 {
@@ -66,14 +80,7 @@ void rpcb_getport_call(struct rpcb_call *c, int family, uint32_t prog, uint32_t 
 	}
 	c->vers = RPCBVERS4;
 	c->proc = RPCBPROC_GETADDR;
-	snprintf(c->netid, sizeof(c->netid), "%s", rpcb_netid(family, proto));
-	c->rb = (rpcb){.r_prog = prog,
-		       .r_vers = vers,
-		       .r_netid = c->netid,
-		       .r_addr = c->uaddr,
-		       .r_owner = c->uaddr};
-	c->xdr_args = (xdrproc_t)xdr_rpcb;
-	c->args = &c->rb;
+	rpcb_args(c, family, prog, vers, proto);
 	c->xdr_res = (xdrproc_t)xdr_wrapstring;
 	c->res = &c->got;
 }
@@ -82,10 +89,10 @@ void rpcb_getport_call(struct rpcb_call *c, int family, uint32_t prog, uint32_t 
 void rpcb_set_call(struct rpcb_call *c, int set, int family, uint32_t prog, uint32_t vers,
 		   int proto, unsigned port)
 {
-	rpcb_getport_call(c, AF_INET6, prog, vers, proto); /* RPCB's arguments */
-	snprintf(c->netid, sizeof(c->netid), "%s", rpcb_netid(family, proto));
+	memset(c, 0, sizeof(*c));
 	c->vers = RPCBVERS;
 	c->proc = set ? RPCBPROC_SET : RPCBPROC_UNSET;
+	rpcb_args(c, family, prog, vers, proto);
 	c->xdr_res = (xdrproc_t)xdr_bool;
 	c->res = &c->ok;
 	if (set)

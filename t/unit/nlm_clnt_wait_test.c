@@ -296,6 +296,13 @@ static void *locker_main(void *arg)
 	return NULL;
 }
 
+/* Interrupt the request if it still waits (under t->f.lock). */
+static void interrupt_waiting(struct fx *t)
+{
+	if (t->w)
+		nlmc_interrupt(t->n, t->w);
+}
+
 /* Let the fake server answer CANCEL from now on, and wait for nlmc_lock's
  * answer (in t->rc). */
 static void finish(struct fx *t)
@@ -364,8 +371,8 @@ static int teardown(void **state)
 	/* a case that failed before its request ended: it would wait for ever
 	 * (BLOCKED, asked again every second) */
 	pthread_mutex_lock(&t->f.lock);
-	if (!t->joined && t->w)
-		nlmc_interrupt(t->n, t->w);
+	if (!t->joined)
+		interrupt_waiting(t);
 	pthread_mutex_unlock(&t->f.lock);
 	finish(t);
 	nlmc_stop(t->n); /* closes the connection: the fake server's thread ends */
@@ -562,8 +569,7 @@ static void granted_before_interrupt_wins(void **state)
 
 	assert_int_equal(grant(t), NLM4_GRANTED);
 	pthread_mutex_lock(&t->f.lock);
-	if (t->w)
-		nlmc_interrupt(t->n, t->w);
+	interrupt_waiting(t);
 	pthread_mutex_unlock(&t->f.lock);
 	finish(t);
 	assert_int_equal(t->rc, 0);
@@ -876,8 +882,7 @@ static void woken_then_interrupted_releases(void **state)
 	assert_int_equal(grant(t), NLM4_GRANTED);
 	assert_true(locks_pass(&t->f, locks)); /* asked again: refused */
 	pthread_mutex_lock(&t->f.lock);
-	if (t->w)
-		nlmc_interrupt(t->n, t->w);
+	interrupt_waiting(t);
 	pthread_mutex_unlock(&t->f.lock);
 	finish(t);
 	assert_int_equal(t->rc, -EINTR);
