@@ -97,18 +97,24 @@ CLIENT *nlmc_tcp_client(const struct sockaddr_storage *sa, socklen_t salen, uint
 	return c;
 }
 
+/* The server's NFS TCP port, where nfsrdma-server serves NLM too. */
+static unsigned nfs_port(const struct nlmc *n)
+{
+	return n->p.nfs_port ? n->p.nfs_port : 2049;
+}
+
 /* The port of the server's NLM over TCP at host (numeric, of family):
  * lockport=, else what its rpcbind says there (rpcb_getport; a Linux
- * server's lockd has a port of its own), else its NFS TCP port (nfsrdma-server
- * serves NLM there), else 2049. */
-static unsigned nlm_port(struct nlmc *n, int family, const char *host)
+ * server's lockd has a port of its own) unless that is the port that
+ * refused our calls (refused), else its NFS TCP port. */
+static unsigned nlm_port(struct nlmc *n, int family, const char *host, unsigned refused)
 {
 	unsigned port;
 
 	if (n->p.port)
 		return n->p.port;
 	port = rpcb_getport(host, family, NLM_PROGRAM, NLM_V4, IPPROTO_TCP, n->p.timeout_ms);
-	return port ? port : n->p.nfs_port ? n->p.nfs_port : 2049;
+	return port && port != refused ? port : nfs_port(n);
 }
 
 /* An RPC client of the NLM at host:port over TCP, or NULL. */
@@ -127,12 +133,12 @@ static struct rpc_clnt *nlm_try(struct nlmc *n, const char *host, unsigned port)
  * this process's AUTH_SYS credentials, as libtirpc's authunix_create_default
  * would (each call may name other ones), signed with the mount's key if it
  * has one. */
-static struct rpc_clnt *nlm_connect(struct nlmc *n, const char **why)
+static struct rpc_clnt *nlm_connect(struct nlmc *n, unsigned refused, const char **why)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
 	struct rpc_clnt *c = NULL;
 	char host[NET_HOST_STRLEN];
-	unsigned p, q;
+	unsigned p, q, known;
 
 	if (getaddrinfo(n->host, NULL, &hints, &res) != 0) {
 		*why = "cannot resolve the host";
@@ -145,9 +151,10 @@ static struct rpc_clnt *nlm_connect(struct nlmc *n, const char **why)
 		net_host_str(ai->ai_addr, host, sizeof(host));
 		/* the port found last time, asked for again if it does not
 		 * answer (a restarted lockd may have another) */
-		p = n->port_known ? n->port_known : nlm_port(n, ai->ai_family, host);
+		known = n->port_known != refused ? n->port_known : 0;
+		p = known ? known : nlm_port(n, ai->ai_family, host, refused);
 		c = nlm_try(n, host, p);
-		if (c == NULL && n->port_known && (q = nlm_port(n, ai->ai_family, host)) != p)
+		if (c == NULL && known && (q = nlm_port(n, ai->ai_family, host, refused)) != p)
 			c = nlm_try(n, host, p = q);
 		n->port_known = c ? p : 0;
 	}
@@ -212,7 +219,7 @@ static struct nlmc_conn *conn_get(struct nlmc *n)
 {
 	struct nlmc_conn *c;
 	const char *why = "out of memory";
-	unsigned failed;
+	unsigned failed, refused;
 
 	pthread_mutex_lock(&n->call_lock);
 	failed = n->connects_failed;
@@ -224,12 +231,15 @@ static struct nlmc_conn *conn_get(struct nlmc *n)
 	}
 	if (n->conn == NULL) {
 		n->connecting = 1;
+		refused = n->port_refused;
 		pthread_mutex_unlock(&n->call_lock);
 		if ((c = calloc(1, sizeof(*c))) != NULL &&
-		    (c->rpc = nlm_connect(n, &why)) == NULL) {
+		    (c->rpc = nlm_connect(n, refused, &why)) == NULL) {
 			free(c);
 			c = NULL;
 		}
+		if (c)
+			c->port = n->port_known;
 		pthread_mutex_lock(&n->call_lock);
 		n->connecting = 0;
 		pthread_cond_broadcast(&n->connect_end);
@@ -252,9 +262,9 @@ static struct nlmc_conn *conn_get(struct nlmc *n)
 
 /* One NLM call, for cred (NULL: this process); 0, or -ENOLCK when the
  * server's NLM cannot be reached. Calls of several threads go out at once
- * on the one connection. A broken connection is made again once; one that
- * timed out is left to the calls still on it, and the next call makes a new
- * one. */
+ * on the one connection. A broken connection is made again once, as is one
+ * to a port that refuses NLM's calls; one that timed out is left to the
+ * calls still on it, and the next call makes a new one. */
 int nlmc_call(struct nlmc *n, const struct rpc_cred *cred, uint32_t proc, xdrproc_t xa, void *a,
 	      xdrproc_t xr, void *r)
 {
@@ -282,6 +292,18 @@ int nlmc_call(struct nlmc *n, const struct rpc_cred *cred, uint32_t proc, xdrpro
 			rpc_clnt_free_res(c->rpc, &call);
 		}
 		pthread_mutex_lock(&n->call_lock);
+		if (rc == -EPROTO && n->p.port == 0 && c->port != nfs_port(n)) {
+			/* The NLM that rpcbind names refuses the call: a
+			 * mount's lock callback service, which registers NLM
+			 * too, on the server's host (where its NLM is not
+			 * registered); the server's is on its NFS port. */
+			if (n->port_refused != c->port)
+				log_info("locks: port %u, named NLM by %s's rpcbind, refuses lock "
+					 "calls; trying the NFS port %u",
+					 c->port, n->host, nfs_port(n));
+			n->port_refused = c->port;
+			rc = -ECONNRESET;
+		}
 		if (rc == 0)
 			n->no_nlm_logged = 0;
 		else if (n->conn == c)

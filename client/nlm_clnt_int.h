@@ -60,6 +60,7 @@ struct nlmc_cbconn {
  * holds it. */
 struct nlmc_conn {
 	struct rpc_clnt *rpc;
+	unsigned port;
 	unsigned refs; /* under call_lock */
 };
 
@@ -80,6 +81,9 @@ struct nlmc {
 	int no_nlm_logged;
 	uint32_t next_cookie;
 	unsigned port_known; /* the NLM port last connected to (by the connecting thread) */
+	/* a port rpcbind named for NLM whose service refused our calls: not
+	 * the server's lock manager (under call_lock) */
+	unsigned port_refused;
 
 	pthread_mutex_t lock; /* waiters, held, reclaim */
 	struct nlmc_wait *waiters;

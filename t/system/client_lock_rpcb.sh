@@ -8,7 +8,8 @@
 # which B once used, takes out udp and tcp at once, so servers could no
 # longer call A back). The server, nfsrdma-server with NLM but not
 # registered with rpcbind, is found on its NFS port: the server's rpcbind
-# names no NLM over TCP. TAP output.
+# names no NLM over TCP at first, and once B holds that entry, it names B's
+# callback service, which refuses lock calls. TAP output.
 . "$(dirname "$0")/client_lib.sh"
 
 need_fuse
@@ -70,7 +71,7 @@ signal.pause()" "$@" > "$T_SCRATCH/$name.out" 2> "$T_SCRATCH/$name.err" &
 	HELD=$(sed -n 's/^held //p' "$T_SCRATCH/$name.out")
 }
 
-plan 7
+plan 8
 CBA=$(free_port)
 CBB=$(free_port)
 # a listener on A's port over TCP, so that A takes callbacks over UDP only
@@ -89,6 +90,9 @@ do_mount "proto=tcp,port=$TCP,lockcbport=$CBB" "127.0.0.1:$E" "$T_SCRATCH/b" 2> 
 got=$(nlm_entries)
 check "mount B adds tcp and tcp6 at its own port ($got)" \
 	[ "$got" = "tcp6:$CBB tcp:$CBB udp6:$CBA udp:$CBA " ]
+got=$("$LP" "$T_SCRATCH/b/g" w 0 1 2>&1)
+check "a lock through B is granted: the NLM rpcbind names, B's own callback port, refuses it, the NFS port serves it ($got)" \
+	[ "$got" = ok ]
 "$CLIENT" umount "$T_SCRATCH/b"
 ok $? "mount B unmounted"
 for _ in $(seq 100); do [ "$(nlm_entries)" = "udp6:$CBA udp:$CBA " ] && break; sleep 0.1; done
