@@ -105,8 +105,8 @@ static unsigned nfs_port(const struct nlmc *n)
 
 /* The port of the server's NLM over TCP at host (numeric, of family):
  * lockport=, else what its rpcbind says there (rpcb_getport; a Linux
- * server's lockd has a port of its own) unless that is the port that
- * refused our calls (refused), else its NFS TCP port. */
+ * server's lockd has a port of its own) unless that is the port that last
+ * refused lock calls (refused), else its NFS TCP port. */
 static unsigned nlm_port(struct nlmc *n, int family, const char *host, unsigned refused)
 {
 	unsigned port;
@@ -150,7 +150,7 @@ static struct rpc_clnt *nlm_connect(struct nlmc *n, unsigned refused, const char
 			continue;
 		net_host_str(ai->ai_addr, host, sizeof(host));
 		/* the port found last time, asked for again if it does not
-		 * answer (a restarted lockd may have another) */
+		 * answer (a restarted lockd may have another) or refused */
 		known = n->port_known != refused ? n->port_known : 0;
 		p = known ? known : nlm_port(n, ai->ai_family, host, refused);
 		c = nlm_try(n, host, p);
@@ -251,7 +251,9 @@ static struct nlmc_conn *conn_get(struct nlmc *n)
 		}
 		c->refs = 1; /* n->conn's */
 		n->conn = c;
-		n->reconnected |= n->ever_connected; /* the server may have restarted */
+		if (!n->port_passed_over) /* then the server may have restarted */
+			n->reconnected |= n->ever_connected;
+		n->port_passed_over = 0;
 		n->ever_connected = 1;
 	}
 	c = n->conn;
@@ -260,17 +262,42 @@ static struct nlmc_conn *conn_get(struct nlmc *n)
 	return c;
 }
 
+/* A call of proc refused (PROG_UNAVAIL, PROC_UNAVAIL or a version mismatch)
+ * on connection c: whether c's port is passed over (under call_lock). It is
+ * when proc is one of the four lock calls, which every lock manager takes,
+ * and lockport= did not name the port: a lock callback service of a mount on
+ * the server's host registers NLM too, and takes none. The next connection
+ * then tries what rpcbind names but that port, else the NFS port (where
+ * nfsrdma-server's NLM is, unregistered); where the NFS port refused,
+ * rpcbind is asked again (a lockd may have registered since). The next
+ * connection is no sign of a server restart. */
+static bool pass_over(struct nlmc *n, struct nlmc_conn *c, uint32_t proc)
+{
+	if (n->p.port ||
+	    (proc != NLM4_TEST && proc != NLM4_LOCK && proc != NLM4_CANCEL && proc != NLM4_UNLOCK))
+		return false;
+	if (n->port_refused != c->port)
+		log_notice("locks: port %u on %s refuses lock calls (not the server's lock "
+			   "manager: a mount's callback service?); trying %s",
+			   c->port, n->host,
+			   c->port == nfs_port(n) ? "what rpcbind names" : "the NFS port");
+	n->port_refused = c->port;
+	n->port_passed_over = 1;
+	return true;
+}
+
 /* One NLM call, for cred (NULL: this process); 0, or -ENOLCK when the
  * server's NLM cannot be reached. Calls of several threads go out at once
  * on the one connection. A broken connection is made again once, as is one
- * to a port that refuses NLM's calls; one that timed out is left to the
+ * to a port passed over (pass_over); one that timed out is left to the
  * calls still on it, and the next call makes a new one. */
 int nlmc_call(struct nlmc *n, const struct rpc_cred *cred, uint32_t proc, xdrproc_t xa, void *a,
 	      xdrproc_t xr, void *r)
 {
-	int rc = -ECONNRESET;
+	bool again = true;
+	int rc = 0;
 
-	for (int tries = 0; tries < 2 && rc == -ECONNRESET; tries++) {
+	for (int tries = 0; tries < 2 && again; tries++) {
 		struct rpc_call call = {.prog = NLM_PROGRAM,
 					.vers = NLM_V4,
 					.proc = proc,
@@ -292,24 +319,13 @@ int nlmc_call(struct nlmc *n, const struct rpc_cred *cred, uint32_t proc, xdrpro
 			rpc_clnt_free_res(c->rpc, &call);
 		}
 		pthread_mutex_lock(&n->call_lock);
-		if (rc == -EPROTO && n->p.port == 0 && c->port != nfs_port(n)) {
-			/* The NLM that rpcbind names refuses the call: a
-			 * mount's lock callback service, which registers NLM
-			 * too, on the server's host (where its NLM is not
-			 * registered); the server's is on its NFS port. */
-			if (n->port_refused != c->port)
-				log_info("locks: port %u, named NLM by %s's rpcbind, refuses lock "
-					 "calls; trying the NFS port %u",
-					 c->port, n->host, nfs_port(n));
-			n->port_refused = c->port;
-			rc = -ECONNRESET;
-		}
+		again = rc == -ECONNRESET || (rc == -EPROTO && pass_over(n, c, proc));
 		if (rc == 0)
 			n->no_nlm_logged = 0;
 		else if (n->conn == c)
 			nlmc_disconnect(n); /* n's hold; c lives on while calls hold it */
 		last = conn_put(c);
-		if (rc != 0 && (rc != -ECONNRESET || tries == 1))
+		if (rc != 0 && (!again || tries == 1))
 			no_nlm(n, strerror(-rc));
 		pthread_mutex_unlock(&n->call_lock);
 		if (last)

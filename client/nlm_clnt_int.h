@@ -81,9 +81,11 @@ struct nlmc {
 	int no_nlm_logged;
 	uint32_t next_cookie;
 	unsigned port_known; /* the NLM port last connected to (by the connecting thread) */
-	/* a port rpcbind named for NLM whose service refused our calls: not
-	 * the server's lock manager (under call_lock) */
+	/* the port last passed over for refusing lock calls, and whether the
+	 * next connection is made for that, not for a broken one (under
+	 * call_lock; nlm_clnt.c's pass_over) */
 	unsigned port_refused;
+	int port_passed_over;
 
 	pthread_mutex_t lock; /* waiters, held, reclaim */
 	struct nlmc_wait *waiters;
