@@ -136,7 +136,7 @@ bench-ceph: nfsrdma-client$(EXEEXT) server/nfsrdma-server$(EXEEXT) $(CEPH_BENCH_
 		$(SHELL) $(srcdir)/t/bench/ceph_bench.sh $(CEPH_BENCH_DIR) 2>&1 | tee t/bench-ceph.log
 	@$(CLIENT_TAP_SUMMARY) t/bench-ceph.log
 PHONY_TARGETS += bench-ceph
-EXTRA_TARGETS += bench-ceph:600
+EXTRA_TARGETS += bench-ceph:400
 CLEANFILES += t/bench-ceph.log
 t_unit_nfs3_xdr_test_SOURCES = t/unit/nfs3_xdr_test.c
 t_unit_nfs3_xdr_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)

@@ -154,7 +154,7 @@ bench-client: nfsrdma-client$(EXEEXT) t/system/client_testsrv$(EXEEXT) \
 		$(SHELL) $(srcdir)/t/system/client_bench.sh --full $(CLIENT_BENCH_DIR) 2>&1 | \
 		tee t/bench-client.log
 	@$(CLIENT_TAP_SUMMARY) t/bench-client.log
-EXTRA_TARGETS += bench-client:600
+EXTRA_TARGETS += bench-client:300
 CLEANFILES += t/lab-client.log t/bench-client.log
 
 # bench-compare (issue 12): the provider's limits, NULL/READ rates on every
@@ -179,5 +179,5 @@ bench-ordma: nfsrdma-client$(EXEEXT) server/nfsrdma-server$(EXEEXT)
 	@$(CLIENT_TAP_SUMMARY) t/bench-ordma.log
 PHONY_TARGETS += bench-ordma
 EXTRA_DIST += t/bench/ordma_bench.sh
-EXTRA_TARGETS += bench-ordma:600
+EXTRA_TARGETS += bench-ordma:300
 CLEANFILES += t/bench-ordma.log

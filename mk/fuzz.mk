@@ -16,7 +16,7 @@
 #   nlm_cbtcp    the same service's TCP connections: record marking and the calls
 #   rpc_tcp      RPC over TCP from a hostile client: record marking and the calls, on loopback
 FUZZ_RUNS = 1000000
-FUZZ_SECONDS = 100
+FUZZ_SECONDS = 60
 FUZZ_NAMES = rpcrdma_hdr rpc_call rpc_reply nlm soft_wire nlm_cb nlm_cbtcp rpc_tcp
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer
@@ -39,7 +39,7 @@ $(FUZZ_TARGETS): $(srcdir)/t/fuzz/fuzz_common.h
 
 EXTRA_DIST += $(FUZZ_NAMES:%=t/fuzz/fuzz_%.c) t/fuzz/fuzz_common.h t/fuzz/corpus
 PHONY_TARGETS += fuzz fuzz-run clean-fuzz
-EXTRA_TARGETS += fuzz-run:1000
+EXTRA_TARGETS += fuzz-run:700
 
 fuzz: $(FUZZ_TARGETS)
 

@@ -57,7 +57,7 @@ bench-rpc: t/bench/rpc_bulk_bench
 	$(MKDIR_P) $(abs_top_srcdir)/build/bench
 	./t/bench/rpc_bulk_bench --seconds 1 --csv $(abs_top_srcdir)/build/bench/rpc-bulk.csv
 PHONY_TARGETS += bench-rpc
-EXTRA_TARGETS += bench-rpc:600
+EXTRA_TARGETS += bench-rpc:450
 
 # The soak: SOAK_SECONDS of random calls over random modes and strategies.
 noinst_PROGRAMS += t/bench/rpcrdma_soak

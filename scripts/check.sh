@@ -73,13 +73,13 @@ check:   $t"
 }
 # A step that is one check on its own (style, distcheck): pass or fail.
 step() { # step NAME CMD...
-	local name=$1 limit rc
+	local name=$1 limit rc t0=$(date +%s)
 	shift
 	limit=$(deadline 1800)
 	bounded "$limit" "$@" > "$top/build/$name.log" 2>&1
 	rc=$?
 	if [ $rc -eq 0 ]; then
-		log "$name: ok"
+		log "$name: ok ($(($(date +%s) - t0))s)"
 		pass=$((pass + 1))
 	else
 		was_cut "$name" "$limit" $rc || log "$name: FAILED (see build/$name.log)"
@@ -106,11 +106,13 @@ if ! scripts/build.sh "$B" --enable-werror --enable-sanitizers > "$top/build/bui
 	exit 1
 fi
 
-log "make check (ASan + UBSan)"
+log "installed and built in $(($(date +%s) - START))s; make check (ASan + UBSan)"
 limit=$(deadline 1800)
+t0=$(date +%s)
 bounded "$limit" make -C "$B" -j"$(nproc)" check 2>&1 | tee "$top/build/make-check.log" |
 	grep -E '^(PASS|FAIL|SKIP|ERROR|XPASS|XFAIL):|^# '
 was_cut "make check" "$limit" "${PIPESTATUS[0]}"
+log "make check took $(($(date +%s) - t0))s"
 tally "$top/build/make-check.log"
 grep -q '^# TOTAL' "$top/build/make-check.log" || fail=$((fail + 1))
 failures "$top/build/make-check.log" "$B"
@@ -136,7 +138,7 @@ run_extra() { # run_extra TARGET MIN_SECONDS_LEFT
 		skip=$((skip + 1))
 		return
 	fi
-	local dir=$B rc limit
+	local dir=$B rc limit t0=$(date +%s)
 	# figures mean something only without the sanitizers: benchmarks (the lab's
 	# too) use a release build; so do the POSIX suites (twice as fast; make check
 	# runs the mount's own POSIX tests and the exerciser under the sanitizers)
@@ -149,6 +151,7 @@ run_extra() { # run_extra TARGET MIN_SECONDS_LEFT
 	bounded "$limit" make -C "$dir" "$1" 2>&1 | tee "$top/build/$1.log" |
 		grep -E '^(PASS|FAIL|SKIP|ERROR|XPASS|XFAIL):|^# |^bench'
 	rc=${PIPESTATUS[0]}
+	log "$1 took $(($(date +%s) - t0))s, $(left)s of the budget left"
 	if was_cut "$1" "$limit" $rc; then
 		fail=$((fail + 1))
 	elif grep -q '^# TOTAL' "$top/build/$1.log"; then
