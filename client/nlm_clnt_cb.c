@@ -6,9 +6,10 @@
  * receives the server's GRANTED and GRANTED_MSG callbacks and wakes the
  * blocked request each names (a GRANTED_MSG is answered by the reclaimer's
  * thread with GRANTED_RES), forwards a GRANTED whose owner handle names
- * another nfsrdma-client of this host to that client's UDP port, hands
- * SM_NOTIFY to the reclaimer, answers PMAP GETPORT and RPCB GETADDR for
- * itself, and registers its port with this host's rpcbind (unless
+ * another nfsrdma-client of this host to that client's UDP port (a GRANTED
+ * that came over TCP is answered on its connection with that client's
+ * answer), hands SM_NOTIFY to the reclaimer, answers PMAP GETPORT and RPCB
+ * GETADDR for itself, and registers its port with this host's rpcbind (unless
  * nlmc_params.no_rpcbind). Its sockets take IPv6 and IPv4 (as IPv4-mapped
  * addresses), or IPv4 only on a host without IPv6.
  */
@@ -41,15 +42,27 @@
 #define FWD_MAGIC "NLMG"
 #define FWD_HDR	  44
 
+/* One record of len bytes on connection fd: a short answer, which the
+ * socket takes whole, but from a peer that sends calls without reading the
+ * answers; where it does not, the torn record ends the connection. */
+static void send_record(int fd, const void *rec, size_t len)
+{
+	uint32_t mark = htonl(0x80000000u | (uint32_t)len);
+	struct iovec iov[2] = {{&mark, 4}, {(void *)rec, len}};
+	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
+
+	if (sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)(4 + len))
+		shutdown(fd, SHUT_RDWR);
+}
+
 /* Send the accepted answer (results res by xr) of xid to sa (on the TCP
- * connection n->reply_fd, if one); a PROG_MISMATCH names versions low to
+ * connection n->reply_conn, if one); a PROG_MISMATCH names versions low to
  * high. */
 static void answer(struct nlmc *n, uint32_t xid, const struct net_dgram_peer *sa, xdrproc_t xr,
 		   void *res, enum accept_stat ast, uint32_t low, uint32_t high)
 {
 	struct rpc_msg m;
-	char buf[4 + CB_MSG_MAX]; /* a record mark first over TCP */
-	uint32_t mark;
+	char buf[CB_MSG_MAX];
 	XDR x;
 
 	memset(&m, 0, sizeof(m));
@@ -64,20 +77,13 @@ static void answer(struct nlmc *n, uint32_t xid, const struct net_dgram_peer *sa
 		m.acpted_rply.ar_vers.low = low;
 		m.acpted_rply.ar_vers.high = high;
 	}
-	xdrmem_create(&x, buf + 4, CB_MSG_MAX, XDR_ENCODE);
-	if (!xdr_replymsg(&x, &m)) {
+	xdrmem_create(&x, buf, CB_MSG_MAX, XDR_ENCODE);
+	if (!xdr_replymsg(&x, &m))
 		log_debug("locks: an answer of the callback service does not fit");
-	} else if (n->reply_fd < 0) {
-		(void)net_send_dgram(n->cbfd, buf + 4, xdr_getpos(&x), sa);
-	} else {
-		/* a short answer: the socket takes it whole, but from a peer
-		 * that sends calls without reading the answers */
-		mark = htonl(0x80000000u | xdr_getpos(&x));
-		memcpy(buf, &mark, 4);
-		if (send(n->reply_fd, buf, 4 + xdr_getpos(&x), MSG_NOSIGNAL | MSG_DONTWAIT) !=
-		    (ssize_t)(4 + xdr_getpos(&x)))
-			shutdown(n->reply_fd, SHUT_RDWR); /* a torn record: the connection goes */
-	}
+	else if (n->reply_conn == NULL)
+		(void)net_send_dgram(n->cbfd, buf, xdr_getpos(&x), sa);
+	else
+		send_record(n->reply_conn->fd, buf, xdr_getpos(&x));
 	xdr_destroy(&x);
 }
 
@@ -131,13 +137,17 @@ static nlm4_stats granted(struct nlmc *n, const nlm4_testargs *a)
 	return st;
 }
 
-/* A GRANTED whose owner handle names another client's callback port: pass
- * the datagram there with who sent it (that client answers the server).
- * 1 if forwarded. */
-static int forward(struct nlmc *n, const nlm4_testargs *a, const struct net_dgram_peer *from,
-		   const char *msg, size_t len)
+/* A GRANTED or GRANTED_MSG (proc) whose owner handle names another client's
+ * callback port: pass the call there with who sent it (that client answers
+ * the server). 1 if passed. One that came over TCP: a GRANTED_MSG's answer
+ * is a call of that client's own; a GRANTED is passed as if we sent it, and
+ * its answer, which comes back to us, goes on its connection (relay_answer;
+ * an illumos server calls back with GRANTED). */
+static int forward(struct nlmc *n, uint32_t xid, uint32_t proc, const nlm4_testargs *a,
+		   const struct net_dgram_peer *from, const char *msg, size_t len)
 {
-	struct net_dgram_peer to = {.len = 0};
+	struct net_dgram_peer to = {.len = 0}, self;
+	struct nlmc_cbconn *relay = proc == NLM4_GRANTED_PROC ? n->reply_conn : NULL;
 	struct sockaddr_storage v6, at6;
 	const struct sockaddr_in6 *f6 = (const void *)&v6, *t6 = (const void *)&at6;
 	char buf[FWD_HDR + CB_MSG_MAX];
@@ -149,6 +159,12 @@ static int forward(struct nlmc *n, const nlm4_testargs *a, const struct net_dgra
 	memcpy(&port, a->alock.oh.nlm4_netobj_val + 16, 2);
 	if (ntohs(port) == n->cbport || port == 0)
 		return 0;
+	if (relay) { /* from our own port on 127.0.0.1 */
+		memset(&self, 0, sizeof(self));
+		self.len = net_addr_loopback4(n->cbfamily, n->cbport, &self.sa);
+		self.to = self.sa;
+		from = &self;
+	}
 	/* to 127.0.0.1 (IPv4-mapped on our socket): every client's socket takes it */
 	if ((to.len = net_addr_loopback4(n->cbfamily, ntohs(port), &to.sa)) == 0 ||
 	    net_addr_for(AF_INET6, &from->sa, &v6) == 0)
@@ -164,7 +180,51 @@ static int forward(struct nlmc *n, const nlm4_testargs *a, const struct net_dgra
 	memcpy(buf + 24, &scope, 4);
 	memcpy(buf + 28, &t6->sin6_addr, 16);
 	memcpy(buf + FWD_HDR, msg, len);
-	(void)net_send_dgram(n->cbfd, buf, FWD_HDR + len, &to);
+	if (net_send_dgram(n->cbfd, buf, FWD_HDR + len, &to) < 0 && relay)
+		return 0;
+	if (relay) {
+		relay->fwd_xid = xid;
+		relay->fwd_port = ntohs(port);
+		relay->fwd_until = clock_now_ns() / 1000000 + FWD_WAIT_MS;
+	}
+	return 1;
+}
+
+/* The port of sa (IPv4 or IPv6). */
+static unsigned sa_port(const struct sockaddr_storage *sa)
+{
+	if (sa->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+	return sa->ss_family == AF_INET ? ntohs(((const struct sockaddr_in *)sa)->sin_port) : 0;
+}
+
+/* An RPC answer of len bytes in buf from from: where it is the answer to a
+ * GRANTED that forward() passed for a connection, from the client it was
+ * passed to (from this host, from that client's port, the xid of the
+ * call), it goes on that connection. 1 if buf is an answer (the service
+ * takes no other). */
+static int relay_answer(struct nlmc *n, const char *buf, size_t len,
+			const struct net_dgram_peer *from)
+{
+	uint32_t w[2];
+
+	if (len < 8)
+		return 0;
+	memcpy(w, buf, 8);
+	if (ntohl(w[1]) != REPLY)
+		return 0;
+	if (n->reply_conn || !net_dgram_local(from))
+		return 1;
+	for (unsigned i = 0; i < CB_CONNS; i++) {
+		struct nlmc_cbconn *c = &n->conns[i];
+
+		if (c->fd >= 0 && c->fwd_port && c->fwd_port == sa_port(&from->sa) &&
+		    c->fwd_xid == ntohl(w[0])) {
+			c->fwd_port = 0;
+			send_record(c->fd, buf, len);
+			break;
+		}
+	}
 	return 1;
 }
 
@@ -207,10 +267,7 @@ static void serve_nlm(struct nlmc *n, uint32_t xid, uint32_t proc, XDR *x,
 	memset(&a, 0, sizeof(a));
 	if (!xdr_nlm4_testargs(x, &a)) {
 		reply(n, xid, from, NULL, NULL, GARBAGE_ARGS);
-	} else if (forwarded || (n->reply_fd >= 0 && proc != NLM4_GRANTED_MSG) ||
-		   !forward(n, &a, from, msg, len)) {
-		/* over TCP only a GRANTED_MSG is forwarded: the other mount
-		 * cannot answer on our connection, but its answer is a call */
+	} else if (forwarded || !forward(n, xid, proc, &a, from, msg, len)) {
 		r.cookie = a.cookie;
 		r.stat = granted(n, &a);
 		if (proc == NLM4_GRANTED_MSG) { /* answered by a call: GRANTED_RES */
@@ -220,7 +277,7 @@ static void serve_nlm(struct nlmc *n, uint32_t xid, uint32_t proc, XDR *x,
 		} else {
 			reply(n, xid, from, (xdrproc_t)xdr_nlm4_res, &r, SUCCESS);
 		}
-	} else if (n->reply_fd >= 0) {
+	} else if (n->reply_conn && proc == NLM4_GRANTED_MSG) {
 		reply(n, xid, from, NULL, NULL, SUCCESS);
 	}
 	xdr_free((xdrproc_t)xdr_nlm4_testargs, (char *)&a);
@@ -310,9 +367,11 @@ void nlmc_serve_datagram(struct nlmc *n, char *buf, size_t len, const struct net
 	int forwarded = 0;
 	XDR x;
 
+	if (relay_answer(n, buf, len, sender))
+		return;
 	/* a forward comes from this host: to a loopback address, which the
 	 * kernel never takes from the wire (a source address can be forged) */
-	if (len >= FWD_HDR && memcmp(buf, FWD_MAGIC, 4) == 0 && n->reply_fd < 0 &&
+	if (len >= FWD_HDR && memcmp(buf, FWD_MAGIC, 4) == 0 && n->reply_conn == NULL &&
 	    net_dgram_local(sender)) {
 		struct sockaddr_in6 s6 = {.sin6_family = AF_INET6}, d6 = {.sin6_family = AF_INET6};
 		struct sockaddr_storage ss;
@@ -367,6 +426,7 @@ static void conn_close(struct nlmc_cbconn *c)
 		close(c->fd);
 	c->fd = -1;
 	c->have = 0;
+	c->fwd_port = 0;
 }
 
 /* The connection to give up for a new one: a free slot, else the idlest of
@@ -430,9 +490,9 @@ static void conn_serve(struct nlmc *n, struct nlmc_cbconn *c, size_t len)
 	}
 	if (getsockname(c->fd, (struct sockaddr *)&from.to, &tolen) != 0)
 		memset(&from.to, 0, sizeof(from.to));
-	n->reply_fd = c->fd;
+	n->reply_conn = c;
 	nlmc_serve_datagram(n, c->buf + 4, len, &from);
-	n->reply_fd = -1;
+	n->reply_conn = NULL;
 }
 
 /* See nlm_clnt_int.h. */
@@ -499,6 +559,8 @@ static void *cb_main(void *arg)
 				nlmc_conn_read(n, c, now);
 			else if (c->fd >= 0 && now - c->last_ms > CB_CONN_IDLE_MS)
 				conn_close(c);
+			if (c->fwd_port && now > c->fwd_until)
+				c->fwd_port = 0; /* no answer: the server asks again */
 		}
 		if (pfd[1].revents & POLLIN)
 			conn_accept(n, now);
@@ -598,7 +660,7 @@ int nlmc_start(const struct nlmc_params *p, struct nlmc **out, char *err, size_t
 		return -ENOMEM;
 	}
 	n->p = *p;
-	n->cbfd = n->cbtcp = n->reply_fd = -1;
+	n->cbfd = n->cbtcp = -1;
 	for (unsigned i = 0; i < CB_CONNS; i++)
 		n->conns[i].fd = -1;
 	snprintf(n->host, sizeof(n->host), "%s", p->host);

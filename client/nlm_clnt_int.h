@@ -44,6 +44,7 @@ struct nlmc_wait {
 #define CB_CONNS	8     /* TCP connections to it at once: the oldest goes */
 #define CB_CONN_IDLE_MS 60000 /* one without a call that long is closed */
 #define CB_PORT_TRIES	32    /* UDP ports tried for one free over TCP too */
+#define FWD_WAIT_MS	2000  /* a GRANTED passed to another mount: its answer awaited */
 
 /* A TCP connection to the callback service: one record-marked call at a
  * time is gathered in buf. */
@@ -52,6 +53,12 @@ struct nlmc_cbconn {
 	struct sockaddr_storage peer;
 	size_t have;
 	uint64_t last_ms;
+	/* a GRANTED passed to another mount of this host, whose answer goes
+	 * on this connection: its xid, that mount's port (0: none), and till
+	 * when it is awaited */
+	uint32_t fwd_xid;
+	unsigned short fwd_port;
+	uint64_t fwd_until;
 	char buf[4 + CB_MSG_MAX];
 };
 
@@ -108,11 +115,11 @@ struct nlmc {
 	unsigned short cbport;
 	/* the same port over TCP (Linux's lockd calls back over the transport
 	 * our calls came by): listening (-1: none), its connections, and the one
-	 * whose call is being answered (-1: answers go by UDP) */
+	 * whose call is being answered (NULL: answers go by UDP) */
 	int cbtcp;
 	uint64_t accept_pause_until; /* out of descriptors: accept nothing till then */
 	struct nlmc_cbconn conns[CB_CONNS];
-	int reply_fd;
+	struct nlmc_cbconn *reply_conn;
 	pthread_t thread;
 	int thread_started;
 	int stop;

@@ -8,8 +8,10 @@
  * only, and an SM_NOTIFY cut short after the host's name is answered and
  * leaves nothing behind (under the sanitizers, as CI runs the tests,
  * LeakSanitizer fails that case if the name decoded before the cut is not
- * freed); over TCP, calls are answered on their connection, and a record
- * mark that no callback has closes it. No server and no rpcbind: the client
+ * freed); over TCP, calls are answered on their connection, a record mark
+ * that no callback has closes it, and a GRANTED for another client of this
+ * host is passed to it, its answer (only from it) back on the connection.
+ * No server and no rpcbind: the client
  * holds no locks, so it calls no one, and it does not register its port.
  */
 #include <fcntl.h>
@@ -381,6 +383,139 @@ static void tcp_records(void **state)
 	}
 }
 
+/* Send a GRANTED of [0, 100), exclusive, for owner handle oh and file
+ * handle fh (8 bytes) as one record with xid on TCP connection fd. */
+static void tcp_granted(int fd, uint32_t xid, char *oh, char *fh)
+{
+	char cookie[4] = "ck34", buf[512];
+	nlm4_testargs a = {.cookie = {sizeof(cookie), cookie},
+			   .exclusive = 1,
+			   .alock = {.caller_name = "server",
+				     .fh = {8, fh},
+				     .oh = {OH_LEN, oh},
+				     .svid = 7,
+				     .l_offset = 0,
+				     .l_len = 100}};
+	u_int len = rpc_call_record(buf, sizeof(buf), xid, NLM_PROGRAM, NLM_V4, NLM4_GRANTED_PROC,
+				    (xdrproc_t)xdr_nlm4_testargs, &a);
+
+	assert_int_equal(write(fd, buf, 4 + len), (ssize_t)(4 + len));
+}
+
+/* The next answer on TCP connection fd: its xid, and its NLM status in *st
+ * (-1 where it has none, as a NULL's); the cookie of one with a status must
+ * be tcp_granted's. */
+static uint32_t tcp_answer(int fd, int *st)
+{
+	char ans[512];
+	struct rpc_msg m;
+	nlm4_res r;
+	ssize_t got = recv(fd, ans, sizeof(ans), 0);
+	XDR x;
+
+	assert_true(got > 4);
+	memset(&m, 0, sizeof(m));
+	memset(&r, 0, sizeof(r));
+	m.acpted_rply.ar_results.proc = (xdrproc_t)xdr_void; /* the results after */
+	xdrmem_create(&x, ans + 4, (u_int)got - 4, XDR_DECODE);
+	assert_true(xdr_replymsg(&x, &m));
+	assert_int_equal(m.acpted_rply.ar_stat, SUCCESS);
+	*st = -1;
+	if (xdr_getpos(&x) < (u_int)got - 4) {
+		assert_true(xdr_nlm4_res(&x, &r));
+		assert_int_equal(r.cookie.nlm4_netobj_len, 4);
+		assert_memory_equal(r.cookie.nlm4_netobj_val, "ck34", 4);
+		*st = (int)r.stat;
+		xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
+	}
+	xdr_destroy(&x);
+	return m.rm_xid;
+}
+
+/* A GRANTED over TCP (an illumos server's callback) for an owner of another
+ * client of this host (its port in the owner handle) is passed to that
+ * client, and the client's answer comes back on the connection: GRANTED for
+ * a range that client's owner holds, which this one would deny. An answer
+ * to a GRANTED so passed is taken only from the port it was passed to; one
+ * that does not come is none (the server asks again), and the connection
+ * serves the next call meanwhile. */
+static void granted_for_another_over_tcp(void **state)
+{
+	struct fx *f = *state;
+	struct fx b = {0};
+	struct sockaddr_in x4 = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t xlen = sizeof(x4);
+	struct timeval tv = {.tv_sec = 5, .tv_usec = 0};
+	char oh[OH_LEN] = {0}, fh[8] = "FILEHNDL", fwd[1024], null_rec[512];
+	struct nlmc_params p;
+	char err[256];
+	uint16_t port;
+	ssize_t got;
+	int fd, xfd, st;
+	u_int nlen;
+
+	nlmc_params_defaults(&p);
+	p.host = "127.0.0.1";
+	p.port = 9;
+	p.no_rpcbind = 1;
+	assert_int_equal(nlmc_start(&p, &b.n, err, sizeof(err)), 0);
+	hold(&b, fh, F_WRLCK);
+	memcpy(oh, b.n->cookie, 8); /* b's owner 0 */
+	port = htons((uint16_t)nlmc_cbport(b.n));
+	memcpy(oh + 16, &port, 2);
+	fd = tcp_to(f);
+	assert_true(fd >= 0);
+	tcp_granted(fd, 41, oh, fh);
+	assert_int_equal(tcp_answer(fd, &st), 41);
+	assert_int_equal(st, NLM4_GRANTED);
+	hold(&b, fh, F_UNLCK);
+	tcp_granted(fd, 42, oh, fh);
+	assert_int_equal(tcp_answer(fd, &st), 42);
+	assert_int_equal(st, NLM4_DENIED);
+	nlmc_stop(b.n);
+
+	/* a client that does not answer of itself: a socket of ours */
+	xfd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_true(xfd >= 0);
+	assert_int_equal(bind(xfd, (struct sockaddr *)&x4, sizeof(x4)), 0);
+	assert_int_equal(getsockname(xfd, (struct sockaddr *)&x4, &xlen), 0);
+	assert_int_equal(setsockopt(xfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+	memcpy(oh + 16, &x4.sin_port, 2);
+	tcp_granted(fd, 43, oh, fh);
+	got = recv(xfd, fwd, sizeof(fwd), 0);
+	assert_true(got > 44 + 8);
+	assert_memory_equal(fwd, "NLMG", 4);
+	/* the answer, made of the call: the xid and REPLY, then accepted,
+	 * AUTH_NONE, SUCCESS and an nlm4_res of cookie "ck34", GRANTED */
+	{
+		uint32_t ans[] = {htonl(43), htonl(REPLY), 0, 0, 0, 0, htonl(4), 0, 0};
+
+		memcpy(&ans[7], "ck34", 4);
+		/* from another port first: not taken */
+		assert_int_equal(
+			sendto(f->fd, ans, sizeof(ans), 0, (struct sockaddr *)&f->to, f->tolen),
+			(ssize_t)sizeof(ans));
+		nlen = rpc_call_record(null_rec, sizeof(null_rec), 44, NLM_PROGRAM, NLM_V4,
+				       NLM4_NULL, (xdrproc_t)xdr_void, NULL);
+		assert_int_equal(write(fd, null_rec, 4 + nlen), (ssize_t)(4 + nlen));
+		assert_int_equal(tcp_answer(fd, &st), 44); /* the NULL's, not the spoof */
+		assert_int_equal(st, -1);
+		/* from the port it was passed to: on the connection */
+		assert_int_equal(
+			sendto(xfd, ans, sizeof(ans), 0, (struct sockaddr *)&f->to, f->tolen),
+			(ssize_t)sizeof(ans));
+		assert_int_equal(tcp_answer(fd, &st), 43);
+		assert_int_equal(st, NLM4_GRANTED);
+	}
+	/* passed, and no answer: nothing on the connection, which serves on */
+	tcp_granted(fd, 45, oh, fh);
+	assert_true(recv(xfd, fwd, sizeof(fwd), 0) > 44);
+	assert_int_equal(write(fd, null_rec, 4 + nlen), (ssize_t)(4 + nlen));
+	assert_int_equal(tcp_answer(fd, &st), 44);
+	close(xfd);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -392,6 +527,7 @@ int main(void)
 		cmocka_unit_test(granted_again_in_held_mode),
 		cmocka_unit_test(sm_notify_cut_short),
 		cmocka_unit_test(tcp_records),
+		cmocka_unit_test(granted_for_another_over_tcp),
 	};
 
 	return cmocka_run_group_tests_name("nlm_clnt_cb", tests, setup, teardown);
