@@ -148,6 +148,7 @@ static int forward(struct nlmc *n, uint32_t xid, uint32_t proc, const nlm4_testa
 {
 	struct net_dgram_peer to = {.len = 0}, self;
 	struct nlmc_cbconn *relay = proc == NLM4_GRANTED_PROC ? n->reply_conn : NULL;
+	struct nlmc_fwd *f = NULL;
 	struct sockaddr_storage v6, at6;
 	const struct sockaddr_in6 *f6 = (const void *)&v6, *t6 = (const void *)&at6;
 	char buf[FWD_HDR + CB_MSG_MAX];
@@ -159,7 +160,13 @@ static int forward(struct nlmc *n, uint32_t xid, uint32_t proc, const nlm4_testa
 	memcpy(&port, a->alock.oh.nlm4_netobj_val + 16, 2);
 	if (ntohs(port) == n->cbport || port == 0)
 		return 0;
-	if (relay) { /* from our own port on 127.0.0.1 */
+	if (relay) { /* from our own port on 127.0.0.1; the oldest wait gives way */
+		if (!n->cb_local || a->cookie.nlm4_netobj_len > RES_COOKIE_MAX)
+			return 0;
+		f = &relay->fwd[0];
+		for (unsigned i = 1; i < FWD_PER_CONN && f->port; i++)
+			if (!relay->fwd[i].port || relay->fwd[i].until < f->until)
+				f = &relay->fwd[i];
 		memset(&self, 0, sizeof(self));
 		self.len = net_addr_loopback4(n->cbfamily, n->cbport, &self.sa);
 		self.to = self.sa;
@@ -180,12 +187,14 @@ static int forward(struct nlmc *n, uint32_t xid, uint32_t proc, const nlm4_testa
 	memcpy(buf + 24, &scope, 4);
 	memcpy(buf + 28, &t6->sin6_addr, 16);
 	memcpy(buf + FWD_HDR, msg, len);
-	if (net_send_dgram(n->cbfd, buf, FWD_HDR + len, &to) < 0 && relay)
+	if (net_send_dgram(n->cbfd, buf, FWD_HDR + len, &to) < 0 && f)
 		return 0;
-	if (relay) {
-		relay->fwd_xid = xid;
-		relay->fwd_port = ntohs(port);
-		relay->fwd_until = clock_now_ns() / 1000000 + FWD_WAIT_MS;
+	if (f) {
+		f->xid = xid;
+		f->port = ntohs(port);
+		f->cookie_len = a->cookie.nlm4_netobj_len;
+		memcpy(f->cookie, a->cookie.nlm4_netobj_val, f->cookie_len);
+		f->until = clock_now_ns() / 1000000 + FWD_WAIT_MS;
 	}
 	return 1;
 }
@@ -200,31 +209,47 @@ static unsigned sa_port(const struct sockaddr_storage *sa)
 
 /* An RPC answer of len bytes in buf from from: where it is the answer to a
  * GRANTED that forward() passed for a connection, from the client it was
- * passed to (from this host, from that client's port, the xid of the
- * call), it goes on that connection. 1 if buf is an answer (the service
- * takes no other). */
+ * passed to (from and to 127.0.0.1, from that client's port, the call's xid,
+ * an nlm4_res with the call's cookie), it goes on that connection. 1 if buf
+ * is an answer (the service takes no other). */
 static int relay_answer(struct nlmc *n, const char *buf, size_t len,
 			const struct net_dgram_peer *from)
 {
+	struct rpc_msg m;
+	nlm4_res r;
 	uint32_t w[2];
+	XDR x;
 
-	if (len < 8)
+	if (len < 8 || memcmp(buf, FWD_MAGIC, 4) == 0)
 		return 0;
 	memcpy(w, buf, 8);
 	if (ntohl(w[1]) != REPLY)
 		return 0;
-	if (n->reply_conn || !net_dgram_local(from))
+	if (n->reply_conn || !net_dgram_local(from) ||
+	    !net_addr_is_loopback((const struct sockaddr *)&from->sa))
 		return 1;
-	for (unsigned i = 0; i < CB_CONNS; i++) {
-		struct nlmc_cbconn *c = &n->conns[i];
+	memset(&m, 0, sizeof(m));
+	memset(&r, 0, sizeof(r));
+	m.acpted_rply.ar_results.where = (caddr_t)&r;
+	m.acpted_rply.ar_results.proc = (xdrproc_t)xdr_nlm4_res;
+	xdrmem_create(&x, (char *)buf, (u_int)len, XDR_DECODE);
+	if (xdr_replymsg(&x, &m) && m.rm_reply.rp_stat == MSG_ACCEPTED &&
+	    m.acpted_rply.ar_stat == SUCCESS) {
+		for (unsigned i = 0; i < CB_CONNS * FWD_PER_CONN; i++) {
+			struct nlmc_cbconn *c = &n->conns[i / FWD_PER_CONN];
+			struct nlmc_fwd *f = &c->fwd[i % FWD_PER_CONN];
 
-		if (c->fd >= 0 && c->fwd_port && c->fwd_port == sa_port(&from->sa) &&
-		    c->fwd_xid == ntohl(w[0])) {
-			c->fwd_port = 0;
-			send_record(c->fd, buf, len);
-			break;
+			if (c->fd >= 0 && f->port && f->port == sa_port(&from->sa) &&
+			    f->xid == m.rm_xid && f->cookie_len == r.cookie.nlm4_netobj_len &&
+			    memcmp(f->cookie, r.cookie.nlm4_netobj_val, f->cookie_len) == 0) {
+				f->port = 0;
+				send_record(c->fd, buf, len);
+				break;
+			}
 		}
 	}
+	xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
+	xdr_destroy(&x);
 	return 1;
 }
 
@@ -426,7 +451,7 @@ static void conn_close(struct nlmc_cbconn *c)
 		close(c->fd);
 	c->fd = -1;
 	c->have = 0;
-	c->fwd_port = 0;
+	memset(c->fwd, 0, sizeof(c->fwd));
 }
 
 /* The connection to give up for a new one: a free slot, else the idlest of
@@ -559,8 +584,9 @@ static void *cb_main(void *arg)
 				nlmc_conn_read(n, c, now);
 			else if (c->fd >= 0 && now - c->last_ms > CB_CONN_IDLE_MS)
 				conn_close(c);
-			if (c->fwd_port && now > c->fwd_until)
-				c->fwd_port = 0; /* no answer: the server asks again */
+			for (unsigned j = 0; j < FWD_PER_CONN; j++)
+				if (c->fwd[j].port && now > c->fwd[j].until)
+					c->fwd[j].port = 0; /* no answer: the server asks again */
 		}
 		if (pfd[1].revents & POLLIN)
 			conn_accept(n, now);
@@ -682,9 +708,11 @@ int nlmc_start(const struct nlmc_params *p, struct nlmc **out, char *err, size_t
 		nlmc_stop(n);
 		return rc;
 	}
-	if ((rc = net_udp_pktinfo(n->cbfd, n->cbfamily)) != 0)
+	n->cb_local = (rc = net_udp_pktinfo(n->cbfd, n->cbfamily)) == 0;
+	if (rc != 0)
 		log_warn("locks: the callback port cannot tell its address (%s): GRANTED forwarded "
-			 "by another mount of this host is not taken",
+			 "by another mount of this host is not taken, nor one over TCP passed to "
+			 "it",
 			 strerror(-rc));
 	if (pthread_create(&n->thread, NULL, cb_main, n) != 0) {
 		snprintf(err, errlen, "cannot start a thread");

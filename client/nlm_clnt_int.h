@@ -45,6 +45,18 @@ struct nlmc_wait {
 #define CB_CONN_IDLE_MS 60000 /* one without a call that long is closed */
 #define CB_PORT_TRIES	32    /* UDP ports tried for one free over TCP too */
 #define FWD_WAIT_MS	2000  /* a GRANTED passed to another mount: its answer awaited */
+#define FWD_PER_CONN	4     /* such answers awaited at once for one connection */
+
+/* A GRANTED that came over a TCP connection, passed to another mount of
+ * this host: its xid and cookie, that mount's port (0: none), and till when
+ * its answer is awaited. */
+struct nlmc_fwd {
+	uint32_t xid;
+	unsigned short port;
+	u_int cookie_len;
+	char cookie[RES_COOKIE_MAX];
+	uint64_t until;
+};
 
 /* A TCP connection to the callback service: one record-marked call at a
  * time is gathered in buf. */
@@ -53,12 +65,7 @@ struct nlmc_cbconn {
 	struct sockaddr_storage peer;
 	size_t have;
 	uint64_t last_ms;
-	/* a GRANTED passed to another mount of this host, whose answer goes
-	 * on this connection: its xid, that mount's port (0: none), and till
-	 * when it is awaited */
-	uint32_t fwd_xid;
-	unsigned short fwd_port;
-	uint64_t fwd_until;
+	struct nlmc_fwd fwd[FWD_PER_CONN]; /* answers to go on this connection */
 	char buf[4 + CB_MSG_MAX];
 };
 
@@ -112,6 +119,7 @@ struct nlmc {
 	int reclaimer_started;
 
 	int cbfd, cbfamily; /* the callback socket: AF_INET6 (taking IPv4 too) or AF_INET */
+	int cb_local;	    /* it tells datagrams sent to a loopback address (net_dgram_local) */
 	unsigned short cbport;
 	/* the same port over TCP (Linux's lockd calls back over the transport
 	 * our calls came by): listening (-1: none), its connections, and the one

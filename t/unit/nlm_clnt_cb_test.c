@@ -485,22 +485,31 @@ static void granted_for_another_over_tcp(void **state)
 	got = recv(xfd, fwd, sizeof(fwd), 0);
 	assert_true(got > 44 + 8);
 	assert_memory_equal(fwd, "NLMG", 4);
-	/* the answer, made of the call: the xid and REPLY, then accepted,
-	 * AUTH_NONE, SUCCESS and an nlm4_res of cookie "ck34", GRANTED */
+	/* answers made of the call: the xid and REPLY, then accepted,
+	 * AUTH_NONE, SUCCESS and an nlm4_res (cookie of 4 bytes, status) */
 	{
 		uint32_t ans[] = {htonl(43), htonl(REPLY), 0, 0, 0, 0, htonl(4), 0, 0};
 
+		/* DENIED from another port, and from that client's port with
+		 * another cookie: not taken (either would fail tcp_answer) */
 		memcpy(&ans[7], "ck34", 4);
-		/* from another port first: not taken */
+		ans[8] = htonl(NLM4_DENIED);
 		assert_int_equal(
 			sendto(f->fd, ans, sizeof(ans), 0, (struct sockaddr *)&f->to, f->tolen),
+			(ssize_t)sizeof(ans));
+		memcpy(&ans[7], "ck99", 4);
+		assert_int_equal(
+			sendto(xfd, ans, sizeof(ans), 0, (struct sockaddr *)&f->to, f->tolen),
 			(ssize_t)sizeof(ans));
 		nlen = rpc_call_record(null_rec, sizeof(null_rec), 44, NLM_PROGRAM, NLM_V4,
 				       NLM4_NULL, (xdrproc_t)xdr_void, NULL);
 		assert_int_equal(write(fd, null_rec, 4 + nlen), (ssize_t)(4 + nlen));
-		assert_int_equal(tcp_answer(fd, &st), 44); /* the NULL's, not the spoof */
+		assert_int_equal(tcp_answer(fd, &st), 44); /* the NULL's */
 		assert_int_equal(st, -1);
-		/* from the port it was passed to: on the connection */
+		/* GRANTED with the call's cookie from the port it was passed
+		 * to: on the connection */
+		memcpy(&ans[7], "ck34", 4);
+		ans[8] = htonl(NLM4_GRANTED);
 		assert_int_equal(
 			sendto(xfd, ans, sizeof(ans), 0, (struct sockaddr *)&f->to, f->tolen),
 			(ssize_t)sizeof(ans));
