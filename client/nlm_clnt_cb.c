@@ -215,6 +215,7 @@ static unsigned sa_port(const struct sockaddr_storage *sa)
 static int relay_answer(struct nlmc *n, const char *buf, size_t len,
 			const struct net_dgram_peer *from)
 {
+	char verf[MAX_AUTH_BYTES];
 	struct rpc_msg m;
 	nlm4_res r;
 	uint32_t w[2];
@@ -230,6 +231,7 @@ static int relay_answer(struct nlmc *n, const char *buf, size_t len,
 		return 1;
 	memset(&m, 0, sizeof(m));
 	memset(&r, 0, sizeof(r));
+	m.acpted_rply.ar_verf.oa_base = verf; /* else xdr_bytes allocates it */
 	m.acpted_rply.ar_results.where = (caddr_t)&r;
 	m.acpted_rply.ar_results.proc = (xdrproc_t)xdr_nlm4_res;
 	xdrmem_create(&x, (char *)buf, (u_int)len, XDR_DECODE);
