@@ -34,6 +34,7 @@
 #include "common/nfs/nlm_prog.h"
 #include "common/nfs/nlm_prot.h"
 #include "common/nfs/nsm_prot.h"
+#include "common/rpc/rpc_tcp.h"
 #include "common/rpc/rpcb.h"
 
 /* A GRANTED forwarded to another client of this host: FWD_MAGIC, the caller's
@@ -47,10 +48,11 @@
  * answers; where it does not, the torn record ends the connection. */
 static void send_record(int fd, const void *rec, size_t len)
 {
-	uint32_t mark = htonl(0x80000000u | (uint32_t)len);
-	struct iovec iov[2] = {{&mark, 4}, {(void *)rec, len}};
-	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
+	struct iovec iov[RPC_REC_IOV_MAX];
+	struct msghdr mh = {.msg_iov = iov};
+	uint32_t mark;
 
+	mh.msg_iovlen = (size_t)rpc_rec_iov(rec, len, NULL, &mark, iov);
 	if (sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)(4 + len))
 		shutdown(fd, SHUT_RDWR);
 }
@@ -199,14 +201,6 @@ static int forward(struct nlmc *n, uint32_t xid, uint32_t proc, const nlm4_testa
 	return 1;
 }
 
-/* The port of sa (IPv4 or IPv6). */
-static unsigned sa_port(const struct sockaddr_storage *sa)
-{
-	if (sa->ss_family == AF_INET6)
-		return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
-	return sa->ss_family == AF_INET ? ntohs(((const struct sockaddr_in *)sa)->sin_port) : 0;
-}
-
 /* An RPC answer of len bytes in buf from from: where it is the answer to a
  * GRANTED that forward() passed for a connection, from the client it was
  * passed to (from and to 127.0.0.1, from that client's port, the call's xid,
@@ -241,7 +235,8 @@ static int relay_answer(struct nlmc *n, const char *buf, size_t len,
 			struct nlmc_cbconn *c = &n->conns[i / FWD_PER_CONN];
 			struct nlmc_fwd *f = &c->fwd[i % FWD_PER_CONN];
 
-			if (c->fd >= 0 && f->port && f->port == sa_port(&from->sa) &&
+			if (c->fd >= 0 && f->port &&
+			    f->port == net_addr_port((const struct sockaddr *)&from->sa) &&
 			    f->xid == m.rm_xid && f->cookie_len == r.cookie.nlm4_netobj_len &&
 			    memcmp(f->cookie, r.cookie.nlm4_netobj_val, f->cookie_len) == 0) {
 				f->port = 0;

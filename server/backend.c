@@ -9,12 +9,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/resource.h>
 
 #include "common/base/clock.h"
 #include "common/base/log.h"
+#include "common/base/net.h"
 #include "common/rpc/rpc.h"
 #include "server/backend_int.h"
 #include "server/fh_index.h"
@@ -374,20 +373,12 @@ struct export *be_export_by_id(struct nfs_backend *be, uint32_t id)
  * transport that counts as one: RPC/RDMA, as on Linux's server. */
 static int from_secure_port(const struct nfs_req *req)
 {
-	const struct sockaddr *sa = req->client;
-	unsigned port;
+	int port;
 
 	if (req->secure_transport)
 		return 1;
-	if (sa == NULL)
-		return 0;
-	if (sa->sa_family == AF_INET)
-		port = ntohs(((const struct sockaddr_in *)(const void *)sa)->sin_port);
-	else if (sa->sa_family == AF_INET6)
-		port = ntohs(((const struct sockaddr_in6 *)(const void *)sa)->sin6_port);
-	else
-		return 0;
-	return port < 1024;
+	port = req->client ? net_addr_port(req->client) : -1;
+	return port >= 0 && port < 1024;
 }
 
 /* See backend_int.h. */

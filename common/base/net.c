@@ -271,14 +271,12 @@ int net_local_port(int fd)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
+	int port;
 
 	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
 		return -errno;
-	if (ss.ss_family == AF_INET)
-		return ntohs(((struct sockaddr_in *)&ss)->sin_port);
-	if (ss.ss_family == AF_INET6)
-		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-	return -EAFNOSUPPORT;
+	port = net_addr_port((const struct sockaddr *)&ss);
+	return port < 0 ? -EAFNOSUPPORT : port;
 }
 
 const char *net_addr_str(const struct sockaddr *sa, char *buf, size_t len)
@@ -359,6 +357,15 @@ bool net_addr_is_loopback(const struct sockaddr *sa)
 		return false;
 	return IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr) ||
 	       (v4_mapped(a6) && a6->sin6_addr.s6_addr[12] == 127);
+}
+
+int net_addr_port(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)(const void *)sa)->sin_port);
+	if (sa->sa_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)(const void *)sa)->sin6_port);
+	return -1;
 }
 
 void net_addr_set_port(struct sockaddr_storage *ss, unsigned port)

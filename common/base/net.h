@@ -65,6 +65,8 @@ bool net_addr_is_v6(const struct sockaddr *sa);
 bool net_addr_is_loopback(const struct sockaddr *sa);
 /* The port of an IPv4 or IPv6 address, set. */
 void net_addr_set_port(struct sockaddr_storage *ss, unsigned port);
+/* The port of an IPv4 or IPv6 address; -1 for another family. */
+int net_addr_port(const struct sockaddr *sa);
 /* The address of sa without its port into buf (NET_HOST_STRLEN bytes):
  * "192.0.2.1", "2001:db8::1", "fe80::1%eth0", an IPv4-mapped one as IPv4;
  * "?" when sa is neither. */

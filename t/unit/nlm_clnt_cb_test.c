@@ -342,66 +342,6 @@ static int tcp_to(struct fx *f)
 	return fd;
 }
 
-/* Over TCP a record-marked NULL call is answered on the connection, twice
- * (one call after another); a record longer than a callback can be, or
- * one that is not the last fragment, closes the connection. */
-static void tcp_records(void **state)
-{
-	struct fx *f = *state;
-	const uint32_t bad[] = {htonl(0x80000000u | (CB_MSG_MAX + 1)), htonl(100)};
-	char buf[512], c;
-	size_t len = rpc_call_record(buf, sizeof(buf), 9, NLM_PROGRAM, NLM_V4, NLM4_NULL,
-				     (xdrproc_t)xdr_void, NULL);
-	int fd;
-	XDR x;
-
-	fd = tcp_to(f);
-	assert_true(fd >= 0);
-	for (int i = 0; i < 2; i++) {
-		char ans[512];
-		struct rpc_msg r;
-		ssize_t got;
-
-		assert_int_equal(write(fd, buf, 4 + len), (ssize_t)(4 + len));
-		got = recv(fd, ans, sizeof(ans), 0);
-		assert_true(got > 4);
-		memset(&r, 0, sizeof(r));
-		r.acpted_rply.ar_results.proc = (xdrproc_t)xdr_void;
-		xdrmem_create(&x, ans + 4, (u_int)got - 4, XDR_DECODE);
-		assert_true(xdr_replymsg(&x, &r));
-		xdr_destroy(&x);
-		assert_int_equal(r.rm_xid, 9);
-		assert_int_equal(r.acpted_rply.ar_stat, SUCCESS);
-	}
-	close(fd);
-	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		fd = tcp_to(f);
-		assert_true(fd >= 0);
-		assert_int_equal(write(fd, &bad[i], 4), 4);
-		assert_int_equal(recv(fd, &c, 1, 0), 0); /* closed by the service */
-		close(fd);
-	}
-}
-
-/* Send a GRANTED of [0, 100), exclusive, for owner handle oh and file
- * handle fh (8 bytes) as one record with xid on TCP connection fd. */
-static void tcp_granted(int fd, uint32_t xid, char *oh, char *fh)
-{
-	char cookie[4] = "ck34", buf[512];
-	nlm4_testargs a = {.cookie = {sizeof(cookie), cookie},
-			   .exclusive = 1,
-			   .alock = {.caller_name = "server",
-				     .fh = {8, fh},
-				     .oh = {OH_LEN, oh},
-				     .svid = 7,
-				     .l_offset = 0,
-				     .l_len = 100}};
-	u_int len = rpc_call_record(buf, sizeof(buf), xid, NLM_PROGRAM, NLM_V4, NLM4_GRANTED_PROC,
-				    (xdrproc_t)xdr_nlm4_testargs, &a);
-
-	assert_int_equal(write(fd, buf, 4 + len), (ssize_t)(4 + len));
-}
-
 /* The next answer on TCP connection fd: its xid, and its NLM status in *st
  * (-1 where it has none, as a NULL's); the cookie of one with a status must
  * be tcp_granted's. */
@@ -430,6 +370,54 @@ static uint32_t tcp_answer(int fd, int *st)
 	}
 	xdr_destroy(&x);
 	return m.rm_xid;
+}
+
+/* Over TCP a record-marked NULL call is answered on the connection, twice
+ * (one call after another); a record longer than a callback can be, or
+ * one that is not the last fragment, closes the connection. */
+static void tcp_records(void **state)
+{
+	struct fx *f = *state;
+	const uint32_t bad[] = {htonl(0x80000000u | (CB_MSG_MAX + 1)), htonl(100)};
+	char buf[512], c;
+	size_t len = rpc_call_record(buf, sizeof(buf), 9, NLM_PROGRAM, NLM_V4, NLM4_NULL,
+				     (xdrproc_t)xdr_void, NULL);
+	int fd, st;
+
+	fd = tcp_to(f);
+	assert_true(fd >= 0);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(write(fd, buf, 4 + len), (ssize_t)(4 + len));
+		assert_int_equal(tcp_answer(fd, &st), 9); /* SUCCESS, no results */
+		assert_int_equal(st, -1);
+	}
+	close(fd);
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		fd = tcp_to(f);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, &bad[i], 4), 4);
+		assert_int_equal(recv(fd, &c, 1, 0), 0); /* closed by the service */
+		close(fd);
+	}
+}
+
+/* Send a GRANTED of [0, 100), exclusive, for owner handle oh and file
+ * handle fh (8 bytes) as one record with xid on TCP connection fd. */
+static void tcp_granted(int fd, uint32_t xid, char *oh, char *fh)
+{
+	char cookie[4] = "ck34", buf[512];
+	nlm4_testargs a = {.cookie = {sizeof(cookie), cookie},
+			   .exclusive = 1,
+			   .alock = {.caller_name = "server",
+				     .fh = {8, fh},
+				     .oh = {OH_LEN, oh},
+				     .svid = 7,
+				     .l_offset = 0,
+				     .l_len = 100}};
+	u_int len = rpc_call_record(buf, sizeof(buf), xid, NLM_PROGRAM, NLM_V4, NLM4_GRANTED_PROC,
+				    (xdrproc_t)xdr_nlm4_testargs, &a);
+
+	assert_int_equal(write(fd, buf, 4 + len), (ssize_t)(4 + len));
 }
 
 /* A GRANTED over TCP (an illumos server's callback) for an owner of another
