@@ -3,7 +3,8 @@
  * (common/base/net.c): net_host_str gives an address without its port, an
  * IPv4-mapped one as IPv4 and a link-local one with its scope; net_addr_str
  * adds the port, with an IPv6 address in brackets so that the port cannot
- * be read as part of it, and names what is neither IPv4 nor IPv6.
+ * be read as part of it, and names what is neither IPv4 nor IPv6;
+ * net_addr_port gives the port alone (-1 for another family).
  */
 #include <stdio.h>
 #include <string.h>
@@ -58,6 +59,10 @@ static void host_and_port(void **state)
 			    "127.0.0.1:65535");
 	assert_string_equal(net_host_str(addr_of(&ss, "::ffff:127.0.0.1", 1), buf, sizeof(buf)),
 			    "127.0.0.1");
+	/* the port alone */
+	assert_int_equal(net_addr_port(addr_of(&ss, "192.0.2.7", 2049)), 2049);
+	assert_int_equal(net_addr_port(addr_of(&ss, "2001:db8::1", 65535)), 65535);
+	assert_int_equal(net_addr_port(addr_of(&ss, "::1", 0)), 0);
 }
 
 /* A link-local address keeps its scope (the loopback interface's name). */
@@ -86,6 +91,7 @@ static void other_families(void **state)
 
 	(void)state;
 	assert_string_equal(net_addr_str((const struct sockaddr *)&un, buf, sizeof(buf)), "local");
+	assert_int_equal(net_addr_port((const struct sockaddr *)&un), -1);
 	assert_string_equal(net_addr_str(NULL, buf, sizeof(buf)), "?");
 	memset(&ss, 0, sizeof(ss));
 	ss.ss_family = AF_UNSPEC;
