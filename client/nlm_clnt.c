@@ -7,8 +7,9 @@
  * owner is named on the wire by an owner handle of 18 bytes: this client's
  * random cookie, the kernel's lock owner, and our callback port, so that a
  * GRANTED reaching another nfsrdma-client of this host (the one rpcbind names)
- * is forwarded here. The callback service is nlm_clnt_cb.c, reclaim after the
- * server restarts nlm_clnt_reclaim.c.
+ * is forwarded here. The callback service is nlm_clnt_cb.c (what it
+ * answers) and nlm_clnt_cbsock.c (its sockets), reclaim after the server
+ * restarts nlm_clnt_reclaim.c.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -44,8 +44,13 @@ struct nlmc_wait {
 #define CB_CONNS	8     /* TCP connections to it at once: the oldest goes */
 #define CB_CONN_IDLE_MS 60000 /* one without a call that long is closed */
 #define CB_PORT_TRIES	32    /* UDP ports tried for one free over TCP too */
-#define FWD_WAIT_MS	2000  /* a GRANTED passed to another mount: its answer awaited */
-#define FWD_PER_CONN	4     /* such answers awaited at once for one connection */
+/* A GRANTED forwarded to another client of this host has a header of
+ * FWD_HDR bytes: FWD_MAGIC, the caller's IPv6 (or IPv4-mapped) address,
+ * port, 2 spare bytes, scope id, and our address the call came to (the
+ * answer goes out from it); then the call. */
+#define FWD_HDR	     44
+#define FWD_WAIT_MS  2000 /* a GRANTED passed to another mount: its answer awaited */
+#define FWD_PER_CONN 4	  /* such answers awaited at once for one connection */
 
 /* A GRANTED that came over a TCP connection, passed to another mount of
  * this host: its xid and cookie, that mount's port (0: none), and till when
@@ -155,12 +160,15 @@ void nlmc_set_cookie(struct nlmc *n, uint32_t *c, nlm4_netobj *o);
 /* Fill alock for l (oh, OH_LEN bytes, is the caller's buffer). */
 void nlmc_fill_alock(struct nlmc *n, const struct nlmc_lock *l, char *oh, nlm4_lock *a);
 
-/* The callback service (nlm_clnt_cb.c). */
+/* The callback service: its calls (nlm_clnt_cb.c). */
 /* One datagram of len bytes in buf from from: a call to NLM, NSM or rpcbind
  * (GETPORT, GETADDR) for ourselves, or a GRANTED another client of this host forwards.
  * Answered, forwarded or dropped. The service's thread calls it for each
- * datagram; t/fuzz/fuzz_nlm_cb.c for each input. */
+ * datagram, and for each call on a TCP connection with n->reply_conn set;
+ * t/fuzz/fuzz_nlm_cb.c for each input. */
 void nlmc_serve_datagram(struct nlmc *n, char *buf, size_t len, const struct net_dgram_peer *from);
+
+/* The callback service: its sockets and thread (nlm_clnt_cbsock.c). */
 /* Read what came on the callback connection c and serve each whole call:
  * one fragment each, of at most CB_MSG_MAX (a callback is small); anything
  * else closes it. The service's thread (and the fuzz target). */

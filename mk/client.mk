@@ -9,8 +9,8 @@ libnfsrdma_a_SOURCES += \
 # The lock manager's client (NLM v4, its callback service, reclaim): only
 # nfsrdma-client has it (with FUSE), and its test; t/fuzz builds it too.
 CLIENT_NLM_SOURCES = client/nlm_clnt.c client/nlm_clnt.h client/nlm_clnt_int.h \
-	client/nlm_clnt_cb.c client/nlm_clnt_reclaim.c client/nlm_clnt_held.c \
-	client/nlm_clnt_held.h
+	client/nlm_clnt_cb.c client/nlm_clnt_cbsock.c client/nlm_clnt_reclaim.c \
+	client/nlm_clnt_held.c client/nlm_clnt_held.h
 
 sbin_PROGRAMS += nfsrdma-client
 nfsrdma_client_SOURCES = client/main.c client/client.h client/options.h client/options.c \

@@ -1,6 +1,6 @@
 /*
  * fuzz_nlm_cb: libFuzzer target for the nfsrdma-client's lock callback
- * service (client/nlm_clnt_cb.c), the UDP port where anyone on the network
+ * service (client/nlm_clnt_cb*.c), the UDP port where anyone on the network
  * reaches a client that runs as root: the server's GRANTED callbacks,
  * SM_NOTIFY, GRANTED calls another client of this host forwards (FWD_MAGIC)
  * and rpcbind's GETPORT and GETADDR. Each input is one datagram from 127.0.0.1 (so that the

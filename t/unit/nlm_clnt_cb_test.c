@@ -1,5 +1,5 @@
 /*
- * nlm_clnt_cb_test.c: the client's lock callback service (client/nlm_clnt_cb.c)
+ * nlm_clnt_cb_test.c: the client's lock callback service (client/nlm_clnt_cb*.c)
  * over loopback UDP and TCP, as a server reaches it: PMAP GETPORT and RPCB
  * GETADDR (versions 3 and 4, netids udp, udp6, tcp, tcp6) name its own port,
  * over IPv4 and over IPv6 where the host has it, a GRANTED for no request of
