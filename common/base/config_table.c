@@ -89,6 +89,7 @@ const char *config_join_names(const char *const *names, const char *sep, char *b
 
 static int check_provider(const char *s, char *why, size_t len);
 static int check_abs_path(const char *s, char *why, size_t len);
+static int check_abs_path_set(const char *s, char *why, size_t len);
 static int check_ceph_id(const char *s, char *why, size_t len);
 static int check_file_path(const char *s, char *why, size_t len);
 static int check_metrics_listen(const char *s, char *why, size_t len);
@@ -267,7 +268,7 @@ const struct cfg_entry config_main_table[] = {
 	       "the caller's identity unless the kernel already answered that caller for the file, "
 	       "a long reply) still goes to a worker."),
 	E_STR("server.handle_key_file", C, server.handle_key_file, "/var/lib/nfsrdma/handle.key",
-	      false, check_abs_path,
+	      false, check_abs_path_set,
 	      "Secret key that signs file handles, made at the first start if missing; "
 	      "handles outlive a restart only with the same key."),
 	E_ENUM("server.handles", C, server.handles, handles_names, CFG_HANDLES_AUTO,
@@ -287,7 +288,7 @@ const struct cfg_entry config_main_table[] = {
 	E_STR("server.pidfile", C, server.pidfile, NULL, false, check_abs_path,
 	      "Absolute path of a file to write the server's process id to; unset: none."),
 	E_STR("server.control_socket", C, server.control_socket, "/run/nfsrdma-server.sock", false,
-	      check_abs_path,
+	      check_abs_path_set,
 	      "Unix socket where the running server answers `nfsrdma-server -s` (stats)."),
 	E_BOOL("server.rpcbind", C, server.rpcbind, false,
 	       "Register NFS and MOUNT with the local rpcbind (off: do not disturb a kernel "
@@ -431,7 +432,7 @@ const struct cfg_entry config_export_table[] = {
 	E_ENUM("backend", X, backend, backend_names, CFG_BACKEND_POSIX,
 	       "What serves the files: posix (path is a local directory) or cephfs (path is the "
 	       "name clients mount; the files are ceph.root of a CephFS)."),
-	E_STR("ceph.conf_file", X, ceph.conf_file, "/etc/ceph/ceph.conf", false, check_abs_path,
+	E_STR("ceph.conf_file", X, ceph.conf_file, "/etc/ceph/ceph.conf", false, check_abs_path_set,
 	      "For backend = cephfs: the ceph.conf that names the cluster's monitors."),
 	E_STR("ceph.client_id", X, ceph.client_id, "admin", false, check_ceph_id,
 	      "For backend = cephfs: the cephx user the server mounts as, without \"client.\"."),
@@ -487,6 +488,16 @@ static int check_abs_path(const char *s, char *why, size_t len)
 		return -1;
 	}
 	return 0;
+}
+
+/* An absolute path that cannot be unset: "" is refused (it would store none). */
+static int check_abs_path_set(const char *s, char *why, size_t len)
+{
+	if (s[0] == '\0') {
+		snprintf(why, len, "an absolute path is needed (this setting cannot be empty)");
+		return -1;
+	}
+	return check_abs_path(s, why, len);
 }
 
 /* A cephx user name: letters, digits and . _ - only, at most 64 bytes. */

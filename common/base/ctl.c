@@ -14,6 +14,8 @@
 
 struct ctl {
 	int fd;
+	dev_t dev; /* the socket file bound, removed at stop only if still there */
+	ino_t ino;
 	struct evloop *loop;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	ctl_handler fn;
@@ -55,9 +57,38 @@ static void ctl_ready(void *arg)
 		serve_one(c, fd);
 }
 
+/* Make room for the socket at path: a socket left by a server that is gone
+ * is removed; one a server answers on, or a file of another kind, is not
+ * (-EADDRINUSE, -EEXIST, logged). */
+static int clear_stale(const char *path, const struct sockaddr_un *sa)
+{
+	struct stat st;
+	int fd, answered;
+
+	if (lstat(path, &st) < 0)
+		return 0;
+	if (!S_ISSOCK(st.st_mode)) {
+		log_err("control socket %s: a file that is not a socket is there", path);
+		return -EEXIST;
+	}
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return -errno;
+	answered = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0;
+	close(fd);
+	if (answered) {
+		log_err("control socket %s: another server answers there (a second server needs "
+			"a server.control_socket of its own)",
+			path);
+		return -EADDRINUSE;
+	}
+	unlink(path); /* a stale socket from a previous run */
+	return 0;
+}
+
 int ctl_start(const char *path, mode_t mode, ctl_handler fn, void *arg, struct ctl **out)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct stat st;
 	struct ctl *c;
 	int rc;
 
@@ -70,9 +101,13 @@ int ctl_start(const char *path, mode_t mode, ctl_handler fn, void *arg, struct c
 	c->fn = fn;
 	c->arg = arg;
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	unlink(path); /* a stale socket from a previous run */
+	if (c->fd >= 0 && (rc = clear_stale(path, &sa)) != 0) {
+		close(c->fd);
+		free(c);
+		return rc;
+	}
 	if (c->fd < 0 || bind(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chmod(path, mode) < 0 || listen(c->fd, 8) < 0) {
+	    chmod(path, mode) < 0 || listen(c->fd, 8) < 0 || lstat(path, &st) < 0) {
 		rc = -errno;
 		log_err("control socket %s: %s", path, strerror(errno));
 		if (c->fd >= 0)
@@ -80,6 +115,8 @@ int ctl_start(const char *path, mode_t mode, ctl_handler fn, void *arg, struct c
 		free(c);
 		return rc;
 	}
+	c->dev = st.st_dev;
+	c->ino = st.st_ino;
 	if ((rc = evloop_serve_fd(c->fd, ctl_ready, c, "nfsrdma-ctl", &c->loop)) != 0) {
 		close(c->fd);
 		unlink(path);
@@ -92,11 +129,15 @@ int ctl_start(const char *path, mode_t mode, ctl_handler fn, void *arg, struct c
 
 void ctl_stop(struct ctl *c)
 {
+	struct stat st;
+
 	if (!c)
 		return;
 	evloop_destroy(c->loop);
 	close(c->fd);
-	unlink(c->path);
+	/* not a socket that another server has put there since */
+	if (lstat(c->path, &st) == 0 && st.st_dev == c->dev && st.st_ino == c->ino)
+		unlink(c->path);
 	free(c);
 }
 

@@ -17,7 +17,9 @@
 struct ctl;
 typedef void (*ctl_handler)(const char *cmd, FILE *out, void *arg);
 
-/* Listen on path (a stale socket there is replaced), with the given mode. */
+/* Listen on path, with the given mode: a stale socket there is replaced; a
+ * socket another daemon answers on (-EADDRINUSE) or a file that is no socket
+ * (-EEXIST) is left alone. ctl_stop removes the socket if it is still ours. */
 int ctl_start(const char *path, mode_t mode, ctl_handler fn, void *arg, struct ctl **out);
 void ctl_stop(struct ctl *c);
 /* Client side: send cmd to the server at path and copy its answer to out. */

@@ -146,6 +146,12 @@ void string_checks(void **state)
 	       "2: server.pidfile: \"run/x.pid\" is not an absolute path",
 	       "2: server.listen.[1]: \"localhost\" is not an IPv4 or IPv6 address");
 	EXPECT_OK("rdma = { provider = \"soft\"; };\nserver = { pidfile = \"\"; };\n");
+	/* settings the server cannot go without take no "" */
+	EXPECT("server = { control_socket = \"\";\n handle_key_file = \"\"; };\n",
+	       "1: server.control_socket: an absolute path is needed (this setting cannot be "
+	       "empty)",
+	       "2: server.handle_key_file: an absolute path is needed (this setting cannot be "
+	       "empty)");
 }
 
 /* ------------------------------------------------------------------ exports */
