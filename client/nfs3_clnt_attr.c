@@ -132,6 +132,7 @@ void nfs3c_attr_update(struct nfs3c *c, uint64_t gen, const struct nfs3c_fh *fh,
 	uint32_t lo = (dir ? c->p.acdirmin : c->p.acregmin) * 1000u;
 	uint32_t hi = (dir ? c->p.acdirmax : c->p.acregmax) * 1000u;
 	struct attr_ent *e, **head;
+	uint64_t now;
 	int order;
 
 	if (c->p.noac)
@@ -154,16 +155,24 @@ void nfs3c_attr_update(struct nfs3c *c, uint64_t gen, const struct nfs3c_fh *fh,
 		pthread_mutex_unlock(&c->attr_lock);
 		return;
 	}
-	if (e->fh.len && same_attrs(&e->a, a))
-		e->timeout_ms = e->timeout_ms * 2 > hi ? hi : e->timeout_ms * 2;
-	else
+	/* As Linux's client: unchanged attributes double the timeout only once
+	 * it has run out since it was last set, not at every reply (a burst of
+	 * calls would otherwise take it to the maximum at once); a change sets
+	 * it back to the minimum. */
+	now = nfs3c_now_ms();
+	if (!e->fh.len || !same_attrs(&e->a, a)) {
 		e->timeout_ms = lo;
+		e->grown_ms = now;
+	} else if (now >= e->grown_ms + e->timeout_ms) {
+		e->timeout_ms = e->timeout_ms * 2 > hi ? hi : e->timeout_ms * 2;
+		e->grown_ms = now;
+	}
 	if (e->timeout_ms < lo)
 		e->timeout_ms = lo;
 	e->fh = *fh;
 	e->a = *a;
 	e->gen = __atomic_load_n(&c->attr_gen, __ATOMIC_RELAXED);
-	e->when_ms = nfs3c_now_ms();
+	e->when_ms = now;
 	e->next = *head;
 	*head = e;
 	trim_chain(c, head);

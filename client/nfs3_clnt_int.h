@@ -39,6 +39,7 @@ struct attr_ent {
 	fattr3 a;
 	uint64_t gen;	     /* the call generation when they came: later calls are newer */
 	uint64_t when_ms;    /* fetched at (monotonic) */
+	uint64_t grown_ms;   /* timeout_ms set at: it doubles once it has run out */
 	uint32_t timeout_ms; /* valid this long after when_ms */
 };
 

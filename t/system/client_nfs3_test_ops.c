@@ -244,6 +244,20 @@ void test_attr_cache(void **state)
 	assert_int_equal(nfs3c_getattr(f->c, NULL, &fh, 0, &a), 0);
 	assert_int_equal(a.size, 777); /* expired, fetched */
 	nfs3c_unmount(f->c);
+	/* unchanged attributes double the timeout only once it has run out: a
+	 * burst of replies leaves it at the minimum, not at acregmax */
+	p.acregmax = 60;
+	mount_with(f, &p);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(nfs3c_getattr(f->c, NULL, &fh, NFS3C_NOCACHE, &a), 0);
+	assert_in_range(nfs3c_attr_valid_ms(f->c, &fh), 1, 1000);
+	usleep(1100000);
+	assert_int_equal(nfs3c_getattr(f->c, NULL, &fh, NFS3C_NOCACHE, &a), 0);
+	assert_in_range(nfs3c_attr_valid_ms(f->c, &fh), 1001, 2000); /* run out: doubled */
+	assert_int_equal(truncate(path_in(f, "f"), 778), 0);
+	assert_int_equal(nfs3c_getattr(f->c, NULL, &fh, NFS3C_NOCACHE, &a), 0);
+	assert_in_range(nfs3c_attr_valid_ms(f->c, &fh), 1, 1000); /* changed: the minimum */
+	nfs3c_unmount(f->c);
 	p.noac = 1;
 	mount_with(f, &p);
 	assert_int_equal(truncate(path_in(f, "f"), 5), 0);
