@@ -77,8 +77,13 @@ static nfsstat3 made_object(struct be_obj *d, const char *name, int fd, const sa
 		if (fstat(own, &st) < 0)
 			s = nfs3_errno_to_stat(errno);
 		else if ((s = be_own_new(own, &d->st, &st)) == NFS3_OK &&
-			 (s = be_may_setattr(own, &st, &s2)) == NFS3_OK)
+			 (s = be_may_setattr(own, &st, &s2)) == NFS3_OK) {
+			/* a directory keeps the set-group-ID it took from its
+			 * parent, as one knfsd makes with the mode does */
+			if (S_ISDIR(st.st_mode) && (st.st_mode & S_ISGID))
+				s2.mode.set_mode3_u.mode |= S_ISGID;
 			s = nfs3_sattr_apply(own, &st, &s2);
+		}
 	}
 	if (s == NFS3_OK) {
 		be_post_fh(d->exp, d->fd, name, fh);

@@ -269,8 +269,9 @@ static void as_user(struct tenv *t, uint32_t uid, uint32_t gid)
 }
 
 /* A sticky directory keeps others' files from a caller; a set-group-ID one
- * gives its group to what is made in it; only the owner may chmod, and a
- * set-group-ID bit for a group the caller is not in is dropped. */
+ * gives its group to what is made in it, and its bit to directories; only
+ * the owner may chmod, and a set-group-ID bit for a group the caller is not
+ * in is dropped. */
 static void sticky_setgid_chmod(void **state)
 {
 	nfs_fh3 tmp = {{0}}, sg = {{0}}, a = {{0}}, b = {{0}};
@@ -311,6 +312,16 @@ static void sticky_setgid_chmod(void **state)
 	assert_int_equal(chmod_as(&t, &b, 02644), NFS3_OK);
 	assert_int_equal(stat(tpath(&t, "sg/b"), &st), 0);
 	assert_int_equal(st.st_mode & 07777, 02644);
+	/* a directory made in it keeps the set-group-ID it inherits (knfsd
+	 * makes it with the mode; Linux's mkdir gives it the bit) */
+	assert_int_equal(t_mkdir(&t, &sg, "d", NULL), NFS3_OK);
+	assert_int_equal(stat(tpath(&t, "sg/d"), &st), 0);
+	assert_int_equal(st.st_gid, 77);
+	assert_int_equal(st.st_mode & 07777, 02755);
+	as_user(&t, 0, 0);
+	assert_int_equal(t_mkdir(&t, &sg, "r", NULL), NFS3_OK);
+	assert_int_equal(stat(tpath(&t, "sg/r"), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 02755);
 	fh_free(&tmp);
 	fh_free(&sg);
 	fh_free(&a);
