@@ -548,14 +548,17 @@ int client_umount_main(int argc, char **argv)
 		return EXIT_MOUNT_FAIL;
 	}
 	/* a forced unmount aborts the FUSE connection; what held the mount lets go
-	 * a moment later */
+	 * a moment later, and the daemon may then unmount it itself: a mount
+	 * gone after a forced try (EINVAL) is what was asked for */
 	rc = osdep_umount(dir, flags);
 	for (int i = 0; rc == -EBUSY && (flags & OSDEP_UMOUNT_FORCE) && i < 10; i++) {
 		usleep(200000);
 		rc = osdep_umount(dir, flags);
+		if (rc == -EINVAL)
+			rc = 0;
 	}
 	if (rc == -EBUSY && (flags & OSDEP_UMOUNT_FORCE))
-		rc = osdep_umount(dir, flags | OSDEP_UMOUNT_DETACH);
+		rc = osdep_umount(dir, flags | OSDEP_UMOUNT_DETACH) == -EINVAL ? 0 : rc;
 	if (rc != 0) {
 		fprintf(stderr, "nfsrdma-client: cannot unmount %s: %s\n", dir,
 			rc == -EINVAL ? "not mounted" : strerror(-rc));

@@ -1,8 +1,9 @@
 #!/bin/bash
 # client_stop.sh: a hard mount whose server stops answering (the server
 # process is stopped with SIGSTOP: its connections stay up, nothing comes
-# back) can always be stopped: SIGTERM to the mount daemon, `umount -f` and a
-# lazy `fusermount3 -uz` each end the daemon within seconds, over RPC/RDMA and
+# back) can always be stopped: SIGTERM to the mount daemon, `umount -f`,
+# `nfsrdma-client umount -f` (which says it did, exit 0) and a lazy
+# `fusermount3 -uz` each end the daemon within seconds, over RPC/RDMA and
 # over TCP, and the reader that was waiting gets an error instead of hanging.
 . "$(dirname "$0")/client_lib.sh"
 need_fuse
@@ -18,8 +19,8 @@ gone_within() {
 	return 1
 }
 
-ways="sigterm umount-f fusermount-uz"
-plan $((2 * 3 * 3))
+ways="sigterm umount-f client-umount-f fusermount-uz"
+plan $((2 * 4 * 3 + 2))
 for proto in rdma tcp; do
 	for how in $ways; do
 		E=$T_SCRATCH/exp-$proto-$how M=$T_SCRATCH/mnt-$proto-$how
@@ -38,6 +39,12 @@ for proto in rdma tcp; do
 		case $how in
 		sigterm) kill -TERM $FG_PID ;;
 		umount-f) umount -f "$M" 2> /dev/null || umount -l "$M" ;;
+		client-umount-f)
+			"$CLIENT" umount -f "$M" 2> "$T_SCRATCH/umount.err"
+			rc=$?
+			[ $rc -eq 0 ] || diag "$(cat "$T_SCRATCH/umount.err")"
+			ok $rc "$proto, nfsrdma-client umount -f: exit 0"
+			;;
 		fusermount-uz) fusermount3 -uz "$M" ;;
 		esac
 		gone_within 20 $FG_PID
