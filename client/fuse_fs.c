@@ -21,10 +21,15 @@
  * the host's own headers say. */
 #define FUSE_RENAME_NOREPLACE (1u << 0)
 
-/* The file system a request is for. */
+/* The file system a request is for. Every operation starts here, so this is
+ * also where the calls the thread makes next are told whose they are: a
+ * killed caller's give up (nfs3c_caller_set). */
 struct nfsfs *nfsfs_of(fuse_req_t req)
 {
-	return fuse_req_userdata(req);
+	struct nfsfs *fs = fuse_req_userdata(req);
+
+	nfs3c_caller_set((int)fuse_req_ctx(req)->pid);
+	return fs;
 }
 
 /* The node behind a FUSE node id. */

@@ -12,12 +12,17 @@
 #include "client/nfs3_clnt_int.h"
 #include "common/base/config.h"
 #include "common/base/log.h"
+#include "common/base/osdep_mount.h"
 #include "common/rpc/rpc_tcp.h"
 #include "common/nfs/nfs_prog.h"
 
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
 #define STOP_GRACE_MS  5000 /* most a stop waits for the server: less if timeo is less */
+#define KILL_CHECK_MS  1000 /* how often a call waiting to reconnect looks at its caller */
+
+/* The thread the calls of this thread are for (nfs3c_caller_set), 0: none. */
+static __thread int caller_tid;
 
 /* See nfs3_clnt.h. */
 int nfs3c_connect_timeout_ms(const struct nfs3c_params *p)
@@ -521,6 +526,42 @@ static void account(struct nfs3c *c, const struct nfs3c_req *rq, int rc, unsigne
 	nfs3c_stat_add(&o->exec_us, (int64_t)(nfs3c_now_us() - start_us));
 }
 
+/* See nfs3_clnt.h. */
+void nfs3c_caller_set(int tid)
+{
+	caller_tid = tid;
+}
+
+/* Whether rq gives up once its caller is killed: not a WRITE or COMMIT,
+ * whose data outlives the writer (it is kept for sending again). */
+static int killable(const struct nfs3c_req *rq)
+{
+	return caller_tid > 0 &&
+	       !(rq->call.prog == NFS_PROGRAM &&
+		 (rq->call.proc == NFSPROC3_WRITE || rq->call.proc == NFSPROC3_COMMIT));
+}
+
+/* nfs3c_conn_get for rq: a killable call waits for a connection a second at
+ * a time and looks at its caller in between (-EINTR once it is killed). */
+static int conn_get_for(struct nfs3c *c, struct nfs3c_req *rq, uint64_t deadline)
+{
+	for (;;) {
+		uint64_t step = nfs3c_now_ms() + KILL_CHECK_MS;
+		int rc, stopping;
+
+		if (!killable(rq))
+			return nfs3c_conn_get(c, deadline, &rq->conn);
+		rc = nfs3c_conn_get(c, deadline && deadline < step ? deadline : step, &rq->conn);
+		pthread_mutex_lock(&c->lock);
+		stopping = c->giving_up || c->aborted || c->closing;
+		pthread_mutex_unlock(&c->lock);
+		if (rc != -EIO || stopping || (deadline && nfs3c_now_ms() >= deadline))
+			return rc;
+		if (osdep_thread_killed(caller_tid))
+			return -EINTR;
+	}
+}
+
 /* See nfs3_clnt_int.h. */
 int nfs3c_call(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_req *rq)
 {
@@ -536,7 +577,7 @@ int nfs3c_call(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_req *rq)
 	if (!rq->gen) /* the first send's: the reply may reflect any time after it */
 		rq->gen = __atomic_add_fetch(&c->attr_gen, 1, __ATOMIC_RELAXED);
 	for (;;) {
-		if ((rc = nfs3c_conn_get(c, deadline, &rq->conn)) != 0)
+		if ((rc = conn_get_for(c, rq, deadline)) != 0)
 			break;
 		if (!try_once(c, rq, &rc, &jukebox_ms))
 			goto done;
@@ -546,10 +587,18 @@ int nfs3c_call(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_req *rq)
 			rc = -EIO;
 			break;
 		}
+		/* hard or soft, a killed caller waits no longer (Linux's are killable) */
+		if (killable(rq) && osdep_thread_killed(caller_tid)) {
+			rc = -EINTR;
+			break;
+		}
 	}
 	if (rc == -EIO)
 		log_err("server %s: giving up on proc %u after %d ms", c->host, rq->call.proc,
 			c->p.retry_ms);
+	else if (rc == -EINTR)
+		log_info("server %s: proc %u given up: thread %d that it was for was killed",
+			 c->host, rq->call.proc, caller_tid);
 done:
 	account(c, rq, rc, sent, start_us);
 	return rc;

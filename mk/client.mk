@@ -98,7 +98,7 @@ CLIENT_SH_TESTS = t/system/client_errors.sh t/system/client_mount.sh \
 	t/system/client_ganesha.sh t/system/client_daemon.sh t/system/client_fullfs.sh \
 	t/system/client_stop.sh t/system/client_posix.sh t/system/client_exerciser.sh \
 	t/system/client_stats.sh t/system/client_locks.sh \
-	t/system/client_lock_rpcb.sh
+	t/system/client_lock_rpcb.sh t/system/client_kill.sh
 TESTS += $(CLIENT_SH_TESTS)
 dist_check_SCRIPTS += $(CLIENT_SH_TESTS) t/system/client_lib.sh
 

@@ -1,7 +1,8 @@
 /*
  * osdep_mount.h: what the FUSE mount (client/mount.c) needs from the OS, one
  * implementation per OS in platform/<os>/osdep_mount.c: whether a directory is
- * a FUSE mount, whether a mount of a type is on it, and unmounting. Each
+ * a FUSE mount, whether a mount of a type is on it, unmounting, and whether
+ * the thread a FUSE request is for has been killed. Each
  * returns 0 or a negative errno unless said otherwise.
  */
 #ifndef NFSRDMA_OSDEP_MOUNT_H
@@ -19,5 +20,10 @@ int osdep_is_fuse(const char *dir);
 int osdep_mounted(const char *dir, const char *fstype);
 /* Unmount dir; -ENOTSUP for a flag the OS does not have. */
 int osdep_umount(const char *dir, unsigned flags);
+/* 1 if thread tid (the pid a FUSE request names) has been killed: a fatal
+ * signal is pending on it (the kernel makes it a SIGKILL on every thread of
+ * the process); 0 if not, or if that cannot be told (gone, or an OS that
+ * does not say). */
+int osdep_thread_killed(int tid);
 
 #endif

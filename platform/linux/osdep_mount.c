@@ -1,9 +1,10 @@
 /*
  * osdep_mount.c (Linux): the FUSE mount's OS side (common/base/osdep_mount.h):
- * statfs's magic number, /proc/self/mounts, umount2.
+ * statfs's magic number, /proc/self/mounts, umount2, /proc/TID/status.
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -46,4 +47,24 @@ int osdep_umount(const char *dir, unsigned flags)
 		(flags & OSDEP_UMOUNT_NOFOLLOW ? UMOUNT_NOFOLLOW : 0);
 
 	return umount2(dir, f) < 0 ? -errno : 0;
+}
+
+/* See osdep_mount.h: SIGKILL among the signals pending on the thread
+ * (SigPnd) or its process (ShdPnd), as /proc/TID/status gives them. */
+int osdep_thread_killed(int tid)
+{
+	char path[64], line[256];
+	unsigned long long mask;
+	int killed = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	if (tid <= 0 || (f = fopen(path, "re")) == NULL)
+		return 0;
+	while (!killed && fgets(line, sizeof(line), f))
+		killed = (sscanf(line, "SigPnd: %llx", &mask) == 1 ||
+			  sscanf(line, "ShdPnd: %llx", &mask) == 1) &&
+			 (mask & (1ull << (SIGKILL - 1)));
+	fclose(f);
+	return killed;
 }

@@ -52,6 +52,16 @@ start_server() {
 	return 1
 }
 
+# gone_within SECONDS PID: whether PID has exited within SECONDS
+gone_within() {
+	local i
+	for ((i = 0; i < $1 * 10; i++)); do
+		kill -0 "$2" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # stop_server PID [SIGNAL]
 stop_server() {
 	kill -"${2:-TERM}" "$1" 2>/dev/null

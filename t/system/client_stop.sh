@@ -9,16 +9,6 @@
 need_fuse
 scratch
 
-# gone_within SECONDS PID: whether PID has exited within SECONDS
-gone_within() {
-	local i
-	for ((i = 0; i < $1 * 10; i++)); do
-		kill -0 "$2" 2>/dev/null || return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 ways="sigterm umount-f client-umount-f fusermount-uz"
 plan $((2 * 4 * 3 + 2))
 for proto in rdma tcp; do
