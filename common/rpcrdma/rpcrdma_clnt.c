@@ -593,8 +593,8 @@ static int await_established(struct rr_conn *c, int timeout_ms)
 				return 0;
 			case VB_CM_REJECTED:
 				return -ECONNREFUSED;
-			case VB_CM_UNREACHABLE:
-				return -EHOSTUNREACH;
+			case VB_CM_UNREACHABLE: /* the provider's reason: refused, timed out... */
+				return ev.status < 0 ? ev.status : -EHOSTUNREACH;
 			default:
 				return ev.status ? ev.status : -ECONNRESET;
 			}

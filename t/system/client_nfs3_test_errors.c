@@ -51,7 +51,7 @@ void test_mount_errors(void **state)
 	expect_mount_error(&p, -ECONNREFUSED, "Connection refused");
 	params(f, &p, NFS3C_PROTO_RDMA, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY);
 	p.port = port;
-	expect_mount_error(&p, -EHOSTUNREACH, "cannot connect");
+	expect_mount_error(&p, -ECONNREFUSED, "over rdma: Connection refused");
 	params(f, &p, NFS3C_PROTO_RDMA, RR_MODE_READ_WRITE, RR_REG_ZEROCOPY);
 	p.export = "/no/such/export";
 	expect_mount_error(&p, -ENOENT, "MNT3ERR_NOENT");
