@@ -117,6 +117,13 @@ static int parse_args(int argc, char **argv, struct server_opts *o)
 	}
 	if (optind < argc)
 		return cli_usage_error("nfsrdma-server", "unexpected argument '%s'", argv[optind]);
+	if (o->test + o->defaults + o->stats + o->exports + o->reload > 1)
+		return cli_usage_error("nfsrdma-server",
+				       "-t, -D, -s, -e and -r do not go together: "
+				       "give one");
+	if ((o->test || o->defaults || o->stats || o->exports || o->reload) && o->foreground)
+		return cli_usage_error("nfsrdma-server", "-F and -d are for serving: not with -t, "
+							 "-D, -s, -e or -r");
 	return 0;
 }
 
@@ -313,9 +320,10 @@ static int server_run(const struct server_opts *o)
 	report(fd, 0);
 	srv.log_debug = o->debug;
 	daemon_notify_ready(&srv); /* the listeners are up: daemon_start opened them */
+	/* detached, the server has no standard error left: syslog, as
+	 * rpc.mountd's messages go once it is in the background */
 	if (!o->debug && (srv.cfg.log.destination == CFG_LOG_SYSLOG || fd >= 0))
-		log_open("nfsrdma-server", srv.cfg.log.destination == CFG_LOG_SYSLOG,
-			 srv.cfg.log.level);
+		log_open("nfsrdma-server", 1, srv.cfg.log.level);
 	for (;;) {
 		if (sigwait(&set, &sig) != 0)
 			continue;

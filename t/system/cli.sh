@@ -19,7 +19,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/cli.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 ln -s "$client" "$tmp/mount.nfsrdma"
 
-plan 53
+plan 55
 
 # run CMD...: status in $st, stdout in $tmp/out, stderr in $tmp/err.
 run() {
@@ -70,6 +70,10 @@ done
 # operands
 run "$server" stray
 is_usage_error 2 "unexpected argument 'stray'" "nfsrdma-server with an operand"
+run "$server" -s -r
+is_usage_error 2 "do not go together" "nfsrdma-server with two of -t -D -s -e -r"
+run "$server" -t -F
+is_usage_error 2 "-F and -d are for serving" "nfsrdma-server -t with -F"
 run "$client"
 is_usage_error 2 "no verb" "nfsrdma-client without a verb"
 run "$client" frobnicate
