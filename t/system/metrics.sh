@@ -45,7 +45,7 @@ value() {
 	awk -v s="$2" '$1 == s { v = $2 } END { print v + 0 }' "$1"
 }
 
-plan 17
+plan 18
 for attempt in 1 2 3; do
 	TCP=$(free_port)
 	RDMA=$(free_port)
@@ -109,6 +109,13 @@ awk '/^# HELP /{h[$3]=1} /^# TYPE /{t[$3]=$4}
 	END { exit bad }' "$T/m2" >"$T/bad"
 check "every sample belongs to an nfsrdma_* family with # HELP and # TYPE" [ ! -s "$T/bad" ]
 head -3 "$T/bad" | sed 's/^/# /'
+# and every family is in nfsrdma-metrics(7)
+man7=${top_srcdir:-$(dirname "$0")/../..}/man/nfsrdma-metrics.7
+awk '/^# TYPE /{print $3}' "$T/m2" | sort -u | while read -r fam; do
+	grep -qx "\.BR\? $fam\( :\)\?" "$man7" || echo "$fam"
+done >"$T/undoc"
+check "every family is documented in nfsrdma-metrics(7)" [ ! -s "$T/undoc" ]
+sed 's/^/# not in the man page: /' "$T/undoc"
 kill "$IO" 2>/dev/null
 wait "$IO" 2>/dev/null
 IO=
