@@ -121,8 +121,8 @@ static int make_tmpdir(void **state)
 /* Group teardown: remove the scratch files and directory. */
 static int remove_tmpdir(void **state)
 {
-	const char *names[] = {"test.conf", "defaults.conf", "key.ok",
-			       "key.open",  "key.empty",     "t.exports"};
+	const char *names[] = {"test.conf", "defaults.conf", "key.ok", "key.open",
+			       "key.empty", "key.short",     "key.16", "t.exports"};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		unlink(tmp_path(names[i]));

@@ -239,7 +239,7 @@ static void expect_key_error(const char *text, const char *prefix, const char *k
 	EXPECT(text, want);
 }
 
-/* hmac-sha256 needs a key file that is regular, non-empty and private. */
+/* hmac-sha256 needs a key file that is regular, private and of a key's length. */
 void integrity_needs_a_safe_key(void **state)
 {
 	char text[512];
@@ -249,6 +249,8 @@ void integrity_needs_a_safe_key(void **state)
 	write_file("key.ok", "0123456789abcdef0123456789abcdef\n", 0600);
 	write_file("key.open", "0123456789abcdef0123456789abcdef\n", 0640);
 	write_file("key.empty", "", 0600);
+	write_file("key.short", "0123456789abcde\n", 0600);
+	write_file("key.16", "0123456789abcdef", 0600);
 	/* relative key files are resolved from the config file's directory */
 	EXPECT_OK(
 		"server = { integrity = { mode = \"hmac-sha256\"; key_file = \"key.ok\"; }; };\n");
@@ -262,6 +264,13 @@ void integrity_needs_a_safe_key(void **state)
 	expect_key_error("client = { integrity = { mode = \"hmac-sha256\"; key_file = "
 			 "\"key.empty\"; }; };\n",
 			 "1: client.integrity.key_file: ", "key.empty", " is empty");
+	/* as loaded: 16 to 64 bytes, a trailing newline not counted */
+	expect_key_error("client = { integrity = { mode = \"hmac-sha256\"; key_file = "
+			 "\"key.short\"; }; };\n",
+			 "1: client.integrity.key_file: ", "key.short",
+			 ": the key must be 16 to 64 bytes");
+	EXPECT_OK("client = { integrity = { mode = \"hmac-sha256\"; key_file = \"key.16\"; }; "
+		  "};\n");
 	expect_key_error(
 		"client = { integrity = { mode = \"hmac-sha256\"; key_file = \"nokey\"; }; };\n",
 		"1: client.integrity.key_file: ", "nokey",
