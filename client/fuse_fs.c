@@ -28,7 +28,7 @@ struct nfsfs *nfsfs_of(fuse_req_t req)
 {
 	struct nfsfs *fs = fuse_req_userdata(req);
 
-	nfs3c_caller_set((int)fuse_req_ctx(req)->pid);
+	(void)nfs3c_caller_set((int)fuse_req_ctx(req)->pid);
 	return fs;
 }
 

@@ -89,7 +89,7 @@ int nfsfs_silly_rename(struct nfsfs *fs, const struct rpc_cred *cr, const struct
 	struct nfsfs_node *n;
 	struct nfs3c_fh fh;
 	fattr3 a;
-	int rc, open;
+	int rc, open, tid;
 
 	if (__atomic_load_n(&fs->nopen, __ATOMIC_RELAXED) == 0)
 		return 0;
@@ -104,9 +104,16 @@ int nfsfs_silly_rename(struct nfsfs *fs, const struct rpc_cred *cr, const struct
 	pthread_mutex_unlock(&fs->lock);
 	if (!open || rc || (n && n->silly.name[0]))
 		return rc;
-	if ((rc = silly_name(fs, cr, dir, a.fileid, s.name, sizeof(s.name))) != 0 ||
-	    (rc = nfs3c_rename(fs->c, cr, dir, name, dir, s.name)) != 0)
+	/* not given up for a killed caller: a RENAME sent and then abandoned
+	 * could leave a hidden name that nobody removes */
+	tid = nfs3c_caller_set(0);
+	rc = silly_name(fs, cr, dir, a.fileid, s.name, sizeof(s.name));
+	if (rc == 0)
+		rc = nfs3c_rename(fs->c, cr, dir, name, dir, s.name);
+	if (rc != 0) {
+		nfs3c_caller_set(tid);
 		return rc;
+	}
 	s.dir = *dir;
 	s.cred = *cr;
 	log_debug("%s is open: renamed to %s until its last close", name, s.name);
@@ -117,9 +124,10 @@ int nfsfs_silly_rename(struct nfsfs *fs, const struct rpc_cred *cr, const struct
 	}
 	pthread_mutex_unlock(&fs->lock);
 	/* closed meanwhile: nobody is left to remove it */
-	if (s.name[0] && (rc = silly_remove(fs, &s)) != 0)
-		return rc;
-	return 1;
+	if (s.name[0])
+		rc = silly_remove(fs, &s);
+	nfs3c_caller_set(tid);
+	return rc != 0 ? rc : 1;
 }
 
 /* See fuse_fs.h: at unmount, the hidden names of files still open. */

@@ -21,8 +21,9 @@
 #define STOP_GRACE_MS  5000 /* most a stop waits for the server: less if timeo is less */
 #define KILL_CHECK_MS  1000 /* how often a call waiting to reconnect looks at its caller */
 
-/* The thread the calls of this thread are for (nfs3c_caller_set), 0: none. */
-static __thread int caller_tid;
+/* The thread the calls of this thread are for (nfs3c_caller_set), 0: none;
+ * caller_dead once a call found it killed: the op's later calls are not sent. */
+static __thread int caller_tid, caller_dead;
 
 /* See nfs3_clnt.h. */
 int nfs3c_connect_timeout_ms(const struct nfs3c_params *p)
@@ -526,12 +527,6 @@ static void account(struct nfs3c *c, const struct nfs3c_req *rq, int rc, unsigne
 	nfs3c_stat_add(&o->exec_us, (int64_t)(nfs3c_now_us() - start_us));
 }
 
-/* See nfs3_clnt.h. */
-void nfs3c_caller_set(int tid)
-{
-	caller_tid = tid;
-}
-
 /* Whether rq gives up once its caller is killed: not a WRITE or COMMIT,
  * whose data outlives the writer (it is kept for sending again). */
 static int killable(const struct nfs3c_req *rq)
@@ -539,6 +534,24 @@ static int killable(const struct nfs3c_req *rq)
 	return caller_tid > 0 &&
 	       !(rq->call.prog == NFS_PROGRAM &&
 		 (rq->call.proc == NFSPROC3_WRITE || rq->call.proc == NFSPROC3_COMMIT));
+}
+
+/* See nfs3_clnt.h. */
+int nfs3c_caller_set(int tid)
+{
+	int was = caller_tid;
+
+	caller_tid = tid;
+	caller_dead = 0;
+	return was;
+}
+
+/* Whether killable rq's caller has been killed (it stays so for the op). */
+static int caller_killed(const struct nfs3c_req *rq)
+{
+	if (killable(rq) && !caller_dead && osdep_thread_killed(caller_tid))
+		caller_dead = 1;
+	return killable(rq) && caller_dead;
 }
 
 /* nfs3c_conn_get for rq: a killable call waits for a connection a second at
@@ -557,7 +570,7 @@ static int conn_get_for(struct nfs3c *c, struct nfs3c_req *rq, uint64_t deadline
 		pthread_mutex_unlock(&c->lock);
 		if (rc != -EIO || stopping || (deadline && nfs3c_now_ms() >= deadline))
 			return rc;
-		if (osdep_thread_killed(caller_tid))
+		if (caller_killed(rq))
 			return -EINTR;
 	}
 }
@@ -576,6 +589,10 @@ int nfs3c_call(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_req *rq)
 		rq->call.xid = new_xid(c); /* kept by retransmissions after a break */
 	if (!rq->gen) /* the first send's: the reply may reflect any time after it */
 		rq->gen = __atomic_add_fetch(&c->attr_gen, 1, __ATOMIC_RELAXED);
+	if (caller_killed(rq)) {
+		rc = -EINTR; /* not sent: an earlier call of the op found it killed */
+		goto done;
+	}
 	for (;;) {
 		if ((rc = conn_get_for(c, rq, deadline)) != 0)
 			break;
@@ -588,7 +605,7 @@ int nfs3c_call(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_req *rq)
 			break;
 		}
 		/* hard or soft, a killed caller waits no longer (Linux's are killable) */
-		if (killable(rq) && osdep_thread_killed(caller_tid)) {
+		if (caller_killed(rq)) {
 			rc = -EINTR;
 			break;
 		}

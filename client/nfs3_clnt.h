@@ -159,12 +159,13 @@ void nfs3c_shutdown(struct nfs3c *c);
  * nfs3c_shutdown says, which it starts. */
 void nfs3c_unmount(struct nfs3c *c);
 /* The local thread that the calls this thread makes from now on are for (a
- * FUSE request's caller), 0: none. Once it has been killed, such a call
- * stops retrying and fails with -EINTR, hard mount or not, as Linux's are
- * killable: at once between tries, within a second while it waits to
- * reconnect, after at most timeo while it waits for a reply. WRITE and
- * COMMIT go on: their data outlives the writer. */
-void nfs3c_caller_set(int tid);
+ * FUSE request's caller), 0: none; returns the previous one. Once it has
+ * been killed, such a call stops retrying and fails with -EINTR, hard mount
+ * or not, as Linux's are killable: at once between tries, within a second
+ * while it waits to reconnect, after at most timeo while it waits for a
+ * reply; and the thread's later calls for it fail unsent. WRITE and COMMIT
+ * go on: their data outlives the writer. */
+int nfs3c_caller_set(int tid);
 
 const struct nfs3c_fh *nfs3c_root(const struct nfs3c *c);
 /* The transfer sizes in use (after FSINFO), and the server's maximum file size. */

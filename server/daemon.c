@@ -352,7 +352,10 @@ int daemon_start(struct nfsrdma_server *s, struct nfsrdma_config *cfg)
 	pthread_mutex_init(&s->reload_lock, NULL);
 	s->cfg = *cfg;
 	memset(cfg, 0, sizeof(*cfg));
-	if ((rc = write_pidfile(s)) != 0)
+	/* a running server's pidfile or control socket: stop before anything
+	 * it would see (its NSM state and SM_NOTIFY to its clients, its rpcbind
+	 * entries) */
+	if ((rc = write_pidfile(s)) != 0 || (rc = ctl_check_free(c->server.control_socket)) != 0)
 		goto fail;
 	if (c->server.integrity.mode == CFG_INTEGRITY_HMAC_SHA256) {
 		rc = integrity_key_load(c->server.integrity.key_file, &s->key, err, sizeof(err));

@@ -57,32 +57,38 @@ static void ctl_ready(void *arg)
 		serve_one(c, fd);
 }
 
-/* Make room for the socket at path: a socket left by a server that is gone
- * is removed; one a server answers on, or a file of another kind, is not
- * (-EADDRINUSE, -EEXIST, logged). */
-static int clear_stale(const char *path, const struct sockaddr_un *sa)
+/* See ctl.h: whether path is free for a control socket (nothing there, or a
+ * socket nobody answers on: refused). Never blocks: a listener whose
+ * backlog is full (a stopped server) counts as answering. */
+int ctl_check_free(const char *path)
 {
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct stat st;
-	int fd, answered;
+	int fd, rc;
 
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
 	if (lstat(path, &st) < 0)
-		return 0;
+		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISSOCK(st.st_mode)) {
 		log_err("control socket %s: a file that is not a socket is there", path);
 		return -EEXIST;
 	}
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+	strcpy(sa.sun_path, path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0)
 		return -errno;
-	answered = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0;
+	rc = connect(fd, (const struct sockaddr *)&sa, sizeof(sa)) == 0 ? 0 : errno;
 	close(fd);
-	if (answered) {
+	if (rc == ECONNREFUSED)
+		return 0; /* stale: left by a server that is gone */
+	if (rc == 0 || rc == EAGAIN || rc == EINPROGRESS) {
 		log_err("control socket %s: another server answers there (a second server needs "
 			"a server.control_socket of its own)",
 			path);
 		return -EADDRINUSE;
 	}
-	unlink(path); /* a stale socket from a previous run */
-	return 0;
+	log_err("control socket %s: %s", path, strerror(rc));
+	return -rc;
 }
 
 int ctl_start(const char *path, mode_t mode, ctl_handler fn, void *arg, struct ctl **out)
@@ -101,11 +107,12 @@ int ctl_start(const char *path, mode_t mode, ctl_handler fn, void *arg, struct c
 	c->fn = fn;
 	c->arg = arg;
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (c->fd >= 0 && (rc = clear_stale(path, &sa)) != 0) {
+	if (c->fd >= 0 && (rc = ctl_check_free(path)) != 0) {
 		close(c->fd);
 		free(c);
 		return rc;
 	}
+	unlink(path); /* a stale socket from a previous run, if any */
 	if (c->fd < 0 || bind(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    chmod(path, mode) < 0 || listen(c->fd, 8) < 0 || lstat(path, &st) < 0) {
 		rc = -errno;

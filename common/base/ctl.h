@@ -21,6 +21,10 @@ typedef void (*ctl_handler)(const char *cmd, FILE *out, void *arg);
  * socket another daemon answers on (-EADDRINUSE) or a file that is no socket
  * (-EEXIST) is left alone. ctl_stop removes the socket if it is still ours. */
 int ctl_start(const char *path, mode_t mode, ctl_handler fn, void *arg, struct ctl **out);
+/* 0 if ctl_start may take path: nothing there, or a socket left by a daemon
+ * that is gone; else -EADDRINUSE, -EEXIST or another negative errno (logged).
+ * A daemon asks before it does anything another one would see. */
+int ctl_check_free(const char *path);
 void ctl_stop(struct ctl *c);
 /* Client side: send cmd to the server at path and copy its answer to out. */
 int ctl_query(const char *path, const char *cmd, FILE *out);

@@ -38,7 +38,7 @@ write_conf() { # write_conf FILE ACCESS [EXTRA-EXPORT]
 URL="nfs://127.0.0.1$T/export"
 Q="?version=3&nfsport=$TCP&mountport=$TCP"
 
-plan 30
+plan 31
 write_conf "$T/srv.conf" rw ""
 # a port may be taken between choosing and binding it: choose again then
 for attempt in 1 2 3; do
@@ -117,9 +117,12 @@ check "a port in use stops start-up with a clear message" \
 	bash -c "[ $? -ne 0 ] && grep -q 'cannot listen on TCP 127.0.0.1:$TCP' '$T/taken.log'"
 sed -e "s|$T/server.pid|$T/other.pid|" -e "s|rdma_port = $RDMA|rdma_port = $(free_port)|" \
 	-e "s|tcp_port = $TCP|tcp_port = $(free_port)|" "$T/srv.conf" >"$T/sock.conf"
+state0=$(cat "$T/sm/state" 2>&1)
 timeout 20 "$S" -F -f "$T/sock.conf" >"$T/sock.log" 2>&1
 check "a second server on the same control socket is refused and says so" \
 	bash -c "[ $? -ne 0 ] && grep -q 'control socket $T/ctl.sock: another server answers there' '$T/sock.log'"
+check "before it touched the first one's NSM state (no restart told to its clients)" \
+	bash -c "[ -s '$T/sm/state' ] && [ \"\$(cat '$T/sm/state')\" = '$state0' ]"
 check "and the first one still answers on it" \
 	bash -c "'$S' -s -f '$T/srv.conf' 2>&1 | grep -q '^rdma.device soft'"
 sed -e "s|$T/export\"|$T/missing\"|" -e "s|rdma_port = $RDMA|rdma_port = $(free_port)|" \
