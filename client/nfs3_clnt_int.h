@@ -20,6 +20,7 @@
 #define NFS3C_ATTR_CHAIN_MAX 8
 #define NFS3C_FILE_BUCKETS   256
 #define NFS3C_MAX_IO	     (1u << 20) /* the largest transfer size we use */
+#define NFS3C_BACKOFF_MAX_MS 5000 /* the longest wait between reconnections, or JUKEBOX tries */
 
 /* One connection to the server: nconnect transports, each its own RPC
  * client (on RDMA its own device, event loop and credits); calls take them in
@@ -173,7 +174,7 @@ uint64_t nfs3c_now_ms(void);
 uint64_t nfs3c_now_us(void);
 
 /* Send, retrying over new connections after a break or timeout, and after
- * NFS3ERR_JUKEBOX; 0 with results, or -errno. */
+ * NFS3ERR_JUKEBOX; 0 with results, or -errno (nfs3_clnt_call.c). */
 int nfs3c_call(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_req *rq);
 void nfs3c_call_done(struct nfs3c *c, struct nfs3c_req *rq);
 /* A connection for a call; conn_put gives it back, broken when it failed. */
@@ -181,6 +182,8 @@ int nfs3c_conn_get(struct nfs3c *c, uint64_t deadline_ms, struct nfs3c_conn **ou
 void nfs3c_conn_put(struct nfs3c *c, struct nfs3c_conn *cn, int broken);
 /* Stop using the current connection; it goes when its last call ends. */
 void nfs3c_conn_close(struct nfs3c *c);
+/* Move to the next head (c->lock held): the next connection goes there. */
+void nfs3c_head_next(struct nfs3c *c, const char *why);
 
 /* The NFS call of proc on c, with argument and result routines. */
 void nfs3c_req_init(struct nfs3c_req *rq, uint32_t proc, xdrproc_t xa, void *args, xdrproc_t xr,

@@ -2,7 +2,7 @@
 # programs can use it), nfsrdma-client (mount helper through FUSE, umount,
 # bench), installed also as mount.nfsrdma, and its tests.
 libnfsrdma_a_SOURCES += \
-	client/nfs3_clnt.h client/nfs3_clnt_int.h client/nfs3_clnt.c \
+	client/nfs3_clnt.h client/nfs3_clnt_int.h client/nfs3_clnt.c client/nfs3_clnt_call.c \
 	client/nfs3_clnt_mount.c client/nfs3_clnt_attr.c client/nfs3_clnt_wrec.c client/nfs3_clnt_ops.c \
 	client/nfs3_clnt_dir.c client/nfs3_clnt_io.c client/nfs3_clnt_ordma.c client/nfs3_clnt_stats.c
 
