@@ -132,7 +132,9 @@ int nfs3c_caller_set(int tid)
 	return was;
 }
 
-/* Whether killable rq's caller has been killed (it stays so for the op). */
+/* Whether killable rq's caller has been killed (it stays so for the op).
+ * It reads /proc: asked only after a try failed or while a call waits, never
+ * on the way to a send. */
 static int caller_killed(const struct nfs3c_req *rq)
 {
 	if (killable(rq) && !caller_dead && osdep_thread_killed(caller_tid))
@@ -175,7 +177,7 @@ int nfs3c_call(struct nfs3c *c, const struct rpc_cred *cr, struct nfs3c_req *rq)
 		rq->call.xid = new_xid(c); /* kept by retransmissions after a break */
 	if (!rq->gen) /* the first send's: the reply may reflect any time after it */
 		rq->gen = __atomic_add_fetch(&c->attr_gen, 1, __ATOMIC_RELAXED);
-	if (caller_killed(rq)) {
+	if (killable(rq) && caller_dead) {
 		rc = -EINTR; /* not sent: an earlier call of the op found it killed */
 		goto done;
 	}

@@ -75,7 +75,7 @@ static int parse_args(int argc, char **argv, struct server_opts *o)
 	static const struct option longs[] = {{"help", no_argument, NULL, 'h'},
 					      {"version", no_argument, NULL, 'V'},
 					      {NULL, 0, NULL, 0}};
-	int ch;
+	int ch, modes;
 
 	o->config_file = DEFAULT_CONFIG;
 	opterr = 0;
@@ -117,11 +117,11 @@ static int parse_args(int argc, char **argv, struct server_opts *o)
 	}
 	if (optind < argc)
 		return cli_usage_error("nfsrdma-server", "unexpected argument '%s'", argv[optind]);
-	if (o->test + o->defaults + o->stats + o->exports + o->reload > 1)
+	modes = o->test + o->defaults + o->stats + o->exports + o->reload;
+	if (modes > 1)
 		return cli_usage_error("nfsrdma-server",
-				       "-t, -D, -s, -e and -r do not go together: "
-				       "give one");
-	if ((o->test || o->defaults || o->stats || o->exports || o->reload) && o->foreground)
+				       "-t, -D, -s, -e and -r do not go together: give one");
+	if (modes && o->foreground)
 		return cli_usage_error("nfsrdma-server", "-F and -d are for serving: not with -t, "
 							 "-D, -s, -e or -r");
 	return 0;

@@ -77,6 +77,11 @@ struct cfg_cache {
 	unsigned low_watermark;	 /* percent of budget reclaim stops at; < high_watermark */
 };
 
+/* The length of a key in a key_file, one trailing newline not counted: what
+ * the configuration check takes, and common/rpc/integrity.h loads. */
+#define CFG_KEY_MIN 16
+#define CFG_KEY_MAX 64
+
 /* An "integrity" group: per-message HMAC and where its key is. */
 struct cfg_integrity {
 	enum cfg_integrity_mode mode;

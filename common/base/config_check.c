@@ -87,16 +87,11 @@ static void order_check(struct load_ctx *c, const char *lo_path, uint64_t lo, co
 			  lo_path, a);
 }
 
-/* A key's length, as the key is loaded (common/rpc/integrity.h): 16 to 64
- * bytes, one trailing newline not counted. */
-#define KEY_MIN 16
-#define KEY_MAX 64
-
 /* A key file must be a regular file that only its owner can access, holding
- * a key of KEY_MIN..KEY_MAX bytes. */
+ * a key of CFG_KEY_MIN..CFG_KEY_MAX bytes. */
 static int check_key_file(const char *path, char *why, size_t len)
 {
-	char buf[KEY_MAX + 2];
+	char buf[CFG_KEY_MAX + 2];
 	struct stat st;
 	ssize_t n;
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -117,8 +112,9 @@ static int check_key_file(const char *path, char *why, size_t len)
 		snprintf(why, len, "%s is empty", path);
 	else if ((n = read(fd, buf, sizeof(buf))) < 0)
 		snprintf(why, len, "%s: cannot read: %s", path, strerror(errno));
-	else if ((n -= n > 0 && buf[n - 1] == '\n') < KEY_MIN || n > KEY_MAX)
-		snprintf(why, len, "%s: the key must be %d to %d bytes", path, KEY_MIN, KEY_MAX);
+	else if ((n -= n > 0 && buf[n - 1] == '\n') < CFG_KEY_MIN || n > CFG_KEY_MAX)
+		snprintf(why, len, "%s: the key must be %d to %d bytes", path, CFG_KEY_MIN,
+			 CFG_KEY_MAX);
 	else
 		why[0] = '\0';
 	close(fd);

@@ -98,8 +98,8 @@ int ctl_start(const char *path, mode_t mode, ctl_handler fn, void *arg, struct c
 	struct ctl *c;
 	int rc;
 
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
+	if ((rc = ctl_check_free(path)) != 0)
+		return rc; /* -ENAMETOOLONG too */
 	if (!(c = calloc(1, sizeof(*c))))
 		return -ENOMEM;
 	strcpy(sa.sun_path, path);
@@ -107,12 +107,7 @@ int ctl_start(const char *path, mode_t mode, ctl_handler fn, void *arg, struct c
 	c->fn = fn;
 	c->arg = arg;
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (c->fd >= 0 && (rc = ctl_check_free(path)) != 0) {
-		close(c->fd);
-		free(c);
-		return rc;
-	}
-	unlink(path); /* a stale socket from a previous run, if any */
+	unlink(path); /* a stale socket from a previous run, if any (checked above) */
 	if (c->fd < 0 || bind(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    chmod(path, mode) < 0 || listen(c->fd, 8) < 0 || lstat(path, &st) < 0) {
 		rc = -errno;

@@ -13,9 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/base/config.h"
+
 #define INTEGRITY_MIC_LEN   32
-#define INTEGRITY_KEY_MIN   16
-#define INTEGRITY_KEY_MAX   64
+#define INTEGRITY_KEY_MIN   CFG_KEY_MIN
+#define INTEGRITY_KEY_MAX   CFG_KEY_MAX
 #define INTEGRITY_CRED_VERS 2 /* 2: a context id and the sender's clock, for replays */
 
 struct rpc_ddp;
